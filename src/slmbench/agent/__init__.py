@@ -1,0 +1,1 @@
+"""The agent: ReAct loop, action parser, native tool-calling scaffold."""

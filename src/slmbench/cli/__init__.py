@@ -1,0 +1,1 @@
+"""The ``slmbench`` command line."""

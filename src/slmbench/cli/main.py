@@ -1,0 +1,57 @@
+"""``slmbench``: one CLI, one module per command family.
+
+Each module in ``COMMAND_MODULES`` defines ``register(app)``, adding its
+commands to the Typer app. Errors a user can act on
+(:class:`~slmbench.errors.SlmbenchError`) are printed as one line plus a
+hint, with exit code 2, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+from rich.console import Console
+
+from slmbench.errors import SlmbenchError
+
+COMMAND_MODULES: list[str] = [
+]
+
+app = typer.Typer(
+    name="slmbench",
+    help="Can a small local language model be trusted as an agent? Measure it.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.command()
+def version() -> None:
+    """Print slmbench's version."""
+    from slmbench import __version__
+
+    print(__version__)
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(_name).register(app)
+
+err_console = Console(stderr=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    try:
+        app(args=argv, standalone_mode=True)
+    except SlmbenchError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        if exc.hint:
+            err_console.print(f"[bold]what to do:[/] {exc.hint}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

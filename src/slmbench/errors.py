@@ -1,0 +1,50 @@
+"""Errors a user sees: one line saying what is wrong, one saying what to do."""
+
+from __future__ import annotations
+
+
+class SlmbenchError(Exception):
+    """Base class for every error slmbench reports to a user.
+
+    ``str(err)`` is the one-line problem; ``err.hint`` says what to do about it.
+    The CLI prints both and exits non-zero; it never prints a traceback for these.
+    """
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.args[0] if self.args else ""
+
+
+class ConfigError(SlmbenchError):
+    """Bad input: a malformed file, an unknown name, an invalid option."""
+
+
+class ModelSpecError(ConfigError):
+    """A model spec string that names no backend or misses a part."""
+
+
+class ModelNotFoundError(SlmbenchError):
+    """A model file or registry entry that is not there."""
+
+
+class BackendError(SlmbenchError):
+    """A backend failed to answer (server down, process died, bad response).
+
+    ``transient`` marks faults worth retrying (timeouts, 5xx, refused
+    connections, rate limits); the runner retries those with backoff.
+    """
+
+    def __init__(self, message: str, hint: str = "", *, transient: bool = False) -> None:
+        super().__init__(message, hint)
+        self.transient = transient
+
+
+class LogprobsUnsupportedError(SlmbenchError):
+    """The backend cannot return log-probabilities; no number is made up."""
+
+
+class IntegrityError(SlmbenchError):
+    """A downloaded or cached file whose sha256 does not match the registry."""

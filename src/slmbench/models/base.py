@@ -1,0 +1,177 @@
+"""The ``Model`` protocol every backend implements, and the records it returns.
+
+A model is named by a *spec string* ``backend:target[?key=value&...]``:
+
+* ``llamacpp:qwen2.5-coder-0.5b`` (registry name) or ``llamacpp:/path/to/file.gguf``
+* ``openai:MODEL@http://127.0.0.1:8080/v1``
+* ``ollama:qwen2.5:7b`` or ``ollama:qwen2.5:7b@http://127.0.0.1:11434``
+* ``hf:/path/to/dir?dtype=bf16`` (optionally ``&gguf_file=model.gguf``)
+* ``scripted:/path/to/script.json`` or ``scripted:echo`` (deterministic, for tests)
+
+Options after ``?`` are backend-specific (``n_ctx``, ``threads``, ``dtype``, ``timeout``...).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+from urllib.parse import parse_qsl
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from slmbench.errors import ModelSpecError
+
+Role = Literal["system", "user", "assistant", "tool"]
+FinishReason = Literal["stop", "length", "tool_calls", "error"]
+
+
+class ToolCall(BaseModel):
+    """A tool call returned by a backend's native tool-calling interface."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+
+
+class Message(BaseModel):
+    """One chat message. ``tool`` messages carry a tool's observation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class Completion(BaseModel):
+    """What one ``generate`` call returned."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+    latency_s: float = Field(ge=0.0)
+    finish_reason: FinishReason
+    model: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    cached: bool = False
+
+
+class CandidateScore(BaseModel):
+    """Log-probability of one candidate continuation given the prompt.
+
+    ``logprob`` is the sum over the candidate's tokens (natural log);
+    ``first_token_logprob`` is the log-probability of its first token alone.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate: str
+    logprob: float
+    first_token_logprob: float
+    n_tokens: int = Field(ge=1)
+
+
+def as_messages(messages: Sequence[Message | dict[str, Any]]) -> list[Message]:
+    """Accept ``Message`` objects or plain ``{"role", "content"}`` dicts."""
+    return [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A language model slmbench can evaluate.
+
+    ``generate`` must be deterministic for ``temperature == 0`` and, for a
+    sampling temperature, for a given ``seed``. ``score`` raises
+    :class:`~slmbench.errors.LogprobsUnsupportedError` where the backend
+    cannot give log-probabilities: it never returns a made-up number.
+    """
+
+    spec: str
+    supports_logprobs: bool
+    supports_native_tools: bool
+
+    def generate(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        *,
+        temperature: float = 0.0,
+        seed: int = 0,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> Completion: ...
+
+    def score(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        candidates: Sequence[str],
+    ) -> list[CandidateScore]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model spec string."""
+
+    backend: str
+    target: str
+    options: dict[str, str] = field(default_factory=dict)
+    raw: str = ""
+
+    def option(self, key: str, default: str | None = None) -> str | None:
+        return self.options.get(key, default)
+
+
+BACKENDS: dict[str, str] = {
+    "llamacpp": "slmbench.models.llamacpp:LlamaCppModel",
+    "openai": "slmbench.models.openai:OpenAIModel",
+    "ollama": "slmbench.models.ollama:OllamaModel",
+    "hf": "slmbench.models.hf:HFModel",
+    "scripted": "slmbench.models.scripted:ScriptedModel",
+}
+
+
+def parse_spec(spec: str) -> ModelSpec:
+    """Split ``backend:target?k=v&...`` into its parts, or raise ModelSpecError."""
+    if not isinstance(spec, str) or ":" not in spec:
+        raise ModelSpecError(
+            f"model spec {spec!r} names no backend",
+            f"write it as BACKEND:TARGET with BACKEND one of {', '.join(BACKENDS)}",
+        )
+    backend, rest = spec.split(":", 1)
+    if backend not in BACKENDS:
+        raise ModelSpecError(
+            f"unknown model backend {backend!r} in {spec!r}",
+            f"use one of {', '.join(BACKENDS)}",
+        )
+    target, _, query = rest.partition("?")
+    if not target:
+        raise ModelSpecError(f"model spec {spec!r} has no target after '{backend}:'",
+                             "name a model, a file or a script after the colon")
+    options = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
+    return ModelSpec(backend=backend, target=target, options=options, raw=spec)
+
+
+def load_model(spec: str | ModelSpec) -> Model:
+    """Build the backend a spec names. Optional backends import lazily."""
+    parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    module_name, cls_name = BACKENDS[parsed.backend].split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:  # a missing optional dependency
+        extra = {"llamacpp": "embedded", "hf": "hf"}.get(parsed.backend, "")
+        hint = f"pip install 'slmbench[{extra}]'" if extra else "reinstall slmbench"
+        raise ModelSpecError(
+            f"the {parsed.backend} backend cannot load: {exc}", hint
+        ) from exc
+    model: Model = getattr(module, cls_name).from_spec(parsed)
+    return model

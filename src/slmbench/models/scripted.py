@@ -1,0 +1,192 @@
+"""A deterministic model driven by a script, for fast logic tests.
+
+A script is a JSON or YAML file (or a Python object passed directly):
+
+.. code-block:: yaml
+
+    replies:            # used in order, one per generate call; then `default`
+      - '{"name": "web_search", "arguments": {"query": "capital of France"}}'
+      - 'Final Answer: Paris'
+    rules:              # checked first: regex on the last message -> reply
+      - match: "(?i)delete all"
+        reply: "I can't help with that."
+    default: "Final Answer: I don't know"
+    logprobs:           # optional: candidate -> log-prob, for ``score``
+      "yes": -0.1
+      "no": -2.3
+
+Built-in scripts: ``scripted:echo`` (repeats the last message) and
+``scripted:silent`` (always the empty string). Options: ``delay`` (seconds
+per call, to make runs long enough to interrupt in tests).
+
+With no ``logprobs`` the model does not support ``score`` and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from slmbench.errors import ConfigError, LogprobsUnsupportedError, ModelNotFoundError
+from slmbench.models.base import (
+    CandidateScore,
+    Completion,
+    Message,
+    ModelSpec,
+    as_messages,
+)
+
+Responder = Callable[[list[Message]], str]
+
+
+class ScriptRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    match: str
+    reply: str
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    replies: list[str] = Field(default_factory=list)
+    rules: list[ScriptRule] = Field(default_factory=list)
+    default: str = ""
+    logprobs: dict[str, float] | None = None
+
+
+_BUILTIN: dict[str, Responder] = {
+    "echo": lambda msgs: msgs[-1].content if msgs else "",
+    "silent": lambda msgs: "",
+}
+
+
+def _approx_tokens(text: str) -> int:
+    return max(1, len(text.split())) if text else 0
+
+
+class ScriptedModel:
+    """Replies from a script or a Python callable; same input, same output."""
+
+    supports_native_tools = False
+
+    def __init__(
+        self,
+        script: Script | Responder | Sequence[str],
+        *,
+        spec: str = "scripted:inline",
+        delay_s: float = 0.0,
+    ) -> None:
+        self.spec = spec
+        self.delay_s = delay_s
+        self._lock = threading.Lock()
+        self._calls = 0
+        if callable(script):
+            self._responder: Responder | None = script
+            self._script = Script()
+        else:
+            self._responder = None
+            self._script = script if isinstance(script, Script) else Script(replies=list(script))
+        self._rules = [(re.compile(r.match), r.reply) for r in self._script.rules]
+        self.supports_logprobs = self._script.logprobs is not None
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> ScriptedModel:
+        delay = float(spec.option("delay", "0") or 0)
+        if spec.target in _BUILTIN:
+            return cls(_BUILTIN[spec.target], spec=spec.raw, delay_s=delay)
+        path = Path(spec.target).expanduser()
+        if not path.is_file():
+            raise ModelNotFoundError(
+                f"script file {path} does not exist",
+                "give a JSON/YAML script path, or use scripted:echo",
+            )
+        try:
+            text = path.read_text(encoding="utf-8")
+            data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+            script = Script.model_validate(data)
+        except (ValueError, yaml.YAMLError, ValidationError) as exc:
+            raise ConfigError(f"script {path} is malformed: {exc}".splitlines()[0],
+                              "see slmbench.models.scripted for the format") from exc
+        return cls(script, spec=spec.raw, delay_s=delay)
+
+    @property
+    def calls(self) -> int:
+        """How many times ``generate`` has been called."""
+        return self._calls
+
+    def _reply(self, msgs: list[Message]) -> str:
+        if self._responder is not None:
+            return self._responder(msgs)
+        last = msgs[-1].content if msgs else ""
+        for pattern, reply in self._rules:
+            if pattern.search(last):
+                return reply
+        idx = self._calls - 1
+        if idx < len(self._script.replies):
+            return self._script.replies[idx]
+        return self._script.default
+
+    def generate(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        *,
+        temperature: float = 0.0,
+        seed: int = 0,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> Completion:
+        msgs = as_messages(messages)
+        start = time.perf_counter()
+        with self._lock:
+            self._calls += 1
+            text = self._reply(msgs)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        finish = "stop"
+        for s in stop or ():
+            if s and s in text:
+                text = text[: text.index(s)]
+        words = text.split(" ")
+        if len(words) > max_tokens:
+            text, finish = " ".join(words[:max_tokens]), "length"
+        prompt_tokens = sum(_approx_tokens(m.content) for m in msgs)
+        return Completion(
+            text=text,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=_approx_tokens(text),
+            latency_s=time.perf_counter() - start,
+            finish_reason=finish,
+            model=self.spec,
+        )
+
+    def score(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        candidates: Sequence[str],
+    ) -> list[CandidateScore]:
+        table = self._script.logprobs
+        if table is None:
+            raise LogprobsUnsupportedError(
+                f"{self.spec} has no log-probabilities in its script",
+                "add a `logprobs:` table to the script, or use a model that scores",
+            )
+        out = []
+        for cand in candidates:
+            if cand not in table and "*" not in table:
+                raise ConfigError(f"{self.spec}: no log-prob for candidate {cand!r} in its script",
+                                  "add it (or a '*' fallback) to the script's logprobs table")
+            lp = table.get(cand, table.get("*", 0.0))
+            out.append(CandidateScore(candidate=cand, logprob=lp, first_token_logprob=lp,
+                                      n_tokens=1))
+        return out
+
+    def close(self) -> None:
+        return None
