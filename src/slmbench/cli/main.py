@@ -28,6 +28,11 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root() -> None:
+    """Can a small local language model be trusted as an agent? Measure it."""
+
+
 @app.command()
 def version() -> None:
     """Print slmbench's version."""
