@@ -1,0 +1,92 @@
+"""Scorers that read only the final answer: numeric, entities, choice."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from slmbench.scoring.base import Score
+from slmbench.scoring.numbers import convert, extract_quantities
+from slmbench.tasks.model import ChoiceSpec, EntitiesSpec, NumericSpec
+
+
+def normalise(text: str) -> str:
+    """Lower case, accents stripped, punctuation to spaces, single-spaced, padded."""
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    words = re.sub(r"[^a-z0-9@.+]+", " ", plain.lower()).replace(". ", " ").strip(" .")
+    return f" {' '.join(words.split())} "
+
+
+def mentions(text: str, phrase: str) -> bool:
+    """Whole-word, case- and punctuation-insensitive containment."""
+    return normalise(phrase) in normalise(text)
+
+
+def _fail(reason: str) -> Score:
+    return Score(value=0.0, passed=False, reason=reason)
+
+
+def _pass(reason: str) -> Score:
+    return Score(value=1.0, passed=True, reason=reason)
+
+
+def score_numeric(spec: NumericSpec, answer: str) -> Score:
+    """Pass iff a number in the answer equals ``value`` within ``tolerance``, in ``unit``.
+
+    A number written in another unit does not count (time units are converted).
+    Two different values both stated in the expected unit is a hedge and fails.
+    """
+    unit_note = f" {spec.unit}" if spec.unit else ""
+    expected = f"{spec.value:g}{unit_note} ± {spec.tolerance:g}"
+    quantities = extract_quantities(answer)
+    if not quantities:
+        return _fail(f"no number in the answer; expected {expected}")
+    in_unit: list[tuple[float, bool]] = []  # (value in the expected unit, unit written)
+    wrong_unit = []
+    for q in quantities:
+        value = convert(q.value, q.unit, spec.unit) if spec.unit else q.value
+        if value is None:
+            wrong_unit.append(q.text)
+        else:
+            in_unit.append((value, q.unit is not None))
+    hits = [v for v, _ in in_unit if abs(v - spec.value) <= spec.tolerance + 1e-9]
+    if not hits:
+        if wrong_unit and not in_unit:
+            return _fail(f"number(s) {wrong_unit} are in the wrong unit; expected {expected}")
+        stated = [f"{v:g}" for v, _ in in_unit] or wrong_unit
+        return _fail(f"stated {', '.join(stated)}; expected {expected}")
+    conflicts = [v for v, written in in_unit
+                 if written and spec.unit and abs(v - spec.value) > spec.tolerance + 1e-9]
+    if conflicts:
+        return _fail(f"hedged: also states {', '.join(f'{v:g}' for v in conflicts)}"
+                     f" {spec.unit}; expected only {expected}")
+    return _pass(f"states {hits[0]:g}{unit_note} (expected {expected})")
+
+
+def score_entities(spec: EntitiesSpec, answer: str) -> Score:
+    """Pass iff every required entity (any alias) is named and no forbidden one is."""
+    missing = []
+    for entity in spec.required:
+        aliases = [entity] if isinstance(entity, str) else entity
+        if not any(mentions(answer, a) for a in aliases):
+            missing.append(aliases[0])
+    wrong = [f for f in spec.forbidden if mentions(answer, f)]
+    found = len(spec.required) - len(missing)
+    value = found / len(spec.required) if not wrong else 0.0
+    if wrong:
+        return Score(value=0.0, passed=False, reason=f"names forbidden {wrong}")
+    if missing:
+        return Score(value=value, passed=False, reason=f"missing {missing}")
+    return _pass(f"names all {len(spec.required)} required entities")
+
+
+def score_choice(spec: ChoiceSpec, answer: str) -> Score:
+    """Pass iff the answer names the right option and no other."""
+    named = [o for o in spec.options if mentions(answer, o)]
+    if not named:
+        return _fail(f"names none of {spec.options}; expected {spec.answer!r}")
+    if len(named) > 1:
+        return _fail(f"names several options {named}; expected only {spec.answer!r}")
+    if named[0].lower() != spec.answer.lower():
+        return _fail(f"chose {named[0]!r}; expected {spec.answer!r}")
+    return _pass(f"chose {spec.answer!r}")
