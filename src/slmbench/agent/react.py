@@ -1,0 +1,276 @@
+"""The ReAct loop: Thought / Action / Observation / Final Answer, in plain text.
+
+The system prompt lists the tools (name, description, JSON schema of the
+arguments) and the protocol. Each step the model writes a response, cut at
+``Observation:`` (it must not invent tool results); :func:`parse_action`
+reads it; a tool call runs on the toolbox and its result comes back.
+
+Choices, and why:
+
+* **Observations are user messages** starting ``Observation:``, not ``tool``
+  messages: the chat templates of many small models have no tool role (or
+  drop its content), and every template renders a user turn.
+* **Format failures:** an unreadable response gets the parse error back once
+  (as an ``Observation:``) so the model can correct itself; the second
+  unreadable response in a row ends the trial as ``format_failure``
+  (:data:`FORMAT_FAILURE_AFTER` = 2). A readable action resets the count.
+* **Loops:** the same response (whitespace-trimmed) a third time in one trial
+  ends it as ``loop`` (:data:`LOOP_REPEATS` = 3), before the action is run.
+* **Tool errors:** an error observation (bad arguments, no such record, an
+  injected fault) is shown to the model, which should recover. Only a broken
+  toolbox — ``call`` raising although its contract says it never raises, e.g.
+  the sandbox a tool needs is unavailable — ends the trial as ``tool_error``.
+* **Backend errors:** :class:`~slmbench.errors.BackendError` from the model
+  ends the trial as ``backend_error`` with its cause; the runner decides
+  whether to retry the trial.
+* **Budgets:** ``max_steps`` model calls; ``token_budget`` prompt plus
+  completion tokens; ``time_budget_s`` wall-clock seconds (None: no limit —
+  the default, so an outcome never depends on the machine's speed). Running
+  out of any of them ends the trial as ``step_limit`` with the reason in
+  ``error``.
+* **Seeds:** step ``i`` of a trial with seed ``s`` samples with
+  :func:`step_seed` ``(s, i)``, so a trial replays exactly.
+
+``outcome`` is None when the model gave a final answer: the caller scores it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from slmbench.agent.parse import parse_action
+from slmbench.agent.trial import Action, Outcome, Step
+from slmbench.errors import BackendError
+from slmbench.models.base import Completion, Message, Model
+from slmbench.tools.base import Toolbox, ToolResult, ToolSpec
+
+__all__ = [
+    "DEFAULT_TOKEN_BUDGET",
+    "FORMAT_FAILURE_AFTER",
+    "LOOP_REPEATS",
+    "STOP",
+    "AgentResult",
+    "build_system_prompt",
+    "run_react",
+    "step_seed",
+]
+
+FORMAT_FAILURE_AFTER = 2
+LOOP_REPEATS = 3
+DEFAULT_TOKEN_BUDGET = 60_000
+STOP = ("Observation:",)
+
+PROTOCOL = """\
+You are a careful assistant. You solve the user's task by calling tools, one at a time.
+
+Tools (name: description; JSON schema of the arguments):
+{tools}
+
+Reply in exactly this format, then stop:
+Thought: <one short sentence: what you need next>
+{{"name": "<tool name>", "arguments": {{<arguments as JSON>}}}}
+
+The tool's result comes back to you in a message starting with "Observation:".
+Never write an Observation yourself. Call one tool per reply.
+If a tool returns an error, read it and try again with corrected arguments or another tool.
+When the observations give you the answer, reply:
+Thought: I know the answer.
+Final Answer: <the answer, short and exact>"""
+
+INVALID_FEEDBACK = "Observation: I could not read your reply: {error}."
+
+
+class AgentResult(BaseModel):
+    """What one agent run produced, before scoring."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scaffold: Literal["react", "native"]
+    steps: list[Step] = Field(default_factory=list)
+    messages: list[Message] = Field(default_factory=list)
+    final_answer: str | None = None
+    outcome: Outcome | None = None  # None: a final answer, for the caller to score
+    error: str | None = None  # why the run ended without a final answer
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0  # time spent inside the model
+    wall_s: float = 0.0
+
+    @property
+    def faults_injected(self) -> int:
+        return sum(1 for s in self.steps if s.injected_fault)
+
+
+def step_seed(seed: int, index: int) -> int:
+    """The sampling seed of step ``index`` of a trial seeded ``seed`` (deterministic)."""
+    state = np.random.SeedSequence([abs(seed), index, int(seed < 0)]).generate_state(1)
+    return int(state[0]) & 0x7FFFFFFF
+
+
+def _compact_schema(schema: Any) -> Any:
+    """The schema without pydantic's ``title`` noise, which only costs a small model tokens."""
+    if isinstance(schema, dict):
+        return {k: _compact_schema(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_compact_schema(v) for v in schema]
+    return schema
+
+
+def describe_tools(specs: Sequence[ToolSpec]) -> str:
+    """One line per tool: ``- name: description; arguments: {json schema}``."""
+    return "\n".join(
+        f"- {s.name}: {s.description}; arguments: {json.dumps(_compact_schema(s.parameters))}"
+        for s in specs
+    )
+
+
+def build_system_prompt(specs: Sequence[ToolSpec], template: str | None = None) -> str:
+    """The ReAct system prompt; a custom ``template`` may place the tool list with ``{tools}``."""
+    tools = describe_tools(specs)
+    if template is None:
+        return PROTOCOL.format(tools=tools)
+    return template.replace("{tools}", tools)
+
+
+class ToolboxBroken(Exception):
+    """The toolbox raised: the trial cannot go on (internal to the agent loops)."""
+
+
+class Run:
+    """Bookkeeping shared by the ReAct and native loops: transcript, steps, budgets."""
+
+    def __init__(self, scaffold: Literal["react", "native"], *, token_budget: int | None,
+                 time_budget_s: float | None) -> None:
+        self.scaffold: Literal["react", "native"] = scaffold
+        self.token_budget = token_budget
+        self.time_budget_s = time_budget_s
+        self.messages: list[Message] = []
+        self.steps: list[Step] = []
+        self.prompt_tokens = self.completion_tokens = 0
+        self.latency_s = 0.0
+        self._start = time.monotonic()
+        self._seen: Counter[str] = Counter()
+
+    def budget_exhausted(self) -> str | None:
+        used = self.prompt_tokens + self.completion_tokens
+        if self.token_budget is not None and used >= self.token_budget:
+            return f"token budget exhausted ({used} of {self.token_budget} tokens used)"
+        elapsed = time.monotonic() - self._start
+        if self.time_budget_s is not None and elapsed >= self.time_budget_s:
+            return f"time budget exhausted ({elapsed:.1f} s of {self.time_budget_s:g} s)"
+        return None
+
+    def account(self, completion: Completion) -> None:
+        self.prompt_tokens += completion.prompt_tokens
+        self.completion_tokens += completion.completion_tokens
+        self.latency_s += completion.latency_s
+
+    def repeated(self, signature: str) -> bool:
+        """Count a response; True when it has now been seen :data:`LOOP_REPEATS` times."""
+        self._seen[signature.strip()] += 1
+        return self._seen[signature.strip()] >= LOOP_REPEATS
+
+    def record(self, raw: str, action: Action, completion: Completion | None, *,
+               observation: str | None = None, result: ToolResult | None = None) -> None:
+        self.steps.append(Step(
+            index=len(self.steps),
+            raw_response=raw,
+            action=action,
+            observation=result.observation if result is not None else observation,
+            injected_fault=result.injected_fault if result is not None else None,
+            tool_ok=result.ok if result is not None else None,
+            prompt_tokens=completion.prompt_tokens if completion else 0,
+            completion_tokens=completion.completion_tokens if completion else 0,
+            latency_s=completion.latency_s if completion else 0.0,
+        ))
+
+    def finish(self, outcome: Outcome | None, *, final_answer: str | None = None,
+               error: str | None = None) -> AgentResult:
+        return AgentResult(
+            scaffold=self.scaffold, steps=self.steps, messages=self.messages,
+            final_answer=final_answer, outcome=outcome, error=error,
+            prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
+            latency_s=self.latency_s, wall_s=time.monotonic() - self._start,
+        )
+
+
+def call_tool(toolbox: Toolbox, name: str, arguments: dict[str, Any]) -> ToolResult:
+    """Run one call; a toolbox that raises is broken (its contract: ``call`` never raises)."""
+    try:
+        return toolbox.call(name, arguments)
+    except Exception as exc:  # any exception here means the toolbox itself is broken
+        raise ToolboxBroken(f"toolbox failed on {name}: {type(exc).__name__}: {exc}") from exc
+
+
+def backend_failure(exc: BackendError) -> str:
+    kind = "transient " if exc.transient else ""
+    return f"{kind}backend error: {exc}"
+
+
+def run_react(
+    model: Model,
+    toolbox: Toolbox,
+    instruction: str,
+    *,
+    temperature: float = 0.0,
+    seed: int = 0,
+    max_steps: int = 12,
+    max_tokens_per_step: int = 384,
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
+    time_budget_s: float | None = None,
+    system_prompt: str | None = None,
+) -> AgentResult:
+    """Run the text ReAct loop until a final answer or a terminal outcome; never raises
+    for model, format or tool failures (they become the result's ``outcome``)."""
+    specs = toolbox.specs()
+    names = [s.name for s in specs]
+    run = Run("react", token_budget=token_budget, time_budget_s=time_budget_s)
+    run.messages = [Message(role="system", content=build_system_prompt(specs, system_prompt)),
+                    Message(role="user", content=instruction)]
+    invalid_in_a_row = 0
+    for index in range(max_steps):
+        if reason := run.budget_exhausted():
+            return run.finish(Outcome.STEP_LIMIT, error=reason)
+        try:
+            completion = model.generate(run.messages, temperature=temperature,
+                                        seed=step_seed(seed, index),
+                                        max_tokens=max_tokens_per_step, stop=list(STOP))
+        except BackendError as exc:
+            return run.finish(Outcome.BACKEND_ERROR, error=backend_failure(exc))
+        run.account(completion)
+        raw = completion.text
+        action = parse_action(raw, tool_names=names)
+        run.messages.append(Message(role="assistant", content=raw.strip()))
+        if run.repeated(raw):
+            run.record(raw, action, completion)
+            return run.finish(Outcome.LOOP,
+                              error=f"the same response {LOOP_REPEATS} times: {raw.strip()[:80]!r}")
+        if action.kind == "final":
+            run.record(raw, action, completion)
+            return run.finish(None, final_answer=action.answer)
+        if action.kind == "invalid":
+            invalid_in_a_row += 1
+            if invalid_in_a_row >= FORMAT_FAILURE_AFTER:
+                run.record(raw, action, completion)
+                return run.finish(Outcome.FORMAT_FAILURE, error=action.error)
+            feedback = INVALID_FEEDBACK.format(error=action.error)
+            run.record(raw, action, completion, observation=feedback)
+            run.messages.append(Message(role="user", content=feedback))
+            continue
+        invalid_in_a_row = 0
+        assert action.name is not None
+        try:
+            result = call_tool(toolbox, action.name, action.arguments)
+        except ToolboxBroken as exc:
+            run.record(raw, action, completion)
+            return run.finish(Outcome.TOOL_ERROR, error=str(exc))
+        run.record(raw, action, completion, result=result)
+        run.messages.append(Message(role="user", content=f"Observation: {result.observation}"))
+    return run.finish(Outcome.STEP_LIMIT, error=f"no final answer after {max_steps} steps")
