@@ -17,6 +17,9 @@ from rich.console import Console
 from slmbench.errors import SlmbenchError
 
 COMMAND_MODULES: list[str] = [
+    "slmbench.cli.models_cmd",
+    "slmbench.cli.demo_cmd",
+    "slmbench.cli.analyze_cmd",
 ]
 
 app = typer.Typer(
