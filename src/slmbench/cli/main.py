@@ -19,7 +19,6 @@ from slmbench.errors import SlmbenchError
 COMMAND_MODULES: list[str] = [
     "slmbench.cli.models_cmd",
     "slmbench.cli.demo_cmd",
-    "slmbench.cli.analyze_cmd",
 ]
 
 app = typer.Typer(
