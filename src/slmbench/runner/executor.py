@@ -97,13 +97,12 @@ def _default_suite_loader() -> SuiteLoader:
 
 
 def _default_variants() -> VariantsFn:
-    from slmbench.evaluator import variants
+    from slmbench.tasks.perturb import fault_plan_for, variants
 
-    def as_variants(task: Any) -> list[Variant]:
-        return [v if isinstance(v, Variant) else Variant.model_validate(v, from_attributes=True)
-                for v in variants(task)]
+    def task_variants(task: Any) -> list[Variant]:
+        return [Variant(name=v, fault_plan=fault_plan_for(task, v)) for v in variants(task)]
 
-    return as_variants
+    return task_variants
 
 
 def _backend_error_trial(p: PlannedTrial, scaffold: str, exc: BackendError,
@@ -277,8 +276,8 @@ def execute(
     """Run every planned trial not yet stored in ``run_dir``; write reports; summarise.
 
     ``trial_fn``, ``load_suite`` and ``variants`` default to
-    ``slmbench.evaluator.run_trial``, ``slmbench.tasks.load_suite`` and
-    ``slmbench.evaluator.variants``; tests inject their own.
+    ``slmbench.evaluator.run_trial``, ``slmbench.tasks.load_suite`` and the
+    variants of ``slmbench.tasks.perturb``; tests inject their own.
     """
     started = time.perf_counter()
     run_dir = Path(run_dir) if run_dir is not None else exp.out_dir()
@@ -301,7 +300,7 @@ def execute(
             stats = {m: RunnerStats.model_validate(v)
                      for m, v in (store.get_meta("runner_stats", {}) or {}).items()}
             reports = write_reports(store, planned=planned, runner=stats, experiment=exp.name,
-                                    fingerprint=exp.grid_fingerprint())
+                                    fingerprint=exp.grid_fingerprint(), tasks=plan.tasks)
             sessions = store.get_meta("sessions", []) or []
             sessions.append({**session, "ended_at": datetime.now(UTC).isoformat(timespec="seconds"),
                              "trials_run": sum(run.run_now.values())})

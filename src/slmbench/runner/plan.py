@@ -1,11 +1,13 @@
 """The grid of an experiment: every trial a finished run holds.
 
 models × tasks (from suites and/or task ids) × variants × temperatures ×
-repeats. Each trial's seed is derived from its identity (task, variant,
-temperature, repeat and the experiment's base seed) by :func:`derive_seed`,
-and stored in its :class:`~slmbench.store.TrialKey`. The model is left out
-on purpose: every model faces the same seeds, so models can be compared
-trial by trial (paired tests).
+repeats. Each trial's seed is derived from its identity (task, repeat and
+the experiment's base seed) by :func:`derive_seed`, and stored in its
+:class:`~slmbench.store.TrialKey`. Model, variant and temperature are left
+out on purpose: the models, the rewordings / faults of a task and the
+temperatures of a sweep all face the same seed for the same (task, repeat),
+so they compare trial by trial (paired tests, e.g. robustness against
+``base``). The key stays unique because it holds variant and temperature.
 
 The grid is ordered repeat-major (model, repeat, temperature, task,
 variant), so an interrupted run already holds one pass over every task.
@@ -26,7 +28,7 @@ from slmbench.errors import ConfigError
 from slmbench.runner.config import Experiment
 from slmbench.store import TrialKey
 
-SEED_SCHEME = "v1: int(sha256('task|variant|temperature:.4f|repeat|base_seed')[:4]) & 0x7fffffff"
+SEED_SCHEME = "v1: int.from_bytes(sha256('task|repeat|base_seed')[:4], 'big') & 0x7fffffff"
 DEFAULT_TASK_SUITES = ("capability", "reliability")
 
 
@@ -74,10 +76,9 @@ class Plan:
         return {p.key for p in self.trials}
 
 
-def derive_seed(task_id: str, variant: str, temperature: float, repeat: int,
-                base_seed: int = 0) -> int:
-    """The trial's seed: a 31-bit hash of its identity (see ``SEED_SCHEME``)."""
-    text = f"{task_id}|{variant}|{round(float(temperature), 4):.4f}|{repeat}|{base_seed}"
+def derive_seed(task_id: str, repeat: int, base_seed: int = 0) -> int:
+    """The trial's seed: a 31-bit hash of (task, repeat, base seed); see ``SEED_SCHEME``."""
+    text = f"{task_id}|{repeat}|{base_seed}"
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
@@ -122,7 +123,7 @@ def build_plan(exp: Experiment, *, load_suite: SuiteLoader, variants: VariantsFn
             for temperature in exp.temperatures:
                 for suite, task, vs in per_task:
                     for v in vs:
-                        seed = derive_seed(task.id, v.name, temperature, repeat, exp.seed)
+                        seed = derive_seed(task.id, repeat, exp.seed)
                         key = TrialKey(model=model, task=task.id, variant=v.name,
                                        temperature=temperature, seed=seed, repeat=repeat)
                         trials.append(PlannedTrial(key=key, suite=suite,

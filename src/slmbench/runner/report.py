@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -135,23 +135,24 @@ def _rates(groups: dict[str, list[bool]]) -> dict[str, Rate]:
     return {k: Rate.of(sum(v), len(v)) for k, v in sorted(groups.items())}
 
 
-def _dimensions(trials: Sequence[Trial]) -> tuple[dict[str, Any] | None, str | None]:
-    """Reliability dimension scores, when the reliability module and its trials are there."""
+def _dimensions(trials: Sequence[Trial],
+                tasks: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    """Reliability dimension scores (``slmbench.reliability``) of the reliability-suite trials."""
     try:
-        from slmbench import reliability
+        from slmbench.reliability import reliability
+        from slmbench.tasks import Task
     except ImportError:
-        return None, "slmbench.reliability is not installed in this version"
-    scorer = getattr(reliability, "dimension_scores", None)
-    if scorer is None:
-        return None, "slmbench.reliability has no dimension_scores()"
-    result = scorer(trials)
-    if result is None:
+        return None, "slmbench.reliability is not available in this version"
+    if not all(isinstance(tasks.get(t.task_id), Task) for t in trials):
+        return None, "some trials' tasks are not known slmbench tasks"
+    if not any(tasks[t.task_id].dimension for t in trials):
         return None, "no reliability-suite trials in this run"
-    return (result.model_dump(mode="json") if isinstance(result, BaseModel) else result), None
+    return reliability(trials, tasks).model_dump(mode="json"), None
 
 
 def build_report(trials: Sequence[Trial], *, model: str, run_dir: Path, experiment: str | None,
-                 fingerprint: str, planned: int, runner: RunnerStats) -> ModelReport:
+                 fingerprint: str, planned: int, runner: RunnerStats,
+                 tasks: Mapping[str, Any]) -> ModelReport:
     ok = [t.outcome == Outcome.SUCCESS for t in trials]
     by_suite: dict[str, list[bool]] = defaultdict(list)
     by_temp: dict[str, list[bool]] = defaultdict(list)
@@ -162,10 +163,10 @@ def build_report(trials: Sequence[Trial], *, model: str, run_dir: Path, experime
         by_temp[f"{t.temperature:g}"].append(s)
         by_variant[t.variant].append(s)
         by_task[t.task_id].append(t)
-    tasks = []
+    task_rows = []
     for task_id, ts in sorted(by_task.items()):
         scores = [t.score.value for t in ts if t.score is not None]
-        tasks.append(TaskOutcomes(
+        task_rows.append(TaskOutcomes(
             task_id=task_id, suite=ts[0].suite, n=len(ts),
             success=Rate.of(sum(t.outcome == Outcome.SUCCESS for t in ts), len(ts)),
             outcomes=dict(Counter(t.outcome.value for t in ts)),
@@ -184,7 +185,7 @@ def build_report(trials: Sequence[Trial], *, model: str, run_dir: Path, experime
     n = max(1, len(trials))
     prompt = sum(t.prompt_tokens for t in trials)
     completion = sum(t.completion_tokens for t in trials)
-    dims, note = _dimensions(trials)
+    dims, note = _dimensions(trials, tasks)
     return ModelReport(
         model=model, run_dir=str(run_dir), experiment=experiment, grid_fingerprint=fingerprint,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"), planned=planned,
@@ -192,7 +193,7 @@ def build_report(trials: Sequence[Trial], *, model: str, run_dir: Path, experime
         success=Rate.of(sum(ok), len(ok)) if trials else None,
         outcomes=dict(Counter(t.outcome.value for t in trials)),
         by_suite=_rates(by_suite), by_temperature=_rates(by_temp), by_variant=_rates(by_variant),
-        tasks=tasks, dimensions=dims, dimensions_note=note, latency=latency,
+        tasks=task_rows, dimensions=dims, dimensions_note=note, latency=latency,
         tokens=TokenStats(prompt_total=prompt, completion_total=completion,
                           prompt_mean=prompt / n, completion_mean=completion / n),
         runner=runner,
@@ -206,7 +207,8 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def write_reports(store: RunStore, *, planned: dict[str, int], runner: dict[str, RunnerStats],
-                  experiment: str | None, fingerprint: str) -> dict[str, Path]:
+                  experiment: str | None, fingerprint: str,
+                  tasks: Mapping[str, Any]) -> dict[str, Path]:
     """Write ``reports/<slug>.json`` for every model planned or stored, and ``trials.jsonl``."""
     out_dir = store.run_dir / "reports"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -216,7 +218,7 @@ def write_reports(store: RunStore, *, planned: dict[str, int], runner: dict[str,
         trials = [Trial.model_validate(s.record) for s in store.trials(model)]
         report = build_report(trials, model=model, run_dir=store.run_dir, experiment=experiment,
                               fingerprint=fingerprint, planned=planned.get(model, len(trials)),
-                              runner=runner.get(model, RunnerStats()))
+                              runner=runner.get(model, RunnerStats()), tasks=tasks)
         path = out_dir / f"{model_slug(model, (p.stem for p in written.values()))}.json"
         _write_atomic(path, report.model_dump_json(indent=2) + "\n")
         written[model] = path
