@@ -1,0 +1,262 @@
+"""In-process GGUF models through llama-cpp-python (the ``llamacpp:`` backend).
+
+``llamacpp:NAME`` loads a registry model pulled with ``slmbench pull NAME``;
+``llamacpp:/path/to/file.gguf`` loads any GGUF file. Options:
+
+* ``n_ctx`` - context window in tokens (default 4096);
+* ``threads`` - CPU threads (default 2);
+* ``chat_format`` - which chat template renders the prompt: a template name
+  from the GGUF metadata (``default``, or e.g. ``tool_use``) or a path to a
+  Jinja2 template file. By default the GGUF's own ``tokenizer.chat_template``.
+
+Generation and scoring render the prompt the same way (one Jinja2 template,
+tokenized once), so ``score`` measures exactly the prompt ``generate`` sees.
+Temperature 0 decodes greedily; any other temperature samples with llama.cpp's
+seeded sampler (top-k 40, top-p 0.95, min-p 0.05), so a seed fixes the text.
+Each call evaluates its prompt afresh (no prefix reuse across calls), so a
+result never depends on what the model ran before.
+``repeat_penalty`` is 1.0: no hidden penalty distorts the model's choices.
+
+``supports_native_tools`` is False: llama-cpp-python 0.3.36's
+``chatml-function-calling`` format is broken (plain replies are grammar-forced
+into ``functions.X:`` and tool results are dropped from the prompt), so agents
+use the text (ReAct) scaffold with this backend.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from llama_cpp import Llama, llama_get_logits_ith
+from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+from scipy.special import log_softmax
+
+from slmbench import paths
+from slmbench.errors import ConfigError, ModelNotFoundError, ModelSpecError
+from slmbench.models.base import (
+    CandidateScore,
+    Completion,
+    Message,
+    ModelSpec,
+    as_messages,
+)
+
+OPTIONS = ("n_ctx", "threads", "chat_format")
+
+
+def int_option(spec: ModelSpec, key: str, default: int) -> int:
+    """Read a positive integer option from a spec, or raise ModelSpecError."""
+    raw = spec.option(key)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ModelSpecError(f"option {key}={raw!r} in {spec.raw!r} is not a positive integer",
+                             f"write e.g. ?{key}={default}")
+    return value
+
+
+def check_options(spec: ModelSpec, known: Sequence[str]) -> None:
+    """Reject options a backend does not know (a typo must not pass silently)."""
+    unknown = sorted(set(spec.options) - set(known))
+    if unknown:
+        raise ModelSpecError(f"unknown option(s) {', '.join(unknown)} for the {spec.backend} "
+                             f"backend in {spec.raw!r}", f"known options: {', '.join(known)}")
+
+
+def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Messages as the plain dicts a Hugging Face style chat template expects."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        d: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.name:
+            d["name"] = m.name
+        if m.tool_call_id:
+            d["tool_call_id"] = m.tool_call_id
+        out.append(d)
+    return out
+
+
+def resolve_target(target: str) -> Path:
+    """A GGUF path, or the file a registry name resolves to."""
+    if target.endswith(".gguf") or "/" in target:
+        path = Path(target).expanduser()
+        if not path.is_file():
+            raise ModelNotFoundError(f"GGUF file {path} does not exist",
+                                     "check the path, or use a registry name with slmbench pull")
+        return path
+    try:
+        from slmbench.models.registry import resolve_gguf
+    except ImportError:
+        path = paths.models_dir() / f"{target}.gguf"
+    else:
+        path = resolve_gguf(target)
+    if not path.is_file():
+        raise ModelNotFoundError(f"model {target!r} is not in the model cache ({path})",
+                                 f"slmbench pull {target}")
+    return path
+
+
+class LlamaCppModel:
+    """A GGUF model run in-process by llama.cpp. One instance is one loaded model."""
+
+    supports_logprobs = True
+    supports_native_tools = False
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        spec: str | None = None,
+        n_ctx: int = 4096,
+        threads: int = 2,
+        chat_format: str | None = None,
+    ) -> None:
+        self.spec = spec or f"llamacpp:{path}"
+        self.path = path
+        try:
+            self._llm = Llama(str(path), n_ctx=n_ctx, n_threads=threads,
+                              n_threads_batch=threads, logits_all=False, verbose=False)
+        except ValueError as exc:
+            raise ConfigError(f"llama.cpp could not load {path}: {exc}",
+                              "is it a complete GGUF file? re-download it") from exc
+        self._formatter = self._make_formatter(chat_format)
+        self._n_vocab = self._llm.n_vocab()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> LlamaCppModel:
+        check_options(spec, OPTIONS)
+        return cls(
+            resolve_target(spec.target),
+            spec=spec.raw,
+            n_ctx=int_option(spec, "n_ctx", 4096),
+            threads=int_option(spec, "threads", 2),
+            chat_format=spec.option("chat_format"),
+        )
+
+    def _make_formatter(self, chat_format: str | None) -> Jinja2ChatFormatter:
+        meta = self._llm.metadata
+        templates = {k.removeprefix("tokenizer.chat_template.") : v for k, v in meta.items()
+                     if k.startswith("tokenizer.chat_template.")}
+        if "tokenizer.chat_template" in meta:
+            templates["default"] = meta["tokenizer.chat_template"]
+        name = (chat_format or "default").removeprefix("chat_template.")
+        if name in templates:
+            template = templates[name]
+        elif chat_format and Path(chat_format).expanduser().is_file():
+            template = Path(chat_format).expanduser().read_text(encoding="utf-8")
+        elif chat_format:
+            raise ModelSpecError(
+                f"chat_format {chat_format!r} is neither a template in {self.path.name} "
+                f"({', '.join(templates) or 'it has none'}) nor a template file",
+                "name one of its templates or give a Jinja2 template file")
+        else:
+            raise ModelSpecError(f"{self.path.name} has no chat template in its metadata",
+                                 "give one with ?chat_format=/path/to/template.jinja")
+        llm = self._llm
+        eos_id, bos_id = llm.token_eos(), llm.token_bos()
+        eos = llm._model.token_get_text(eos_id) if eos_id != -1 else ""
+        bos = llm._model.token_get_text(bos_id) if bos_id != -1 else ""
+        return Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos,
+                                   stop_token_ids=[eos_id] if eos_id != -1 else None)
+
+    def _prompt(self, messages: Sequence[Message]) -> tuple[list[int], list[str]]:
+        """Render and tokenize the prompt; return its tokens and the template's stops."""
+        rendered = self._formatter(messages=template_messages(messages))
+        tokens = self._llm.tokenize(rendered.prompt.encode("utf-8"),
+                                    add_bos=not rendered.added_special, special=True)
+        stops = rendered.stop if isinstance(rendered.stop, list) else [rendered.stop or ""]
+        return tokens, [s for s in stops if s]
+
+    def _check_fits(self, n: int) -> None:
+        if n > self._llm.n_ctx():
+            raise ConfigError(f"{self.spec}: {n} tokens do not fit its context of "
+                              f"{self._llm.n_ctx()}", "raise ?n_ctx= or shorten the prompt")
+
+    def generate(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        *,
+        temperature: float = 0.0,
+        seed: int = 0,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> Completion:
+        if tools:
+            raise ConfigError(f"{self.spec} has no native tool calling",
+                              "use the ReAct (text) scaffold with the llamacpp backend")
+        msgs = as_messages(messages)
+        with self._lock:
+            start = time.perf_counter()
+            tokens, stops = self._prompt(msgs)
+            self._check_fits(len(tokens) + 1)
+            max_new = min(max_tokens, self._llm.n_ctx() - len(tokens))
+            # Re-evaluate the whole prompt: reusing a cached prefix changes the
+            # logits' rounding, so the same call could decode differently.
+            self._llm.reset()
+            out = self._llm.create_completion(
+                tokens, max_tokens=max_new, temperature=max(temperature, 0.0), seed=seed,
+                repeat_penalty=1.0, stop=[*stops, *(s for s in stop or () if s)],
+            )
+            latency = time.perf_counter() - start
+        choice, usage = out["choices"][0], out["usage"]
+        finish = "length" if choice["finish_reason"] == "length" else "stop"
+        return Completion(text=choice["text"], prompt_tokens=usage["prompt_tokens"],
+                          completion_tokens=usage["completion_tokens"], latency_s=latency,
+                          finish_reason=finish, model=self.spec)
+
+    def _last_logprobs(self) -> np.ndarray:
+        """Log-softmax of the logits after the last evaluated token."""
+        ptr = llama_get_logits_ith(self._llm.ctx, -1)
+        logits = np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).astype(np.float64)
+        return log_softmax(logits)
+
+    def score(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        candidates: Sequence[str],
+    ) -> list[CandidateScore]:
+        """Sum log-prob of each candidate as the assistant's reply.
+
+        The prompt is evaluated once; each candidate then steps through its own
+        tokens on top of the prompt's KV cache, which is rewound between candidates.
+        """
+        msgs = as_messages(messages)
+        llm = self._llm
+        results: list[CandidateScore] = []
+        with self._lock:
+            prompt, _ = self._prompt(msgs)
+            cand_tokens = [llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)
+                           for c in candidates]
+            for cand, toks in zip(candidates, cand_tokens, strict=True):
+                if not toks:
+                    raise ConfigError(f"candidate {cand!r} has no tokens",
+                                      "score non-empty candidates")
+                self._check_fits(len(prompt) + len(toks))
+            llm.reset()
+            llm.eval(prompt)
+            first = self._last_logprobs()
+            for cand, toks in zip(candidates, cand_tokens, strict=True):
+                llm.n_tokens = len(prompt)  # rewind to the end of the prompt
+                lps = [float(first[toks[0]])]
+                for prev, tok in itertools.pairwise(toks):
+                    llm.eval([prev])
+                    lps.append(float(self._last_logprobs()[tok]))
+                results.append(CandidateScore(candidate=cand, logprob=sum(lps),
+                                              first_token_logprob=lps[0], n_tokens=len(toks)))
+        return results
+
+    def close(self) -> None:
+        with self._lock:
+            self._llm.close()

@@ -1,0 +1,34 @@
+"""Shared fixtures: the two embedded models, loaded once per test session.
+
+Both are real GGUF models run by llama.cpp (``make test`` pulls them first):
+``smollm`` is SmolLM2-135M-Instruct (fast, weak), ``qwen05`` is
+Qwen2.5-Coder-0.5B-Instruct (follows a ReAct format). Tests using them should
+carry ``@pytest.mark.embedded``. Neither fixture is thread-safe to mutate;
+calling ``generate``/``score`` from several threads is fine (the model locks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from slmbench.models.llamacpp import LlamaCppModel, resolve_target
+
+
+def _load(name: str) -> Iterator[LlamaCppModel]:
+    model = LlamaCppModel(resolve_target(name), spec=f"llamacpp:{name}")
+    yield model
+    model.close()
+
+
+@pytest.fixture(scope="session")
+def smollm() -> Iterator[LlamaCppModel]:
+    """SmolLM2-135M-Instruct Q4_1 through llama.cpp (2 threads, n_ctx 4096)."""
+    yield from _load("smollm2-135m")
+
+
+@pytest.fixture(scope="session")
+def qwen05() -> Iterator[LlamaCppModel]:
+    """Qwen2.5-Coder-0.5B-Instruct Q4_K_M through llama.cpp (2 threads, n_ctx 4096)."""
+    yield from _load("qwen2.5-coder-0.5b")

@@ -1,0 +1,159 @@
+"""The embedded llama.cpp backend against the real SmolLM2 / Qwen GGUF models."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from llama_cpp import Llama
+from scipy.special import log_softmax
+
+from slmbench.errors import ConfigError, ModelSpecError
+from slmbench.models import Model, load_model
+from slmbench.models.base import Message
+from slmbench.models.llamacpp import LlamaCppModel
+
+pytestmark = pytest.mark.embedded
+
+FRANCE = [Message(role="user", content="What is the capital of France?")]
+
+
+def test_is_a_model_without_native_tools(smollm: LlamaCppModel) -> None:
+    assert isinstance(smollm, Model)
+    assert smollm.supports_logprobs and not smollm.supports_native_tools
+
+
+def test_greedy_is_deterministic_and_independent_of_history(smollm: LlamaCppModel) -> None:
+    first = smollm.generate(FRANCE, max_tokens=24)
+    smollm.generate([Message(role="user", content="Count to five.")], max_tokens=8)
+    smollm.score(FRANCE, ["Paris"])
+    second = smollm.generate(FRANCE, max_tokens=24)
+    assert first.text and first.text == second.text
+    assert first.completion_tokens == second.completion_tokens
+
+
+def test_seed_fixes_sampled_text(smollm: LlamaCppModel) -> None:
+    a = smollm.generate(FRANCE, temperature=0.9, seed=1, max_tokens=24)
+    b = smollm.generate(FRANCE, temperature=0.9, seed=1, max_tokens=24)
+    c = smollm.generate(FRANCE, temperature=0.9, seed=2, max_tokens=24)
+    assert a.text == b.text
+    assert a.text != c.text
+
+
+def test_max_tokens_gives_length_and_exact_count(smollm: LlamaCppModel) -> None:
+    out = smollm.generate(FRANCE, max_tokens=3)
+    assert out.finish_reason == "length"
+    assert out.completion_tokens == 3
+    assert out.latency_s > 0
+    assert out.model == smollm.spec
+
+
+def test_prompt_is_the_gguf_chat_template_and_counted(smollm: LlamaCppModel) -> None:
+    rendered = ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by "
+                "Hugging Face<|im_end|>\n<|im_start|>user\nWhat is the capital of France?"
+                "<|im_end|>\n<|im_start|>assistant\n")
+    expected = len(smollm._llm.tokenize(rendered.encode(), add_bos=False, special=True))
+    assert smollm.generate(FRANCE, max_tokens=1).prompt_tokens == expected
+    with_system = smollm.generate(
+        [Message(role="system", content="Answer in one word."), *FRANCE], max_tokens=1)
+    assert with_system.prompt_tokens < expected  # replaces the template's default system
+
+
+def test_stop_sequence_cuts_text_and_reports_stop(smollm: LlamaCppModel) -> None:
+    full = smollm.generate(FRANCE, max_tokens=24)
+    assert "," in full.text  # SmolLM2 answers with a comma-separated list here
+    cut = smollm.generate(FRANCE, max_tokens=24, stop=[","])
+    assert cut.finish_reason == "stop"
+    assert cut.text == full.text.split(",")[0]
+    assert cut.completion_tokens < full.completion_tokens
+
+
+def test_end_of_turn_gives_stop(qwen05: LlamaCppModel) -> None:
+    out = qwen05.generate(FRANCE, max_tokens=40)
+    assert out.finish_reason == "stop"
+    assert "Paris" in out.text
+    assert "<|im_end|>" not in out.text
+
+
+def test_score_ranks_the_right_answer_first(smollm: LlamaCppModel) -> None:
+    scores = smollm.score(FRANCE, [" Paris", " Banana"])
+    assert [s.candidate for s in scores] == [" Paris", " Banana"]
+    assert scores[0].logprob > scores[1].logprob
+    for s in scores:
+        assert s.logprob <= s.first_token_logprob <= 0.0
+
+
+def test_score_matches_an_independent_full_logits_evaluation(smollm: LlamaCppModel) -> None:
+    answer = "The capital of France is Paris."
+    got = smollm.score(FRANCE, [answer, "Banana"])[0]
+    prompt, _ = smollm._prompt(FRANCE)
+    ref = Llama(str(smollm.path), n_ctx=512, n_threads=2, logits_all=True, verbose=False)
+    try:
+        toks = ref.tokenize(answer.encode(), add_bos=False)
+        ref.eval(prompt)
+        for tok in toks[:-1]:
+            ref.eval([tok])
+        rows = ref.scores[len(prompt) - 1 : len(prompt) - 1 + len(toks)].astype(np.float64)
+        expected = [log_softmax(row)[tok] for row, tok in zip(rows, toks, strict=True)]
+    finally:
+        ref.close()
+    assert got.n_tokens == len(toks)
+    assert got.first_token_logprob == pytest.approx(expected[0], abs=1e-6)
+    assert got.logprob == pytest.approx(sum(expected), abs=1e-6)
+
+
+def test_score_does_not_depend_on_candidate_order(smollm: LlamaCppModel) -> None:
+    cands = ["Paris is the capital.", "Lyon", "I do not know."]
+    forward = {s.candidate: s.logprob for s in smollm.score(FRANCE, cands)}
+    backward = {s.candidate: s.logprob for s in smollm.score(FRANCE, cands[::-1])}
+    assert forward == pytest.approx(backward, abs=1e-9)
+
+
+def test_concurrent_calls_are_serialised(smollm: LlamaCppModel) -> None:
+    expected = smollm.generate(FRANCE, max_tokens=12).text
+    results: list[str] = []
+
+    def work() -> None:
+        results.append(smollm.generate(FRANCE, max_tokens=12).text)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [expected] * 3
+
+
+def test_tools_are_refused_clearly(smollm: LlamaCppModel) -> None:
+    tool = {"type": "function", "function": {"name": "f", "parameters": {}}}
+    with pytest.raises(ConfigError, match="no native tool calling"):
+        smollm.generate(FRANCE, tools=[tool])
+
+
+def test_empty_candidate_and_overlong_prompt_are_errors(smollm: LlamaCppModel) -> None:
+    with pytest.raises(ConfigError, match="no tokens"):
+        smollm.score(FRANCE, [""])
+    huge = [Message(role="user", content="word " * 5000)]
+    with pytest.raises(ConfigError, match="do not fit"):
+        smollm.generate(huge, max_tokens=4)
+
+
+def test_chat_format_from_a_template_file(smollm: LlamaCppModel, tmp_path: Path) -> None:
+    template = tmp_path / "plain.jinja"
+    template.write_text("{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
+                        "{% if add_generation_prompt %}assistant:{% endif %}")
+    model = load_model(f"llamacpp:{smollm.path}?chat_format={template}&n_ctx=512")
+    try:
+        out = model.generate(FRANCE, max_tokens=2)
+        # "user: What is the capital of France?\nassistant:" is far shorter than the
+        # GGUF template, which adds a system prompt and <|im_start|> markers.
+        assert out.prompt_tokens < smollm.generate(FRANCE, max_tokens=1).prompt_tokens
+    finally:
+        model.close()
+
+
+def test_unknown_chat_format_is_a_spec_error(smollm: LlamaCppModel) -> None:
+    with pytest.raises(ModelSpecError, match="neither a template"):
+        load_model(f"llamacpp:{smollm.path}?chat_format=no-such-format")
