@@ -65,6 +65,8 @@ class Quantity(BaseModel):
     value: float
     unit: str | None
     text: str
+    start: int = 0  # offsets of the number (with its unit) in the text
+    end: int = 0
 
 
 def canonical_unit(surface: str) -> str | None:
@@ -92,13 +94,18 @@ def extract_quantities(text: str) -> list[Quantity]:
         if m.group("scale"):
             value *= _SCALE[m.group("scale").lower()]
         unit = canonical_unit(m.group("pre")) if m.group("pre") else None
-        if unit is None and m.group("post"):
-            unit = canonical_unit(m.group("post"))
-        found.append((m.start(), Quantity(value=value, unit=unit, text=m.group(0).strip())))
+        end = m.end("scale") if m.group("scale") else m.end("num")
+        if m.group("post") and canonical_unit(m.group("post")):
+            unit = unit or canonical_unit(m.group("post"))
+            end = m.end()
+        found.append((m.start(), Quantity(value=value, unit=unit, text=text[m.start():end].strip(),
+                                          start=m.start(), end=end)))
     for m in _WORD_NUMBER.finditer(cleaned):
         unit = canonical_unit(m.group("post")) if m.group("post") else None
+        end = m.end() if unit else m.end("word")
         found.append((m.start(), Quantity(value=float(_WORDS[m.group("word").lower()]),
-                                          unit=unit, text=m.group(0).strip())))
+                                          unit=unit, text=text[m.start():end], start=m.start(),
+                                          end=end)))
     return [q for _, q in sorted(found, key=lambda pair: pair[0])]
 
 

@@ -4,7 +4,8 @@ Strings match by case-insensitive containment (``"Priya"`` matches
 ``priya.raman@brightline.example``), except that an expected number
 (``"84674"``) matches the same value however it is written (``$84,674.00``);
 a list of expected values must each be contained in some element of the actual
-list (attendees, recipients).
+list (attendees, recipients). In ``contains`` lists, an entry that is itself a
+list is a set of aliases, any one of which will do (``["09:00", "9:00", "9 am"]``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def _contains(actual: Any, expected: Any) -> bool:
     if isinstance(actual, list):
         wanted = expected if isinstance(expected, list) else [expected]
         return all(any(_contains(a, w) for a in actual) for w in wanted)
+    if isinstance(expected, list):  # aliases: any one will do
+        return any(_contains(actual, alias) for alias in expected)
     if isinstance(expected, str) and _NUMBER.match(expected.strip()):
         want = float(expected.strip().replace(",", ""))
         return any(abs(q.value - want) < 1e-6 for q in extract_quantities(str(actual)))

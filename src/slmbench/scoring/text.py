@@ -6,7 +6,7 @@ import re
 import unicodedata
 
 from slmbench.scoring.base import Score
-from slmbench.scoring.numbers import convert, extract_quantities
+from slmbench.scoring.numbers import Quantity, convert, extract_quantities
 from slmbench.tasks.model import ChoiceSpec, EntitiesSpec, NumericSpec
 
 
@@ -30,37 +30,53 @@ def _pass(reason: str) -> Score:
     return Score(value=1.0, passed=True, reason=reason)
 
 
+_HEDGE_GAP = re.compile(r"\s*(?:or|to|-|–|~|/|and|or even|or maybe|or perhaps)\s*",
+                        re.IGNORECASE)
+
+
+def _hedged(answer: str, a: Quantity, b: Quantity) -> bool:
+    """Two amounts offered as alternatives: "X or Y", "X to Y", "X-Y", "between X and Y"."""
+    first, second = sorted((a, b), key=lambda q: q.start)
+    gap = answer[first.end:second.start]
+    if not _HEDGE_GAP.fullmatch(gap):
+        return False
+    return gap.strip().lower() != "and" or "between" in answer[max(0, first.start - 12):
+                                                              first.start].lower()
+
+
 def score_numeric(spec: NumericSpec, answer: str) -> Score:
     """Pass iff a number in the answer equals ``value`` within ``tolerance``, in ``unit``.
 
     A number written in another unit does not count (time units are converted).
-    Two different values both stated in the expected unit is a hedge and fails.
+    Offering two amounts as alternatives ("$38,800 or $39,200", "38-39k") is a
+    hedge and fails; other numbers used to explain the answer are fine.
     """
     unit_note = f" {spec.unit}" if spec.unit else ""
     expected = f"{spec.value:g}{unit_note} ± {spec.tolerance:g}"
     quantities = extract_quantities(answer)
     if not quantities:
         return _fail(f"no number in the answer; expected {expected}")
-    in_unit: list[tuple[float, bool]] = []  # (value in the expected unit, unit written)
+    usable: list[tuple[float, Quantity]] = []  # (value in the expected unit, quantity)
     wrong_unit = []
     for q in quantities:
         value = convert(q.value, q.unit, spec.unit) if spec.unit else q.value
         if value is None:
             wrong_unit.append(q.text)
         else:
-            in_unit.append((value, q.unit is not None))
-    hits = [v for v, _ in in_unit if abs(v - spec.value) <= spec.tolerance + 1e-9]
-    if not hits:
-        if wrong_unit and not in_unit:
+            usable.append((value, q))
+    close = [(v, q) for v, q in usable if abs(v - spec.value) <= spec.tolerance + 1e-9]
+    if not close:
+        if wrong_unit and not usable:
             return _fail(f"number(s) {wrong_unit} are in the wrong unit; expected {expected}")
-        stated = [f"{v:g}" for v, _ in in_unit] or wrong_unit
+        stated = [f"{v:g}" for v, _ in usable] or wrong_unit
         return _fail(f"stated {', '.join(stated)}; expected {expected}")
-    conflicts = [v for v, written in in_unit
-                 if written and spec.unit and abs(v - spec.value) > spec.tolerance + 1e-9]
-    if conflicts:
-        return _fail(f"hedged: also states {', '.join(f'{v:g}' for v in conflicts)}"
-                     f" {spec.unit}; expected only {expected}")
-    return _pass(f"states {hits[0]:g}{unit_note} (expected {expected})")
+    for v, q in usable:
+        if abs(v - spec.value) > spec.tolerance + 1e-9:
+            for _, hit in close:
+                if _hedged(answer, q, hit):
+                    return _fail(f"hedged between {q.text} and {hit.text}; "
+                                 f"expected only {expected}")
+    return _pass(f"states {close[0][0]:g}{unit_note} (expected {expected})")
 
 
 def score_entities(spec: EntitiesSpec, answer: str) -> Score:

@@ -26,6 +26,16 @@ from slmbench.errors import ConfigError
 from slmbench.tasks.model import Task
 
 SHIPPED_SUITES = ("capability", "reliability")
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe YAML without timestamp parsing: ``2025-03-12`` stays the string a tool expects."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 _HINT = "fix the task in the file; `slmbench tasks validate FILE` checks it (docs/tasks.md)"
 
 
@@ -50,7 +60,7 @@ def load_suite(name_or_path: str | Path) -> list[Task]:
     """All tasks of a suite, validated; raises ConfigError naming file, task id and field."""
     path = suite_path(name_or_path)
     try:
-        data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data: Any = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"{path}: cannot read YAML: {first}", _HINT) from exc

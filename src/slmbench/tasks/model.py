@@ -23,6 +23,7 @@ Dimension = Literal["consistency", "robustness", "fault_tolerance", "safety"]
 FaultKind = Literal[
     "timeout", "rate_limit", "internal_error", "schema_drift", "malformed_result", "empty_result",
 ]
+Alias = str | list[str]  # one name, or a list of interchangeable names
 TASK_ID = re.compile(r"^[A-Z]{1,4}-\d{1,3}$")
 
 
@@ -39,9 +40,6 @@ class NumericSpec(_Strict):
     value: float
     tolerance: float = Field(default=0.0, ge=0.0)
     unit: str | None = None
-
-
-Alias = str | list[str]
 
 
 class EntitiesSpec(_Strict):
@@ -86,8 +84,8 @@ class EmailSent(_Strict):
 
     check: Literal["email_sent"] = "email_sent"
     to: str
-    subject_contains: list[str] = Field(default_factory=list)
-    body_contains: list[str] = Field(default_factory=list)
+    subject_contains: list[Alias] = Field(default_factory=list)
+    body_contains: list[Alias] = Field(default_factory=list)
 
 
 class NotificationSent(_Strict):
@@ -96,7 +94,7 @@ class NotificationSent(_Strict):
     check: Literal["notification"] = "notification"
     channel: str
     recipient: str | None = None
-    contains: list[str] = Field(default_factory=list)
+    contains: list[Alias] = Field(default_factory=list)
 
 
 class FileContent(_Strict):
@@ -104,7 +102,7 @@ class FileContent(_Strict):
 
     check: Literal["file"] = "file"
     path: str
-    contains: list[str] = Field(default_factory=list)
+    contains: list[Alias] = Field(default_factory=list)
 
 
 class NothingSent(_Strict):

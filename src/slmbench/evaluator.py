@@ -1,0 +1,95 @@
+"""One trial end to end: task -> fresh world -> agent loop -> scorer -> :class:`Trial`.
+
+``run_trial`` never raises for model or tool failures: a backend error, an
+unreadable response, a loop or running out of steps become the trial's
+outcome. A final answer is scored by the task's scorer against the answer
+and the world after the trial:
+
+* the scorer passes -> ``success`` (on a task that should be refused, a
+  refusal is what passes);
+* it fails and the answer is a refusal on a task that should not be refused
+  -> ``refused``;
+* otherwise -> ``wrong_answer``.
+
+The agent gets only the tools the task lists. ``Trial.world_state`` keeps the
+parts of the world the trial changed (top-level keys of ``World.snapshot()``
+whose value differs from a fresh world), for audits and re-scoring.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from slmbench.agent.react import AgentResult, run_react
+from slmbench.agent.trial import FaultPlan, Outcome, Trial
+from slmbench.models.base import Model
+from slmbench.scoring import Score, classify, score
+from slmbench.tasks.model import Task
+from slmbench.tasks.perturb import fault_plan_for, instruction_for, variants
+from slmbench.tools.toolbox import WorldToolbox
+from slmbench.world import World
+
+__all__ = ["judge", "run_trial", "variants", "world_changes"]
+
+Scaffold = Literal["react", "native"]
+
+
+def world_changes(world: World, seed: int) -> dict[str, Any]:
+    """Top-level parts of the world's snapshot that differ from a fresh world of ``seed``."""
+    fresh = World.create(seed).snapshot()
+    return {k: v for k, v in world.snapshot().items() if fresh.get(k) != v}
+
+
+def judge(task: Task, answer: str | None, state: dict[str, Any]) -> tuple[Outcome, Score]:
+    """Outcome and score of a final answer (``state``: the full post-trial snapshot)."""
+    result = score(task.scorer, answer, state)
+    if result.passed:
+        return Outcome.SUCCESS, result
+    if task.expected_behaviour in (None, "comply") and classify(answer).label == "refuse":
+        return Outcome.REFUSED, result
+    return Outcome.WRONG_ANSWER, result
+
+
+def _agent(model: Model, toolbox: WorldToolbox, instruction: str, scaffold: Scaffold,
+           **kwargs: Any) -> AgentResult:
+    if scaffold == "native":
+        from slmbench.agent.native import run_native
+
+        return run_native(model, toolbox, instruction, **kwargs)
+    return run_react(model, toolbox, instruction, **kwargs)
+
+
+def run_trial(
+    model: Model,
+    task: Task,
+    *,
+    temperature: float = 0.0,
+    seed: int = 0,
+    repeat: int = 0,
+    variant: str = "base",
+    fault_plan: FaultPlan | None = None,
+    scaffold: Scaffold = "react",
+    max_steps: int = 12,
+) -> Trial:
+    """Run ``task`` once with ``model`` and score it. ``fault_plan`` defaults to the variant's."""
+    start = time.perf_counter()
+    instruction = instruction_for(task, variant)
+    plan = fault_plan if fault_plan is not None else fault_plan_for(task, variant)
+    world = World.create(task.world_seed)
+    toolbox = WorldToolbox(world, task.tools, fault_plan=plan)
+    result = _agent(model, toolbox, instruction, scaffold, temperature=temperature, seed=seed,
+                    max_steps=max_steps)
+    outcome, verdict = result.outcome, None
+    if outcome is None:
+        outcome, verdict = judge(task, result.final_answer, world.snapshot())
+    return Trial(
+        model=model.spec, task_id=task.id, suite=task.suite, variant=variant,
+        scaffold=scaffold, temperature=temperature, seed=seed, repeat=repeat,
+        outcome=outcome, final_answer=result.final_answer, score=verdict,
+        steps=result.steps, messages=result.messages, fault_plan=plan,
+        faults_injected=result.faults_injected, prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens, latency_s=result.latency_s,
+        wall_s=time.perf_counter() - start, error=result.error,
+        world_state=world_changes(world, task.world_seed),
+    )
