@@ -19,6 +19,7 @@ from slmbench.errors import SlmbenchError
 COMMAND_MODULES: list[str] = [
     "slmbench.cli.models_cmd",
     "slmbench.cli.demo_cmd",
+    "slmbench.cli.run_cmd",
 ]
 
 app = typer.Typer(

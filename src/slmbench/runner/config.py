@@ -35,6 +35,7 @@ from slmbench.runner.retry import RetryPolicy
 
 SERVER_BACKENDS = frozenset({"openai", "ollama"})
 # The fields that decide which trials a run holds (per model) and how they run.
+_HINT = "see `slmbench run --help`; the experiment file format is in docs/report-schema.md"
 GRID_FIELDS = ("suites", "tasks", "variants", "temperatures", "repeats", "seed", "scaffold",
                "max_steps")
 
@@ -119,10 +120,10 @@ class Experiment(BaseModel):
 
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "experiment"
+    where = ".".join(str(p) for p in err["loc"])
     msg = err["msg"].removeprefix("Value error, ")
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}: {msg}{more}"
+    return f"{where}: {msg}{more}" if where else f"{msg}{more}"
 
 
 def build_experiment(data: dict[str, Any], *, source: str = "flags") -> Experiment:
@@ -130,8 +131,7 @@ def build_experiment(data: dict[str, Any], *, source: str = "flags") -> Experime
     try:
         return Experiment.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{source}: {_first_error(exc)}",
-                          "see `slmbench run --help` and docs/report-schema.md") from exc
+        raise ConfigError(f"{source}: {_first_error(exc)}", _HINT) from exc
 
 
 def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -> Experiment:

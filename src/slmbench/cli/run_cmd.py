@@ -1,0 +1,120 @@
+"""``slmbench run`` and ``slmbench resume``: run an experiment grid, resumably.
+
+``slmbench run --model SPEC --suite quick --temperature 0.3,0.7 --repeats 3 --out runs/x``
+or ``slmbench run EXPERIMENT.toml`` (flags override the file). Running the same
+command again resumes the run; ``slmbench resume RUN_DIR`` finishes a run from
+the experiment saved in its store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from slmbench.errors import ConfigError
+from slmbench.runner.config import Experiment, build_experiment, load_experiment
+from slmbench.runner.executor import RunSummary, execute
+from slmbench.runner.progress import make_progress
+from slmbench.store import DB_NAME, RunStore
+
+
+def _temperatures(values: list[str] | None) -> list[float] | None:
+    if not values:
+        return None
+    out: list[float] = []
+    for value in values:
+        for part in value.split(","):
+            try:
+                out.append(float(part))
+            except ValueError:
+                raise ConfigError(f"--temperature {value!r}: {part.strip()!r} is not a number",
+                                  "write temperatures like 0.3,0.7,1.0") from None
+    return out
+
+
+def print_summary(summary: RunSummary, console: Console) -> None:
+    """The end-of-run table: trials, success, backend errors, retries, throughput."""
+    table = Table(title=f"run {summary.run_dir}", title_justify="left")
+    for col in ("model", "trials", "run now", "success", "backend errors", "retries",
+                "cache hits", "trials/min", "tokens/s"):
+        table.add_column(col, justify="left" if col == "model" else "right")
+    for m in summary.models:
+        rate = f"{m.successes}/{m.stored} ({100 * m.successes / m.stored:.0f}%)" if m.stored \
+            else "-"
+        table.add_row(m.model, f"{m.stored}/{m.planned}", str(m.run_now), rate,
+                      str(m.backend_errors), str(m.retries), str(m.cache_hits),
+                      f"{m.trials_per_min:.1f}", f"{m.tokens_per_s:.1f}")
+    console.print(table)
+    state = "complete" if summary.complete else "incomplete"
+    console.print(f"{state}: {summary.stored}/{summary.planned} trials stored "
+                  f"({summary.run_now} run now, {summary.wall_s:.1f} s); "
+                  f"reports in {Path(summary.run_dir) / 'reports'}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def run(
+        experiment: Annotated[Path | None, typer.Argument(
+            help="experiment TOML file; flags given override its values")] = None,
+        model: Annotated[list[str] | None, typer.Option(
+            "--model", "-m", help="model spec, e.g. llamacpp:qwen2.5-coder-0.5b (repeatable)")
+        ] = None,
+        suite: Annotated[list[str] | None, typer.Option(
+            "--suite", "-s", help="capability | reliability | quick | FILE.yaml (repeatable)")
+        ] = None,
+        task: Annotated[list[str] | None, typer.Option(
+            "--task", "-t", help="task id, e.g. IR-1 (repeatable; filters the suites)")] = None,
+        temperature: Annotated[list[str] | None, typer.Option(
+            "--temperature", help="temperatures, comma-separated: 0.3,0.7,1.0")] = None,
+        repeats: Annotated[int | None, typer.Option(help="runs of each trial cell")] = None,
+        out: Annotated[Path | None, typer.Option(
+            help="run directory (default runs/NAME or runs/run-<grid hash>)")] = None,
+        name: Annotated[str | None, typer.Option(help="experiment name")] = None,
+        scaffold: Annotated[str | None, typer.Option(help="react | native")] = None,
+        max_steps: Annotated[int | None, typer.Option(help="agent step limit")] = None,
+        concurrency: Annotated[int | None, typer.Option(
+            help="parallel trials per server model (openai:, ollama:)")] = None,
+        cache: Annotated[str | None, typer.Option(
+            help="response cache: auto (greedy only) | on | off")] = None,
+        seed: Annotated[int | None, typer.Option(help="base seed of the grid")] = None,
+    ) -> None:
+        """Run (or resume) an experiment: models x tasks x variants x temperatures x repeats."""
+        flags: dict[str, Any] = {
+            "models": model or None, "suites": suite or None, "tasks": task or None,
+            "temperatures": _temperatures(temperature), "repeats": repeats, "out": out,
+            "name": name, "scaffold": scaffold, "max_steps": max_steps,
+            "default_concurrency": concurrency, "cache": cache, "seed": seed,
+        }
+        if experiment is not None:
+            exp = load_experiment(experiment, flags)
+        else:
+            if not model:
+                raise ConfigError("no model to run",
+                                  "give --model SPEC (repeatable) or an experiment .toml file")
+            exp = build_experiment({k: v for k, v in flags.items() if v is not None})
+        _run(exp, exp.out_dir())
+
+    @app.command()
+    def resume(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
+        """Finish a run from the experiment saved in its store."""
+        if not (run_dir / DB_NAME).is_file():
+            raise ConfigError(f"{run_dir} is not a run directory (no {DB_NAME})",
+                              "give the --out directory of an earlier `slmbench run`")
+        with RunStore(run_dir) as store:
+            saved = store.get_meta("experiment")
+        if saved is None:
+            raise ConfigError(f"{run_dir} holds no saved experiment",
+                              "start it again with `slmbench run ... --out DIR`")
+        _run(Experiment.model_validate(saved), run_dir)
+
+
+def _run(exp: Experiment, run_dir: Path) -> None:
+    console = Console()
+    summary = execute(exp, run_dir=run_dir, progress=make_progress(console))
+    print_summary(summary, console)
+    if not summary.complete:
+        raise typer.Exit(1)
