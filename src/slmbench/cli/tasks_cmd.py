@@ -1,0 +1,88 @@
+"""``slmbench tasks list`` (the shipped suites or a file) and ``slmbench tasks validate FILE``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from slmbench.tasks import SHIPPED_SUITES, Task, load_suite
+
+tasks_app = typer.Typer(help="List and check agent tasks.", no_args_is_help=True)
+console = Console()
+MIN_WIDTH = 130  # the table needs this; narrower terminals wrap the lines
+
+
+def _table(title: str, tasks: list[Task]) -> Table:
+    rows = [(t.id, t.group, t.dimension or "", str(t.difficulty), t.scorer.kind,
+             ", ".join(t.tools), t.instruction) for t in tasks]
+    table = Table(title=title, title_justify="left")
+    for i, col in enumerate(("id", "group", "dimension", "diff", "scorer")):
+        table.add_column(col, no_wrap=True, min_width=max(len(col), *(len(r[i]) for r in rows)))
+    table.add_column("tools", min_width=12)
+    table.add_column("instruction", min_width=30)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _counts(label: str, counter: Counter[str]) -> str:
+    return f"{label}: " + ", ".join(f"{k} {v}" for k, v in sorted(counter.items()))
+
+
+@tasks_app.command("list")
+def list_tasks(
+    suite: str | None = typer.Option(None, "--suite", "-s",
+                                     help=f"one of {', '.join(SHIPPED_SUITES)} (default: both)"),
+    file: Path | None = typer.Option(None, "--file", "-f", help="a YAML suite file instead"),
+) -> None:
+    """Show tasks with their group, dimension, tools and scorer, then the counts."""
+    sources: list[str | Path] = [file] if file else [suite] if suite else list(SHIPPED_SUITES)
+    wide = Console(width=max(console.width, MIN_WIDTH))
+    for source in sources:
+        tasks = load_suite(source)
+        wide.print(_table(f"{source}: {len(tasks)} tasks", tasks))
+        console.print(_counts("groups", Counter(t.group for t in tasks)))
+        dims = Counter(t.dimension for t in tasks if t.dimension)
+        if dims:
+            console.print(_counts("dimensions", dims))
+
+
+@tasks_app.command("validate")
+def validate(
+    path: Path = typer.Argument(..., help="a YAML suite file"),
+    run_reference: bool = typer.Option(
+        True, "--reference/--no-reference",
+        help="replay every task's reference solution (under every variant) and score it"),
+) -> None:
+    """Check a suite file; by default also prove each task solvable by its reference."""
+    tasks = load_suite(path)
+    console.print(f"{path}: {len(tasks)} tasks parse and validate")
+    if not run_reference:
+        return
+    from slmbench.evaluator import run_trial
+    from slmbench.tasks.perturb import fault_plan_for, variants
+    from slmbench.tasks.reference import reference_agent
+
+    failures = 0
+    for task in tasks:
+        for variant in variants(task):
+            trial = run_trial(reference_agent(task, fault_plan_for(task, variant)), task,
+                              variant=variant)
+            if trial.outcome != "success":
+                failures += 1
+                why = trial.score.reason if trial.score else trial.error
+                console.print(f"[red]FAIL[/] {task.id} [{variant}]: {trial.outcome.value}: {why}",
+                              highlight=False)
+    if failures:
+        console.print(f"[red]{failures} reference run(s) failed[/]: those tasks are not "
+                      "solvable as written, or their scorer rejects the intended answer")
+        raise typer.Exit(1)
+    console.print("every reference solution succeeds")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(tasks_app, name="tasks")
