@@ -11,7 +11,9 @@ What the code gets:
 - a private writable ``/work`` (its working directory) and ``/tmp``, both
   size-capped tmpfs, with the world's scratch files bound read-only into ``/work``;
 - the system interpreter ``/usr/bin/python3`` in isolated mode (``-I -B``),
-  reading the program from stdin;
+  reading the program from stdin; a one-line bootstrap first reports on a
+  pipe that the interpreter started, so a failure before that point is
+  bubblewrap's (``SandboxUnavailable``), never mistaken for the program's;
 - rlimits set on the bwrap process and inherited by everything inside: CPU
   seconds, address space, file size and number of processes.
 
@@ -80,6 +82,12 @@ class SandboxResult(BaseModel):
     truncated: bool = False
 
 
+# Runs first inside the sandbox: tells the host the interpreter started (so any failure
+# before this is bubblewrap's, not the program's), then runs the program read from stdin.
+_BOOT = ("import os, sys; os.write({fd}, b'started'); os.close({fd}); "
+         "exec(compile(sys.stdin.read(), '<stdin>', 'exec'), "
+         "{{'__name__': '__main__', '__builtins__': __builtins__}})")
+
 _SIGNAL_REASONS = {
     signal.SIGXCPU: "cpu time limit exceeded",
     signal.SIGXFSZ: "file size limit exceeded",
@@ -124,12 +132,11 @@ class Sandbox:
         self.limits = limits or SandboxLimits()
         self.python = python
 
-    def _bwrap_args(self, file_dir: Path | None, names: list[str], status_fd: int) -> list[str]:
+    def _bwrap_args(self, file_dir: Path | None, names: list[str], started_fd: int) -> list[str]:
         lim = self.limits
         args = [
             "bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
             "--die-with-parent", "--new-session",
-            "--json-status-fd", str(status_fd),
             "--ro-bind", "/usr", "/usr",
             "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
             "--symlink", "usr/lib64", "/lib64",
@@ -144,7 +151,7 @@ class Sandbox:
             "--remount-ro", "/", "--chdir", "/work", "--hostname", "sandbox",
             "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/work",
             "--setenv", "LANG", "C.UTF-8",
-            self.python, "-I", "-B", "-",
+            self.python, "-I", "-B", "-c", _BOOT.format(fd=started_fd),
         ]
         return args
 
@@ -187,20 +194,20 @@ class Sandbox:
 
     def _run(self, code: str, file_dir: Path, names: list[str]) -> SandboxResult:
         lim = self.limits
-        status_r, status_w = os.pipe()
+        started_r, started_w = os.pipe()
         drop = os.geteuid() == 0
         try:
             proc = subprocess.Popen(
-                self._bwrap_args(file_dir, names, status_w),
+                self._bwrap_args(file_dir, names, started_w),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(status_w,), start_new_session=True, preexec_fn=self._set_limits,
+                pass_fds=(started_w,), start_new_session=True, preexec_fn=self._set_limits,
                 env={"PATH": "/usr/bin:/bin"},
                 user=UNPRIVILEGED_UID if drop else None,
                 group=UNPRIVILEGED_UID if drop else None,
                 extra_groups=[] if drop else None,
             )
         finally:
-            os.close(status_w)
+            os.close(started_w)
         assert proc.stdin and proc.stdout and proc.stderr
         over = threading.Event()
         shared = [0]
@@ -225,15 +232,15 @@ class Sandbox:
         proc.wait()
         out.thread.join()
         err.thread.join()
-        with os.fdopen(status_r, "rb") as fh:
+        with os.fdopen(started_r, "rb") as fh:
             status = fh.read().decode(errors="replace")
         stdout, cut_out = out.text()
         stderr, cut_err = err.text()
-        if "child-pid" not in status:
+        if status != "started":
             raise SandboxUnavailable(
                 f"bubblewrap could not start the sandbox: {stderr.strip() or 'no message'}",
-                hint="check that unprivileged user namespaces are enabled "
-                     "(sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces)")
+                hint="unprivileged user namespaces must be enabled; try "
+                     "`bwrap --unshare-all --unshare-user --ro-bind /usr /usr true` to see why")
         code_ = None if killed else proc.returncode
         if killed is None and code_ is not None and code_ > 128:
             sig = code_ - 128
