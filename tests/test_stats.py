@@ -92,7 +92,7 @@ def test_fisher_exact_matches_scipy_and_published() -> None:
 
 def test_compare_to_best_adjusts_with_bh_and_holm() -> None:
     counts = {"a": (28, 30), "b": (20, 30), "c": (10, 30), "d": (27, 30)}
-    rows = {r.name: r for r in stats.compare_to_best(counts)}
+    rows = {r.model: r for r in stats.compare_to_best(counts)}
     assert {r.best for r in rows.values()} == {"a"}
     assert rows["a"].p_value == 1.0 and rows["a"].odds_ratio is None
     others = ["b", "c", "d"]
@@ -161,15 +161,37 @@ def test_paired_bootstrap_matches_scipy() -> None:
 
 @pytest.mark.parametrize("method", ["pearson", "spearman"])
 def test_correlation_matches_scipy(method: str) -> None:
-    x = [0.135, 0.5, 1.5, 3.0, 7.0, 8.0]
-    y = [0.10, 0.32, 0.41, 0.60, 0.55, 0.71]
+    x = [0.135, 0.5, 1.5, 3.0, 7.0, 8.0, 9.0, 12.0, 14.0, 32.0]
+    y = [0.10, 0.32, 0.41, 0.60, 0.55, 0.71, 0.5, 0.8, 0.62, 0.9]
     res = stats.correlation(x, y, method=method)  # type: ignore[arg-type]
     ref = sps.pearsonr(x, y) if method == "pearson" else sps.spearmanr(x, y)
     assert res.estimate == pytest.approx(ref.statistic)
-    assert res.p_value == pytest.approx(ref.pvalue)
-    assert res.meaningful and res.n == 6
+    assert res.p_value == pytest.approx(ref.pvalue)  # n = 10: scipy's t-based p-value
+    assert res.meaningful and res.n == 10
+    if method == "pearson":  # the interval is scipy's paired BCa bootstrap, same seed
+        boot = sps.bootstrap((np.array(x), np.array(y)),
+                             lambda u, v, axis=-1: sps.pearsonr(u, v, axis=axis).statistic,
+                             paired=True, n_resamples=10_000,
+                             rng=np.random.default_rng(stats.SEED))
+        assert (res.low, res.high) == pytest.approx(
+            (boot.confidence_interval.low, boot.confidence_interval.high))
     assert res.low is not None and res.high is not None
     assert -1.0 <= res.low <= res.high <= 1.0
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman"])
+def test_correlation_small_n_p_value_is_exact(method: str) -> None:
+    # 4 points in perfect order: 2 of the 24 orderings are as extreme -> p = 1/12
+    res = stats.correlation([0.5, 1.5, 3.0, 7.0], [0.1, 0.3, 0.5, 0.9],
+                            method=method)  # type: ignore[arg-type]
+    if method == "spearman":
+        assert res.estimate == pytest.approx(1.0)
+        assert res.p_value == pytest.approx(1 / 12)
+    ref = sps.pearsonr(*((sps.rankdata(v) for v in ([0.5, 1.5, 3.0, 7.0], [0.1, 0.3, 0.5, 0.9]))
+                         if method == "spearman" else
+                         ([0.5, 1.5, 3.0, 7.0], [0.1, 0.3, 0.5, 0.9])),
+                       method=sps.PermutationMethod(n_resamples=24))
+    assert res.p_value == pytest.approx(ref.pvalue)
 
 
 def test_correlation_small_n_and_constant_input() -> None:
@@ -292,3 +314,21 @@ def test_flip_rate() -> None:
     assert res.per_item["t2"] == pytest.approx(1 / 3) and res.per_item["t1"] == 0.0
     with pytest.raises(stats.StatsInputError):
         stats.flip_rate({"t": [True]})
+
+
+def test_composite_interval_resamples_each_group() -> None:
+    groups = [[1.0, 0.5, 0.0, 1.0], [0.2, 0.4, 0.6], [1.0, 1.0], [0.0, 0.5, 0.25, 0.75, 1.0]]
+    est = stats.composite_interval(groups)
+    assert est.estimate == pytest.approx(np.mean([np.mean(g) for g in groups]))
+    ref = sps.bootstrap(tuple(np.array(g) for g in groups),
+                        lambda *s, axis=-1: sum(np.mean(x, axis=axis) for x in s) / 4,
+                        n_resamples=10_000, rng=np.random.default_rng(stats.SEED))
+    assert (est.low, est.high) == pytest.approx(
+        (ref.confidence_interval.low, ref.confidence_interval.high))
+    held = stats.composite_interval([[0.5], [0.0, 1.0, 1.0]])
+    assert held.estimate == pytest.approx((0.5 + 2 / 3) / 2) and held.note
+    assert held.low is not None and held.low <= held.estimate <= held.high  # type: ignore[operator]
+    single = stats.composite_interval([[0.3], [0.9]])
+    assert single.low is None and single.estimate == pytest.approx(0.6)
+    with pytest.raises(stats.StatsInputError):
+        stats.composite_interval([[0.3], []])

@@ -93,7 +93,7 @@ class VsBest(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    name: str
+    model: str
     successes: int
     n: int
     accuracy: float
@@ -253,7 +253,7 @@ def compare_to_best(counts: Mapping[str, tuple[int, int]], *, alpha: float = 0.0
         k, n = counts[m]
         is_best = m == best
         out.append(VsBest(
-            name=m, successes=k, n=n, accuracy=k / n, best=best,
+            model=m, successes=k, n=n, accuracy=k / n, best=best,
             odds_ratio=None if is_best else tests[m].statistic,
             p_value=1.0 if is_best else tests[m].p_value,
             p_bh=1.0 if is_best else bh[m], p_holm=1.0 if is_best else holm[m],
@@ -315,6 +315,37 @@ def mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE,
                     n=int(arr.size), confidence=confidence)
 
 
+def composite_interval(groups: Sequence[Sequence[float]], *, confidence: float = CONFIDENCE,
+                       n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Estimate:
+    """Mean of the group means (e.g. a composite of dimension scores), bootstrap interval.
+
+    Each group (a dimension's per-task scores) is resampled independently, so
+    the interval carries the uncertainty of every group. Groups of one value
+    contribute no spread of their own; the note says so.
+    """
+    arrays = [np.asarray(g, dtype=float) for g in groups]
+    if not arrays or any(a.size == 0 for a in arrays):
+        raise StatsInputError("a composite needs at least one value in every group",
+                              "there is no data for one of its parts")
+    estimate = float(np.mean([a.mean() for a in arrays]))
+    varying = [a for a in arrays if a.size >= 2]
+    fixed = sum(float(a.mean()) for a in arrays if a.size < 2)
+    note = (f"{len(arrays) - len(varying)} group(s) with one value held fixed"
+            if len(varying) < len(arrays) else None)
+    if not varying:
+        return Estimate(estimate=estimate, low=None, high=None, method="mean of means",
+                        n=len(arrays), confidence=confidence, note="one value per group: "
+                        "no interval")
+
+    def stat(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
+        return (sum(np.mean(x, axis=axis) for x in samples) + fixed) / len(arrays)
+
+    low, high, method = bootstrap_interval(varying, stat, vectorized=True, confidence=confidence,
+                                           n_resamples=n_resamples, seed=seed)
+    return Estimate(estimate=estimate, low=low, high=high, method=f"mean of means; {method}",
+                    n=int(sum(a.size for a in arrays)), confidence=confidence, note=note)
+
+
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], *,
                      confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
                      seed: int = SEED) -> Estimate:
@@ -338,6 +369,22 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], *,
 # -- correlation -----------------------------------------------------------------
 
 MIN_CORRELATION_N = 4
+EXACT_CORRELATION_MAX_N = 8  # up to 8! = 40,320 orderings: exact permutation p-value
+
+
+def _correlation_p(x: np.ndarray, y: np.ndarray, method: str) -> float:
+    """Two-sided p-value: exact permutation test for n <= 8, else scipy's t-based value.
+
+    The asymptotic p-value is badly wrong for tiny n (a perfect rank order of
+    4 points gets p = 0 instead of the exact 1/12), and model comparisons
+    usually have few models.
+    """
+    if method == "spearman":
+        x, y = sps.rankdata(x), sps.rankdata(y)
+    if x.size <= EXACT_CORRELATION_MAX_N:
+        perm = sps.PermutationMethod(n_resamples=math.factorial(int(x.size)))
+        return float(sps.pearsonr(x, y, method=perm).pvalue)
+    return float(sps.pearsonr(x, y).pvalue)
 
 
 def correlation(x: Sequence[float], y: Sequence[float], *,
@@ -345,6 +392,8 @@ def correlation(x: Sequence[float], y: Sequence[float], *,
                 confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
                 seed: int = SEED) -> Correlation:
     """Pearson or Spearman correlation with its p-value (scipy) and a paired bootstrap interval.
+
+    The p-value is exact (every permutation) for up to 8 points, else scipy's.
 
     With fewer than 4 points the coefficient is still reported but marked not
     meaningful; with constant input it is undefined (None) and the note says why.
@@ -359,17 +408,24 @@ def correlation(x: Sequence[float], y: Sequence[float], *,
         return Correlation(estimate=None, p_value=None, low=None, high=None, method=method,
                            interval_method="none", n=n, meaningful=False,
                            note=f"correlation undefined: {why}")
-    func = sps.pearsonr if method == "pearson" else sps.spearmanr
-    res = func(xa, ya)
-    r, p = float(res.statistic), float(res.pvalue)
+    if method == "pearson":
+        r = float(sps.pearsonr(xa, ya).statistic)
+    else:
+        r = float(sps.spearmanr(xa, ya).statistic)
+    p = _correlation_p(xa, ya, method)
 
-    def stat(u: np.ndarray, v: np.ndarray) -> float:
-        if np.ptp(u) == 0 or np.ptp(v) == 0:
-            return float("nan")
-        return float(func(u, v).statistic)
+    def stat(u: np.ndarray, v: np.ndarray, axis: int = -1) -> np.ndarray:
+        # vectorised over resamples; Spearman's rho is Pearson's r of the ranks.
+        # A constant resample gives NaN, which bootstrap_interval leaves out.
+        if method == "spearman":
+            u, v = sps.rankdata(u, axis=axis), sps.rankdata(v, axis=axis)
+        return sps.pearsonr(u, v, axis=axis).statistic
 
-    low, high, imethod = bootstrap_interval((xa, ya), stat, paired=True, confidence=confidence,
-                                            n_resamples=n_resamples, seed=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        low, high, imethod = bootstrap_interval((xa, ya), stat, paired=True, vectorized=True,
+                                                confidence=confidence,
+                                                n_resamples=n_resamples, seed=seed)
     return Correlation(estimate=r, p_value=p, low=low, high=high, method=method,
                        interval_method=imethod, n=n, meaningful=meaningful, note=small)
 

@@ -20,6 +20,7 @@ COMMAND_MODULES: list[str] = [
     "slmbench.cli.models_cmd",
     "slmbench.cli.demo_cmd",
     "slmbench.cli.run_cmd",
+    "slmbench.cli.analyze_cmd",
     "slmbench.cli.tasks_cmd",
 ]
 

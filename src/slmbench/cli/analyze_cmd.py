@@ -1,0 +1,63 @@
+"""``slmbench analyze RUN``: write ``analysis_summary.json`` and print the headline table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from slmbench.analysis import SUMMARY_NAME, AnalysisSummary, analyze_run, parse_params
+from slmbench.stats import Estimate
+
+
+def fmt(est: Estimate | None, *, percent: bool = True) -> str:
+    """``62.0% [48.1, 74.2]`` (or ``0.62 [0.48, 0.74]``); ``–`` when undefined."""
+    if est is None or est.estimate is None:
+        return "–"
+    scale, unit = (100.0, "%") if percent else (1.0, "")
+    digits = 1 if percent else 2
+    text = f"{est.estimate * scale:.{digits}f}{unit}"
+    if est.low is not None and est.high is not None:
+        text += f" [{est.low * scale:.{digits}f}, {est.high * scale:.{digits}f}]"
+    return text
+
+
+def headline(summary: AnalysisSummary) -> Table:
+    """Per model: size, accuracy (Wilson), format failures, composite, p vs best (BH)."""
+    table = Table(title=f"{summary.n_trials} trials · accuracy over {summary.capability_scope}")
+    for col in ("model", "params", "accuracy (95% CI)", "format failures", "composite",
+                "p vs best (BH)"):
+        table.add_column(col, justify="left" if col == "model" else "right")
+    outcomes = {o.model: o for o in summary.outcomes}
+    dims = {d.model: d for d in summary.dimensions}
+    vs = {v.model: v for v in summary.vs_best}
+    for acc in sorted(summary.accuracy, key=lambda a: -(a.accuracy.estimate or 0.0)):
+        comp = dims[acc.model].composite if acc.model in dims else None
+        v = vs.get(acc.model)
+        table.add_row(
+            acc.model, f"{acc.params_b:g}B" if acc.params_b else "?", fmt(acc.accuracy),
+            fmt(outcomes[acc.model].format_failure), fmt(comp, percent=False),
+            "best" if v and v.model == v.best else (f"{v.p_bh:.3g}" if v else "–"),
+        )
+    return table
+
+
+def analyze(
+    run: Path = typer.Argument(..., help="run directory (holds run.sqlite)"),
+    params: list[str] = typer.Option(
+        [], "--params", help="model size as MODEL=B (billions), repeatable; wins over the "
+        "registry"),
+) -> None:
+    """Compute the run's statistics and write RUN/analysis_summary.json."""
+    summary = analyze_run(run, params=parse_params(params))
+    console = Console()
+    console.print(headline(summary))
+    for note in summary.notes + [s.note for s in summary.size if s.note]:
+        console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+    print(run / SUMMARY_NAME)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("analyze")(analyze)
