@@ -114,6 +114,8 @@ def register(app: typer.Typer) -> None:
 
 def _run(exp: Experiment, run_dir: Path) -> None:
     console = Console()
+    if not console.is_terminal:  # logs and pipes: don't squeeze the table into 80 columns
+        console = Console(width=160)
     summary = execute(exp, run_dir=run_dir, progress=make_progress(console))
     print_summary(summary, console)
     if not summary.complete:

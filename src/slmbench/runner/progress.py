@@ -83,7 +83,7 @@ class PlainProgress:
         self._t.start(totals, done, successes)
         total, already = sum(totals.values()), sum(done.values())
         self.console.print(f"run: {total} trials planned, {already} already stored, "
-                           f"{total - already} to run")
+                           f"{total - already} to run", highlight=False, soft_wrap=True)
 
     def advance(self, key: TrialKey, outcome: str) -> None:
         with self._t.lock:
@@ -92,10 +92,10 @@ class PlainProgress:
             line = (f"[{done}/{total}] {key.model} {key.task} {key.variant} "
                     f"T={key.temperature:g} r{key.repeat} -> {outcome} | "
                     f"{self._t.rate(key.model)} | ETA {self._t.eta()}")
-        self.console.print(line, markup=False)
+        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def note(self, text: str) -> None:
-        self.console.print(text, markup=False)
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def stop(self) -> None:
         return None
