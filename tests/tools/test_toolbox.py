@@ -119,13 +119,18 @@ def test_code_interpreter_without_bwrap_refuses_and_never_runs_code(
     assert "apt-get install bubblewrap" in result.observation
 
 
-def test_sandbox_whose_setup_fails_raises_sandbox_unavailable() -> None:
+def test_sandbox_whose_setup_fails_raises_sandbox_unavailable(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     # A bwrap setup failure (here: a bind source that does not exist) happens before the
     # interpreter starts; it is reported as SandboxUnavailable, not as the program's exit 1.
     sb = sandbox_mod.Sandbox()
     build = sb._bwrap_args
-    sb._bwrap_args = lambda *a: [*build(*a)[:1], "--ro-bind", "/no/such/dir", "/x",  # type: ignore[method-assign]
-                                 *build(*a)[1:]]
+
+    def broken(*a: Any) -> list[str]:
+        args = build(*a)
+        return [args[0], "--ro-bind", "/no/such/dir", "/x", *args[1:]]
+
+    monkeypatch.setattr(sb, "_bwrap_args", broken)
     with pytest.raises(SandboxUnavailable) as err:
         sb.run_python("print(1)")
     assert "bubblewrap could not start the sandbox" in str(err.value)

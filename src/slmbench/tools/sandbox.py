@@ -97,26 +97,21 @@ _SIGNAL_REASONS = {
 
 
 class _Capped:
-    """Drains a pipe, keeping the first ``keep`` bytes and counting the rest."""
+    """Drains a pipe on a thread, keeping the first ``keep`` bytes and counting all of them."""
 
-    def __init__(self, stream: IO[bytes], keep: int, on_total: threading.Event, ceiling: int,
-                 shared: list[int]) -> None:
+    def __init__(self, stream: IO[bytes], keep: int) -> None:
         self.kept = bytearray()
         self.total = 0
-        self._args = (stream, keep, on_total, ceiling, shared)
+        self._stream, self._keep = stream, keep
         self.thread = threading.Thread(target=self._drain, daemon=True)
         self.thread.start()
 
     def _drain(self) -> None:
-        stream, keep, over, ceiling, shared = self._args
-        while chunk := stream.read1(65536):
+        while chunk := self._stream.read1(65536):
             self.total += len(chunk)
-            shared[0] += len(chunk)
-            if len(self.kept) < keep:
-                self.kept += chunk[: keep - len(self.kept)]
-            if shared[0] > ceiling:
-                over.set()
-        stream.close()
+            if len(self.kept) < self._keep:
+                self.kept += chunk[: self._keep - len(self.kept)]
+        self._stream.close()
 
     def text(self) -> tuple[str, bool]:
         out = self.kept.decode("utf-8", errors="replace")
@@ -132,7 +127,7 @@ class Sandbox:
         self.limits = limits or SandboxLimits()
         self.python = python
 
-    def _bwrap_args(self, file_dir: Path | None, names: list[str], started_fd: int) -> list[str]:
+    def _bwrap_args(self, file_dir: Path, names: list[str], started_fd: int) -> list[str]:
         lim = self.limits
         args = [
             "bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
@@ -145,7 +140,6 @@ class Sandbox:
             "--size", str(lim.tmpfs_bytes), "--tmpfs", "/work",
         ]
         for name in names:
-            assert file_dir is not None
             args += ["--ro-bind", str(file_dir / name), f"/work/{name}"]
         args += [
             "--remount-ro", "/", "--chdir", "/work", "--hostname", "sandbox",
@@ -209,10 +203,8 @@ class Sandbox:
         finally:
             os.close(started_w)
         assert proc.stdin and proc.stdout and proc.stderr
-        over = threading.Event()
-        shared = [0]
-        out = _Capped(proc.stdout, lim.output_bytes, over, lim.max_output_bytes, shared)
-        err = _Capped(proc.stderr, lim.output_bytes, over, lim.max_output_bytes, shared)
+        out = _Capped(proc.stdout, lim.output_bytes)
+        err = _Capped(proc.stderr, lim.output_bytes)
         try:
             proc.stdin.write(code.encode())
             proc.stdin.close()
@@ -221,12 +213,13 @@ class Sandbox:
         killed: str | None = None
         deadline = time.monotonic() + lim.wall_seconds
         while proc.poll() is None:
-            if over.wait(0.02):
+            if out.total + err.total > lim.max_output_bytes:
                 killed = f"output limit exceeded ({lim.max_output_bytes} bytes)"
                 break
             if time.monotonic() >= deadline:
                 killed = f"wall-clock timeout after {lim.wall_seconds:g} s"
                 break
+            time.sleep(0.02)
         if killed:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -236,7 +229,7 @@ class Sandbox:
             status = fh.read().decode(errors="replace")
         stdout, cut_out = out.text()
         stderr, cut_err = err.text()
-        if status != "started":
+        if status != "started" and not killed:
             raise SandboxUnavailable(
                 f"bubblewrap could not start the sandbox: {stderr.strip() or 'no message'}",
                 hint="unprivileged user namespaces must be enabled; try "
