@@ -47,6 +47,28 @@ def _derived(world: World) -> str:
     return "\n".join(lines)
 
 
+TOOL_RULES = """## How the tools read and change this world
+
+- `web_search`: BM25 keyword ranking over each fact's title and text, top 3 by default;
+  facts sharing no word with the query are not returned. `fact_lookup`: exact key.
+- `calendar` `list`: the user's own events (all week, or one `date`) unless `attendee` is
+  given. `create` always adds the user as an attendee and reports overlapping events as
+  `conflicts` without refusing. `cancel` removes an event by id.
+- `schedule_meeting`: the first start time on a 30-minute grid, inside 09:00-17:00, on
+  weekdays from today (2025-03-10) over 14 days (or only `date`), at which the user and every
+  attendee are free for `duration_minutes` (default 30); it creates the event (EV100, ...).
+- `query_table` / `csv_processor` filters: numbers compare numerically, text
+  case-insensitively, `contains` is a substring test; at most 50 rows are shown (row_count
+  is exact); aggregates are rounded to 4 decimals.
+- `email` `send`: names resolve to addresses; ids SE1, SE2, ...; dated today. `read` marks
+  the message read. `search`: every query word must occur in sender, subject or body.
+- `notify`: the `email` channel resolves names to addresses; slack/teams keep the recipient
+  as written (e.g. `#ops`).
+- `file_manager`: names relative to the scratch folder only. `code_interpreter` sees the
+  scratch files read-only in its working directory; files it writes are discarded.
+"""
+
+
 def describe(world: World | None = None) -> str:
     """Markdown listing of every record in ``world`` (default: the seed-0 world)."""
     from slmbench.world.core import World
@@ -73,6 +95,7 @@ def describe(world: World | None = None) -> str:
         f"## Sales ({len(w.sales)})", "", _table(snap["sales"]), "",
         "### Derived sales figures", "", _derived(w), "",
         f"## Inbox ({len(w.inbox)})", "", _table(snap["inbox"]), "",
+        TOOL_RULES,
         "## Scratch folder", "",
     ]
     for name, text in sorted(w.files.items()):
