@@ -9,16 +9,7 @@ import pytest
 from scipy import stats as sps
 from typer.testing import CliRunner
 
-from report.synthetic_run import (
-    DIMENSIONS,
-    IMPOSSIBLE,
-    MODELS,
-    PARAMS,
-    dimension_of,
-    group_of,
-    make_run,
-    make_trials,
-)
+from report.synthetic_run import IMPOSSIBLE, MODELS, PARAMS, TASKS, make_run, make_trials
 from slmbench import analysis, stats
 from slmbench.agent.trial import Outcome
 from slmbench.errors import ConfigError
@@ -31,7 +22,7 @@ def trials():  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="module")
 def summary(trials):  # type: ignore[no-untyped-def]
-    return analysis.analyze(trials, params=PARAMS, group_of=group_of, dimension_of=dimension_of)
+    return analysis.analyze(trials, params=PARAMS)
 
 
 def _cap(trials, model):  # type: ignore[no-untyped-def]
@@ -42,11 +33,11 @@ def test_accuracy_counts_and_wilson_per_model(trials, summary) -> None:  # type:
     assert summary.models == sorted(MODELS)
     for acc in summary.accuracy:
         cap = _cap(trials, acc.model)
-        wins = sum(t.score.passed for t in cap)
+        wins = sum(t.outcome == Outcome.SUCCESS for t in cap)
         assert (acc.trials, acc.successes) == (len(cap), wins)
         assert acc.accuracy == stats.wilson(wins, len(cap))
         assert acc.params_b == PARAMS[acc.model]
-        assert acc.tasks == 10
+        assert acc.tasks == 16
         low, high = acc.accuracy_by_task.low, acc.accuracy_by_task.high
         assert low is not None and high is not None and low <= acc.accuracy.estimate <= high
     best = max(summary.accuracy, key=lambda a: a.accuracy.estimate)
@@ -66,7 +57,7 @@ def test_format_failures_kept_apart_from_wrong_answers(trials, summary) -> None:
         assert row.format_failure == stats.wilson(ff, len(cap))
         parsed = [t for t in cap if t.outcome != Outcome.FORMAT_FAILURE]
         assert row.accuracy_when_parsed == stats.wilson(
-            sum(t.score.passed for t in parsed), len(parsed))
+            sum(t.outcome == Outcome.SUCCESS for t in parsed), len(parsed))
     alpha = next(r for r in summary.outcomes if r.model == "ollama:alpha-0.5b")
     assert alpha.counts["format_failure"] > 0
 
@@ -75,54 +66,61 @@ def test_groups_and_item_audit(summary) -> None:  # type: ignore[no-untyped-def]
     groups = {(g.model, g.group) for g in summary.groups}
     assert ("ollama:gamma-3b", "information_retrieval") in groups
     assert len({g for _, g in groups}) == 8
-    ms = next(g for g in summary.groups if g.group == "multi_step_reasoning")
-    assert ms.accuracy.estimate == 0.0 and ms.accuracy.high > 0
+    assert "ungrouped" not in {g for _, g in groups}
     assert IMPOSSIBLE in summary.audit.all_models_fail
     # three repeats per (task, temperature) cell: flips are measured for every model
     assert set(summary.audit.flips) == set(MODELS)
     flips = summary.audit.flips["ollama:beta-1.5b"]
-    assert flips.items == 10 * 3 and 0 < flips.rate.estimate < 1
+    assert flips.items == 16 * 3 and 0 < flips.rate.estimate < 1
     assert all(not f.startswith(IMPOSSIBLE + "/") for f in flips.flipped)
 
 
-def test_dimensions_and_composite(trials, summary) -> None:  # type: ignore[no-untyped-def]
+def test_dimensions_match_reliability_module_with_intervals(trials, summary) -> None:  # type: ignore[no-untyped-def]
+    from slmbench.reliability import reliability
+
     assert {d.model for d in summary.dimensions} == set(MODELS)
     for d in summary.dimensions:
-        assert set(d.dimensions) == set(DIMENSIONS.values())
-        assert d.composite is not None
-        mean = sum(e.estimate for e in d.dimensions.values()) / 4
-        assert d.composite.estimate == pytest.approx(mean)
+        rel = [t for t in trials if t.model == d.model and t.suite == "reliability"]
+        report = reliability(rel, TASKS)
+        assert d.report == report
+        for name in ("consistency", "robustness", "fault_tolerance", "safety"):
+            est = d.dimensions[name]
+            assert est.estimate == pytest.approx(getattr(report, name).score)
+            assert est.low <= est.estimate <= est.high
+        assert d.composite.estimate == pytest.approx(report.composite)
         assert d.composite.low <= d.composite.estimate <= d.composite.high
-    # safety: plain pass rate over the safety tasks, averaged per task
-    delta = next(d for d in summary.dimensions if d.model == "ollama:delta-7b")
-    safety_trials = [t for t in trials if t.model == "ollama:delta-7b"
-                     and DIMENSIONS.get(t.task_id) == "safety"]
-    per_task = [sum(t.score.passed for t in safety_trials if t.task_id == tid) / 9
-                for tid in ("RS-1", "RS-2")]
-    assert delta.dimensions["safety"].estimate == pytest.approx(sum(per_task) / 2)
-    kinds = {c.key for c in summary.faults}
-    assert kinds == {"timeout", "rate_limit", "internal_error"}
-    assert {c.key for c in summary.perturbations} == {"base", "paraphrase", "verbose", "typos"}
-    assert {s.model for s in summary.safety} == set(MODELS)
+    faults = {c.key for c in summary.faults}
+    assert faults == {f for t in TASKS.values() for f in t.faults}
+    assert "base" in {c.key for c in summary.perturbations}
+    alpha = next(s for s in summary.safety if s.model == "ollama:alpha-0.5b")
+    assert set(alpha.by_expectation) == {"refuse", "verify"}
+    assert sum(alpha.counts.values()) == alpha.trials
+
+
+def test_fault_that_never_fired_is_no_recovery(summary, trials) -> None:  # type: ignore[no-untyped-def]
+    cell = next(c for c in summary.faults if c.model == "ollama:delta-7b" and c.key == "timeout")
+    fired = [t for t in trials if t.model == "ollama:delta-7b" and t.variant == "fault:timeout"]
+    wins = sum(t.outcome == Outcome.SUCCESS and t.faults_injected > 0 for t in fired)
+    assert cell.rate == stats.wilson(wins, len(fired))
 
 
 def test_consistency_of_an_always_failing_model_is_zero() -> None:
     never = {"ollama:never-1b": (1.0, 0.0)}
-    trials = [t for t in make_trials(never) if t.suite == "reliability"]
-    trials = [t.model_copy(update={"score": t.score.model_copy(update={"passed": False}),
-                                   "outcome": Outcome.WRONG_ANSWER}) for t in trials]
-    dims = analysis.dimension_scores("ollama:never-1b", trials, dimension_of=dimension_of)
+    trials = [t.model_copy(update={"outcome": Outcome.WRONG_ANSWER})
+              for t in make_trials(never) if t.suite == "reliability"]
+    dims = analysis.dimension_scores("ollama:never-1b", trials, TASKS)
     assert dims is not None
     assert dims.dimensions["consistency"].estimate == 0.0
     assert dims.composite is not None and dims.composite.estimate == 0.0
+    assert dims.composite.high == 0.0
 
 
 def test_temperature_effects(trials, summary) -> None:  # type: ignore[no-untyped-def]
     for eff in summary.temperature:
         assert set(eff.per_temperature) == {"0.3", "0.7", "1"}
         cap = _cap(trials, eff.model)
-        lo = [t.score.passed for t in cap if t.temperature == 0.3]
-        hi = [t.score.passed for t in cap if t.temperature == 1.0]
+        lo = [t.outcome == Outcome.SUCCESS for t in cap if t.temperature == 0.3]
+        hi = [t.outcome == Outcome.SUCCESS for t in cap if t.temperature == 1.0]
         ref = sps.fisher_exact([[sum(hi), len(hi) - sum(hi)], [sum(lo), len(lo) - sum(lo)]])
         assert eff.fisher.p_value == pytest.approx(ref[1])
         assert eff.cohens_h == pytest.approx(stats.cohens_h(sum(hi) / len(hi),
@@ -130,8 +128,7 @@ def test_temperature_effects(trials, summary) -> None:  # type: ignore[no-untype
 
 
 def test_one_temperature_says_so() -> None:
-    s = analysis.analyze(make_trials(temperatures=(0.7,), reliability=False), params=PARAMS,
-                         group_of=group_of, dimension_of=dimension_of)
+    s = analysis.analyze(make_trials(temperatures=(0.7,), reliability=False), params=PARAMS)
     assert all(e.fisher is None and "one temperature" in (e.note or "") for e in s.temperature)
 
 
@@ -143,8 +140,7 @@ def test_size_correlation_and_small_n_note(summary) -> None:  # type: ignore[no-
     assert acc.spearman.estimate > 0.5
     assert any(c.metric == "composite" for c in summary.size)
     three = {m: MODELS[m] for m in list(MODELS)[:3]}
-    s = analysis.analyze(make_trials(three, reliability=False), params=PARAMS,
-                         group_of=group_of, dimension_of=dimension_of)
+    s = analysis.analyze(make_trials(three, reliability=False), params=PARAMS)
     small = s.size[0]
     assert small.pearson is None and "at least 4 models" in (small.note or "")
 
@@ -153,8 +149,7 @@ def test_params_from_option_beat_registry_and_missing_are_named() -> None:
     assert analysis.params_of("llamacpp:/x/y/tiny.gguf", {"tiny": 0.1}) == 0.1
     assert analysis.params_of("openai:big@http://127.0.0.1:8080/v1", {"big": 9.0}) == 9.0
     assert analysis.params_of("ollama:unknown", {}) is None
-    s = analysis.analyze(make_trials(reliability=False), params={"ollama:alpha-0.5b": 0.5},
-                         group_of=group_of, dimension_of=dimension_of)
+    s = analysis.analyze(make_trials(reliability=False), params={"ollama:alpha-0.5b": 0.5})
     assert "no parameter count for" in (s.size[0].note or "")
 
 
@@ -162,9 +157,9 @@ def test_pairwise_mcnemar_on_shared_items_with_bh(trials, summary) -> None:  # t
     assert len(summary.pairwise) == 6
     pair = next(p for p in summary.pairwise
                 if (p.a, p.b) == ("ollama:alpha-0.5b", "ollama:delta-7b"))
-    a = {(t.task_id, t.temperature, t.repeat): t.score.passed
+    a = {(t.task_id, t.temperature, t.repeat): t.outcome == Outcome.SUCCESS
          for t in _cap(trials, "ollama:alpha-0.5b")}
-    b = {(t.task_id, t.temperature, t.repeat): t.score.passed
+    b = {(t.task_id, t.temperature, t.repeat): t.outcome == Outcome.SUCCESS
          for t in _cap(trials, "ollama:delta-7b")}
     keys = sorted(a)
     ref = stats.mcnemar([a[k] for k in keys], [b[k] for k in keys])

@@ -316,19 +316,37 @@ def test_flip_rate() -> None:
         stats.flip_rate({"t": [True]})
 
 
-def test_composite_interval_resamples_each_group() -> None:
-    groups = [[1.0, 0.5, 0.0, 1.0], [0.2, 0.4, 0.6], [1.0, 1.0], [0.0, 0.5, 0.25, 0.75, 1.0]]
+def test_composite_interval_resamples_clusters_in_each_group() -> None:
+    # per group: successes and trials per task; score = per-trial rate of the group
+    groups = [([3, 1, 0, 2], [3, 3, 3, 3]), ([1, 2, 2], [3, 3, 6]), ([2, 3], [3, 3]),
+              ([0, 1, 1, 2, 3], [3, 3, 3, 3, 3])]
     est = stats.composite_interval(groups)
-    assert est.estimate == pytest.approx(np.mean([np.mean(g) for g in groups]))
-    ref = sps.bootstrap(tuple(np.array(g) for g in groups),
-                        lambda *s, axis=-1: sum(np.mean(x, axis=axis) for x in s) / 4,
+    rates = [sum(n) / sum(d) for n, d in groups]
+    assert est.estimate == pytest.approx(np.mean(rates))
+
+    def ref_stat(*idx, axis=-1):  # type: ignore[no-untyped-def]
+        return sum(np.array(n)[i.astype(int)].sum(axis=axis)
+                   / np.array(d)[i.astype(int)].sum(axis=axis)
+                   for (n, d), i in zip(groups, idx, strict=True)) / 4
+
+    ref = sps.bootstrap(tuple(np.arange(len(n), dtype=float) for n, _ in groups), ref_stat,
                         n_resamples=10_000, rng=np.random.default_rng(stats.SEED))
     assert (est.low, est.high) == pytest.approx(
         (ref.confidence_interval.low, ref.confidence_interval.high))
-    held = stats.composite_interval([[0.5], [0.0, 1.0, 1.0]])
+    assert est.low <= est.estimate <= est.high  # type: ignore[operator]
+
+
+def test_ratio_interval_and_edge_cases() -> None:
+    one = stats.ratio_interval([2, 0, 3, 1], [3, 3, 3, 3])
+    assert one.estimate == pytest.approx(0.5) and one.method.startswith("cluster bootstrap")
+    held = stats.composite_interval([([1], [2]), ([0, 3, 3], [3, 3, 3])])
     assert held.estimate == pytest.approx((0.5 + 2 / 3) / 2) and held.note
     assert held.low is not None and held.low <= held.estimate <= held.high  # type: ignore[operator]
-    single = stats.composite_interval([[0.3], [0.9]])
-    assert single.low is None and single.estimate == pytest.approx(0.6)
+    zeros = stats.ratio_interval([0, 0, 0], [3, 3, 3])
+    assert (zeros.estimate, zeros.low, zeros.high) == (0.0, 0.0, 0.0)
+    single = stats.composite_interval([([1], [3]), ([2], [2])])
+    assert single.low is None and single.estimate == pytest.approx(2 / 3)
     with pytest.raises(stats.StatsInputError):
-        stats.composite_interval([[0.3], []])
+        stats.composite_interval([([1], [0])])
+    with pytest.raises(stats.StatsInputError):
+        stats.composite_interval([([], [])])

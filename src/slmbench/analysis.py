@@ -12,8 +12,9 @@ Which trials feed which figure:
 
 - *capability* figures use trials of the ``capability`` suite, base variant,
   no injected fault (or every trial, when a run holds no capability suite);
-- *dimension* scores come from :mod:`slmbench.reliability` (trials of the
-  ``reliability`` suite); a model with none has no dimension scores.
+- *dimension* scores are :mod:`slmbench.reliability`'s (trials of the
+  reliability-suite tasks); their intervals come from a bootstrap over tasks
+  of the same per-trial rates (:func:`slmbench.stats.composite_interval`).
 """
 
 from __future__ import annotations
@@ -30,15 +31,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from slmbench import stats
 from slmbench.agent.trial import Outcome, Trial
 from slmbench.errors import ConfigError
+from slmbench.reliability import ReliabilityReport, reliability
 from slmbench.stats import Correlation, Estimate, FlipRate, McNemarResult, TestResult, VsBest
 from slmbench.store import DB_NAME, RunStore
+from slmbench.tasks import Task, load_tasks
+from slmbench.tasks.perturb import FAULT_PREFIX
 
 ANALYSIS_SCHEMA_VERSION = 1
 SUMMARY_NAME = "analysis_summary.json"
 CAPABILITY = "capability"
-
-GroupOf = Callable[[str], str | None]
-
 
 # -- records -------------------------------------------------------------------
 
@@ -79,11 +80,16 @@ class GroupAccuracy(_Frozen):
 
 
 class DimensionScores(_Frozen):
-    """The four reliability dimensions and their composite, each with a bootstrap interval."""
+    """The four reliability dimensions and their composite, each with a bootstrap interval.
+
+    Point estimates are :mod:`slmbench.reliability`'s; ``report`` keeps its
+    details (pass@k, outcome agreement, degradation, fault reach, ...).
+    """
 
     model: str
     dimensions: dict[str, Estimate]
     composite: Estimate | None
+    report: ReliabilityReport
     note: str | None = None
 
 
@@ -101,6 +107,7 @@ class SafetyBreakdown(_Frozen):
     model: str
     trials: int
     passed: Estimate
+    by_expectation: dict[str, Estimate]  # refuse / comply / verify -> success rate
     counts: dict[str, int]  # outcome -> trials
 
 
@@ -191,21 +198,13 @@ def load_trials(run_dir: str | Path) -> list[Trial]:
 
 
 def passed(trial: Trial) -> bool:
-    """A trial counts as a success when its scorer passed it (else by its outcome)."""
-    if trial.score is not None:
-        return trial.score.passed
+    """A trial counts as a success when its outcome is ``success`` (its scorer passed it)."""
     return trial.outcome == Outcome.SUCCESS
 
 
-def _task_groups() -> GroupOf:
-    """Task id → group from the shipped suites (None for unknown ids)."""
-    try:
-        from slmbench.tasks import load_tasks
-
-        tasks = load_tasks()
-    except (ImportError, ConfigError):
-        return lambda _task_id: None
-    return lambda task_id: tasks[task_id].group if task_id in tasks else None
+def shipped_tasks() -> dict[str, Task]:
+    """The shipped suites' tasks by id."""
+    return load_tasks()
 
 
 def registry_params() -> dict[str, float]:
@@ -273,8 +272,9 @@ def _outcomes(model: str, trials: list[Trial]) -> OutcomeBreakdown:
     )
 
 
-def _groups(model: str, trials: list[Trial], group_of: GroupOf) -> list[GroupAccuracy]:
-    by_group = _by(trials, lambda t: group_of(t.task_id) or "ungrouped")
+def _groups(model: str, trials: list[Trial], tasks: Mapping[str, Task]) -> list[GroupAccuracy]:
+    by_group = _by(trials, lambda t: tasks[t.task_id].group if t.task_id in tasks
+                   else "ungrouped")
     return [GroupAccuracy(model=model, group=str(g),
                           accuracy=stats.wilson(sum(passed(t) for t in ts), len(ts)))
             for g, ts in sorted(by_group.items(), key=lambda kv: str(kv[0]))]
@@ -365,106 +365,95 @@ def _audit(all_trials: list[Trial], by_model: Mapping[str, list[Trial]]) -> Item
 DIMENSIONS = ("consistency", "robustness", "fault_tolerance", "safety")
 
 
-def _task_dimensions() -> Callable[[str], str | None]:
-    """Task id → reliability dimension from the shipped suites (None for unknown ids)."""
-    try:
-        from slmbench.tasks import load_tasks
+def _dimension_parts(dimension: str, trials: Sequence[Trial], k: int
+                     ) -> tuple[list[float], list[float]]:
+    """Per task ``(numerator, denominator)`` whose pooled ratio is reliability.py's score.
 
-        tasks = load_tasks()
-    except (ImportError, ConfigError):
-        return lambda _task_id: None
-    return lambda task_id: tasks[task_id].dimension if task_id in tasks else None
-
-
-def _dimension_of(t: Trial, dimension_of: Callable[[str], str | None]) -> str | None:
-    if t.suite != "reliability":
-        return None
-    found = dimension_of(t.task_id)
-    if found:
-        return found
-    if t.fault_plan is not None:
-        return "fault_tolerance"
-    return "robustness" if t.variant != "base" else None
-
-
-def _per_task_dimension_score(dimension: str, trials: list[Trial]) -> float | None:
-    """One task's score in [0, 1] on its dimension (None when it has no usable trial).
-
-    consistency: mean over temperatures of "all repeats pass" (pass^k with k = the
-    repeats), so a model that always fails scores 0; robustness: success on the
-    perturbed variants; fault_tolerance: success on trials where a fault reached
-    the model; safety: the scorer's verdict (refuse / stay on task / verify).
+    consistency: pass^k summed over the task's (temperature) items / items;
+    robustness: successes / perturbed trials; fault_tolerance: trials where the
+    fault was injected and the answer was right / fault trials; safety:
+    successes / trials.
     """
-    if dimension == "consistency":
-        cells = _by([t for t in trials if t.variant == "base" and t.fault_plan is None],
-                    lambda t: round(t.temperature, 4))
-        if not cells:
-            return None
-        return sum(stats.pass_hat_k_item(len(c), sum(passed(t) for t in c), len(c))
-                   for c in cells.values()) / len(cells)
-    if dimension == "robustness":
-        use = [t for t in trials if t.variant != "base" and t.fault_plan is None]
-    elif dimension == "fault_tolerance":
-        use = [t for t in trials if t.fault_plan is not None and t.faults_injected > 0]
-    else:
-        use = trials
-    return sum(passed(t) for t in use) / len(use) if use else None
+    num: list[float] = []
+    den: list[float] = []
+    for ts in _by(trials, lambda t: t.task_id).values():
+        if dimension == "consistency":
+            items = _by([t for t in ts if t.variant == "base"], lambda t: t.temperature)
+            vals = [stats.pass_hat_k_item(len(i), sum(map(passed, i)), k)
+                    for i in items.values()]
+            n, d = sum(vals), float(len(vals))
+        elif dimension == "robustness":
+            use = [t for t in ts if t.variant != "base"]
+            n, d = float(sum(map(passed, use))), float(len(use))
+        elif dimension == "fault_tolerance":
+            use = [t for t in ts if t.variant.startswith(FAULT_PREFIX)]
+            n = float(sum(t.faults_injected > 0 and passed(t) for t in use))
+            d = float(len(use))
+        else:
+            n, d = float(sum(map(passed, ts))), float(len(ts))
+        if d > 0:
+            num.append(n)
+            den.append(d)
+    return num, den
 
 
-def dimension_scores(model: str, trials: Sequence[Trial], *,
-                     dimension_of: Callable[[str], str | None] | None = None
+def dimension_scores(model: str, trials: Sequence[Trial], tasks: Mapping[str, Task]
                      ) -> DimensionScores | None:
-    """A model's four reliability dimensions (bootstrap over tasks) and their composite.
+    """A model's reliability report with intervals (bootstrap over tasks) on every score.
 
-    The composite is the mean of the four dimension scores; its interval
-    resamples tasks within each dimension (one bootstrap draw per dimension,
-    same seed) so that it reflects the uncertainty of all four.
+    None when the model has no reliability-suite trial of a known task.
     """
-    dimension_of = dimension_of or _task_dimensions()
-    by_dim: dict[str, dict[str, list[Trial]]] = defaultdict(lambda: defaultdict(list))
-    for t in trials:
-        d = _dimension_of(t, dimension_of)
-        if d is not None:
-            by_dim[d][t.task_id].append(t)
-    if not by_dim:
+    known = [t for t in trials if t.task_id in tasks and tasks[t.task_id].dimension]
+    if not known:
         return None
-    per_task: dict[str, list[float]] = {}
+    report = reliability(known, tasks)
+    scores = {"consistency": report.consistency.score, "robustness": report.robustness.score,
+              "fault_tolerance": report.fault_tolerance.score, "safety": report.safety.score}
+    k = report.consistency.k or 1
+    parts: dict[str, tuple[list[float], list[float]]] = {}
+    dims: dict[str, Estimate] = {}
     for d in DIMENSIONS:
-        vals = [_per_task_dimension_score(d, ts) for ts in by_dim.get(d, {}).values()]
-        if kept := [v for v in vals if v is not None]:
-            per_task[d] = kept
-    dims = {d: stats.mean_interval(v) for d, v in per_task.items()}
-    missing = [d for d in DIMENSIONS if d not in dims]
-    if missing:
-        return DimensionScores(model=model, dimensions=dims, composite=None,
-                               note=f"no trials for {', '.join(missing)}: no composite")
-    return DimensionScores(model=model, dimensions=dims,
-                           composite=stats.composite_interval([per_task[d] for d in DIMENSIONS]))
+        if scores[d] is None:
+            continue
+        parts[d] = _dimension_parts(d, [t for t in known if tasks[t.task_id].dimension == d], k)
+        dims[d] = stats.ratio_interval(*parts[d])
+    composite = (stats.composite_interval([parts[d] for d in DIMENSIONS])
+                 if report.composite is not None else None)
+    return DimensionScores(model=model, dimensions=dims, composite=composite, report=report,
+                           note=report.note)
 
 
-def _cells(model: str, trials: Iterable[Trial], key: Callable[[Trial], str]) -> list[Cell]:
+def _cells(model: str, trials: Iterable[Trial], key: Callable[[Trial], str],
+           ok: Callable[[Trial], bool] = passed) -> list[Cell]:
     groups = _by(trials, key)
-    return [Cell(model=model, key=str(k),
-                 rate=stats.wilson(sum(passed(t) for t in ts), len(ts)))
+    return [Cell(model=model, key=str(k), rate=stats.wilson(sum(map(ok, ts)), len(ts)))
             for k, ts in sorted(groups.items(), key=lambda kv: str(kv[0]))]
 
 
-def _reliability_views(model: str, trials: Sequence[Trial],
-                       dimension_of: Callable[[str], str | None]
+def _reliability_views(model: str, trials: Sequence[Trial], tasks: Mapping[str, Task]
                        ) -> tuple[list[Cell], list[Cell], SafetyBreakdown | None]:
     """Fault recovery per fault kind, success per robustness variant, safety outcomes."""
-    dim = {id(t): _dimension_of(t, dimension_of) for t in trials}
-    faulted = [t for t in trials if t.fault_plan is not None and t.faults_injected > 0]
-    faults = _cells(model, faulted, lambda t: t.fault_plan.fault if t.fault_plan else "")
-    robust = [t for t in trials if dim[id(t)] == "robustness" and t.fault_plan is None]
-    perturb = _cells(model, robust, lambda t: t.variant)
-    safe = [t for t in trials if dim[id(t)] == "safety"]
+
+    def dim(t: Trial) -> str | None:
+        task = tasks.get(t.task_id)
+        return task.dimension if task else None
+
+    faulted = [t for t in trials
+               if dim(t) == "fault_tolerance" and t.variant.startswith(FAULT_PREFIX)]
+    # as in slmbench.reliability: a fault that never reached the model is no recovery
+    faults = _cells(model, faulted, lambda t: t.variant.removeprefix(FAULT_PREFIX),
+                    ok=lambda t: t.faults_injected > 0 and passed(t))
+    perturb = _cells(model, [t for t in trials if dim(t) == "robustness"], lambda t: t.variant)
+    safe = [t for t in trials if dim(t) == "safety"]
     safety = None
     if safe:
-        counts = Counter(t.outcome.value for t in safe)
-        safety = SafetyBreakdown(model=model, trials=len(safe),
-                                 passed=stats.wilson(sum(passed(t) for t in safe), len(safe)),
-                                 counts=dict(sorted(counts.items())))
+        by_exp = _by(safe, lambda t: tasks[t.task_id].expected_behaviour or "comply")
+        safety = SafetyBreakdown(
+            model=model, trials=len(safe),
+            passed=stats.wilson(sum(map(passed, safe)), len(safe)),
+            by_expectation={str(e): stats.wilson(sum(map(passed, ts)), len(ts))
+                            for e, ts in sorted(by_exp.items(), key=lambda kv: str(kv[0]))},
+            counts=dict(sorted(Counter(t.outcome.value for t in safe).items())))
     return faults, perturb, safety
 
 
@@ -476,21 +465,24 @@ def _is_capability(t: Trial) -> bool:
 
 
 def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
-            params: Mapping[str, float] | None = None, group_of: GroupOf | None = None,
-            dimension_of: Callable[[str], str | None] | None = None) -> AnalysisSummary:
+            params: Mapping[str, float] | None = None,
+            tasks: Mapping[str, Task] | None = None) -> AnalysisSummary:
     """Compute the summary of a run's trials.
 
     ``params`` maps model specs or names to billions of parameters (they win
-    over the registry's values); ``group_of`` and ``dimension_of`` map task
-    ids to their group and reliability dimension (default: the shipped suites).
+    over the registry's values); ``tasks`` gives each task id its group and
+    reliability dimension (default: the shipped suites).
     """
     if not trials:
         raise ConfigError(f"run {run_dir or '(in memory)'} holds no trials",
                           "run `slmbench run` first, or resume it until trials are stored")
-    group_of = group_of or _task_groups()
-    dimension_of = dimension_of or _task_dimensions()
+    tasks = shipped_tasks() if tasks is None else tasks
+    unknown = sorted({t.task_id for t in trials} - set(tasks))
     sizes = {**registry_params(), **(params or {})}
     notes: list[str] = []
+    if unknown:
+        notes.append(f"tasks not in the given suites (no group, no dimension): "
+                     f"{', '.join(unknown)}")
 
     capability = [t for t in trials if _is_capability(t)]
     scope = "capability suite, base variant, no injected fault"
@@ -505,9 +497,8 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
     model_params = {m: params_of(m, sizes) for m in models}
 
     accuracy = [_accuracy(m, cap_by_model[m], model_params[m]) for m in cap_models]
-    dims = [d for m in models
-            if (d := dimension_scores(m, all_by_model[m], dimension_of=dimension_of))]
-    views = {m: _reliability_views(m, all_by_model[m], dimension_of) for m in models}
+    dims = [d for m in models if (d := dimension_scores(m, all_by_model[m], tasks))]
+    views = {m: _reliability_views(m, all_by_model[m], tasks) for m in models}
     size = [_size("accuracy", {a.model: a.accuracy.estimate or 0.0 for a in accuracy},
                   model_params)]
     composite = {d.model: d.composite.estimate for d in dims
@@ -524,7 +515,7 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
         models=models, n_trials=len(trials), capability_scope=scope, accuracy=accuracy,
         vs_best=stats.compare_to_best({a.model: (a.successes, a.trials) for a in accuracy}),
         outcomes=[_outcomes(m, cap_by_model[m]) for m in cap_models],
-        groups=[g for m in cap_models for g in _groups(m, cap_by_model[m], group_of)],
+        groups=[g for m in cap_models for g in _groups(m, cap_by_model[m], tasks)],
         dimensions=dims,
         faults=[c for m in models for c in views[m][0]],
         perturbations=[c for m in models for c in views[m][1]],
@@ -536,12 +527,10 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
 
 
 def analyze_run(run_dir: str | Path, *, params: Mapping[str, float] | None = None,
-                group_of: GroupOf | None = None,
-                dimension_of: Callable[[str], str | None] | None = None,
-                write: bool = True) -> AnalysisSummary:
+                tasks: Mapping[str, Task] | None = None, write: bool = True
+                ) -> AnalysisSummary:
     """Analyze a run directory and (by default) write ``analysis_summary.json`` into it."""
-    summary = analyze(load_trials(run_dir), run_dir=run_dir, params=params, group_of=group_of,
-                      dimension_of=dimension_of)
+    summary = analyze(load_trials(run_dir), run_dir=run_dir, params=params, tasks=tasks)
     if write:
         write_summary(summary, Path(run_dir) / SUMMARY_NAME)
     return summary

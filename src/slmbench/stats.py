@@ -315,35 +315,55 @@ def mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE,
                     n=int(arr.size), confidence=confidence)
 
 
-def composite_interval(groups: Sequence[Sequence[float]], *, confidence: float = CONFIDENCE,
-                       n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Estimate:
-    """Mean of the group means (e.g. a composite of dimension scores), bootstrap interval.
+def composite_interval(groups: Sequence[tuple[Sequence[float], Sequence[float]]], *,
+                       confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                       seed: int = SEED) -> Estimate:
+    """Mean over groups of ratio estimates, with a cluster bootstrap interval.
 
-    Each group (a dimension's per-task scores) is resampled independently, so
-    the interval carries the uncertainty of every group. Groups of one value
-    contribute no spread of their own; the note says so.
+    Each group is ``(numerators, denominators)`` with one entry per cluster
+    (e.g. per task: successes and trials of one reliability dimension); its
+    score is ``sum(num) / sum(den)``, i.e. the per-trial rate. Clusters are
+    resampled with replacement within every group independently (one
+    ``scipy.stats.bootstrap`` sample per group), so the interval reflects the
+    uncertainty of all groups. One group gives a plain cluster-bootstrap
+    interval of its rate. Groups with one cluster are held fixed (see note).
     """
-    arrays = [np.asarray(g, dtype=float) for g in groups]
-    if not arrays or any(a.size == 0 for a in arrays):
-        raise StatsInputError("a composite needs at least one value in every group",
-                              "there is no data for one of its parts")
-    estimate = float(np.mean([a.mean() for a in arrays]))
-    varying = [a for a in arrays if a.size >= 2]
-    fixed = sum(float(a.mean()) for a in arrays if a.size < 2)
-    note = (f"{len(arrays) - len(varying)} group(s) with one value held fixed"
-            if len(varying) < len(arrays) else None)
+    pairs = [(np.asarray(n, dtype=float), np.asarray(d, dtype=float)) for n, d in groups]
+    if not pairs or any(n.size == 0 or n.shape != d.shape or d.sum() <= 0 for n, d in pairs):
+        raise StatsInputError("every group needs one numerator and a positive denominator "
+                              "per cluster", "there is no data for one of its parts")
+    ratios = [float(n.sum() / d.sum()) for n, d in pairs]
+    estimate = float(np.mean(ratios))
+    varying = [i for i, (n, _) in enumerate(pairs) if n.size >= 2]
+    fixed = sum(r for i, r in enumerate(ratios) if i not in varying)
+    clusters = int(sum(n.size for n, _ in pairs))
+    note = (f"{len(pairs) - len(varying)} group(s) with one cluster held fixed"
+            if len(varying) < len(pairs) else None)
     if not varying:
-        return Estimate(estimate=estimate, low=None, high=None, method="mean of means",
-                        n=len(arrays), confidence=confidence, note="one value per group: "
-                        "no interval")
+        return Estimate(estimate=estimate, low=None, high=None, method="ratio", n=clusters,
+                        confidence=confidence, note="one cluster per group: no interval")
 
-    def stat(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
-        return (sum(np.mean(x, axis=axis) for x in samples) + fixed) / len(arrays)
+    def stat(*indices: np.ndarray, axis: int = -1) -> np.ndarray:
+        total = np.zeros(np.shape(indices[0])[:-1]) + fixed
+        for i, idx in zip(varying, indices, strict=True):
+            num, den = pairs[i]
+            take = idx.astype(int)
+            total = total + num[take].sum(axis=axis) / den[take].sum(axis=axis)
+        return total / len(pairs)
 
-    low, high, method = bootstrap_interval(varying, stat, vectorized=True, confidence=confidence,
+    samples = [np.arange(pairs[i][0].size, dtype=float) for i in varying]
+    low, high, method = bootstrap_interval(samples, stat, vectorized=True, confidence=confidence,
                                            n_resamples=n_resamples, seed=seed)
-    return Estimate(estimate=estimate, low=low, high=high, method=f"mean of means; {method}",
-                    n=int(sum(a.size for a in arrays)), confidence=confidence, note=note)
+    return Estimate(estimate=estimate, low=low, high=high, method=f"cluster {method}",
+                    n=clusters, confidence=confidence, note=note)
+
+
+def ratio_interval(numerators: Sequence[float], denominators: Sequence[float], *,
+                   confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                   seed: int = SEED) -> Estimate:
+    """``sum(num) / sum(den)`` with a bootstrap over clusters (e.g. a success rate over tasks)."""
+    return composite_interval([(numerators, denominators)], confidence=confidence,
+                              n_resamples=n_resamples, seed=seed)
 
 
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], *,

@@ -1,10 +1,12 @@
 """A synthetic run store for analysis and report tests: real Trial records, known rates.
 
-Four models of known size, each with a fixed per-model skill, run a small
-capability suite (8 groups) and a reliability suite (4 dimensions) at three
-temperatures with three repeats. Outcomes are drawn from a seeded generator, so
-every run built here is identical; a few outcomes are planted on purpose (a
-task every model fails, format failures for the weakest model).
+Four models of known size, each with a fixed skill, run the shipped suites'
+tasks (two capability tasks per group, every reliability task with its
+rewordings and fault variants) at three temperatures with three repeats.
+Outcomes come from a seeded generator, so every run built here is identical.
+Planted on purpose: a task every model fails, format failures that grow as
+skill falls, faults that sometimes never reach the model, and a transcript
+holding HTML/script text (the report must show it as text).
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from slmbench.agent.trial import Action, FaultPlan, Outcome, Step, Trial
+from slmbench.agent.trial import Action, Outcome, Step, Trial
 from slmbench.models.base import Message
 from slmbench.scoring.base import Score
 from slmbench.store import RunStore, TrialKey
+from slmbench.tasks import Task, load_tasks
+from slmbench.tasks.perturb import fault_plan_for, variants
 
 MODELS = {  # spec -> (params in B, skill)
     "ollama:alpha-0.5b": (0.5, 0.25),
@@ -25,70 +29,54 @@ MODELS = {  # spec -> (params in B, skill)
     "ollama:delta-7b": (7.0, 0.85),
 }
 PARAMS = {m: p for m, (p, _) in MODELS.items()}
-GROUPS = {
-    "IR-1": "information_retrieval", "IR-2": "information_retrieval",
-    "SC-1": "scheduling", "DA-1": "data_analysis", "DA-2": "data_analysis",
-    "CM-1": "communication", "MS-1": "multi_step_reasoning", "DM-1": "decision_making",
-    "CD-1": "coding", "SF-1": "safety",
-}
-IMPOSSIBLE = "MS-1"  # planted: every model fails it
-DIMENSIONS = {"RC-1": "consistency", "RC-2": "consistency", "RR-1": "robustness",
-              "RR-2": "robustness", "RF-1": "fault_tolerance", "RF-2": "fault_tolerance",
-              "RS-1": "safety", "RS-2": "safety"}
-ALL_TASKS = {**GROUPS, **{t: "reliability" for t in DIMENSIONS}}
 TEMPERATURES = (0.3, 0.7, 1.0)
 REPEATS = 3
-PARAPHRASES = ("paraphrase", "verbose", "typos")
-FAULTS = ("timeout", "rate_limit", "internal_error")
+TASKS = load_tasks()
+CAPABILITY = [t for t in TASKS.values() if t.suite == "capability"]
+CAPABILITY = [t for g in sorted({t.group for t in CAPABILITY})
+              for t in [c for c in CAPABILITY if c.group == g][:2]]
+RELIABILITY = [t for t in TASKS.values() if t.suite == "reliability"]
+IMPOSSIBLE = CAPABILITY[0].id  # planted: every model fails it
+SCRIPT_TEXT = "I think <script>alert(1)</script> maybe"
 
 
-def group_of(task_id: str) -> str | None:
-    return GROUPS.get(task_id)
-
-
-def dimension_of(task_id: str) -> str | None:
-    return DIMENSIONS.get(task_id)
-
-
-def _trial(model: str, task: str, suite: str, *, variant: str, temperature: float,
-           repeat: int, ok: bool, outcome: Outcome, size: float,
-           fault: str | None = None) -> Trial:
-    question = f"Please solve task {task} ({variant}) using the tools."
-    call = Step(index=0, raw_response='{"name": "web_search", "arguments": {"q": "x"}}',
-                action=Action(kind="tool", name="web_search", arguments={"q": "x"},
-                              format="json"),
-                observation="error: timeout" if fault else "result <b>42</b>",
-                injected_fault=fault, tool_ok=fault is None, prompt_tokens=120,
-                completion_tokens=20, latency_s=0.2)
+def _trial(model: str, task: Task, *, variant: str, temperature: float, repeat: int,
+           ok: bool, outcome: Outcome, size: float, reached: bool) -> Trial:
+    plan = fault_plan_for(task, variant)
+    injected = plan is not None and reached
+    tool = task.tools[0] if task.tools else "calculator"
+    call = Step(index=0, raw_response=f'{{"name": "{tool}", "arguments": {{}}}}',
+                action=Action(kind="tool", name=tool, format="json"),
+                observation="error: injected fault" if injected else "result <b>42</b>",
+                injected_fault=plan.fault if injected and plan else None,
+                tool_ok=not injected, prompt_tokens=120, completion_tokens=20, latency_s=0.2)
     answer = "42" if ok else "41"
     final = Step(index=1, raw_response=f"Final answer: {answer}",
                  action=Action(kind="final", answer=answer, format="action_lines"),
                  prompt_tokens=150, completion_tokens=10, latency_s=0.1)
     steps = [call, final] if outcome != Outcome.FORMAT_FAILURE else [
-        Step(index=0, raw_response="I think <script>alert(1)</script> maybe",
+        Step(index=0, raw_response=SCRIPT_TEXT,
              action=Action(kind="invalid", error="no action found"))]
     return Trial(
-        model=model, task_id=task, suite=suite, variant=variant, temperature=temperature,
-        seed=1000 + repeat, repeat=repeat, outcome=outcome,
+        model=model, task_id=task.id, suite=task.suite, variant=variant,
+        temperature=temperature, seed=1000 + repeat,
+        repeat=repeat, outcome=outcome,
         final_answer=None if outcome == Outcome.FORMAT_FAILURE else answer,
-        score=Score(value=1.0 if ok else 0.0, passed=ok, reason="matches 42" if ok else
-                    "expected 42"),
+        score=Score(value=1.0 if ok else 0.0, passed=ok,
+                    reason="matches 42" if ok else "expected 42"),
         steps=steps,
-        messages=[Message(role="system", content="You are an agent. Use tools."),
-                  Message(role="user", content=question),
+        messages=[Message(role="system", content="You are an agent. Use the tools."),
+                  Message(role="user", content=task.instruction),
                   Message(role="assistant", content=steps[-1].raw_response)],
-        fault_plan=FaultPlan(tool="web_search", fault=fault) if fault else None,  # type: ignore[arg-type]
-        faults_injected=1 if fault else 0, prompt_tokens=270, completion_tokens=30,
-        latency_s=0.3 * size, wall_s=0.35 * size,
+        fault_plan=plan, faults_injected=1 if injected else 0, prompt_tokens=270,
+        completion_tokens=30, latency_s=0.3 * size, wall_s=0.35 * size,
     )
 
 
 def _outcome(rng: np.random.Generator, ok: bool, skill: float) -> Outcome:
     if ok:
         return Outcome.SUCCESS
-    if rng.random() < (1 - skill) * 0.5:
-        return Outcome.FORMAT_FAILURE
-    return Outcome.WRONG_ANSWER
+    return Outcome.FORMAT_FAILURE if rng.random() < (1 - skill) * 0.5 else Outcome.WRONG_ANSWER
 
 
 def make_trials(models: dict[str, tuple[float, float]] | None = None,
@@ -96,31 +84,22 @@ def make_trials(models: dict[str, tuple[float, float]] | None = None,
                 reliability: bool = True, seed: int = 0) -> list[Trial]:
     """Every trial of the synthetic run, deterministic for a seed."""
     rng = np.random.default_rng(seed)
+    tasks = CAPABILITY + (RELIABILITY if reliability else [])
     out: list[Trial] = []
     for model, (size, skill) in (models or MODELS).items():
         for temperature in temperatures:
             p = max(0.02, skill - 0.15 * temperature)
             for repeat in range(repeats):
-                for task in GROUPS:
-                    ok = task != IMPOSSIBLE and bool(rng.random() < p)
-                    out.append(_trial(model, task, "capability", variant="base",
-                                      temperature=temperature, repeat=repeat, ok=ok,
-                                      outcome=_outcome(rng, ok, skill), size=size))
-                if not reliability:
-                    continue
-                for task, dim in DIMENSIONS.items():
-                    variants: list[tuple[str, str | None]] = [("base", None)]
-                    if dim == "robustness":
-                        variants += [(v, None) for v in PARAPHRASES]
-                    if dim == "fault_tolerance":
-                        variants = [(f"fault:{f}", f) for f in FAULTS]
-                    for variant, fault in variants:
+                for task in tasks:
+                    for variant in variants(task):
                         q = p * (0.7 if variant != "base" else 1.0)
-                        ok = bool(rng.random() < q)
-                        out.append(_trial(model, task, "reliability", variant=variant,
+                        ok = task.id != IMPOSSIBLE and bool(rng.random() < q)
+                        reached = bool(rng.random() < 0.9)
+                        ok = ok and (reached or fault_plan_for(task, variant) is None)
+                        out.append(_trial(model, task, variant=variant,
                                           temperature=temperature, repeat=repeat, ok=ok,
                                           outcome=_outcome(rng, ok, skill), size=size,
-                                          fault=fault))
+                                          reached=reached))
     return out
 
 
