@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from slmbench.tasks import SHIPPED_SUITES, Task, load_suite
@@ -75,8 +76,8 @@ def validate(
             if trial.outcome != "success":
                 failures += 1
                 why = trial.score.reason if trial.score else trial.error
-                console.print(f"[red]FAIL[/] {task.id} [{variant}]: {trial.outcome.value}: {why}",
-                              highlight=False)
+                console.print(f"[red]FAIL[/] {task.id} ({variant}): {trial.outcome.value}: "
+                              f"{escape(str(why))}", highlight=False)
     if failures:
         console.print(f"[red]{failures} reference run(s) failed[/]: those tasks are not "
                       "solvable as written, or their scorer rejects the intended answer")

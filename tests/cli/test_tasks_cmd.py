@@ -1,0 +1,67 @@
+"""``slmbench tasks list`` and ``slmbench tasks validate``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from clirun import CliRunner
+
+GOOD = {
+    "id": "XX-1", "group": "data_analysis", "instruction": "How many products do we sell?",
+    "tools": ["query_table"], "difficulty": 1, "scorer": {"kind": "numeric", "value": 10},
+    "reference": {"actions": [{"tool": "query_table",
+                               "arguments": {"table": "products", "aggregate": "count"}}],
+                  "answer": "We sell 10 products."},
+}
+
+
+def _suite(tmp_path: Path, *tasks: dict) -> Path:
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump({"suite": "capability", "tasks": list(tasks)}))
+    return path
+
+
+def test_list_shows_both_suites_with_counts(cli: CliRunner, home: Path) -> None:
+    result = cli("tasks", "list")
+    assert result.code == 0, result.err
+    assert "capability: 31 tasks" in result.out and "reliability: 14 tasks" in result.out
+    assert ("groups: coding 3, communication 4, data_analysis 4, decision_making 3, "
+            "information_retrieval 5, multi_step_reasoning 4, safety 4, scheduling 4") in result.out
+    assert "dimensions: consistency 4, fault_tolerance 3, robustness 4, safety 3" in result.out
+    for task_id in ("IR-1", "CD-3", "SF-4", "RC-1", "RF-3", "RS-3"):
+        assert task_id in result.out
+
+
+def test_list_one_suite_or_a_file(cli: CliRunner, home: Path, tmp_path: Path) -> None:
+    result = cli("tasks", "list", "--suite", "reliability")
+    assert "reliability: 14 tasks" in result.out and "capability" not in result.out
+    result = cli("tasks", "list", "--file", str(_suite(tmp_path, GOOD)))
+    assert result.code == 0 and "1 tasks" in result.out and "XX-1" in result.out
+
+
+def test_validate_replays_references(cli: CliRunner, home: Path, tmp_path: Path) -> None:
+    result = cli("tasks", "validate", str(_suite(tmp_path, GOOD)))
+    assert result.code == 0, result.out
+    assert "every reference solution succeeds" in result.out
+    wrong = {**GOOD, "scorer": {"kind": "numeric", "value": 11}}  # the world says 10
+    result = cli("tasks", "validate", str(_suite(tmp_path, wrong)))
+    assert result.code == 1
+    assert "FAIL XX-1 (base): wrong_answer: stated 10; expected 11" in result.out
+
+
+def test_validate_reports_a_malformed_file_in_one_line(cli: CliRunner, home: Path,
+                                                       tmp_path: Path) -> None:
+    path = _suite(tmp_path, {**GOOD, "difficulty": 9})
+    result = cli("tasks", "validate", str(path))
+    assert result.code == 2
+    assert f"{path}: task XX-1: field difficulty" in result.err
+    assert "Traceback" not in result.err and "what to do" in result.err
+
+
+def test_shipped_suites_validate(cli: CliRunner, home: Path) -> None:
+    from slmbench.tasks.loader import suite_path
+
+    for name in ("capability", "reliability"):
+        result = cli("tasks", "validate", str(suite_path(name)))
+        assert result.code == 0, result.out
