@@ -22,6 +22,7 @@ COMMAND_MODULES: list[str] = [
     "slmbench.cli.run_cmd",
     "slmbench.cli.analyze_cmd",
     "slmbench.cli.tasks_cmd",
+    "slmbench.cli.microtasks_cmd",
 ]
 
 app = typer.Typer(

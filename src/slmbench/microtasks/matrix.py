@@ -1,0 +1,148 @@
+"""Run the eligibility matrix: tasks x models x prompts, both readings, against baselines."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from slmbench.microtasks.baselines import Baseline, all_baselines, gold_of
+from slmbench.microtasks.datasets import load_items
+from slmbench.microtasks.datasets.records import AnyItem, TaskName
+from slmbench.microtasks.eligibility import (
+    METRICS,
+    EligibilityCell,
+    PromptSummary,
+    Scorer,
+    TauSweepRow,
+    by_prompt,
+    make_cell,
+    tau_sweep,
+)
+from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, ItemReading, read_item
+from slmbench.models.base import Model, load_model, parse_spec
+
+Progress = Callable[[str], None]
+
+
+def _key(seed: int, item_id: str) -> str:
+    return hashlib.sha256(f"{seed}:{item_id}".encode()).hexdigest()
+
+
+def select_items(items: Sequence[AnyItem], limit: int | None, seed: int = 0) -> list[AnyItem]:
+    """The eval split, or a seeded sample of ``limit`` items stratified by gold answer class."""
+    pool = sorted((i for i in items if i.split == "eval"), key=lambda i: _key(seed, i.id))
+    if limit is None or limit >= len(pool):
+        return pool
+    groups: dict[str, list[AnyItem]] = defaultdict(list)
+    for item in pool:
+        gold = gold_of(item)
+        cls = gold if gold in {"approve", "deny", "save", "skip", "none"} else "other"
+        groups[cls].append(item)
+    quota = {c: int(limit * len(g) / len(pool)) for c, g in groups.items()}
+    by_remainder = sorted(groups, key=lambda c: -(limit * len(groups[c]) / len(pool) % 1))
+    for c in by_remainder[: limit - sum(quota.values())]:
+        quota[c] += 1
+    chosen = [i for c, g in groups.items() for i in g[: quota[c]]]
+    return sorted(chosen, key=lambda i: _key(seed, i.id))
+
+
+def precision_of(spec: str) -> str:
+    """Weight precision of a model spec: its ``precision`` option, else the registry's."""
+    parsed = parse_spec(spec)
+    if parsed.option("precision"):
+        return str(parsed.option("precision"))
+    try:
+        from slmbench.models.registry import load_registry
+
+        entry = load_registry().find(Path(parsed.target).stem)
+    except Exception:  # the registry is optional here; fall back to "unknown"
+        entry = None
+    return str(getattr(entry, "quantization", None) or "unknown")
+
+
+class MatrixRun(BaseModel):
+    """Everything one ``slmbench eligibility`` run measured, as written to JSON."""
+
+    command: str
+    created: str
+    models: list[str]
+    tasks: list[TaskName]
+    prompts: list[str]
+    limit: int | None
+    seed: int
+    items: dict[str, list[str]]
+    baseline_scores: dict[str, dict[str, float]]
+    cells: list[EligibilityCell]
+    tau_sweep: list[TauSweepRow]
+    by_prompt: list[PromptSummary]
+    readings: list[ItemReading]
+    notes: list[str]
+
+
+def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Sequence[str],
+               *, limit: int | None = None, seed: int = 0, source: Path | None = None,
+               command: str = "", progress: Progress | None = None,
+               loader: Callable[[str], Model] = load_model) -> MatrixRun:
+    say = progress or (lambda _msg: None)
+    chosen: dict[TaskName, list[AnyItem]] = {}
+    fits: dict[TaskName, list[AnyItem]] = {}
+    for task in tasks:
+        everything = load_items(task, source=source)
+        fits[task] = [i for i in everything if i.split == "fit"]
+        chosen[task] = select_items(everything, limit, seed)
+    baselines = {t: all_baselines(t, fits[t], chosen[t]) for t in tasks}
+    cells: list[EligibilityCell] = []
+    readings: list[ItemReading] = []
+    notes: set[str] = set()
+    for spec in models:
+        model = loader(spec)
+        precision = precision_of(spec)
+        try:
+            for task in tasks:
+                items = chosen[task]
+                golds = [gold_of(i) for i in items]
+                for prompt_id in prompt_ids:
+                    say(f"{spec} · {task} · {prompt_id}: {len(items)} items")
+                    got = [read_item(model, task, prompt_id, i) for i in items]
+                    readings.extend(got)
+                    cells.extend(_cells(spec, precision, task, prompt_id, golds, got,
+                                        baselines[task]))
+                    notes.update(f"{spec}: {r.note}" for r in got if r.note)
+        finally:
+            model.close()
+    base_scores = {}
+    for task in tasks:
+        golds = [gold_of(i) for i in chosen[task]]
+        scorer = Scorer(task, METRICS[task][0], golds)
+        base_scores[task] = {b.name: scorer.score([b.rankings[i.id] for i in chosen[task]])
+                             for b in baselines[task]}
+    return MatrixRun(command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
+                     models=list(models), tasks=list(tasks), prompts=list(prompt_ids),
+                     limit=limit, seed=seed,
+                     items={t: [i.id for i in chosen[t]] for t in tasks},
+                     baseline_scores=base_scores, cells=cells, tau_sweep=tau_sweep(cells),
+                     by_prompt=by_prompt(cells), readings=readings, notes=sorted(notes))
+
+
+def _cells(spec: str, precision: str, task: TaskName, prompt_id: str, golds: list[str],
+           got: list[ItemReading], baselines: list[Baseline]) -> list[EligibilityCell]:
+    base = {b.name: [b.rankings[r.item_id] for r in got] for b in baselines}
+    fails = sum(r.format_failure for r in got)
+    out = []
+    for metric in METRICS[task]:
+        common = dict(task=task, metric=metric, model=spec, precision=precision,
+                      prompt_id=prompt_id, golds=golds, baselines=base)
+        out.append(make_cell(**common, reading="generation",
+                             rankings=[r.generation_ranking for r in got],
+                             format_failures=fails))
+        if all(r.logprob_ranking is not None for r in got):
+            out.append(make_cell(**common, reading="logprob",
+                                 rankings=[r.logprob_ranking or [] for r in got]))
+        else:
+            out[-1] = out[-1].model_copy(update={"note": NO_LOGPROBS_NOTE})
+    return out
