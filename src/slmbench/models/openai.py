@@ -1,0 +1,210 @@
+"""Any OpenAI-compatible chat server (the ``openai:`` backend), via the official client.
+
+Spec: ``openai:MODEL@BASE_URL``, e.g. ``openai:qwen2.5-7b@http://127.0.0.1:8000/v1``
+(vLLM, llama.cpp's server, LM Studio...). Without ``@BASE_URL`` the URL is
+``$OPENAI_BASE_URL``, else ``http://127.0.0.1:8000/v1``; the API key is
+``$OPENAI_API_KEY``, else ``"none"`` (local servers ignore it). Option:
+``timeout`` (seconds per request, default 120). Token counts are the server's
+``usage`` figures (0 where a server reports none).
+
+``temperature``, ``seed``, ``max_tokens``, ``stop`` and ``tools`` are sent as
+they are; native tool calls come back as ``Completion.tool_calls``. A call whose
+arguments are not a JSON object keeps the raw string under ``"_unparsed"``, so
+the scaffold can record a format failure instead of losing it. The client's
+own retries are off (``max_retries=0``): the runner retries transient faults
+(refused connections, timeouts, 429, 5xx), which raise
+``BackendError(transient=True)``; other 4xx answers are not retried.
+
+``score`` is not supported. The chat endpoint returns log-probabilities only of
+tokens the server sampled, not of given candidates; the completions endpoint
+with ``echo`` would need the server's chat template on the client side, and
+llama-cpp-python's server (0.3.36, measured) misaligns echoed prompt
+log-probabilities by one token (each token is scored with the distribution of
+the token after it). No number from that path can be trusted, so ``score``
+raises ``LogprobsUnsupportedError``; use the ``llamacpp`` or ``hf`` backend.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import openai
+
+from slmbench.errors import BackendError, LogprobsUnsupportedError, ModelSpecError
+from slmbench.models.base import (
+    CandidateScore,
+    Completion,
+    FinishReason,
+    Message,
+    ModelSpec,
+    ToolCall,
+    as_messages,
+)
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+OPTIONS = ("timeout",)
+
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop", "length": "length", "tool_calls": "tool_calls", "function_call": "tool_calls",
+}
+
+
+def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Messages in the OpenAI chat format, tool calls and tool results included."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        d: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.tool_calls:
+            d["tool_calls"] = [
+                {"id": c.id or f"call_{i}", "type": "function",
+                 "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                for i, c in enumerate(m.tool_calls)
+            ]
+        if m.tool_call_id:
+            d["tool_call_id"] = m.tool_call_id
+        if m.name and m.role != "tool":
+            d["name"] = m.name
+        out.append(d)
+    return out
+
+
+def parse_arguments(raw: str | None) -> dict[str, Any]:
+    """A tool call's JSON arguments as a dict; the raw text if it is not a JSON object."""
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {"_unparsed": raw}
+    return value if isinstance(value, dict) else {"_unparsed": raw}
+
+
+class OpenAIModel:
+    """A model behind an OpenAI-compatible ``/chat/completions`` endpoint."""
+
+    supports_logprobs = False
+    supports_native_tools = True
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        *,
+        spec: str | None = None,
+        timeout: float = 120.0,
+        api_key: str | None = None,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self.spec = spec or f"openai:{model}@{self.base_url}"
+        self._client = openai.OpenAI(
+            base_url=self.base_url,
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "none",
+            max_retries=0,
+            timeout=timeout,
+            http_client=http_client,
+        )
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> OpenAIModel:
+        unknown = sorted(set(spec.options) - set(OPTIONS))
+        if unknown:
+            raise ModelSpecError(f"unknown option(s) {', '.join(unknown)} in {spec.raw!r}",
+                                 f"the openai backend knows: {', '.join(OPTIONS)}")
+        model, _, url = spec.target.partition("@")
+        if not model:
+            raise ModelSpecError(f"{spec.raw!r} names no model before '@'",
+                                 "write openai:MODEL@http://HOST:PORT/v1")
+        try:
+            timeout = float(spec.option("timeout", "120") or "")
+        except ValueError:
+            timeout = 0.0
+        if timeout <= 0:
+            raise ModelSpecError(f"timeout in {spec.raw!r} is not a positive number",
+                                 "write e.g. ?timeout=60")
+        return cls(model, url or None, spec=spec.raw, timeout=timeout)
+
+    def _error(self, exc: openai.OpenAIError) -> BackendError:
+        where = f"the OpenAI-compatible server at {self.base_url}"
+        if isinstance(exc, openai.APITimeoutError):
+            return BackendError(f"{where} did not answer in time", "retry, or raise ?timeout=",
+                                transient=True)
+        if isinstance(exc, openai.APIConnectionError):
+            return BackendError(f"cannot reach {where}: {exc}",
+                                "start the server, or fix the URL after '@' / $OPENAI_BASE_URL",
+                                transient=True)
+        if isinstance(exc, openai.RateLimitError | openai.InternalServerError):
+            return BackendError(f"{where} answered {exc.status_code}: {exc.message}",
+                                "a passing fault; the runner retries it", transient=True)
+        if isinstance(exc, openai.APIStatusError):
+            return BackendError(f"{where} refused the request ({exc.status_code}): "
+                                f"{exc.message}", f"check the model name {self.model!r} "
+                                "and the request options")
+        return BackendError(f"bad answer from {where}: {exc}", "check the server's version")
+
+    def generate(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        *,
+        temperature: float = 0.0,
+        seed: int = 0,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> Completion:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": openai_messages(as_messages(messages)),
+            "temperature": temperature,
+            "seed": seed,
+            "max_tokens": max_tokens,
+        }
+        if stop:
+            request["stop"] = list(stop)
+        if tools:
+            request["tools"] = list(tools)
+        start = time.perf_counter()
+        try:
+            response = self._client.chat.completions.create(**request)
+        except openai.OpenAIError as exc:
+            raise self._error(exc) from exc
+        latency = time.perf_counter() - start
+        if not response.choices:
+            raise BackendError(f"the server at {self.base_url} returned no choices",
+                               "check the server's logs", transient=True)
+        choice = response.choices[0]
+        calls = tuple(
+            ToolCall(name=c.function.name, arguments=parse_arguments(c.function.arguments),
+                     id=c.id)
+            for c in choice.message.tool_calls or () if c.type == "function"
+        )
+        finish = "tool_calls" if calls else _FINISH.get(choice.finish_reason or "stop", "stop")
+        usage = response.usage
+        return Completion(
+            text=choice.message.content or "",
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            latency_s=latency,
+            finish_reason=finish,
+            model=self.spec,
+            tool_calls=calls,
+        )
+
+    def score(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        candidates: Sequence[str],
+    ) -> list[CandidateScore]:
+        raise LogprobsUnsupportedError(
+            f"{self.spec}: an OpenAI-compatible server gives no log-probabilities of given "
+            "candidates (chat logprobs cover only sampled tokens; echoed prompt logprobs "
+            "are misaligned in llama.cpp's server)",
+            "score with the llamacpp or hf backend on the same weights",
+        )
+
+    def close(self) -> None:
+        self._client.close()
