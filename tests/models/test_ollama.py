@@ -1,0 +1,161 @@
+"""The Ollama backend, against recorded ``/api/chat`` responses.
+
+No Ollama server is installable here, so each test replays a JSON answer from
+``fixtures/ollama/`` (shaped like a real ``/api/chat`` reply) through an httpx
+mock transport and checks both the request we send and what we make of the reply.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import httpx
+import pytest
+
+from slmbench.errors import (
+    BackendError,
+    LogprobsUnsupportedError,
+    ModelNotFoundError,
+    ModelSpecError,
+)
+from slmbench.models import Model, load_model
+from slmbench.models.base import Message, ToolCall
+from slmbench.models.ollama import OllamaModel
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ollama"
+FRANCE = [Message(role="user", content="What is the capital of France?")]
+HOST = "http://127.0.0.1:11434"
+
+
+def replay(name: str, status: int = 200) -> tuple[OllamaModel, list[httpx.Request]]:
+    """A model whose server answers every request with one recorded response."""
+    seen: list[httpx.Request] = []
+    body = json.loads((FIXTURES / name).read_text())
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(status, json=body)
+
+    return OllamaModel("qwen2.5:0.5b", HOST, transport=httpx.MockTransport(handler)), seen
+
+
+def test_plain_answer() -> None:
+    model, seen = replay("chat_answer.json")
+    assert isinstance(model, Model) and not model.supports_logprobs
+    out = model.generate(FRANCE, temperature=0.7, seed=11, max_tokens=64, stop=["\n\n"])
+    assert out.text == "The capital of France is Paris."
+    assert (out.prompt_tokens, out.completion_tokens) == (36, 8)
+    assert out.finish_reason == "stop" and out.tool_calls == ()
+    request = seen[0]
+    assert request.url == httpx.URL(f"{HOST}/api/chat")
+    body = json.loads(request.content)
+    assert body["model"] == "qwen2.5:0.5b" and body["stream"] is False
+    assert body["messages"] == [{"role": "user", "content": "What is the capital of France?"}]
+    assert body["options"] == {"temperature": 0.7, "seed": 11, "num_predict": 64,
+                               "stop": ["\n\n"]}
+
+
+def test_length_finish() -> None:
+    model, _ = replay("chat_length.json")
+    out = model.generate(FRANCE, max_tokens=3)
+    assert out.finish_reason == "length" and out.completion_tokens == 3
+
+
+def test_native_tool_call_and_history() -> None:
+    model, seen = replay("chat_tool_call.json")
+    tools = [{"type": "function", "function": {
+        "name": "calculator", "description": "Evaluate arithmetic.",
+        "parameters": {"type": "object", "properties": {"expression": {"type": "string"}},
+                       "required": ["expression"]}}}]
+    history = [
+        Message(role="user", content="What is 17*23? Then add 1."),
+        Message(role="assistant", content="",
+                tool_calls=(ToolCall(name="calculator", arguments={"expression": "17*23"}),)),
+        Message(role="tool", content="391", name="calculator"),
+    ]
+    out = model.generate(history, tools=tools)
+    assert out.finish_reason == "tool_calls" and out.text == ""
+    assert out.tool_calls == (ToolCall(name="calculator", arguments={"expression": "17 * 23"}),)
+    body = json.loads(seen[0].content)
+    assert body["tools"] == tools
+    assert body["messages"][1]["tool_calls"] == [
+        {"function": {"name": "calculator", "arguments": {"expression": "17*23"}}}]
+    assert body["messages"][2] == {"role": "tool", "content": "391", "tool_name": "calculator"}
+
+
+def test_num_ctx_option_reaches_the_server() -> None:
+    seen: list[httpx.Request] = []
+    body = json.loads((FIXTURES / "chat_answer.json").read_text())
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=body)
+
+    model = OllamaModel("qwen2.5:0.5b", HOST, num_ctx=8192,
+                        transport=httpx.MockTransport(handler))
+    model.generate(FRANCE)
+    assert json.loads(seen[0].content)["options"]["num_ctx"] == 8192
+
+
+def test_missing_tag_says_pull_it() -> None:
+    model, _ = replay("error_model_not_found.json", status=404)
+    with pytest.raises(ModelNotFoundError) as err:
+        model.generate(FRANCE)
+    assert "not found" in str(err.value) and err.value.hint == "ollama pull qwen2.5:0.5b"
+
+
+@pytest.mark.parametrize(("status", "transient"), [(500, True), (503, True), (429, True),
+                                                   (400, False)])
+def test_server_errors(status: int, transient: bool) -> None:
+    model, _ = replay("error_server.json", status=status)
+    with pytest.raises(BackendError) as err:
+        model.generate(FRANCE)
+    assert err.value.transient is transient
+    assert "llama runner process has terminated" in str(err.value)
+
+
+def test_unreachable_server_is_transient_and_says_start_it() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    model = load_model(f"ollama:qwen2.5:0.5b@http://127.0.0.1:{port}")
+    with pytest.raises(BackendError) as err:
+        model.generate(FRANCE)
+    assert err.value.transient
+    assert f"127.0.0.1:{port} is unreachable" in str(err.value)
+    assert "ollama serve" in err.value.hint
+
+
+def test_timeout_is_transient() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    model = OllamaModel("m", HOST, transport=httpx.MockTransport(handler))
+    with pytest.raises(BackendError, match="did not answer in time") as err:
+        model.generate(FRANCE)
+    assert err.value.transient
+
+
+def test_score_is_refused() -> None:
+    model, _ = replay("chat_answer.json")
+    with pytest.raises(LogprobsUnsupportedError, match="only of tokens it sampled"):
+        model.score(FRANCE, ["Paris"])
+
+
+def test_spec_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = load_model("ollama:qwen2.5:7b@http://127.0.0.1:9999?num_ctx=4096")
+    assert isinstance(model, OllamaModel)
+    assert (model.tag, model.host, model.num_ctx) == ("qwen2.5:7b", "http://127.0.0.1:9999", 4096)
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:12345")
+    assert OllamaModel("llama3.2:3b").host == "http://127.0.0.1:12345"
+    monkeypatch.delenv("OLLAMA_HOST")
+    assert OllamaModel("llama3.2:3b").host == HOST
+
+
+@pytest.mark.parametrize("spec", ["ollama:@http://127.0.0.1:1", "ollama:m?num_ctx=big",
+                                  "ollama:m?timeout=0", "ollama:m?seed=3"])
+def test_bad_specs(spec: str) -> None:
+    with pytest.raises(ModelSpecError):
+        load_model(spec)
