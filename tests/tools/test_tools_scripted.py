@@ -117,6 +117,13 @@ def test_schedule_meeting_respects_busy_attendees_and_the_given_day(box: WorldTo
     assert not r.ok and "no common free 240-minute slot" in r.observation
 
 
+def test_a_single_attendee_may_be_given_as_a_string(box: WorldToolbox) -> None:
+    m = ok(box, "schedule_meeting", title="Chat", attendees="Mei Chen, Ben Foster",
+           date="2025-03-14")["scheduled"]
+    assert m["attendees"][1:] == ["mei.chen@brightline.example", "ben.foster@brightline.example"]
+    assert m["start"] == "09:00"
+
+
 def test_email_to_an_unknown_person_is_refused_and_nothing_is_sent(box: WorldToolbox) -> None:
     r = box.call("email", {"action": "send", "to": ["Bob"], "subject": "hi", "body": "x"})
     assert not r.ok and "unknown recipient 'Bob'" in r.observation

@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from slmbench.tools.base import ToolError
-from slmbench.tools.common import StrictParams, jsonable
+from slmbench.tools.common import StrictParams, as_list, jsonable
 from slmbench.world import Event, World
 from slmbench.world.records import HHMM
 
@@ -71,6 +71,8 @@ class Calendar:
         attendee: str | None = Field(default=None, description="list: whose calendar")
         event_id: str | None = Field(default=None, description="cancel: the event's id")
 
+        _attendees = field_validator("attendees", mode="before")(as_list)
+
     def run(self, world: World, params: Params) -> dict[str, Any]:
         p = params
         if p.action == "list":
@@ -113,6 +115,8 @@ class ScheduleMeeting:
         attendees: list[str] = Field(min_length=1, description="names or e-mails")
         duration_minutes: int = Field(default=30, ge=15, le=480)
         date: dt.date | None = Field(default=None, description="YYYY-MM-DD; only this day")
+
+        _attendees = field_validator("attendees", mode="before")(as_list)
 
     def run(self, world: World, params: Params) -> dict[str, Any]:
         attendees = _with_user(world, _addresses(world, params.attendees))

@@ -7,16 +7,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from slmbench.tools.base import ToolError
-from slmbench.tools.common import StrictParams, jsonable
+from slmbench.tools.common import StrictParams, as_list, jsonable
 from slmbench.world import World
 from slmbench.world.records import Channel, Notification, SentEmail
-
-
-def _as_list(value: Any) -> Any:
-    """Accept one address as a string as well as a list ("a@x, b@y" splits on commas)."""
-    if isinstance(value, str):
-        return [v.strip() for v in value.split(",") if v.strip()]
-    return value
 
 
 def _recipients(world: World, people: list[str]) -> list[str]:
@@ -50,7 +43,7 @@ class EmailTool:
         email_id: str | None = Field(default=None, description="read: the message id")
         unread_only: bool = False
 
-        _to = field_validator("to", "cc", mode="before")(_as_list)
+        _to = field_validator("to", "cc", mode="before")(as_list)
 
     def run(self, world: World, params: Params) -> dict[str, Any]:
         p = params

@@ -24,8 +24,10 @@ root, bwrap is started as an unprivileged uid (``nobody``, 65534) and relies
 on unprivileged user namespaces; ``RLIMIT_NPROC`` then counts that uid's
 processes on the whole host, i.e. every sandbox running at the same time.
 
-The wall-clock timeout kills bwrap's process group; ``--die-with-parent``
-then kills the sandbox's pid 1, which takes the whole pid namespace down.
+The wall-clock timeout kills the sandbox's pid 1 (found through bwrap's
+``--json-status-fd``, signalled through a pidfd so a recycled pid is never
+hit), which takes the whole pid namespace down, and bwrap's process group;
+``run_python`` returns only once that namespace is empty.
 Output is read incrementally: the first ``output_bytes`` of each stream are
 kept (a marker says how much was cut) and a program printing more than
 ``max_output_bytes`` in total is killed.
@@ -33,8 +35,10 @@ kept (a marker says how much was cut) and a program printing more than
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import select
 import shutil
 import signal
 import subprocess
@@ -50,6 +54,7 @@ from slmbench.errors import SlmbenchError
 
 SANDBOX_PYTHON = "/usr/bin/python3"
 UNPRIVILEGED_UID = 65534  # nobody
+_TEARDOWN_WAIT_S = 5.0  # bound on waiting for a killed sandbox's processes to be gone
 
 
 class SandboxUnavailable(SlmbenchError):
@@ -127,11 +132,12 @@ class Sandbox:
         self.limits = limits or SandboxLimits()
         self.python = python
 
-    def _bwrap_args(self, file_dir: Path, names: list[str], started_fd: int) -> list[str]:
+    def _bwrap_args(self, file_dir: Path, names: list[str], started_fd: int,
+                    status_fd: int) -> list[str]:
         lim = self.limits
         args = [
             "bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
-            "--die-with-parent", "--new-session",
+            "--die-with-parent", "--new-session", "--json-status-fd", str(status_fd),
             "--ro-bind", "/usr", "/usr",
             "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
             "--symlink", "usr/lib64", "/lib64",
@@ -189,12 +195,14 @@ class Sandbox:
     def _run(self, code: str, file_dir: Path, names: list[str]) -> SandboxResult:
         lim = self.limits
         started_r, started_w = os.pipe()
+        status_r, status_w = os.pipe()
         drop = os.geteuid() == 0
         try:
             proc = subprocess.Popen(
-                self._bwrap_args(file_dir, names, started_w),
+                self._bwrap_args(file_dir, names, started_w, status_w),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(started_w,), start_new_session=True, preexec_fn=self._set_limits,
+                pass_fds=(started_w, status_w), start_new_session=True,
+                preexec_fn=self._set_limits,
                 env={"PATH": "/usr/bin:/bin"},
                 user=UNPRIVILEGED_UID if drop else None,
                 group=UNPRIVILEGED_UID if drop else None,
@@ -202,7 +210,9 @@ class Sandbox:
             )
         finally:
             os.close(started_w)
+            os.close(status_w)
         assert proc.stdin and proc.stdout and proc.stderr
+        pidfd = _open_sandbox_init(status_r, time.monotonic() + lim.wall_seconds)
         out = _Capped(proc.stdout, lim.output_bytes)
         err = _Capped(proc.stderr, lim.output_bytes)
         try:
@@ -221,8 +231,17 @@ class Sandbox:
                 break
             time.sleep(0.02)
         if killed:
+            # Killing the sandbox's pid 1 takes down its whole pid namespace; killing bwrap's
+            # group alone would leave that to --die-with-parent, asynchronously.
+            if pidfd is not None:
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        if pidfd is not None:
+            # pid 1 finishes exiting only once every process in its namespace is gone
+            select.select([pidfd], [], [], _TEARDOWN_WAIT_S)
+            os.close(pidfd)
+        os.close(status_r)
         out.thread.join()
         err.thread.join()
         with os.fdopen(started_r, "rb") as fh:
@@ -241,6 +260,25 @@ class Sandbox:
         return SandboxResult(stdout=stdout, stderr=stderr, exit_code=code_,
                              timed_out=killed is not None and killed.startswith("wall"),
                              killed_reason=killed, truncated=cut_out or cut_err)
+
+
+def _open_sandbox_init(status_fd: int, deadline: float) -> int | None:
+    """A pidfd for the sandbox's pid 1, from bwrap's ``{"child-pid": N}`` status line.
+
+    None when bwrap failed before creating it, or it has already exited.
+    """
+    buf = b""
+    while b"}" not in buf and time.monotonic() < deadline:
+        ready, _, _ = select.select([status_fd], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(status_fd, 4096) if ready else b""
+        if not chunk:
+            break
+        buf += chunk
+    try:
+        pid = json.JSONDecoder().raw_decode(buf.decode().strip())[0]["child-pid"]
+        return os.pidfd_open(int(pid))
+    except (ValueError, KeyError, TypeError, ProcessLookupError):
+        return None
 
 
 def _signal_name(sig: int) -> str:
