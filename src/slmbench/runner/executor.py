@@ -49,6 +49,9 @@ from slmbench.runner.retry import RetryingModel
 from slmbench.store import RunStore
 
 TrialFn = Callable[..., Trial]
+# Runner counters (retries, cache hits, throughput) are saved at most this often and at the
+# end of each model's lane: a kill can lose the last second of counts, never a trial.
+STATS_FLUSH_S = 1.0
 ModelLoader = Callable[[str], Model]
 
 
@@ -130,11 +133,12 @@ class _Run:
         self.trial_fn, self.model_loader, self.progress = trial_fn, model_loader, progress
         self.sleep = sleep
         self.stop = threading.Event()
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         prior = store.get_meta("runner_stats", {}) or {}
         self.stats: dict[str, RunnerStats] = {
             m: RunnerStats.model_validate(prior.get(m, {})) for m in exp.models}
         self.run_now: dict[str, int] = dict.fromkeys(exp.models, 0)
+        self._flushed_at = 0.0
         stored = store.keys()
         self.pending = {m: [p for p in plan.for_model(m) if p.key not in stored]
                         for m in exp.models}
@@ -168,8 +172,15 @@ class _Run:
             })
             self.run_now[p.key.model] += 1
             self._refresh_rates(p.key.model, wall_before + time.perf_counter() - lane_start)
-            self.store.set_meta("runner_stats", {m: s.model_dump() for m, s in self.stats.items()})
+            if time.monotonic() - self._flushed_at >= STATS_FLUSH_S:
+                self.flush_stats()
         self.progress.advance(p.key, trial.outcome.value)
+
+    def flush_stats(self) -> None:
+        """Save the runner counters in the store's metadata (one fsync'd write)."""
+        with self.lock:
+            self.store.set_meta("runner_stats", {m: s.model_dump() for m, s in self.stats.items()})
+            self._flushed_at = time.monotonic()
 
     def _refresh_rates(self, model: str, wall_s: float) -> None:
         s = self.stats[model]
@@ -205,6 +216,7 @@ class _Run:
                         raise f.exception()  # type: ignore[misc]
         finally:
             model.close()
+            self.flush_stats()
 
     def _guarded(self, model: Model, p: PlannedTrial, lane_start: float,
                  wall_before: float) -> None:
@@ -296,6 +308,7 @@ def execute(
         try:
             run.run()
         finally:
+            run.flush_stats()
             progress.stop()
             stats = {m: RunnerStats.model_validate(v)
                      for m, v in (store.get_meta("runner_stats", {}) or {}).items()}
