@@ -28,6 +28,9 @@ def test_all_ten_tools_are_offered_with_strict_schemas(box: WorldToolbox) -> Non
         assert s.parameters["additionalProperties"] is False
         assert s.description
         assert s.openai_format()["function"]["name"] == s.name
+        assert '"title": "' not in json.dumps(s.parameters)  # no pydantic title noise
+    calendar = next(s for s in specs if s.name == "calendar").parameters
+    assert calendar["properties"]["title"]["anyOf"]  # a *field* named title is kept
 
 
 def test_scripted_session_touches_every_tool(box: WorldToolbox) -> None:

@@ -57,6 +57,16 @@ def summarize_validation(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def compact_schema(node: Any) -> Any:
+    """A JSON schema without pydantic's auto-generated ``title`` strings (noise in a prompt)."""
+    if isinstance(node, dict):
+        return {k: compact_schema(v) for k, v in node.items()
+                if not (k == "title" and isinstance(v, str))}
+    if isinstance(node, list):
+        return [compact_schema(v) for v in node]
+    return node
+
+
 def render(payload: Any) -> str:
     """A tool's return value as the observation text (JSON unless it is already a string)."""
     return payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
@@ -95,7 +105,8 @@ class WorldToolbox:
 
     def specs(self) -> list[ToolSpec]:
         return [ToolSpec(name=t.name, description=t.description,
-                         parameters=t.Params.model_json_schema()) for t in self.tools.values()]
+                         parameters=compact_schema(t.Params.model_json_schema()))
+                for t in self.tools.values()]
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         args = arguments if isinstance(arguments, dict) else {}
