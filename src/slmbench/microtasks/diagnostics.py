@@ -21,6 +21,7 @@ chance; interval: cluster bootstrap over items). See docs/diagnostics.md.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Sequence
 
@@ -30,6 +31,7 @@ from scipy import stats as sps
 from scipy.special import softmax
 
 from slmbench import stats
+from slmbench.errors import ConfigError, LogprobsUnsupportedError
 from slmbench.microtasks.baselines import all_baselines, gold_of
 from slmbench.microtasks.datasets.records import AnyItem, Split, TaskName
 from slmbench.microtasks.eligibility import (
@@ -66,8 +68,6 @@ class ScoredItem(BaseModel):
 def scored_item(item: AnyItem, reading: ItemReading) -> ScoredItem:
     """Join a model's reading of an item with the item's gold answer and split."""
     if reading.logprobs is None:
-        from slmbench.errors import LogprobsUnsupportedError
-
         raise LogprobsUnsupportedError(
             f"no log-probabilities for {item.id}: threshold diagnostics need them",
             "use a backend with score() (llamacpp:, hf:)")
@@ -112,7 +112,7 @@ def _breakpoints(items: Sequence[ScoredItem], option: str,
     ordered = sorted(cuts)
     if not ordered:
         return [0.0]
-    mids = [(a + b) / 2 for a, b in zip(ordered, ordered[1:], strict=False)]
+    mids = [(a + b) / 2 for a, b in itertools.pairwise(ordered)]
     return [ordered[0] - 1.0, *mids, ordered[-1] + 1.0, 0.0]
 
 
@@ -225,8 +225,8 @@ class DiagnosticCell(BaseModel):
     offsets: dict[str, float]  # fitted on the fit split
     threshold: float | None  # binary tasks: s > threshold decides the positive option
     positive: str | None
-    fit_default: float  # the metric on the fit split, default decision
-    fit_tuned: float  # ... with the fitted offsets
+    fit_default: float | None  # the metric on the fit split, default decision
+    fit_tuned: float | None  # ... with the fitted offsets
     default: EligibilityCell  # log-prob reading, default decision
     tuned: EligibilityCell  # log-prob reading, fitted offsets
     generation: EligibilityCell | None  # greedy generation, parsed
@@ -240,8 +240,6 @@ def diagnose(task: TaskName, model: str, fit: Sequence[ScoredItem], evals: Seque
              fit_items: Sequence[AnyItem], eval_items: Sequence[AnyItem]) -> DiagnosticCell:
     """The threshold diagnostic of one model on one task (readings joined to their items)."""
     if not evals:
-        from slmbench.errors import ConfigError
-
         raise ConfigError(f"no eval items to diagnose for {task}", "raise --limit")
     metric = METRICS[task][0]
     offsets = fit_offsets(task, fit)
@@ -278,8 +276,8 @@ def diagnose(task: TaskName, model: str, fit: Sequence[ScoredItem], evals: Seque
     return DiagnosticCell(
         task=task, model=model, n_fit=len(fit), n_eval=len(ordered), auc=auc, offsets=offsets,
         threshold=-offsets[pos] if pos else None, positive=pos,
-        fit_default=_metric_value(task, metric, fit, {}) if fit else float("nan"),
-        fit_tuned=_metric_value(task, metric, fit, offsets) if fit else float("nan"),
+        fit_default=_metric_value(task, metric, fit, {}) if fit else None,
+        fit_tuned=_metric_value(task, metric, fit, offsets) if fit else None,
         default=default, tuned=tuned, generation=generation, format_failure_rate=ff_rate,
         majority_decision=top_key, majority_share=top_count / len(ordered),
         calibration=calibration(ordered))
