@@ -25,8 +25,8 @@ class FakeToolbox:
 
     def specs(self) -> list[ToolSpec]:
         return [ToolSpec(name="fact_lookup", description="Look up a company fact by key.",
-                         parameters={"type": "object", "title": "Params",
-                                     "properties": {"key": {"type": "string", "title": "Key"}},
+                         parameters={"type": "object",
+                                     "properties": {"key": {"type": "string"}},
                                      "required": ["key"]})]
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:

@@ -66,7 +66,7 @@ def test_system_prompt_lists_tools_and_protocol(toolbox: FakeToolbox) -> None:
     system = model.prompts[0][0]
     assert system.role == "system"
     assert "- fact_lookup: Look up a company fact by key." in system.content
-    assert '"required": ["key"]' in system.content and '"title"' not in system.content
+    assert '  arguments: {"type": "object", "properties": {"key"' in system.content
     for word in ("Thought:", '{"name": "<tool name>", "arguments":', "Observation:",
                  "Final Answer:"):
         assert word in system.content

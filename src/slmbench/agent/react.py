@@ -114,19 +114,10 @@ def step_seed(seed: int, index: int) -> int:
     return int(state[0]) & 0x7FFFFFFF
 
 
-def _compact_schema(schema: Any) -> Any:
-    """The schema without pydantic's ``title`` noise, which only costs a small model tokens."""
-    if isinstance(schema, dict):
-        return {k: _compact_schema(v) for k, v in schema.items() if k != "title"}
-    if isinstance(schema, list):
-        return [_compact_schema(v) for v in schema]
-    return schema
-
-
 def describe_tools(specs: Sequence[ToolSpec]) -> str:
-    """One line per tool: ``- name: description; arguments: {json schema}``."""
+    """Two lines per tool: ``- name: description`` and ``arguments: {json schema}``."""
     return "\n".join(
-        f"- {s.name}: {s.description}; arguments: {json.dumps(_compact_schema(s.parameters))}"
+        f"- {s.name}: {s.description}\n  arguments: {json.dumps(s.parameters)}"
         for s in specs
     )
 
