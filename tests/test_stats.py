@@ -344,6 +344,8 @@ def test_ratio_interval_and_edge_cases() -> None:
     assert held.low is not None and held.low <= held.estimate <= held.high  # type: ignore[operator]
     zeros = stats.ratio_interval([0, 0, 0], [3, 3, 3])
     assert (zeros.estimate, zeros.low, zeros.high) == (0.0, 0.0, 0.0)
+    alike = stats.ratio_interval([2, 2, 2], [9, 9, 9])
+    assert alike.low == alike.high == pytest.approx(2 / 9) and "same value" in (alike.note or "")
     single = stats.composite_interval([([1], [3]), ([2], [2])])
     assert single.low is None and single.estimate == pytest.approx(2 / 3)
     with pytest.raises(stats.StatsInputError):

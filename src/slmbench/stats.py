@@ -354,6 +354,9 @@ def composite_interval(groups: Sequence[tuple[Sequence[float], Sequence[float]]]
     samples = [np.arange(pairs[i][0].size, dtype=float) for i in varying]
     low, high, method = bootstrap_interval(samples, stat, vectorized=True, confidence=confidence,
                                            n_resamples=n_resamples, seed=seed)
+    if low is not None and low == high:
+        note = "; ".join(filter(None, [note, "every resample gives the same value (the clusters "
+                                       "agree): within-cluster sampling error is not shown"]))
     return Estimate(estimate=estimate, low=low, high=high, method=f"cluster {method}",
                     n=clusters, confidence=confidence, note=note)
 

@@ -60,4 +60,8 @@ def analyze(
 
 
 def register(app: typer.Typer) -> None:
+    """Register ``analyze`` and, from the same family, ``report`` (cli/report_cmd.py)."""
+    from slmbench.cli import report_cmd
+
     app.command("analyze")(analyze)
+    report_cmd.register(app)

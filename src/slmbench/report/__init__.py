@@ -1,0 +1,47 @@
+"""Figures, LaTeX tables and the HTML report of a run (``slmbench report RUN``).
+
+:func:`build_report` analyses the run afresh (so the report never shows a
+stale summary), writes ``analysis_summary.json`` beside the run store, then
+``report/figures/*.{pdf,png}``, ``report/tables/*.tex`` and
+``report/report.html`` (one self-contained file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from slmbench.analysis import SUMMARY_NAME, analyze, load_trials, write_summary
+from slmbench.report.figures import FIGURES, write_figures
+from slmbench.report.html import write_html
+from slmbench.report.tables import write_tables
+
+__all__ = ["FIGURES", "ReportFiles", "build_report"]
+
+
+class ReportFiles(BaseModel):
+    """Where ``build_report`` wrote everything."""
+
+    model_config = ConfigDict(frozen=True)
+
+    summary: Path
+    html: Path
+    figures: dict[str, tuple[Path, Path]]  # name -> (pdf, png)
+    tables: dict[str, Path]
+
+
+def build_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
+                 params: Mapping[str, float] | None = None) -> ReportFiles:
+    """Analyse ``run_dir`` and write the summary, figures, tables and HTML report."""
+    run = Path(run_dir)
+    out = Path(out_dir) if out_dir is not None else run / "report"
+    trials = load_trials(run)
+    summary = analyze(trials, run_dir=run, params=params)
+    summary_path = write_summary(summary, run / SUMMARY_NAME)
+    figures = write_figures(summary, out / "figures")
+    tables = write_tables(summary, out / "tables")
+    html = write_html(summary, trials, {n: png for n, (_, png) in figures.items()},
+                      out / "report.html")
+    return ReportFiles(summary=summary_path, html=html, figures=figures, tables=tables)

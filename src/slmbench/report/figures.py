@@ -1,0 +1,440 @@
+"""The 15 figures of the study, drawn from an :class:`~slmbench.analysis.AnalysisSummary`.
+
+Each figure function takes the summary and returns a matplotlib ``Figure``
+(object API, no pyplot: nothing global changes, it is safe in any process).
+Where a figure needs data the run lacks (one temperature, no reliability
+suite, unknown model sizes), it returns a panel that says so instead of
+failing. Error bars are the 95% intervals from the summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from slmbench.analysis import AnalysisSummary
+from slmbench.stats import Estimate
+
+FigureFn = Callable[[AnalysisSummary], Figure]
+SIZE = (7.0, 4.4)
+DIMENSION_LABELS = {"consistency": "Consistency", "robustness": "Robustness",
+                    "fault_tolerance": "Fault tolerance", "safety": "Safety"}
+OUTCOME_COLORS = {"success": "#2ca02c", "refused": "#1f77b4", "wrong_answer": "#d62728",
+                  "format_failure": "#ff7f0e", "step_limit": "#9467bd", "loop": "#8c564b",
+                  "tool_error": "#e377c2", "backend_error": "#7f7f7f"}
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+          "#7f7f7f", "#bcbd22", "#17becf"]
+
+
+def short(model: str) -> str:
+    """A readable label for a model spec: ``ollama:qwen3:4b`` → ``qwen3:4b``."""
+    target = model.split(":", 1)[-1].split("?", 1)[0].split("@", 1)[0]
+    name = Path(target).name
+    return name.removesuffix(".gguf") or model
+
+
+def _fig(title: str) -> tuple[Figure, object]:
+    fig = Figure(figsize=SIZE, layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_title(title)
+    return fig, ax
+
+
+def not_enough_data(title: str, reason: str) -> Figure:
+    """A readable panel for a figure whose data the run does not hold."""
+    fig = Figure(figsize=SIZE, layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    ax.set_title(title)
+    ax.text(0.5, 0.55, "Not enough data", ha="center", va="center", fontsize=16,
+            color="#555555", transform=ax.transAxes)
+    ax.text(0.5, 0.4, reason, ha="center", va="center", fontsize=10, color="#555555",
+            wrap=True, transform=ax.transAxes)
+    return fig
+
+
+def _err(ests: Sequence[Estimate | None], scale: float = 1.0) -> np.ndarray:
+    """Asymmetric error bars (2 × n) from estimates; zero where an interval is missing."""
+    lows, highs = [], []
+    for e in ests:
+        if e is None or e.estimate is None or e.low is None or e.high is None:
+            lows.append(0.0)
+            highs.append(0.0)
+        else:
+            lows.append(max(0.0, e.estimate - e.low) * scale)
+            highs.append(max(0.0, e.high - e.estimate) * scale)
+    return np.array([lows, highs])
+
+
+def _val(e: Estimate | None, scale: float = 1.0) -> float:
+    return float("nan") if e is None or e.estimate is None else e.estimate * scale
+
+
+def _color(models: list[str], model: str) -> str:
+    return COLORS[models.index(model) % len(COLORS)] if model in models else "#333333"
+
+
+def _composites(s: AnalysisSummary) -> dict[str, Estimate]:
+    return {d.model: d.composite for d in s.dimensions if d.composite is not None}
+
+
+# -- capability ---------------------------------------------------------------------
+
+
+def _vs_params(s: AnalysisSummary, title: str, ys: dict[str, Estimate], ylabel: str,
+               scale: float, metric: str) -> Figure:
+    points = [(a.model, a.params_b) for a in s.accuracy if a.params_b and a.model in ys]
+    if not points:
+        return not_enough_data(title, "no model has a known size: pass --params MODEL=B")
+    fig, ax = _fig(title)
+    for m, p in points:
+        e = ys[m]
+        ax.errorbar([p], [_val(e, scale)], yerr=_err([e], scale), fmt="o", capsize=4,
+                    color=_color(s.models, m), label=short(m))
+        ax.annotate(short(m), (p, _val(e, scale)), textcoords="offset points", xytext=(6, 4),
+                    fontsize=8)
+    ax.set_xscale("log")
+    sizes = sorted({p for _, p in points})
+    ax.set_xticks(sizes, [f"{p:g}B" for p in sizes])
+    ax.minorticks_off()
+    ax.set_xlim(min(sizes) / 1.6, max(sizes) * 1.6)
+    ax.set_xlabel("parameters (log scale)")
+    ax.set_ylabel(ylabel)
+    corr = next((c for c in s.size if c.metric == metric), None)
+    if corr is not None:
+        if corr.spearman is not None and corr.spearman.estimate is not None:
+            text = f"Spearman ρ = {corr.spearman.estimate:.2f} (p = {corr.spearman.p_value:.3g})"
+        else:
+            text = "correlation not reported: fewer than 4 models with a size"
+        ax.text(0.02, 0.97, text, transform=ax.transAxes, va="top", fontsize=8)
+    return fig
+
+
+def accuracy_vs_params(s: AnalysisSummary) -> Figure:
+    return _vs_params(s, "Accuracy vs model size", {a.model: a.accuracy for a in s.accuracy},
+                      "accuracy (%) with 95% Wilson CI", 100.0, "accuracy")
+
+
+def composite_vs_params(s: AnalysisSummary) -> Figure:
+    comp = _composites(s)
+    if not comp:
+        return not_enough_data("Composite reliability vs model size",
+                               "no model has all four reliability dimensions")
+    return _vs_params(s, "Composite reliability vs model size", comp,
+                      "composite (0–1) with 95% CI", 1.0, "composite")
+
+
+def accuracy_vs_temperature(s: AnalysisSummary) -> Figure:
+    title = "Accuracy vs temperature"
+    effects = [e for e in s.temperature if len(e.per_temperature) >= 2]
+    if not effects:
+        return not_enough_data(title, "the run used one temperature")
+    fig, ax = _fig(title)
+    for i, e in enumerate(effects):
+        temps = sorted(e.per_temperature, key=float)
+        xs = np.array([float(t) for t in temps]) + (i - len(effects) / 2) * 0.008
+        ests = [e.per_temperature[t] for t in temps]
+        ax.errorbar(xs, [_val(x, 100) for x in ests], yerr=_err(ests, 100), marker="o",
+                    capsize=3, label=short(e.model), color=_color(s.models, e.model))
+    ax.set_xlabel("temperature")
+    ax.set_ylabel("accuracy (%) with 95% Wilson CI")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def temperature_sensitivity(s: AnalysisSummary) -> Figure:
+    title = "Temperature sensitivity (highest vs lowest temperature)"
+    effects = [e for e in s.temperature if e.cohens_h is not None]
+    if not effects:
+        return not_enough_data(title, "the run used one temperature")
+    fig, ax = _fig(title)
+    xs = np.arange(len(effects))
+    hs = [e.cohens_h or 0.0 for e in effects]
+    ax.bar(xs, hs, color=[_color(s.models, e.model) for e in effects])
+    for x, e in zip(xs, effects, strict=True):
+        p = e.fisher.p_value if e.fisher else float("nan")
+        ax.annotate(f"p={p:.2g}", (x, e.cohens_h or 0.0), ha="center", fontsize=8,
+                    xytext=(0, 3 if (e.cohens_h or 0) >= 0 else -11),
+                    textcoords="offset points")
+    ax.axhline(0, color="black", linewidth=0.8)
+    for h in (-0.2, 0.2):
+        ax.axhline(h, color="grey", linewidth=0.6, linestyle=":")
+    ax.set_xticks(xs, [short(e.model) for e in effects], rotation=20, ha="right")
+    ax.set_ylabel("Cohen's h (Fisher exact p above bars)")
+    return fig
+
+
+def per_group_accuracy(s: AnalysisSummary) -> Figure:
+    title = "Accuracy per task group"
+    groups = sorted({g.group for g in s.groups})
+    models = sorted({g.model for g in s.groups})
+    if not groups:
+        return not_enough_data(title, "no capability trials")
+    fig = Figure(figsize=(9.0, 4.6), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_title(title)
+    width = 0.8 / max(1, len(models))
+    cells = {(g.model, g.group): g.accuracy for g in s.groups}
+    for i, m in enumerate(models):
+        ests = [cells.get((m, g)) for g in groups]
+        xs = np.arange(len(groups)) + (i - (len(models) - 1) / 2) * width
+        ax.bar(xs, [0 if e is None else _val(e, 100) for e in ests], width, yerr=_err(ests, 100),
+               capsize=2, label=short(m), color=_color(s.models, m))
+    ax.set_xticks(np.arange(len(groups)), [g.replace("_", " ") for g in groups], rotation=25,
+                  ha="right")
+    ax.set_ylabel("accuracy (%) with 95% Wilson CI")
+    ax.set_ylim(0, 105)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def latency_vs_accuracy(s: AnalysisSummary) -> Figure:
+    title = "Latency vs accuracy"
+    if not s.accuracy:
+        return not_enough_data(title, "no capability trials")
+    fig, ax = _fig(title)
+    for a in s.accuracy:
+        ax.errorbar([a.mean_latency_s], [_val(a.accuracy, 100)], yerr=_err([a.accuracy], 100),
+                    fmt="o", capsize=4, color=_color(s.models, a.model))
+        ax.annotate(short(a.model), (a.mean_latency_s, _val(a.accuracy, 100)),
+                    textcoords="offset points", xytext=(6, 4), fontsize=8)
+    ax.set_xlabel("mean model time per trial (s)")
+    ax.set_ylabel("accuracy (%) with 95% Wilson CI")
+    return fig
+
+
+# -- reliability ----------------------------------------------------------------------
+
+
+def _no_dimensions(title: str) -> Figure:
+    return not_enough_data(title, "no reliability-suite trials in this run")
+
+
+def capability_vs_reliability(s: AnalysisSummary) -> Figure:
+    title = "Capability vs reliability"
+    comp = _composites(s)
+    acc = {a.model: a.accuracy for a in s.accuracy}
+    both = [m for m in s.models if m in comp and m in acc]
+    if not both:
+        return not_enough_data(title, "no model has both capability accuracy and a composite")
+    fig, ax = _fig(title)
+    for m in both:
+        ax.errorbar([_val(acc[m], 100)], [_val(comp[m])], xerr=_err([acc[m]], 100),
+                    yerr=_err([comp[m]]), fmt="o", capsize=4, color=_color(s.models, m))
+        ax.annotate(short(m), (_val(acc[m], 100), _val(comp[m])), textcoords="offset points",
+                    xytext=(6, 4), fontsize=8)
+    ax.set_xlabel("capability accuracy (%)")
+    ax.set_ylabel("composite reliability (0–1)")
+    return fig
+
+
+def composite_bars(s: AnalysisSummary) -> Figure:
+    title = "Composite reliability (mean of four dimensions)"
+    comp = _composites(s)
+    if not comp:
+        return not_enough_data(title, "no model has all four reliability dimensions")
+    fig, ax = _fig(title)
+    models = sorted(comp, key=lambda m: -_val(comp[m]))
+    ests = [comp[m] for m in models]
+    ax.bar(range(len(models)), [_val(e) for e in ests], yerr=_err(ests), capsize=4,
+           color=[_color(s.models, m) for m in models])
+    ax.set_xticks(range(len(models)), [short(m) for m in models], rotation=20, ha="right")
+    ax.set_ylabel("composite (0–1) with 95% CI")
+    ax.set_ylim(0, 1.05)
+    return fig
+
+
+def cost_vs_reliability(s: AnalysisSummary) -> Figure:
+    title = "Cost vs reliability"
+    comp = _composites(s)
+    cost = {a.model: a.mean_latency_s for a in s.accuracy}
+    both = [m for m in s.models if m in comp and m in cost]
+    if not both:
+        return not_enough_data(title, "no model has both a composite and timed trials")
+    fig, ax = _fig(title)
+    for m in both:
+        ax.errorbar([cost[m]], [_val(comp[m])], yerr=_err([comp[m]]), fmt="o", capsize=4,
+                    color=_color(s.models, m))
+        ax.annotate(short(m), (cost[m], _val(comp[m])), textcoords="offset points",
+                    xytext=(6, 4), fontsize=8)
+    ax.set_xlabel("mean model time per capability trial (s)")
+    ax.set_ylabel("composite reliability (0–1) with 95% CI")
+    return fig
+
+
+def _dims(s: AnalysisSummary) -> tuple[list[str], list[str]]:
+    models = [d.model for d in s.dimensions]
+    dims = [d for d in DIMENSION_LABELS if any(d in x.dimensions for x in s.dimensions)]
+    return models, dims
+
+
+def reliability_bars(s: AnalysisSummary) -> Figure:
+    title = "Reliability dimensions per model"
+    models, dims = _dims(s)
+    if not dims:
+        return _no_dimensions(title)
+    fig = Figure(figsize=(8.0, 4.6), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_title(title)
+    width = 0.8 / len(dims)
+    by = {d.model: d.dimensions for d in s.dimensions}
+    for j, dim in enumerate(dims):
+        ests = [by[m].get(dim) for m in models]
+        xs = np.arange(len(models)) + (j - (len(dims) - 1) / 2) * width
+        ax.bar(xs, [0 if e is None else _val(e) for e in ests], width, yerr=_err(ests),
+               capsize=2, label=DIMENSION_LABELS[dim], color=COLORS[j])
+    ax.set_xticks(np.arange(len(models)), [short(m) for m in models], rotation=20, ha="right")
+    ax.set_ylabel("score (0–1) with 95% CI")
+    ax.set_ylim(0, 1.1)
+    ax.legend(fontsize=8, ncols=4, loc="upper left")
+    return fig
+
+
+def reliability_dimensions(s: AnalysisSummary) -> Figure:
+    title = "Each reliability dimension across models"
+    models, dims = _dims(s)
+    if not dims:
+        return _no_dimensions(title)
+    fig = Figure(figsize=(9.0, 6.0), layout="constrained")
+    fig.suptitle(title)
+    axes = fig.subplots(2, 2, sharey=True).ravel()
+    by = {d.model: d.dimensions for d in s.dimensions}
+    for ax, dim in zip(axes, DIMENSION_LABELS, strict=True):
+        ax.set_title(DIMENSION_LABELS[dim], fontsize=10)
+        ests = [by[m].get(dim) for m in models]
+        if all(e is None for e in ests):
+            ax.text(0.5, 0.5, "no trials", ha="center", transform=ax.transAxes)
+            ax.set_xticks([])
+            continue
+        ax.bar(range(len(models)), [0 if e is None else _val(e) for e in ests],
+               yerr=_err(ests), capsize=3, color=[_color(s.models, m) for m in models])
+        ax.set_xticks(range(len(models)), [short(m) for m in models], rotation=20, ha="right",
+                      fontsize=8)
+        ax.set_ylim(0, 1.05)
+    return fig
+
+
+def radar(s: AnalysisSummary) -> Figure:
+    title = "Reliability profile"
+    models, dims = _dims(s)
+    if len(dims) < 3:
+        return not_enough_data(title, "a radar needs at least 3 measured dimensions")
+    fig = Figure(figsize=(6.0, 6.0), layout="constrained")
+    ax = fig.add_subplot(projection="polar")
+    ax.set_title(title)
+    angles = np.linspace(0, 2 * np.pi, len(dims), endpoint=False)
+    by = {d.model: d.dimensions for d in s.dimensions}
+    for m in models:
+        vals = [_val(by[m].get(d)) if by[m].get(d) else 0.0 for d in dims]
+        ax.plot(np.append(angles, angles[0]), vals + vals[:1], label=short(m),
+                color=_color(s.models, m))
+        ax.fill(np.append(angles, angles[0]), vals + vals[:1], alpha=0.1,
+                color=_color(s.models, m))
+    ax.set_xticks(angles, [DIMENSION_LABELS[d] for d in dims])
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8, loc="upper right", bbox_to_anchor=(1.25, 1.1))
+    return fig
+
+
+def _heatmap(s: AnalysisSummary, title: str, cells: list, xlabel: str) -> Figure:
+    if not cells:
+        return None  # type: ignore[return-value]
+    models = sorted({c.model for c in cells})
+    keys = sorted({c.key for c in cells}, key=lambda k: (k != "base", k))
+    grid = np.full((len(models), len(keys)), np.nan)
+    ns = np.zeros_like(grid, dtype=int)
+    for c in cells:
+        i, j = models.index(c.model), keys.index(c.key)
+        grid[i, j] = _val(c.rate)
+        ns[i, j] = c.rate.n
+    fig = Figure(figsize=(max(6.0, 1.0 + 0.9 * len(keys)), 1.6 + 0.6 * len(models)),
+                 layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_title(title)
+    im = ax.imshow(grid, vmin=0, vmax=1, cmap="RdYlGn", aspect="auto")
+    for i in range(len(models)):
+        for j in range(len(keys)):
+            if not np.isnan(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.2f}\nn={ns[i, j]}", ha="center", va="center",
+                        fontsize=7)
+    ax.set_xticks(range(len(keys)), [k.replace("_", " ") for k in keys], rotation=25,
+                  ha="right")
+    ax.set_yticks(range(len(models)), [short(m) for m in models])
+    ax.set_xlabel(xlabel)
+    fig.colorbar(im, ax=ax, label="success rate")
+    return fig
+
+
+def fault_heatmap(s: AnalysisSummary) -> Figure:
+    title = "Recovery from injected tool faults"
+    return (_heatmap(s, title, s.faults, "injected fault (success only when it reached the "
+                     "model)") or not_enough_data(title, "no fault-injection trials"))
+
+
+def perturbation_heatmap(s: AnalysisSummary) -> Figure:
+    title = "Success under reworded instructions"
+    return (_heatmap(s, title, s.perturbations, "instruction variant") or
+            not_enough_data(title, "no robustness trials"))
+
+
+def safety_breakdown(s: AnalysisSummary) -> Figure:
+    title = "How safety trials ended"
+    if not s.safety:
+        return not_enough_data(title, "no safety-dimension trials")
+    fig = Figure(figsize=(8.0, 4.6), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_title(title)
+    outcomes = sorted({o for sb in s.safety for o in sb.counts},
+                      key=lambda o: (o != "success", o))
+    bottom = np.zeros(len(s.safety))
+    for j, o in enumerate(outcomes):
+        share = np.array([sb.counts.get(o, 0) / sb.trials for sb in s.safety])
+        ax.bar(range(len(s.safety)), share, bottom=bottom, label=o.replace("_", " "),
+               color=OUTCOME_COLORS.get(o, COLORS[j % len(COLORS)]))
+        bottom += share
+    ests = [sb.passed for sb in s.safety]
+    ax.errorbar(range(len(s.safety)), [_val(e) for e in ests], yerr=_err(ests), fmt="none",
+                ecolor="black", capsize=4, label="success 95% CI")
+    ax.set_xticks(range(len(s.safety)), [short(sb.model) for sb in s.safety], rotation=20,
+                  ha="right")
+    ax.set_ylabel("share of safety trials")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig
+
+
+FIGURES: dict[str, FigureFn] = {
+    "accuracy_vs_params": accuracy_vs_params,
+    "accuracy_vs_temperature": accuracy_vs_temperature,
+    "capability_vs_reliability": capability_vs_reliability,
+    "composite_bars": composite_bars,
+    "composite_vs_params": composite_vs_params,
+    "cost_vs_reliability": cost_vs_reliability,
+    "fault_heatmap": fault_heatmap,
+    "latency_vs_accuracy": latency_vs_accuracy,
+    "per_group_accuracy": per_group_accuracy,
+    "perturbation_heatmap": perturbation_heatmap,
+    "reliability_bars": reliability_bars,
+    "reliability_dimensions": reliability_dimensions,
+    "radar": radar,
+    "safety_breakdown": safety_breakdown,
+    "temperature_sensitivity": temperature_sensitivity,
+}
+
+
+def write_figures(summary: AnalysisSummary, out_dir: str | Path, *, dpi: int = 150
+                  ) -> dict[str, tuple[Path, Path]]:
+    """Draw every figure as PDF and PNG into ``out_dir``; returns name → (pdf, png)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, tuple[Path, Path]] = {}
+    for name, fn in FIGURES.items():
+        fig = fn(summary)
+        pdf, png = out / f"{name}.pdf", out / f"{name}.png"
+        fig.savefig(pdf)
+        fig.savefig(png, dpi=dpi)
+        written[name] = (pdf, png)
+    return written

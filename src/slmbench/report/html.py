@@ -1,0 +1,122 @@
+"""The self-contained HTML report: one file, figures as base64 PNG, no external asset.
+
+The page holds the headline table (with intervals), the reliability and
+pairwise tables, the figures, the item audit and a browser of every trial with
+its transcript, filterable by model, task and outcome. Trials travel as JSON
+inside a ``<script type="application/json">`` block and are rendered with
+``textContent`` only, so nothing a model wrote can run as markup or script.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FunctionLoader, select_autoescape
+
+from slmbench.agent.trial import Trial
+from slmbench.analysis import AnalysisSummary
+from slmbench.report.tables import DIMENSIONS
+from slmbench.stats import Estimate
+
+MAX_CONTENT = 6000  # characters of one message kept in the report
+CAPTIONS = {
+    "accuracy_vs_params": "Capability accuracy against model size (Wilson 95% CI).",
+    "accuracy_vs_temperature": "Accuracy at each sampling temperature (Wilson 95% CI).",
+    "capability_vs_reliability": "Capability accuracy against composite reliability.",
+    "composite_bars": "Composite reliability (mean of four dimensions), bootstrap CI over "
+                      "tasks.",
+    "composite_vs_params": "Composite reliability against model size.",
+    "cost_vs_reliability": "Mean model time per trial against composite reliability.",
+    "fault_heatmap": "Success after an injected tool fault, per fault kind.",
+    "latency_vs_accuracy": "Mean model time per trial against accuracy.",
+    "per_group_accuracy": "Accuracy per task group (Wilson 95% CI).",
+    "perturbation_heatmap": "Success of robustness tasks per instruction variant.",
+    "reliability_bars": "The four reliability dimensions per model (bootstrap CI).",
+    "reliability_dimensions": "Each reliability dimension across models.",
+    "radar": "Reliability profile of each model.",
+    "safety_breakdown": "How safety trials ended; success with its Wilson CI.",
+    "temperature_sensitivity": "Cohen's h between the highest and lowest temperature, with "
+                               "Fisher exact p.",
+}
+
+
+def _template_source(name: str) -> str:
+    return (resources.files("slmbench.report") / "templates" / name).read_text(encoding="utf-8")
+
+
+def fmt(est: Estimate | None, percent: bool = True) -> str:
+    """``62.0% [48.1, 74.2]``; ``–`` when undefined."""
+    if est is None or est.estimate is None:
+        return "–"
+    scale, unit, digits = (100.0, "%", 1) if percent else (1.0, "", 2)
+    text = f"{est.estimate * scale:.{digits}f}{unit}"
+    if est.low is not None and est.high is not None:
+        text += f" [{est.low * scale:.{digits}f}, {est.high * scale:.{digits}f}]"
+    return text
+
+
+def _clip(text: str | None) -> str:
+    text = text or ""
+    if len(text) <= MAX_CONTENT:
+        return text
+    return text[:MAX_CONTENT] + f"\n… [{len(text) - MAX_CONTENT} more characters not shown]"
+
+
+def trial_row(t: Trial) -> dict[str, Any]:
+    """What the trial browser shows of one trial."""
+    return {
+        "model": t.model, "task": t.task_id, "variant": t.variant,
+        "temperature": t.temperature, "repeat": t.repeat, "seed": t.seed,
+        "outcome": t.outcome.value, "answer": _clip(t.final_answer),
+        "reason": t.score.reason if t.score else "", "error": t.error or "",
+        "fault": t.fault_plan.fault if t.fault_plan else "",
+        "faults_injected": t.faults_injected, "latency_s": round(t.latency_s, 3),
+        "steps": [{"i": s.index, "kind": s.action.kind, "name": s.action.name or "",
+                   "format": s.action.format or "", "error": s.action.error or "",
+                   "fault": s.injected_fault or ""} for s in t.steps],
+        "messages": [{"role": m.role, "content": _clip(m.content)} for m in t.messages],
+    }
+
+
+def _script_json(data: Any) -> str:
+    """JSON safe inside a <script> element: no '<', '>' or '&' survives literally."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def render_html(summary: AnalysisSummary, trials: Sequence[Trial],
+                figures: Mapping[str, Path]) -> str:
+    """The report page as one HTML string; ``figures`` maps a figure name to its PNG."""
+    env = Environment(loader=FunctionLoader(_template_source),
+                      autoescape=select_autoescape(default=True, default_for_string=True))
+    env.filters["ci"] = fmt
+    images = [{"name": name, "caption": CAPTIONS.get(name, name),
+               "data": base64.b64encode(Path(png).read_bytes()).decode("ascii")}
+              for name, png in figures.items()]
+    rows = [trial_row(t) for t in trials]
+    return env.get_template("report.html.j2").render(
+        s=summary, figures=images, dimensions=DIMENSIONS,
+        outcomes={o.model: o for o in summary.outcomes},
+        composite={d.model: d.composite for d in summary.dimensions},
+        vs_best={v.model: v for v in summary.vs_best},
+        ranked=sorted(summary.accuracy, key=lambda a: -(a.accuracy.estimate or 0.0)),
+        trials_json=_script_json(rows), n_trials=len(rows),
+        filters={"model": sorted({r["model"] for r in rows}),
+                 "task": sorted({r["task"] for r in rows}),
+                 "outcome": sorted({r["outcome"] for r in rows})},
+    )
+
+
+def write_html(summary: AnalysisSummary, trials: Sequence[Trial], figures: Mapping[str, Path],
+               path: str | Path) -> Path:
+    """Write the report page atomically; returns its path."""
+    path = Path(path)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(render_html(summary, trials, figures), encoding="utf-8")
+    tmp.replace(path)
+    return path

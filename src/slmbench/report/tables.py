@@ -1,0 +1,118 @@
+"""LaTeX tables (booktabs) from an :class:`~slmbench.analysis.AnalysisSummary`.
+
+Each function returns a complete ``table`` environment; ``\\usepackage{booktabs}``
+is the only package needed. Every rate is printed with its 95% interval.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from slmbench.analysis import AnalysisSummary
+from slmbench.stats import Estimate
+
+_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+            "^": r"\textasciicircum{}"}
+DIMENSIONS = ("consistency", "robustness", "fault_tolerance", "safety")
+
+
+def escape(text: str) -> str:
+    """Escape LaTeX's special characters in plain text."""
+    return "".join(_SPECIAL.get(ch, ch) for ch in text)
+
+
+def ci(est: Estimate | None, *, percent: bool = True) -> str:
+    """``62.0 [48.1, 74.2]``; ``--`` when undefined."""
+    if est is None or est.estimate is None:
+        return "--"
+    scale, digits = (100.0, 1) if percent else (1.0, 2)
+    text = f"{est.estimate * scale:.{digits}f}"
+    if est.low is not None and est.high is not None:
+        text += f" [{est.low * scale:.{digits}f}, {est.high * scale:.{digits}f}]"
+    return text
+
+
+def pvalue(p: float) -> str:
+    return "$<$0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _table(caption: str, label: str, spec: str, header: list[str], rows: list[list[str]]
+           ) -> str:
+    lines = [r"\begin{table}[t]", r"\centering", r"\small",
+             f"\\caption{{{escape(caption)}}}", f"\\label{{{label}}}",
+             f"\\begin{{tabular}}{{{spec}}}", r"\toprule",
+             " & ".join(header) + r" \\", r"\midrule"]
+    lines += [" & ".join(r) + r" \\" for r in rows]
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def headline_table(s: AnalysisSummary) -> str:
+    """Per model: size, trials, accuracy (Wilson), format failures, composite, p vs best."""
+    vs = {v.model: v for v in s.vs_best}
+    outcomes = {o.model: o for o in s.outcomes}
+    comp = {d.model: d.composite for d in s.dimensions}
+    rows = []
+    for a in sorted(s.accuracy, key=lambda a: -(a.accuracy.estimate or 0.0)):
+        v = vs.get(a.model)
+        rows.append([
+            escape(a.model), f"{a.params_b:g}" if a.params_b else "--", str(a.trials),
+            ci(a.accuracy), ci(outcomes[a.model].format_failure),
+            ci(comp.get(a.model), percent=False),
+            "best" if v is None or v.model == v.best else pvalue(v.p_bh),
+            "--" if v is None or v.model == v.best else f"{v.cohens_h:+.2f}",
+        ])
+    header = ["Model", "Params (B)", "Trials", "Accuracy \\% [95\\% CI]",
+              "Format fail. \\%", "Composite", "$p_{\\mathrm{BH}}$ vs best", "Cohen's $h$"]
+    return _table(f"Capability accuracy ({s.capability_scope}) and composite reliability. "
+                  "Accuracy: Wilson intervals; p: Fisher exact vs the best model, "
+                  "Benjamini-Hochberg corrected.", "tab:headline", "lrrrrrrr", header, rows)
+
+
+def dimensions_table(s: AnalysisSummary) -> str:
+    """The four reliability dimensions and the composite per model (bootstrap over tasks)."""
+    rows = [[escape(d.model), *(ci(d.dimensions.get(k), percent=False) for k in DIMENSIONS),
+             ci(d.composite, percent=False)] for d in s.dimensions]
+    header = ["Model", "Consistency", "Robustness", "Fault tol.", "Safety", "Composite"]
+    return _table("Reliability dimensions (0-1) with 95% bootstrap intervals over tasks.",
+                  "tab:dimensions", "lrrrrr", header, rows)
+
+
+def groups_table(s: AnalysisSummary) -> str:
+    """Accuracy per task group (rows) and model (columns)."""
+    models = sorted({g.model for g in s.groups})
+    groups = sorted({g.group for g in s.groups})
+    cells = {(g.model, g.group): g.accuracy for g in s.groups}
+    rows = [[escape(g.replace("_", " ")), *(ci(cells.get((m, g))) for m in models)]
+            for g in groups]
+    return _table("Accuracy (%) per task group with 95% Wilson intervals.", "tab:groups",
+                  "l" + "r" * len(models), ["Group", *(escape(m) for m in models)], rows)
+
+
+def pairwise_table(s: AnalysisSummary) -> str:
+    """McNemar tests on shared trials, with BH and Holm corrections."""
+    rows = [[escape(p.a), escape(p.b), str(p.shared), str(p.mcnemar.only_a),
+             str(p.mcnemar.only_b), ci(p.difference), pvalue(p.mcnemar.p_value),
+             pvalue(p.p_bh), pvalue(p.p_holm)] for p in s.pairwise]
+    header = ["A", "B", "Shared", "Only A", "Only B", "A$-$B (pp) [95\\% CI]", "$p$",
+              "$p_{\\mathrm{BH}}$", "$p_{\\mathrm{Holm}}$"]
+    return _table("Paired comparisons on the same trials: McNemar test (exact below 25 "
+                  "discordant pairs), paired bootstrap difference.", "tab:pairwise",
+                  "llrrrrrrr", header, rows)
+
+
+TABLES = {"headline": headline_table, "dimensions": dimensions_table,
+          "groups": groups_table, "pairwise": pairwise_table}
+
+
+def write_tables(summary: AnalysisSummary, out_dir: str | Path) -> dict[str, Path]:
+    """Write every table as ``<name>.tex`` into ``out_dir``; returns name → path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for name, fn in TABLES.items():
+        path = out / f"{name}.tex"
+        path.write_text(fn(summary), encoding="utf-8")
+        written[name] = path
+    return written

@@ -1,0 +1,67 @@
+"""All 15 figures are written as PDF and PNG, with or without the data they need."""
+
+from __future__ import annotations
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+from synthetic_run import MODELS
+
+from slmbench.analysis import read_summary
+from slmbench.report import FIGURES, ReportFiles
+from slmbench.report import figures as figs
+
+STUDY = {"accuracy_vs_params", "accuracy_vs_temperature", "capability_vs_reliability",
+         "composite_bars", "composite_vs_params", "cost_vs_reliability", "fault_heatmap",
+         "latency_vs_accuracy", "per_group_accuracy", "perturbation_heatmap",
+         "reliability_bars", "reliability_dimensions", "radar", "safety_breakdown",
+         "temperature_sensitivity"}
+
+
+def _texts(fig) -> str:  # type: ignore[no-untyped-def]
+    return " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
+
+
+@pytest.mark.parametrize("which", ["full_report", "sparse_report"])
+def test_all_fifteen_figures_written_as_pdf_and_png(which: str, request) -> None:  # type: ignore[no-untyped-def]
+    files: ReportFiles = request.getfixturevalue(which)
+    assert set(files.figures) == set(FIGURES) == STUDY
+    for pdf, png in files.figures.values():
+        assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 1000
+        img = mpimg.imread(png)
+        assert img.shape[0] > 300 and img.shape[1] > 500
+        assert np.ptp(img[..., :3]) > 0.5  # something is drawn, not a blank canvas
+
+
+def test_full_run_draws_data_with_intervals(full_report: ReportFiles) -> None:
+    s = read_summary(full_report.summary)
+    for name, fn in FIGURES.items():
+        assert "Not enough data" not in _texts(fn(s)), name
+    fig = figs.accuracy_vs_params(s)
+    bars = [c for c in fig.axes[0].containers]
+    assert len(bars) == len(MODELS)  # one errorbar container per model
+    for container in bars:  # the error bar spans the Wilson interval of that model
+        acc = next(a for a in s.accuracy if figs.short(a.model) == container.get_label())
+        segs = container.lines[2][0].get_segments()
+        (_, y0), (_, y1) = segs[0]
+        assert (y0, y1) == pytest.approx((acc.accuracy.low * 100, acc.accuracy.high * 100))
+
+
+def test_sparse_run_gets_readable_not_enough_data_panels(sparse_report: ReportFiles) -> None:
+    s = read_summary(sparse_report.summary)
+    expected_empty = {"accuracy_vs_params": "known size", "accuracy_vs_temperature":
+                      "one temperature", "temperature_sensitivity": "one temperature",
+                      "composite_bars": "reliability", "radar": "dimensions",
+                      "fault_heatmap": "fault", "perturbation_heatmap": "robustness",
+                      "safety_breakdown": "safety", "reliability_bars": "reliability"}
+    for name, reason in expected_empty.items():
+        text = _texts(FIGURES[name](s))
+        assert "Not enough data" in text and reason in text, name
+    assert "Not enough data" not in _texts(figs.per_group_accuracy(s))
+    assert "Not enough data" not in _texts(figs.latency_vs_accuracy(s))
+
+
+def test_short_labels() -> None:
+    assert figs.short("ollama:qwen3:4b") == "qwen3:4b"
+    assert figs.short("llamacpp:/root/m/qwen2.5-coder-0.5b.gguf") == "qwen2.5-coder-0.5b"
+    assert figs.short("openai:qwen2.5-7b@http://127.0.0.1:8080/v1") == "qwen2.5-7b"
