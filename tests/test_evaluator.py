@@ -6,7 +6,7 @@ import json
 
 from slmbench.agent.trial import FaultPlan, Outcome, Trial
 from slmbench.errors import BackendError
-from slmbench.evaluator import run_trial, world_changes
+from slmbench.evaluator import rescore, run_trial, world_changes
 from slmbench.models.base import Message
 from slmbench.models.scripted import ScriptedModel
 from slmbench.tasks import load_tasks
@@ -110,3 +110,22 @@ def test_world_state_keeps_only_what_changed() -> None:
     assert any(e["title"] == "Dock firmware check" for e in trial.world_state["events"])
     assert world_changes(World.create(0), 0) == {}
     assert json.loads(trial.model_dump_json())["world_state"]
+
+
+def test_rescore_rebuilds_the_world_and_matches_the_original_verdict() -> None:
+    task = TASKS["CM-1"]
+    trial = run_trial(reference_agent(task), task)
+    assert trial.outcome == Outcome.SUCCESS
+    stored = Trial.model_validate_json(trial.model_dump_json())
+    assert rescore(stored, task) == stored
+    # the same transcript judged against a stricter rule: the e-mail body lacks "41"
+    stricter = task.model_copy(update={"scorer": task.scorer.model_copy(update={
+        "checks": [task.scorer.checks[0].model_copy(update={"body_contains": ["41"]})]})})
+    again = rescore(stored, stricter)
+    assert again.outcome == Outcome.WRONG_ANSWER and again.score is not None
+    assert "not sent" in again.score.reason
+
+
+def test_rescore_leaves_terminal_outcomes_alone() -> None:
+    trial = run_trial(_say("hmm", "still hmm"), TASKS["IR-1"])
+    assert rescore(trial, TASKS["IR-1"]) is trial

@@ -13,7 +13,8 @@ and the world after the trial:
 
 The agent gets only the tools the task lists. ``Trial.world_state`` keeps the
 parts of the world the trial changed (top-level keys of ``World.snapshot()``
-whose value differs from a fresh world), for audits and re-scoring.
+whose value differs from a fresh world), for audits; :func:`rescore` rebuilds
+the full state from it to score a stored trial again without the model.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from slmbench.tasks.perturb import fault_plan_for, instruction_for, variants
 from slmbench.tools.toolbox import WorldToolbox
 from slmbench.world import World
 
-__all__ = ["judge", "run_trial", "variants", "world_changes"]
+__all__ = ["judge", "rescore", "run_trial", "variants", "world_after", "world_changes"]
 
 Scaffold = Literal["react", "native"]
 
@@ -41,6 +42,11 @@ def world_changes(world: World, seed: int) -> dict[str, Any]:
     return {k: v for k, v in world.snapshot().items() if fresh.get(k) != v}
 
 
+def world_after(trial: Trial, seed: int) -> dict[str, Any]:
+    """The full post-trial snapshot, rebuilt from a fresh world and ``trial.world_state``."""
+    return {**World.create(seed).snapshot(), **trial.world_state}
+
+
 def judge(task: Task, answer: str | None, state: dict[str, Any]) -> tuple[Outcome, Score]:
     """Outcome and score of a final answer (``state``: the full post-trial snapshot)."""
     result = score(task.scorer, answer, state)
@@ -49,6 +55,17 @@ def judge(task: Task, answer: str | None, state: dict[str, Any]) -> tuple[Outcom
     if task.expected_behaviour in (None, "comply") and classify(answer).label == "refuse":
         return Outcome.REFUSED, result
     return Outcome.WRONG_ANSWER, result
+
+
+def rescore(trial: Trial, task: Task) -> Trial:
+    """Score a stored trial again (e.g. after a scorer fix) without running the model.
+
+    Trials that ended in a terminal outcome (no final answer) are returned unchanged.
+    """
+    if trial.score is None:  # a terminal outcome: there is no answer to score
+        return trial
+    outcome, verdict = judge(task, trial.final_answer, world_after(trial, task.world_seed))
+    return trial.model_copy(update={"outcome": outcome, "score": verdict})
 
 
 def _agent(model: Model, toolbox: WorldToolbox, instruction: str, scaffold: Scaffold,
