@@ -38,6 +38,7 @@ import ast
 import json
 import re
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from slmbench.agent.trial import Action
@@ -81,13 +82,13 @@ _HOW = ('write one tool call as a JSON object {"name": ..., "arguments": {...}} 
         "or a line 'Final Answer: ...'")
 
 
+@dataclass(frozen=True, slots=True)
 class _Found:
     """A candidate action (or a near miss with a reason) at a position in the text."""
 
-    __slots__ = ("action", "pos", "reason")
-
-    def __init__(self, pos: int, action: Action | None = None, reason: str | None = None):
-        self.pos, self.action, self.reason = pos, action, reason
+    pos: int
+    action: Action | None = None
+    reason: str | None = None
 
 
 def _strip_think(text: str) -> tuple[str, bool]:
