@@ -1,0 +1,200 @@
+"""Hugging Face transformers models (the ``hf:`` backend; ``pip install 'slmbench[hf]'``).
+
+Target: a local model directory (``config.json`` + weights), a ``.gguf`` file
+(transformers dequantizes it; llama, qwen2 and gemma3 architectures load), or
+a registry name pulled with ``slmbench pull``. No hub download is attempted:
+everything is read from local disk. Options:
+
+* ``dtype`` - ``fp32`` (default), ``fp16`` or ``bf16``;
+* ``gguf_file`` - the GGUF file inside a target directory;
+* ``threads`` - torch CPU threads (default 2; this sets torch's global pool).
+
+The prompt is the tokenizer's own chat template. Temperature 0 decodes
+greedily; otherwise ``torch.manual_seed(seed)`` fixes the sample (top-k 40,
+top-p 0.95, like the llamacpp backend). ``score`` reads real log-probabilities
+from the logits: the prompt is run once and its KV cache reused per candidate.
+No native tool calling: use the text (ReAct) scaffold.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from slmbench.errors import ConfigError, ModelNotFoundError, ModelSpecError
+from slmbench.models.base import (
+    CandidateScore,
+    Completion,
+    Message,
+    ModelSpec,
+    as_messages,
+)
+
+DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "fp16": torch.float16,
+                                  "bf16": torch.bfloat16}
+OPTIONS = ("dtype", "gguf_file", "threads")
+
+
+def resolve(target: str, gguf_file: str | None) -> tuple[Path, str | None]:
+    """The directory to load from and the GGUF file inside it, if any."""
+    path = Path(target).expanduser()
+    if "/" not in target and not path.exists() and not target.endswith(".gguf"):
+        from slmbench.models.registry import resolve_gguf  # a registry name
+
+        path = resolve_gguf(target)
+    if path.is_file():
+        return path.parent, path.name
+    if not path.is_dir():
+        raise ModelNotFoundError(f"no model directory or file at {path}",
+                                 "give a local model directory or a .gguf file")
+    if gguf_file and not (path / gguf_file).is_file():
+        raise ModelNotFoundError(f"{path} has no {gguf_file}", "check the gguf_file option")
+    if not gguf_file and not (path / "config.json").is_file():
+        raise ModelNotFoundError(f"{path} has no config.json",
+                                 "give a transformers model directory, or ?gguf_file=NAME.gguf")
+    return path, gguf_file
+
+
+class HFModel:
+    """A causal LM loaded by transformers on the CPU."""
+
+    supports_logprobs = True
+    supports_native_tools = False
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        gguf_file: str | None = None,
+        dtype: str = "fp32",
+        threads: int = 2,
+        spec: str | None = None,
+    ) -> None:
+        if dtype not in DTYPES:
+            raise ModelSpecError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}",
+                                 "write ?dtype=fp32, fp16 or bf16")
+        self.spec = spec or f"hf:{directory / (gguf_file or '')}"
+        torch.set_num_threads(threads)
+        kwargs: dict[str, Any] = {"local_files_only": True}
+        if gguf_file:
+            kwargs["gguf_file"] = gguf_file
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(directory, **kwargs)
+            self.model = AutoModelForCausalLM.from_pretrained(
+                directory, dtype=DTYPES[dtype], **kwargs).eval()
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"transformers could not load {directory}: "
+                              f"{str(exc).splitlines()[0]}",
+                              "check the files; GGUF loads for llama, qwen2, gemma3") from exc
+        if not self.tokenizer.chat_template:
+            raise ModelSpecError(f"{self.spec} has no chat template in its tokenizer",
+                                 "use an instruction-tuned model")
+        # transformers renamed the KV-cache argument from past_key_values to cache in 5.x.
+        params = inspect.signature(self.model.forward).parameters
+        self._cache_arg = "cache" if "cache" in params else "past_key_values"
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> HFModel:
+        unknown = sorted(set(spec.options) - set(OPTIONS))
+        if unknown:
+            raise ModelSpecError(f"unknown option(s) {', '.join(unknown)} in {spec.raw!r}",
+                                 f"the hf backend knows: {', '.join(OPTIONS)}")
+        directory, gguf_file = resolve(spec.target, spec.option("gguf_file"))
+        threads = spec.option("threads", "2") or ""
+        if not threads.isdigit() or int(threads) < 1:
+            raise ModelSpecError(f"threads={threads!r} in {spec.raw!r} is not a positive integer",
+                                 "write e.g. ?threads=2")
+        return cls(directory, gguf_file=gguf_file, dtype=spec.option("dtype", "fp32") or "",
+                   threads=int(threads), spec=spec.raw)
+
+    def _prompt_ids(self, messages: Sequence[Message]) -> torch.Tensor:
+        dicts = [{"role": m.role, "content": m.content} for m in messages]
+        text = self.tokenizer.apply_chat_template(dicts, add_generation_prompt=True,
+                                                  tokenize=False)
+        ids: torch.Tensor = self.tokenizer(text, add_special_tokens=False,
+                                           return_tensors="pt").input_ids
+        return ids
+
+    def _eos_ids(self) -> set[int]:
+        eos = self.model.generation_config.eos_token_id
+        ids = eos if isinstance(eos, list) else [eos]
+        return {int(i) for i in ids if i is not None}
+
+    def generate(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        *,
+        temperature: float = 0.0,
+        seed: int = 0,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> Completion:
+        if tools:
+            raise ConfigError(f"{self.spec} has no native tool calling",
+                              "use the ReAct (text) scaffold with the hf backend")
+        stops = [s for s in stop or () if s]
+        sampling: dict[str, Any] = (
+            {"do_sample": True, "temperature": temperature, "top_k": 40, "top_p": 0.95}
+            if temperature > 0 else {"do_sample": False, "temperature": None, "top_k": None,
+                                     "top_p": None})
+        with self._lock:
+            start = time.perf_counter()
+            ids = self._prompt_ids(as_messages(messages))
+            torch.manual_seed(seed)
+            with torch.no_grad():
+                out = self.model.generate(
+                    ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_tokens,
+                    repetition_penalty=1.0, stop_strings=stops or None,
+                    tokenizer=self.tokenizer if stops else None, **sampling)
+            latency = time.perf_counter() - start
+        new = out[0, ids.shape[1]:].tolist()
+        eos = self._eos_ids()
+        ended = bool(new) and new[-1] in eos
+        if ended:
+            new = new[:-1]
+        text = self.tokenizer.decode(new, skip_special_tokens=True)
+        cut = [text.index(s) for s in stops if s in text]
+        finish = "stop" if ended or cut or len(new) < max_tokens else "length"
+        return Completion(text=text[: min(cut)] if cut else text, prompt_tokens=ids.shape[1],
+                          completion_tokens=len(new), latency_s=latency, finish_reason=finish,
+                          model=self.spec)
+
+    def score(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        candidates: Sequence[str],
+    ) -> list[CandidateScore]:
+        """Sum log-prob of each candidate as the assistant's reply (one prompt pass)."""
+        cand_ids = [self.tokenizer(c, add_special_tokens=False).input_ids for c in candidates]
+        for cand, toks in zip(candidates, cand_ids, strict=True):
+            if not toks:
+                raise ConfigError(f"candidate {cand!r} has no tokens", "score non-empty candidates")
+        results: list[CandidateScore] = []
+        with self._lock, torch.no_grad():
+            ids = self._prompt_ids(as_messages(messages))
+            prompt = self.model(ids, use_cache=True)
+            first = torch.log_softmax(prompt.logits[0, -1].double(), dim=-1)
+            for cand, toks in zip(candidates, cand_ids, strict=True):
+                lps = [float(first[toks[0]])]
+                if len(toks) > 1:
+                    cache = copy.deepcopy(getattr(prompt, self._cache_arg))
+                    step = self.model(torch.tensor([toks[:-1]]), use_cache=True,
+                                      **{self._cache_arg: cache})
+                    logp = torch.log_softmax(step.logits[0].double(), dim=-1)
+                    lps += [float(logp[i, t]) for i, t in enumerate(toks[1:])]
+                results.append(CandidateScore(candidate=cand, logprob=sum(lps),
+                                              first_token_logprob=lps[0], n_tokens=len(toks)))
+        return results
+
+    def close(self) -> None:
+        return None

@@ -1,0 +1,99 @@
+"""The transformers backend on SmolLM2's GGUF (dequantized): slow, about a minute to load."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+
+from slmbench.errors import ConfigError, ModelNotFoundError, ModelSpecError
+from slmbench.models import Model, load_model
+from slmbench.models.base import Message
+from slmbench.models.hf import HFModel
+from slmbench.models.llamacpp import LlamaCppModel
+
+pytestmark = [pytest.mark.slow, pytest.mark.embedded]
+
+FRANCE = [Message(role="user", content="What is the capital of France?")]
+CANDIDATES = [" Paris", " Banana", "The capital of France is Paris.", "Banana"]
+
+
+@pytest.fixture(scope="module")
+def hf(smollm: LlamaCppModel) -> Iterator[HFModel]:
+    model = load_model(f"hf:{smollm.path}")
+    assert isinstance(model, HFModel)
+    yield model
+    model.close()
+
+
+def test_greedy_is_deterministic_and_counts_like_llamacpp(
+        hf: HFModel, smollm: LlamaCppModel) -> None:
+    assert isinstance(hf, Model) and hf.supports_logprobs and not hf.supports_native_tools
+    a = hf.generate(FRANCE, max_tokens=8)
+    b = hf.generate(FRANCE, max_tokens=8)
+    assert a.text and a.text == b.text
+    assert 0 < a.completion_tokens <= 8
+    # Same chat template, same tokenizer: the same prompt length as llama.cpp.
+    assert a.prompt_tokens == smollm.generate(FRANCE, max_tokens=1).prompt_tokens
+
+
+def test_seed_fixes_sampled_text(hf: HFModel) -> None:
+    a = hf.generate(FRANCE, temperature=0.9, seed=1, max_tokens=8)
+    b = hf.generate(FRANCE, temperature=0.9, seed=1, max_tokens=8)
+    c = hf.generate(FRANCE, temperature=0.9, seed=2, max_tokens=8)
+    assert a.text == b.text != c.text
+
+
+def test_length_and_stop(hf: HFModel) -> None:
+    short = hf.generate(FRANCE, max_tokens=3)
+    assert short.finish_reason == "length" and short.completion_tokens == 3
+    full = hf.generate(FRANCE, max_tokens=12)
+    assert " of" in full.text
+    cut = hf.generate(FRANCE, max_tokens=12, stop=[" of"])
+    assert cut.finish_reason == "stop"
+    assert cut.text == full.text.split(" of")[0]
+
+
+def test_score_ranks_like_llamacpp(hf: HFModel, smollm: LlamaCppModel) -> None:
+    ours = hf.score(FRANCE, CANDIDATES)
+    ref = smollm.score(FRANCE, CANDIDATES)
+    assert ours[0].logprob > ours[1].logprob  # " Paris" above " Banana"
+
+    def rank(scores: list) -> list[str]:
+        return [s.candidate for s in sorted(scores, key=lambda s: s.logprob)]
+
+    assert rank(ours) == rank(ref)
+    for a, b in zip(ours, ref, strict=True):
+        assert a.n_tokens == b.n_tokens
+        assert a.logprob == pytest.approx(b.logprob, abs=1.0)  # fp32 vs Q4 kernels
+
+
+def test_score_with_cache_equals_one_full_pass(hf: HFModel) -> None:
+    answer = "The capital of France is Paris."
+    got = hf.score(FRANCE, [answer])[0]
+    prompt = hf._prompt_ids(FRANCE)
+    toks = hf.tokenizer(answer, add_special_tokens=False).input_ids
+    with torch.no_grad():
+        logits = hf.model(torch.cat([prompt, torch.tensor([toks])], dim=1)).logits[0]
+    logp = torch.log_softmax(logits.double(), dim=-1)
+    n = prompt.shape[1]
+    expected = sum(float(logp[n - 1 + i, t]) for i, t in enumerate(toks))
+    assert got.logprob == pytest.approx(expected, abs=1e-3)
+
+
+def test_tools_refused(hf: HFModel) -> None:
+    with pytest.raises(ConfigError, match="no native tool calling"):
+        hf.generate(FRANCE, tools=[{"type": "function", "function": {"name": "f"}}])
+
+
+def test_bad_targets_and_options(tmp_path: Path, smollm: LlamaCppModel) -> None:
+    with pytest.raises(ModelNotFoundError):
+        load_model(f"hf:{tmp_path / 'missing'}")
+    with pytest.raises(ModelNotFoundError, match=r"config\.json"):
+        load_model(f"hf:{tmp_path}")
+    with pytest.raises(ModelSpecError, match="dtype"):
+        load_model(f"hf:{smollm.path}?dtype=int3")
+    with pytest.raises(ModelSpecError, match="unknown option"):
+        load_model(f"hf:{smollm.path}?n_ctx=4")
