@@ -72,3 +72,15 @@ def test_variant_filter() -> None:
     assert {p.key.variant for p in plan.trials} == {"fault-timeout"}
     with pytest.raises(ConfigError, match="no task has any of the variants"):
         plan_for(variants=["paraphrase-9"])
+
+
+def test_quick_suite_has_one_task_of_each_group_and_dimension() -> None:
+    from slmbench.runner.plan import load_runner_suite
+
+    quick = load_runner_suite("quick")
+    assert len(quick) == 12
+    kinds = [(t.suite, t.dimension or t.group) for t in quick]
+    assert len(set(kinds)) == 12
+    assert {d for s, d in kinds if s == "reliability"} == {
+        "consistency", "robustness", "fault_tolerance", "safety"}
+    assert len([k for k in kinds if k[0] == "capability"]) == 8

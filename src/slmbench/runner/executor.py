@@ -42,6 +42,7 @@ from slmbench.runner.plan import (
     Variant,
     VariantsFn,
     build_plan,
+    load_runner_suite,
 )
 from slmbench.runner.progress import PlainProgress, RunProgress
 from slmbench.runner.report import RunnerStats, write_reports
@@ -94,9 +95,7 @@ def _default_trial_fn() -> TrialFn:
 
 
 def _default_suite_loader() -> SuiteLoader:
-    from slmbench.tasks import load_suite
-
-    return load_suite
+    return load_runner_suite
 
 
 def _default_variants() -> VariantsFn:
@@ -258,10 +257,11 @@ def _merge_meta(store: RunStore, exp: Experiment, plan: Plan) -> dict[str, int]:
     saved = store.get_meta("experiment")
     if saved is not None and store.get_meta("grid_fingerprint") != exp.grid_fingerprint():
         old = Experiment.model_validate(saved)
-        diff = next(f for f in GRID_FIELDS if getattr(old, f) != getattr(exp, f))
+        diff = next((f for f in GRID_FIELDS if getattr(old, f) != getattr(exp, f)), None)
+        what = (f"{diff}={getattr(old, diff)!r}, not {getattr(exp, diff)!r}" if diff
+                else f"grid {store.get_meta('grid_fingerprint')}, not {exp.grid_fingerprint()}")
         raise ConfigError(
-            f"{store.run_dir} holds a run with {diff}={getattr(old, diff)!r}, "
-            f"not {getattr(exp, diff)!r}",
+            f"{store.run_dir} holds a run with {what}",
             f"use another --out for a new run, or `slmbench resume {store.run_dir}` to finish it",
         )
     models = list(dict.fromkeys([*(saved or {}).get("models", []), *exp.models]))

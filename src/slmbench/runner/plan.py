@@ -30,6 +30,7 @@ from slmbench.store import TrialKey
 
 SEED_SCHEME = "v1: int.from_bytes(sha256('task|repeat|base_seed')[:4], 'big') & 0x7fffffff"
 DEFAULT_TASK_SUITES = ("capability", "reliability")
+QUICK_SUITE = "quick"
 
 
 class TaskLike(Protocol):
@@ -83,13 +84,29 @@ def derive_seed(task_id: str, repeat: int, base_seed: int = 0) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
+def load_runner_suite(name: str) -> list[Any]:
+    """A suite by name or file (``slmbench.tasks.load_suite``), or ``quick``.
+
+    ``quick`` is the first task of each capability group and of each
+    reliability dimension (12 tasks): every kind of task once, for a fast look.
+    """
+    from slmbench.tasks import load_suite
+
+    if name != QUICK_SUITE:
+        return load_suite(name)
+    picked: dict[tuple[str, str], Any] = {}
+    for task in [*load_suite("capability"), *load_suite("reliability")]:
+        picked.setdefault((task.suite, task.dimension or task.group), task)
+    return list(picked.values())
+
+
 def select_tasks(exp: Experiment, load_suite: SuiteLoader) -> list[tuple[str, Any]]:
     """(suite, task) pairs the experiment names, in order, each task id once."""
     chosen: dict[str, tuple[str, Any]] = {}
     pool: dict[str, tuple[str, Any]] = {}
     for suite in exp.suites or DEFAULT_TASK_SUITES:
         for task in load_suite(suite):
-            pool.setdefault(task.id, (suite, task))
+            pool.setdefault(task.id, (getattr(task, "suite", suite), task))
     if not exp.tasks:
         return list(pool.values())
     for task_id in exp.tasks:
