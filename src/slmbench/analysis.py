@@ -25,6 +25,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -40,6 +41,7 @@ from slmbench.tasks.perturb import FAULT_PREFIX
 ANALYSIS_SCHEMA_VERSION = 1
 SUMMARY_NAME = "analysis_summary.json"
 CAPABILITY = "capability"
+K = TypeVar("K")
 
 # -- records -------------------------------------------------------------------
 
@@ -240,8 +242,8 @@ def _temp_key(t: float) -> str:
     return f"{round(t, 4):g}"
 
 
-def _by(trials: Iterable[Trial], key: Callable[[Trial], object]) -> dict[object, list[Trial]]:
-    out: dict[object, list[Trial]] = defaultdict(list)
+def _by(trials: Iterable[Trial], key: Callable[[Trial], K]) -> dict[K, list[Trial]]:
+    out: dict[K, list[Trial]] = defaultdict(list)
     for t in trials:
         out[key(t)].append(t)
     return out
@@ -282,7 +284,7 @@ def _groups(model: str, trials: list[Trial], tasks: Mapping[str, Task]) -> list[
 
 def _temperature(model: str, trials: list[Trial]) -> TemperatureEffect:
     by_t = _by(trials, lambda t: round(t.temperature, 4))
-    temps = sorted(by_t)  # type: ignore[type-var]
+    temps = sorted(by_t)
     per = {_temp_key(t): stats.wilson(sum(passed(x) for x in by_t[t]), len(by_t[t]))
            for t in temps}
     if len(temps) < 2:
@@ -293,7 +295,7 @@ def _temperature(model: str, trials: list[Trial]) -> TemperatureEffect:
     k_lo, n_lo = sum(passed(x) for x in by_t[lo]), len(by_t[lo])
     k_hi, n_hi = sum(passed(x) for x in by_t[hi]), len(by_t[hi])
     return TemperatureEffect(
-        model=model, per_temperature=per, lowest=float(lo), highest=float(hi),  # type: ignore[arg-type]
+        model=model, per_temperature=per, lowest=lo, highest=hi,
         fisher=stats.fisher_exact(k_hi, n_hi, k_lo, n_lo),
         cohens_h=stats.cohens_h(k_hi / n_hi, k_lo / n_lo),
     )
@@ -301,8 +303,9 @@ def _temperature(model: str, trials: list[Trial]) -> TemperatureEffect:
 
 def _size(metric: str, scores: Mapping[str, float], params: Mapping[str, float | None]
           ) -> SizeCorrelation:
-    known = [m for m in sorted(scores) if params.get(m) is not None]
-    xs = [float(params[m]) for m in known]  # type: ignore[arg-type]
+    sized = {m: p for m in sorted(scores) if (p := params.get(m)) is not None}
+    known = list(sized)
+    xs = list(sized.values())
     ys = [scores[m] for m in known]
     missing = sorted(set(scores) - set(known))
     note_parts = []
@@ -490,8 +493,8 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
         capability = list(trials)
         scope = "all trials (the run holds no capability-suite trials)"
         notes.append("no capability-suite trials: accuracy figures use every trial")
-    cap_by_model = {str(k): v for k, v in _by(capability, lambda t: t.model).items()}
-    all_by_model = {str(k): v for k, v in _by(trials, lambda t: t.model).items()}
+    cap_by_model = _by(capability, lambda t: t.model)
+    all_by_model = _by(trials, lambda t: t.model)
     models = sorted(all_by_model)
     cap_models = sorted(cap_by_model)
     model_params = {m: params_of(m, sizes) for m in models}
