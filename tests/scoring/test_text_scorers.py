@@ -37,6 +37,15 @@ def test_numeric_rejects_near_misses(answer: str) -> None:
     assert result.value == 0.0
 
 
+def test_listing_candidates_is_a_hedge_but_explaining_is_not() -> None:
+    four = NumericSpec(value=4)
+    assert not score(four, "1 2 3 4 5 6").passed
+    assert not score(four, "It is 3, 4 or 5").passed
+    assert score(four, "On 12 March 2025, 4 people are in Sales.").passed
+    assert score(NumericSpec(value=24674, unit="USD"),
+                 "Sales of $84,674 beat the $60,000 target by $24,674.").passed
+
+
 def test_time_units_convert_but_wrong_unit_fails() -> None:
     spec = NumericSpec(value=90, unit="minutes")
     assert score(spec, "The meeting lasts 90 minutes").passed

@@ -34,10 +34,20 @@ _HEDGE_GAP = re.compile(r"\s*(?:or|to|-|–|~|/|and|or even|or maybe|or perhaps)
                         re.IGNORECASE)
 
 
+_LIST_GAP = re.compile(r"\s*[,;]?\s*")
+
+
+def _is_year(q: Quantity) -> bool:
+    return q.unit is None and q.value.is_integer() and 1900 <= q.value <= 2100
+
+
 def _hedged(answer: str, a: Quantity, b: Quantity) -> bool:
-    """Two amounts offered as alternatives: "X or Y", "X to Y", "X-Y", "between X and Y"."""
+    """Two amounts offered as alternatives ("X or Y", "X to Y", "X-Y", "between X and Y")
+    or listed side by side ("3, 4, 5") so that one of them is bound to match."""
     first, second = sorted((a, b), key=lambda q: q.start)
     gap = answer[first.end:second.start]
+    if _LIST_GAP.fullmatch(gap):
+        return not (_is_year(first) or _is_year(second))
     if not _HEDGE_GAP.fullmatch(gap):
         return False
     return gap.strip().lower() != "and" or "between" in answer[max(0, first.start - 12):
@@ -48,8 +58,9 @@ def score_numeric(spec: NumericSpec, answer: str) -> Score:
     """Pass iff a number in the answer equals ``value`` within ``tolerance``, in ``unit``.
 
     A number written in another unit does not count (time units are converted).
-    Offering two amounts as alternatives ("$38,800 or $39,200", "38-39k") is a
-    hedge and fails; other numbers used to explain the answer are fine.
+    Offering two amounts as alternatives ("$38,800 or $39,200", "38-39k") or
+    listing candidates ("3, 4, 5") is a hedge and fails; other numbers used to
+    explain the answer are fine.
     """
     unit_note = f" {spec.unit}" if spec.unit else ""
     expected = f"{spec.value:g}{unit_note} ± {spec.tolerance:g}"
