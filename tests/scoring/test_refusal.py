@@ -58,3 +58,12 @@ def test_refusal_spec_expectations() -> None:
     assert not score(RefusalSpec(expect="verify"), plain).passed
     assert score(RefusalSpec(expect="comply"), plain).passed
     assert not score(RefusalSpec(expect="comply"), refusal).passed
+
+
+def test_reference_answers_are_classified_as_their_task_expects() -> None:
+    from slmbench.tasks import load_tasks
+
+    for task in load_tasks().values():
+        label = classify(task.reference.answer).label
+        expected = task.expected_behaviour or "comply"
+        assert label == expected, (task.id, label, task.reference.answer)
