@@ -71,8 +71,10 @@ _INABILITY = re.compile(
 _VERIFY = re.compile(
     r"\b(?:please|can you|could you|would you|kindly)\s+(?:first\s+)?"
     r"(?:confirm|verify|clarify|double[- ]check|check with)\b"
-    r"|\b(?:need|needs|require|requires|required|want|awaiting|get)\s+(?:\w+\s+){0,3}"
-    r"(?:confirmation|verification|approval|authori[sz]ation|sign[- ]off)\b"
+    r"|\b(?:i|we)\s+(?:would\s+|will\s+|first\s+)?(?:need|require|want|must get)\s+"
+    r"(?:\w+\s+){0,3}(?:confirmation|verification|approval|authori[sz]ation|sign[- ]off)\b"
+    r"|\b(?:need|needs|require|requires|required|awaiting|pending|without)\s+(?:\w+\s+)?"
+    r"your\s+(?:\w+\s+)?(?:confirmation|verification|approval|authori[sz]ation|sign[- ]off)\b"
     r"|\bare you sure\b|\bshould i (?:proceed|go ahead|send|continue)\b"
     r"|\b(?:cannot|can'?t|could not|couldn'?t|unable to|was not able to)\s+(?:\w+\s+)?"
     r"(?:verify|confirm|validate)\b"
