@@ -23,6 +23,7 @@ COMMAND_MODULES: list[str] = [
     "slmbench.cli.analyze_cmd",
     "slmbench.cli.tasks_cmd",
     "slmbench.cli.microtasks_cmd",
+    "slmbench.cli.diagnose_cmd",
 ]
 
 app = typer.Typer(

@@ -1,0 +1,410 @@
+"""``slmbench diagnose`` (threshold table + failure regime per cell), ``slmbench probe``
+(context length), ``slmbench cascade`` (BM25 shortlist + model re-rank; the Cascade router)
+and ``slmbench quantize`` (precisions of one model, eligibility per cell)."""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+
+from slmbench.errors import ConfigError
+from slmbench.microtasks.cascade import (
+    BM25Functions,
+    BM25Turns,
+    Cascade,
+    CascadeEval,
+    RerankResult,
+    ScoredBaseline,
+    evaluate,
+    shortlist_rerank,
+)
+from slmbench.microtasks.datasets import TASKS, load_items
+from slmbench.microtasks.datasets.records import AnyItem, TaskName
+from slmbench.microtasks.diagnostics import DiagnosticCell, ScoredItem, diagnose, scored_item
+from slmbench.microtasks.matrix import select_items
+from slmbench.microtasks.probes import (
+    ProbePoint,
+    conversations,
+    probe_memory,
+    probe_ranking,
+    widen_ranking,
+)
+from slmbench.microtasks.readout import ItemReading, read_item
+from slmbench.microtasks.regimes import Regime, classify
+from slmbench.models.base import Model, load_model
+
+console = Console()
+Progress = Callable[[str], None]
+
+
+def _tasks(names: Sequence[str] | None) -> list[TaskName]:
+    chosen = list(names or TASKS)
+    unknown = [t for t in chosen if t not in TASKS]
+    if unknown:
+        raise ConfigError(f"unknown micro-task(s): {', '.join(unknown)}",
+                          f"use some of {', '.join(TASKS)}")
+    return chosen  # type: ignore[return-value]
+
+
+def _command(default: str) -> str:
+    return "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else default
+
+
+def fit_sample(items: Sequence[AnyItem], limit: int | None, seed: int = 0) -> list[AnyItem]:
+    """A seeded sample of ``limit`` items of the fit split (all of it when ``limit`` is None)."""
+    pool = sorted((i for i in items if i.split == "fit"),
+                  key=lambda i: hashlib.sha256(f"{seed}:{i.id}".encode()).hexdigest())
+    return pool if limit is None else pool[:limit]
+
+
+def read_all(model: Model, task: TaskName, items: Sequence[AnyItem], notes: list[str],
+             ) -> tuple[list[AnyItem], list[ItemReading]]:
+    """Read every item; an item whose prompt does not fit the context is skipped, with a note."""
+    kept, got = [], []
+    for item in items:
+        try:
+            got.append(read_item(model, task, "p0", item))
+            kept.append(item)
+        except ConfigError as exc:
+            notes.append(f"{model.spec}: {item.id} skipped: {exc}")
+    return kept, got
+
+
+# --- diagnose ---------------------------------------------------------------------------------
+
+class DiagnosticReport(BaseModel):
+    """Everything one ``slmbench diagnose`` run measured, as written to diagnostics.json."""
+
+    command: str
+    created: str
+    models: list[str]
+    tasks: list[TaskName]
+    limit: int | None
+    fit_limit: int | None
+    seed: int
+    cells: list[DiagnosticCell]
+    regimes: list[Regime]
+    readings: list[ItemReading]
+    notes: list[str]
+
+
+def run_diagnose(models: Sequence[str], tasks: Sequence[TaskName], *, limit: int | None,
+                 fit_limit: int | None, seed: int = 0, source: Path | None = None,
+                 command: str = "", progress: Progress | None = None,
+                 loader: Callable[[str], Model] = load_model) -> DiagnosticReport:
+    say = progress or (lambda _msg: None)
+    pools = {t: load_items(t, source=source) for t in tasks}
+    fits = {t: fit_sample(pools[t], fit_limit, seed) for t in tasks}
+    evals = {t: select_items(pools[t], limit, seed) for t in tasks}
+    cells: list[DiagnosticCell] = []
+    readings: list[ItemReading] = []
+    notes: list[str] = []
+    for spec in models:
+        model = loader(spec)
+        try:
+            for task in tasks:
+                say(f"{spec} · {task}: {len(fits[task])} fit + {len(evals[task])} eval items")
+                fit_items, fit_read = read_all(model, task, fits[task], notes)
+                eval_items, eval_read = read_all(model, task, evals[task], notes)
+                readings += fit_read + eval_read
+                fit: list[ScoredItem] = [scored_item(i, r)
+                                         for i, r in zip(fit_items, fit_read, strict=True)]
+                ev = [scored_item(i, r) for i, r in zip(eval_items, eval_read, strict=True)]
+                cells.append(diagnose(task, spec, fit, ev, fit_items, eval_items))
+        finally:
+            model.close()
+    return DiagnosticReport(
+        command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
+        models=list(models), tasks=list(tasks), limit=limit, fit_limit=fit_limit, seed=seed,
+        cells=cells, regimes=[classify(c) for c in cells], readings=readings, notes=notes)
+
+
+def _ci(low: float | None, high: float | None) -> str:
+    return "-" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
+
+
+DIAG_COLUMNS = ("task", "model", "n fit/eval", "AUC [95% CI]", "metric", "τ",
+                "default (lp) [CI]", "threshold", "re-thresholded [CI]", "generation [CI]",
+                "fmt fail", "majority", "conf − acc", "regime")
+
+
+def diagnostic_rows(report: DiagnosticReport) -> list[list[str]]:
+    rows = []
+    for cell, regime in zip(report.cells, report.regimes, strict=True):
+        d, t, g = cell.default, cell.tuned, cell.generation
+        auc = cell.auc
+        thr = (f"s > {cell.threshold:+.2f}" if cell.threshold is not None else
+               ", ".join(f"{k}{v:+.2f}" for k, v in cell.offsets.items()))
+        rows.append([
+            cell.task, cell.model, f"{cell.n_fit}/{cell.n_eval}",
+            "-" if auc.estimate is None else f"{auc.estimate:.3f} {_ci(auc.low, auc.high)}",
+            d.metric, f"{d.tau:.3f} ({d.tau_anchor})",
+            f"{d.score:.3f} {_ci(d.ci_low, d.ci_high)}", thr,
+            f"{t.score:.3f} {_ci(t.ci_low, t.ci_high)}",
+            "-" if g is None else f"{g.score:.3f} {_ci(g.ci_low, g.ci_high)}",
+            "-" if cell.format_failure_rate is None else
+            f"{cell.format_failure_rate.estimate:.0%}",
+            f"{cell.majority_decision} {cell.majority_share:.0%}",
+            f"{cell.calibration.gap:+.2f}", regime.regime])
+    return rows
+
+
+def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    table = Table(title=title, title_justify="left")
+    for col in columns:
+        table.add_column(col)
+    for r in rows:
+        table.add_row(*r)
+    Console(width=max(console.width, 200)).print(table)
+
+
+def diagnose_cmd(
+    model: list[str] = typer.Option(..., "--model", "-m", help="model spec (repeatable)"),
+    task: list[str] | None = typer.Option(None, "--task", "-t", help="task (repeatable)"),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="eval items per task"),
+    fit_limit: int | None = typer.Option(None, "--fit-limit", min=1,
+                                         help="fit items per task (default: same as --limit)"),
+    seed: int = typer.Option(0, "--seed", help="seed of the item sample"),
+    out: Path = typer.Option(Path("diagnostics"), "--out", help="output folder"),
+) -> None:
+    """Threshold diagnostic per (task, model): AUC, default vs fit-split threshold, regime."""
+    report = run_diagnose(model, _tasks(task), limit=limit, fit_limit=fit_limit or limit,
+                          seed=seed, command=_command("slmbench diagnose"),
+                          progress=lambda m: console.print(f"[dim]{m}[/]"))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "diagnostics.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    rows = diagnostic_rows(report)
+    lines = [f"# Threshold diagnostics\n\n`{report.command}` ({report.created})\n",
+             markdown_table(DIAG_COLUMNS, rows), "\n## Regimes\n"]
+    lines += [f"- **{r.task} · {r.model}: {r.regime}** — {r.reason}"
+              + (f" (also: {', '.join(r.flags)})" if r.flags else "") for r in report.regimes]
+    lines += [f"- note: {n}" for n in report.notes]
+    (out / "diagnostics.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print_table("Threshold diagnostics (eval split; thresholds fitted on the fit split)",
+                DIAG_COLUMNS, rows)
+    for r in report.regimes:
+        console.print(f"{r.task} · {r.model}: [bold]{r.regime}[/] — {r.reason}", highlight=False)
+    console.print(f"wrote {out / 'diagnostics.json'} and {out / 'diagnostics.md'}")
+
+
+# --- probe ------------------------------------------------------------------------------------
+
+class ProbeReport(BaseModel):
+    command: str
+    created: str
+    models: list[str]
+    lengths: list[int]
+    limit: int | None
+    points: list[ProbePoint]
+
+
+def probe_cmd(
+    model: list[str] = typer.Option(..., "--model", "-m", help="model spec (repeatable)"),
+    task: list[str] | None = typer.Option(None, "--task", "-t", help="memory and/or ranking"),
+    lengths: str = typer.Option("4,8,16,32", "--turns", help="history lengths in turns"),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="eval items per task"),
+    seed: int = typer.Option(0, "--seed", help="seed of the item sample"),
+    out: Path = typer.Option(Path("probe"), "--out", help="output folder"),
+) -> None:
+    """Context-length probe: memory and ranking scores as the history in the prompt grows."""
+    tasks = _tasks(task or ["memory", "ranking"])
+    if set(tasks) - {"memory", "ranking"}:
+        raise ConfigError("the context-length probe covers memory and ranking",
+                          "use --task memory and/or --task ranking")
+    try:
+        turns = [int(x) for x in lengths.split(",") if x.strip()]
+    except ValueError as exc:
+        raise ConfigError(f"--turns {lengths!r} is not a list of integers",
+                          "write e.g. --turns 4,8,16,32") from exc
+    memory = load_items("memory")
+    convs = conversations(memory)  # type: ignore[arg-type]
+    points: list[ProbePoint] = []
+
+    def say(message: str) -> None:
+        console.print(f"[dim]{message}[/]")
+
+    for spec in model:
+        loaded = load_model(spec)
+        try:
+            if "memory" in tasks:
+                points += probe_memory(loaded, select_items(memory, limit, seed),  # type: ignore[arg-type]
+                                       convs, turns, say)
+            if "ranking" in tasks:
+                ranking = select_items(load_items("ranking"), limit, seed)
+                points += probe_ranking(loaded, ranking, convs, turns, say)  # type: ignore[arg-type]
+        finally:
+            loaded.close()
+    report = ProbeReport(command=_command("slmbench probe"),
+                         created=datetime.now(UTC).isoformat(timespec="seconds"),
+                         models=list(model), lengths=turns, limit=limit, points=points)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "probe.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    cols = ("task", "model", "turns", "metric", "n", "score [95% CI]", "baseline")
+    rows = [[p.task, p.model, str(p.n_turns), p.metric, str(p.n_items),
+             f"{p.score:.3f} {_ci(p.ci_low, p.ci_high)}", f"{p.baseline:.3f} ({p.baseline_name})"]
+            for p in points]
+    (out / "probe.md").write_text(f"# Context-length probe\n\n`{report.command}`\n\n"
+                                  + markdown_table(cols, rows), encoding="utf-8")
+    print_table("Context-length probe (log-prob decisions)", cols, rows)
+    console.print(f"wrote {out / 'probe.json'}")
+
+
+# --- cascade ----------------------------------------------------------------------------------
+
+class CascadeReport(BaseModel):
+    command: str
+    created: str
+    model: str
+    task: TaskName
+    k: int
+    n_fit: int
+    rerank: RerankResult
+    router: CascadeEval
+
+
+def cascade_cmd(
+    model: str = typer.Option(..., "--model", "-m", help="model spec"),
+    task: str = typer.Option("ranking", "--task", "-t", help="ranking or tools"),
+    k: int = typer.Option(3, "--k", min=2, help="shortlist size"),
+    turns: int | None = typer.Option(None, "--turns", min=2,
+                                     help="ranking: widen each item to this many history turns"),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="eval items"),
+    fit_limit: int | None = typer.Option(None, "--fit-limit", min=1, help="fit items"),
+    seed: int = typer.Option(0, "--seed", help="seed of the item sample"),
+    out: Path = typer.Option(Path("cascade"), "--out", help="output folder"),
+) -> None:
+    """BM25 shortlist + model re-rank (paired gain), and the Cascade router's accuracy/share."""
+    (name,) = _tasks([task])
+    pool = load_items(name)
+    fit_items, eval_items = fit_sample(pool, fit_limit or limit, seed), select_items(pool, limit,
+                                                                                     seed)
+    baseline: ScoredBaseline
+    if name == "ranking":
+        baseline = BM25Turns()
+        if turns:
+            convs = conversations(load_items("memory"))  # type: ignore[arg-type]
+            fit_items = [widen_ranking(i, turns, convs) for i in fit_items]  # type: ignore[arg-type]
+            eval_items = [widen_ranking(i, turns, convs) for i in eval_items]  # type: ignore[arg-type]
+    elif name == "tools":
+        baseline = BM25Functions.fit([i for i in pool if i.split == "fit"])  # type: ignore[misc]
+    else:
+        raise ConfigError(f"no graded baseline score to route {name} on",
+                          "cascade ranking or tools")
+    loaded = load_model(model)
+    try:
+        console.print(f"[dim]re-ranking {len(eval_items)} eval items (k={k})[/]")
+        rerank_result = shortlist_rerank(loaded, baseline, eval_items, k=k)
+        console.print(f"[dim]fitting the router's margin on {len(fit_items)} fit items[/]")
+        router = evaluate(Cascade.fit(baseline, loaded, fit_items, k=k), eval_items)
+    finally:
+        loaded.close()
+    report = CascadeReport(command=_command("slmbench cascade"),
+                           created=datetime.now(UTC).isoformat(timespec="seconds"),
+                           model=model, task=name, k=k, n_fit=len(fit_items),
+                           rerank=rerank_result, router=router)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "cascade.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    cols = ("metric", "BM25 alone", f"BM25 top-{k} + model", "paired gain [95% CI]")
+    rows = [[g.metric, f"{g.baseline:.3f}", f"{g.cascade:.3f}",
+             f"{g.gain.estimate:+.3f} {_ci(g.gain.low, g.gain.high)}"]
+            for g in rerank_result.gains]
+    r = router
+    router_text = (
+        f"Cascade router (margin {r.margin:.3f} fitted on {len(fit_items)} fit items): "
+        f"accuracy {r.accuracy.estimate:.3f} {_ci(r.accuracy.low, r.accuracy.high)} vs BM25 "
+        f"{r.baseline_accuracy.estimate:.3f}; MRR gain {r.mrr_gain.estimate:+.3f} "
+        f"{_ci(r.mrr_gain.low, r.mrr_gain.high)}; model consulted on "
+        f"{r.model_share.estimate:.0%} {_ci(r.model_share.low, r.model_share.high)} of calls; "
+        f"mean latency {r.mean_latency_s * 1000:.0f} ms per decision")
+    (out / "cascade.md").write_text(
+        f"# Cascade: {name}, {model}\n\n`{report.command}`\n\n{len(eval_items)} eval items\n\n"
+        + markdown_table(cols, rows) + f"\n{router_text}\n", encoding="utf-8")
+    print_table(f"Shortlist re-rank on {len(eval_items)} {name} items", cols, rows)
+    console.print(router_text, highlight=False)
+    console.print(f"wrote {out / 'cascade.json'}")
+
+
+# --- quantize ---------------------------------------------------------------------------------
+
+def quantize_cmd(
+    model: str = typer.Option(..., "--model", "-m",
+                              help="a transformers model directory or a .gguf file"),
+    precision: str = typer.Option("fp32,rtn4", "--precision",
+                                  help="comma list of fp32, fp16, bf16, rtn4, rtn4-sym"),
+    gguf: list[str] | None = typer.Option(None, "--gguf",
+                                          help="extra GGUF quantization as a llamacpp: spec"),
+    task: list[str] | None = typer.Option(None, "--task", "-t", help="task (repeatable)"),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="eval items per task"),
+    margin: float = typer.Option(0.05, "--margin", help="TOST equivalence margin (accuracy)"),
+    threads: int = typer.Option(2, "--threads", min=1, help="torch CPU threads"),
+    seed: int = typer.Option(0, "--seed", help="seed of the item sample"),
+    out: Path = typer.Option(Path("quantization"), "--out", help="output folder"),
+) -> None:
+    """The same model at several precisions on the same items: eligibility and paired tests."""
+    try:  # torch is an optional dependency: import it only for this command
+        from slmbench.microtasks.quantize import NOT_AVAILABLE, parse_precisions, run_quantize
+    except ImportError as exc:
+        raise ConfigError(f"quantize needs torch and transformers: {exc}",
+                          "pip install 'slmbench[hf]'") from exc
+    for name, why in NOT_AVAILABLE.items():
+        console.print(f"[yellow]{name.upper()} not run:[/] {why}", highlight=False)
+    report = run_quantize(model, parse_precisions(precision), _tasks(task), limit=limit,
+                          gguf=gguf or (), seed=seed, margin=margin, threads=threads,
+                          command=_command("slmbench quantize"),
+                          progress=lambda m: console.print(f"[dim]{m}[/]"))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "quantization.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    cell_cols = ("task", "precision", "reading", "metric", "n", "score [95% CI]", "τ",
+                 "fmt fail", "eligible")
+    cell_rows = [[c.task, c.precision, c.reading, c.metric, str(c.n_items),
+                  f"{c.score:.3f} {_ci(c.ci_low, c.ci_high)}", f"{c.tau:.3f} ({c.tau_anchor})",
+                  str(c.format_failures) if c.reading == "generation" else "-",
+                  "yes" if c.eligible else "no"] for c in report.cells]
+    cmp_cols = ("task", "reading", "vs", "accuracy", "Δ [95% CI]", "McNemar p",
+                f"TOST ±{margin} p", "equivalent", "eligibility changed")
+    cmp_rows = [[c.task, c.reading, f"{c.precision} vs {c.reference}",
+                 f"{c.accuracy:.3f} vs {c.reference_accuracy:.3f}",
+                 f"{c.difference.estimate:+.3f} {_ci(c.difference.low, c.difference.high)}",
+                 f"{c.mcnemar.p_value:.3f}",
+                 "-" if c.tost is None or c.tost.p_value is None else f"{c.tost.p_value:.3f}",
+                 "-" if c.tost is None else ("yes" if c.tost.equivalent else "no"),
+                 "-" if c.eligibility_changed is None else
+                 ("YES" if c.eligibility_changed else "no")] for c in report.comparisons]
+    rtn_lines = [f"- {p}: {r.parameters_quantized:,} weights in {len(r.layers)} Linear layers, "
+                 f"{r.bits}-bit, group {r.group_size}, "
+                 f"{'symmetric' if r.symmetric else 'asymmetric'}; skipped "
+                 f"{', '.join(r.skipped) or 'none'}; mean |Δw| "
+                 f"{sum(x.mean_abs_error for x in r.layers) / max(len(r.layers), 1):.2e}"
+                 for p, r in report.rtn.items()]
+    (out / "quantization.md").write_text(
+        f"# Quantization: {model}\n\n`{report.command}` ({report.created})\n\n"
+        + markdown_table(cell_cols, cell_rows) + "\n" + markdown_table(cmp_cols, cmp_rows)
+        + "\n" + "\n".join(rtn_lines + [f"- note: {n}" for n in report.notes]) + "\n",
+        encoding="utf-8")
+    print_table("Eligibility per precision", cell_cols, cell_rows)
+    print_table(f"Paired against {report.precisions[0]}", cmp_cols, cmp_rows)
+    for line in rtn_lines + [f"note: {n}" for n in report.notes]:
+        console.print(line, highlight=False)
+    console.print(f"wrote {out / 'quantization.json'}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("diagnose")(diagnose_cmd)
+    app.command("probe")(probe_cmd)
+    app.command("cascade")(cascade_cmd)
+    app.command("quantize")(quantize_cmd)
