@@ -223,7 +223,8 @@ def label_command(command: str) -> tuple[Label, str]:
         if rule:
             rules.append(rule)
             continue
-        if prog in PROJECT_WRITERS or _redirect_targets(tokens):
+        in_place = prog == "sed" and re.search(r"(^|\s)-\w*i", " ".join(args))
+        if prog in PROJECT_WRITERS or _redirect_targets(tokens) or in_place:
             writes_project = writes_project or prog not in {"cd", "pushd", "popd"}
         elif prog not in READ_ONLY | PROJECT_WRITERS | PACKAGE_MANAGERS | INTERPRETERS:
             known = False

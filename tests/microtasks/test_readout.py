@@ -1,0 +1,110 @@
+"""Both readings of a decision, the no-log-prob fallback, prompts, and the matrix end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from slmbench.cli.main import main
+from slmbench.microtasks.datasets import load_items
+from slmbench.microtasks.datasets.records import ApprovalItem, RankItem, ToolItem
+from slmbench.microtasks.matrix import run_matrix
+from slmbench.microtasks.prompts import (
+    PROMPT_IDS,
+    options_for,
+    parse_reply,
+    prompt_set,
+    render,
+    resolve_prompt_ids,
+)
+from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, read_item
+from slmbench.models.scripted import Script, ScriptedModel
+
+ITEM = ApprovalItem(id="a1", split="eval", provenance=(), command="rm -rf build", label="deny",
+                    rule="D1", origin="test")
+
+
+def test_both_readings_are_recorded() -> None:
+    model = ScriptedModel(Script(default="Approve.", logprobs={"approve": -2.0, "deny": -0.1}))
+    got = read_item(model, "approval", "p0", ITEM)
+    assert got.logprob_ranking == ["deny", "approve"]
+    assert got.logprobs == {"approve": -2.0, "deny": -0.1}
+    assert got.generation_ranking == ["approve"]
+    assert got.reply == "Approve." and not got.format_failure and got.note is None
+
+
+def test_a_model_without_logprobs_falls_back_to_generation_with_a_note() -> None:
+    model = ScriptedModel(Script(default="deny"))
+    got = read_item(model, "approval", "p0", ITEM)
+    assert got.logprobs is None and got.logprob_ranking is None
+    assert got.generation_ranking == ["deny"]
+    assert got.note == NO_LOGPROBS_NOTE
+
+
+def test_unparseable_reply_is_a_format_failure() -> None:
+    got = read_item(ScriptedModel(Script(default="I am not sure.")), "approval", "p0", ITEM)
+    assert got.format_failure and got.generation_ranking == []
+
+
+def test_parse_reply() -> None:
+    opts = ["get_weather", "get_weather_forecast", "none"]
+    assert parse_reply("tools", "`get_weather_forecast`", opts) == ["get_weather_forecast"]
+    assert parse_reply("tools", "Call get_weather(city='Oslo')", opts) == ["get_weather"]
+    assert parse_reply("tools", "None of them.", opts) == ["none"]
+    assert parse_reply("approval", "Denied: it deletes files", ["approve", "deny"]) == ["deny"]
+    assert parse_reply("ranking", "3, 1, 3, 9", ["1", "2", "3"]) == ["3", "1"]
+    assert parse_reply("ranking", "none of them", ["1", "2"]) == []
+
+
+def test_every_task_has_the_frozen_prompt_and_three_paraphrases() -> None:
+    tool = ToolItem(id="t", split="eval", provenance=(), request="Weather in Oslo?",
+                    functions=({"name": "weather", "description": "Forecast."},), label="weather")
+    rank = RankItem(id="r", split="eval", provenance=(), query="Where?", turns=("a", "b"), gold=0)
+    items = {"approval": ITEM, "tools": tool, "ranking": rank}
+    for task in ("approval", "memory", "tools", "ranking"):
+        assert sorted(prompt_set(task).prompts) == sorted(PROMPT_IDS)
+        texts = {prompt_set(task).prompts[p].user for p in PROMPT_IDS}
+        assert len(texts) == 4  # paraphrases really differ
+    for task, item in items.items():
+        for p in PROMPT_IDS:
+            user = render(task, p, item)[1].content
+            assert "{" not in user.replace("{'", "")  # every placeholder filled
+    assert options_for("tools", tool) == ["weather", "none"]
+    assert resolve_prompt_ids("all") == list(PROMPT_IDS)
+
+
+def test_matrix_on_fixture_datasets_with_a_scripted_model(built: Path) -> None:
+    model = ScriptedModel(Script(default="deny", logprobs={"*": -1.0, "deny": -0.2}),
+                          spec="scripted:deny")
+    run = run_matrix(["scripted:deny"], ["approval", "ranking"], ["p0", "p1"], source=built,
+                     loader=lambda spec: model)
+    n_appr = len([i for i in load_items("approval", source=built) if i.split == "eval"])
+    approval = [c for c in run.cells if c.task == "approval"]
+    assert {(c.prompt_id, c.reading) for c in approval} == {
+        ("p0", "generation"), ("p0", "logprob"), ("p1", "generation"), ("p1", "logprob")}
+    assert all(c.n_items == n_appr for c in approval)
+    ranking = [c for c in run.cells if c.task == "ranking" and c.reading == "generation"]
+    assert {c.metric for c in ranking} == {"ndcg@5", "mrr"}
+    assert all(c.format_failures == c.n_items for c in ranking)  # "deny" names no turn
+    assert len(run.readings) == 2 * (n_appr + len(run.items["ranking"]))
+
+
+def test_cli_writes_the_matrix_json(built: Path, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "m.json"
+    script.write_text(json.dumps({"default": "approve"}))
+    monkeypatch.setenv("SLMBENCH_HOME", str(built.parent))
+    (built.parent / "datasets").mkdir(exist_ok=True)
+    for f in built.iterdir():
+        (built.parent / "datasets" / f.name).write_bytes(f.read_bytes())
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as done:
+        main(["eligibility", "--model", f"scripted:{script}", "--task", "approval",
+              "--prompt", "p0", "--out", str(out), "--tau-sweep"])
+    assert done.value.code == 0
+    data = json.loads((out / "eligibility.json").read_text())
+    assert [c["reading"] for c in data["cells"]] == ["generation"]
+    assert data["cells"][0]["note"] == NO_LOGPROBS_NOTE
+    assert data["tau_sweep"] and data["by_prompt"][0]["prompt_id"] == "p0"
