@@ -202,3 +202,29 @@ def test_read_summary_rejects_other_versions(tmp_path: Path, summary) -> None:  
     path.write_text(json.dumps(data))
     with pytest.raises(ConfigError, match="schema"):
         analysis.read_summary(path)
+
+
+def test_analyze_a_run_written_by_the_real_runner(tmp_path: Path) -> None:
+    """Contract with `slmbench run`: its run directory analyses, and models pair trial by trial."""
+    from slmbench.cli.main import app
+    from slmbench.store import RunStore
+
+    run = tmp_path / "run"
+    res = CliRunner().invoke(app, ["run", "-m", "scripted:echo", "-m", "scripted:silent",
+                                   "-t", "IR-1", "-t", "RS-1", "-t", "RF-1",
+                                   "--temperature", "0.3,1.0", "--repeats", "2",
+                                   "--out", str(run)])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, ["analyze", str(run)])
+    assert res.exit_code == 0, res.output
+    s = analysis.read_summary(run / analysis.SUMMARY_NAME)
+    with RunStore(run) as store:
+        assert s.n_trials == store.count()
+        for acc in s.accuracy:
+            rows = [r for r in store.trials(acc.model) if r.key.task == "IR-1"]
+            assert acc.trials == len(rows) == 4
+            assert acc.successes == sum(r.outcome == "success" for r in rows)
+    (pair,) = s.pairwise
+    assert pair.shared == 4  # same task, temperature, seed and repeat for both models
+    assert {d.model for d in s.safety} == {"scripted:echo", "scripted:silent"}
+    assert {c.key for c in s.faults} == set(TASKS["RF-1"].faults)
