@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from slmbench.analysis import AnalysisSummary
+from slmbench.analysis import AnalysisSummary, Cell
 from slmbench.stats import Estimate
 
 FigureFn = Callable[[AnalysisSummary], Figure]
@@ -339,9 +339,11 @@ def radar(s: AnalysisSummary) -> Figure:
     return fig
 
 
-def _heatmap(s: AnalysisSummary, title: str, cells: list, xlabel: str) -> Figure:
+def _heatmap(s: AnalysisSummary, title: str, cells: Sequence[Cell], xlabel: str
+             ) -> Figure | None:
+    """Models × conditions success-rate grid; None when there are no cells."""
     if not cells:
-        return None  # type: ignore[return-value]
+        return None
     models = sorted({c.model for c in cells})
     keys = sorted({c.key for c in cells}, key=lambda k: (k != "base", k))
     grid = np.full((len(models), len(keys)), np.nan)
