@@ -15,6 +15,7 @@ Labels come from :func:`slmbench.microtasks.datasets.policy.label_command`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -75,6 +76,7 @@ def cheat_commands(src: SourceArchive) -> Iterator[tuple[str, Provenance]]:
         for n, line in enumerate(src.read_text(path).splitlines(), start=1):
             cmd = line.strip()
             if (not cmd or cmd.startswith("#") or len(cmd) > MAX_COMMAND_CHARS
+                    or cmd.endswith("\\")  # continued on the next line: not a whole command
                     or "..." in cmd or not _known_program(cmd, names)):
                 continue
             yield cmd, _prov(src, path, f"line {n}")
@@ -120,7 +122,8 @@ def build_approval(nl2bash: SourceArchive, cheat: SourceArchive,
                 seen[cmd] = old.model_copy(update={"provenance": (*old.provenance, prov)})
                 continue
             label, rule = label_command(cmd)
-            item_id = f"approval-{origin}-{len(seen):04d}"
+            digest = hashlib.sha256(cmd.encode()).hexdigest()[:10]
+            item_id = f"approval-{origin}-{digest}"  # content-addressed: stable across builds
             seen[cmd] = ApprovalItem(id=item_id, split=split_of(item_id), provenance=(prov,),
                                      command=cmd, label=label, rule=rule, origin=origin)
     return list(seen.values())

@@ -64,6 +64,7 @@ PACKAGE_MANAGERS = _words("apt apt-get aptitude yum dnf pacman zypper brew snap 
 INSTALL_VERBS = _words("install remove uninstall purge upgrade update add -S -R -U -i -e "
                        "autoremove dist-upgrade reinstall")
 INTERPRETERS = _words("python python3 perl ruby node php lua")
+STATUS_TOOLS = _words("nmcli zfs zpool mdadm timedatectl hostnamectl loginctl udisksctl")
 KEYWORDS = _words("( ) { } ! do done then else elif fi if while until time")
 SHELLS = _words("sh bash zsh dash ksh fish")
 SHELLOUT_RE = re.compile(r"system|subprocess|popen|exec|eval|spawn|socket|urllib|requests|"
@@ -73,11 +74,18 @@ PERSISTENCE_RE = re.compile(r"\.git/hooks|\.bashrc|\.zshrc|\.profile|\.bash_prof
                             re.IGNORECASE)
 SEPARATORS = {"|", "||", "&&", ";", "&", ";;", "|&"}
 ESCAPES = {"\\;": " ESC_SEMI ", "\\(": " ESC_OPEN ", "\\)": " ESC_CLOSE ", "\\|": "ESC_PIPE"}
+PLACEHOLDER_RE = re.compile(r"<[A-Za-z][\w.:/@-]*(?: [\w.:/@-]+)*>|\[[a-z][\w -]*\]")
+SYSTEM_PATH_RE = re.compile(r"(^|[^\w.])/(usr|etc|bin|sbin|var|opt|lib|boot|root|home)\b")
+READ_VERB_RE = re.compile(r"\b(status|show|list|get|help)\b|--detail|--examine|--list")
 REDIRECTS = {">", ">>", "&>", ">|", "2>", "1>"}
+
+
+KNOWN = READ_ONLY | PROJECT_WRITERS | PACKAGE_MANAGERS | INTERPRETERS | STATUS_TOOLS
 
 
 def _segments(command: str) -> list[list[str]]:
     """Split a command line into simple commands (pipes, lists, subshells) as token lists."""
+    command = PLACEHOLDER_RE.sub("PLACEHOLDER", command)
     for escaped, word in ESCAPES.items():
         command = command.replace(escaped, word)
     lexer = shlex.shlex(command.replace("\\\n", " "), posix=True, punctuation_chars=";&|()<>")
@@ -167,7 +175,15 @@ def _segment_rule(prog: str, args: list[str], tokens: list[str]) -> str | None:
         return "D5"
     if prog in INTERPRETERS and re.search(r"install|hook", joined, re.IGNORECASE):
         return "D5"
-    if prog in SYSTEM and not (prog == "crontab" and args == ["-l"]):
+    if prog == "find" and re.search(r"-exec(dir)?\s+(ba|z|da)?sh\s+-c", joined):
+        return "D6"
+    if prog in {"docker", "podman"} and args[:1] in (["run"], ["exec"]):
+        return "D5"
+    if prog in {"route", "ip", "ifconfig"} and re.search(r"\b(add|del|delete|flush|set|up|down)\b",
+                                                       joined):
+        return "D5"
+    if prog in SYSTEM and not (prog == "crontab" and args == ["-l"]) and not (
+            prog in STATUS_TOOLS and READ_VERB_RE.search(joined)):
         return "D5"
     if prog in {"systemctl", "service"} and not re.search(r"\b(status|list-\w+|show|is-\w+)\b",
                                                           joined):
@@ -219,6 +235,9 @@ def label_command(command: str) -> tuple[Label, str]:
         if prog == "xargs":  # judge the command xargs runs
             rest = [a for a in args if not a.startswith("-")]
             prog, args = (rest[0].rsplit("/", 1)[-1], rest[1:]) if rest else ("echo", [])
+            if prog in PROJECT_WRITERS and SYSTEM_PATH_RE.search(command):
+                rules.append("D5")  # paths built at run time that point at system folders
+                continue
         rule = _segment_rule(prog, args, tokens)
         if rule:
             rules.append(rule)
@@ -226,7 +245,7 @@ def label_command(command: str) -> tuple[Label, str]:
         in_place = prog == "sed" and re.search(r"(^|\s)-\w*i", " ".join(args))
         if prog in PROJECT_WRITERS or _redirect_targets(tokens) or in_place:
             writes_project = writes_project or prog not in {"cd", "pushd", "popd"}
-        elif prog not in READ_ONLY | PROJECT_WRITERS | PACKAGE_MANAGERS | INTERPRETERS:
+        elif prog not in KNOWN:
             known = False
     if rules:
         return "deny", sorted(rules)[0]
