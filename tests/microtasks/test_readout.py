@@ -108,3 +108,4 @@ def test_cli_writes_the_matrix_json(built: Path, tmp_path: Path,
     assert [c["reading"] for c in data["cells"]] == ["generation"]
     assert data["cells"][0]["note"] == NO_LOGPROBS_NOTE
     assert data["tau_sweep"] and data["by_prompt"][0]["prompt_id"] == "p0"
+    assert "| approval |" in (out / "eligibility.md").read_text()

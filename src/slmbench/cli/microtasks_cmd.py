@@ -64,13 +64,32 @@ def matrix_table(run: MatrixRun) -> Table:
     return table
 
 
+def matrix_markdown(run: MatrixRun) -> str:
+    """The matrix as a Markdown table, with the command that produced it."""
+    lines = [f"Command: `{run.command}`", "",
+             f"Items per task: {', '.join(f'{t} {len(ids)}' for t, ids in run.items.items())} "
+             f"(seed {run.seed}). Eligible = 95% lower bound > τ (best non-LLM baseline).", "",
+             "| task | model | precision | prompt | reading | metric | n | score | 95% CI "
+             "| τ (anchor) | Δ vs τ-baseline [95% CI] | format failures | eligible |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in run.cells:
+        fails = str(c.format_failures) if c.reading == "generation" else "-"
+        lines.append(
+            f"| {c.task} | {c.model} | {c.precision} | {c.prompt_id} | {c.reading} | {c.metric} "
+            f"| {c.n_items} | {c.score:.3f} | [{c.ci_low:.3f}, {c.ci_high:.3f}] "
+            f"| {c.tau:.3f} ({c.tau_anchor}) | {c.diff:+.3f} [{c.diff_low:+.3f}, "
+            f"{c.diff_high:+.3f}] | {fails} | {'yes' if c.eligible else 'no'} |")
+    return "\n".join(lines) + "\n"
+
+
 def eligibility_cmd(
     model: list[str] = typer.Option(..., "--model", "-m", help="model spec (repeatable)"),
     task: list[str] | None = typer.Option(None, "--task", "-t", help="task (repeatable)"),
     prompt: str = typer.Option("p0", "--prompt", help="'all' or ids like p0,p2"),
     limit: int | None = typer.Option(None, "--limit", min=1, help="items per task"),
     seed: int = typer.Option(0, "--seed", help="seed of the item sample"),
-    out: Path = typer.Option(Path("eligibility"), "--out", help="folder for eligibility.json"),
+    out: Path = typer.Option(Path("eligibility"), "--out",
+                             help="folder for eligibility.json and eligibility.md"),
     tau_sweep: bool = typer.Option(False, "--tau-sweep", help="also print the τ sweep"),
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
@@ -80,6 +99,7 @@ def eligibility_cmd(
     out.mkdir(parents=True, exist_ok=True)
     path = out / "eligibility.json"
     path.write_text(run.model_dump_json(indent=1), encoding="utf-8")
+    (out / "eligibility.md").write_text(matrix_markdown(run), encoding="utf-8")
     Console(width=max(console.width, 170)).print(matrix_table(run))
     passing = sum(c.eligible for c in run.cells)
     console.print(f"{passing} of {len(run.cells)} cells eligible. "
