@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from slmbench.microtasks.datasets.records import ApprovalItem, Provenance, RankItem
 from slmbench.microtasks.diagnostics import ScoredItem, ranking_under
+from slmbench.models.base import CandidateScore, Completion, Message, as_messages
 
 PROV = (Provenance(package="synthetic", version="0", licence="CC0", archive_sha256="0" * 64,
                    source_path="tests", record_id="x"),)
@@ -62,3 +65,29 @@ def rank_scores(items: Sequence[RankItem], *, gold_lp: float, other_lp: float,
         out.append(ScoredItem(item_id=item.id, split=item.split, options=options, gold=gold,
                               logprobs=lps))
     return out
+
+
+class NeedleModel:
+    """Scores turn number k by whether turn [k] in the prompt holds the word NEEDLE."""
+
+    spec = "fake:needle"
+    supports_logprobs = True
+    supports_native_tools = False
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def generate(self, messages: Sequence[Message | dict[str, Any]], **_: Any) -> Completion:
+        raise AssertionError("the cascade must read log-probs, not generate")
+
+    def score(self, messages: Sequence[Message | dict[str, Any]], candidates: Sequence[str]
+              ) -> list[CandidateScore]:
+        self.calls += 1
+        text = as_messages(messages)[-1].content
+        blocks = dict(re.findall(r"\[(\d+)\] (.*)", text))
+        return [CandidateScore(candidate=c, logprob=-0.1 if "NEEDLE" in blocks.get(c, "")
+                               else -3.0, first_token_logprob=-1.0, n_tokens=1)
+                for c in candidates]
+
+    def close(self) -> None:
+        pass

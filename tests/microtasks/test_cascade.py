@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from typing import Any
-
 import pytest
-from diag_fakes import PROV
+from diag_fakes import PROV, NeedleModel
 
 from slmbench.errors import ConfigError
 from slmbench.microtasks.cascade import (
@@ -19,33 +15,6 @@ from slmbench.microtasks.cascade import (
     top_margin,
 )
 from slmbench.microtasks.datasets.records import RankItem
-from slmbench.models.base import CandidateScore, Completion, Message, as_messages
-
-
-class NeedleModel:
-    """Scores turn number k by whether turn [k] in the prompt holds the word NEEDLE."""
-
-    spec = "fake:needle"
-    supports_logprobs = True
-    supports_native_tools = False
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def generate(self, messages: Sequence[Message | dict[str, Any]], **_: Any) -> Completion:
-        raise AssertionError("the cascade must read log-probs, not generate")
-
-    def score(self, messages: Sequence[Message | dict[str, Any]], candidates: Sequence[str]
-              ) -> list[CandidateScore]:
-        self.calls += 1
-        text = as_messages(messages)[-1].content
-        blocks = dict(re.findall(r"\[(\d+)\] (.*)", text))
-        return [CandidateScore(candidate=c, logprob=-0.1 if "NEEDLE" in blocks.get(c, "")
-                               else -3.0, first_token_logprob=-1.0, n_tokens=1)
-                for c in candidates]
-
-    def close(self) -> None:
-        pass
 
 
 def hard_item(k: int) -> RankItem:

@@ -6,6 +6,8 @@ import math
 
 import pytest
 from diag_fakes import (
+    PROV,
+    NeedleModel,
     approval_items,
     approval_scores,
     balanced_labels,
@@ -15,6 +17,7 @@ from diag_fakes import (
 )
 
 from slmbench.errors import LogprobsUnsupportedError
+from slmbench.microtasks.datasets.records import MemoryItem, RankItem
 from slmbench.microtasks.diagnostics import (
     binary_auc,
     calibration,
@@ -22,6 +25,13 @@ from slmbench.microtasks.diagnostics import (
     fit_offsets,
     gold_vs_distractor_auc,
     scored_item,
+)
+from slmbench.microtasks.probes import (
+    conversations,
+    memory_history,
+    memory_messages,
+    probe_ranking,
+    widen_ranking,
 )
 from slmbench.microtasks.readout import ItemReading
 
@@ -114,3 +124,59 @@ def test_scored_item_refuses_a_reading_without_logprobs() -> None:
                           reply="approve", generation_ranking=["approve"])
     with pytest.raises(LogprobsUnsupportedError):
         scored_item(item, reading)
+
+
+# --- context-length probe ---------------------------------------------------------------------
+
+def memory_items(conv: str, texts: list[str]) -> list[MemoryItem]:
+    return [MemoryItem(id=f"memory-{conv}-{k}", split="eval", turn=t, label="skip",
+                       provenance=PROV) for k, t in enumerate(texts)]
+
+
+def probe_world() -> tuple[list[MemoryItem], RankItem]:
+    convs = memory_items("c-b", ["b0", "b1 NEEDLE cat is Tom", "b2", "b3"])
+    convs += memory_items("c-a", [f"a{k}" for k in range(12)])
+    convs += memory_items("c-c", [f"c{k}" for k in range(12)])
+    # a ranking item showing turns 1-3 of conversation c-b, gold = its turn 1 (shown first)
+    rank = RankItem(id="ranking-q1", split="eval", query="cat name?",
+                    turns=("b1 NEEDLE cat is Tom", "b2", "b3"), gold=0,
+                    provenance=(PROV[0], PROV[0].model_copy(update={"record_id": "c-b#1-3"})))
+    return convs[::-1], rank  # shuffled input order
+
+
+def test_conversations_are_rebuilt_in_turn_order() -> None:
+    items, _ = probe_world()
+    convs = conversations(items)
+    assert convs["c-b"] == ["b0", "b1 NEEDLE cat is Tom", "b2", "b3"]
+    assert len(convs["c-a"]) == 12
+
+
+def test_widened_ranking_keeps_the_gold_turn_and_pads_before_it() -> None:
+    items, rank = probe_world()
+    convs = conversations(items)
+    for n in (4, 8, 16):
+        wide = widen_ranking(rank, n, convs)
+        assert len(wide.turns) == n and wide.turns[wide.gold] == "b1 NEEDLE cat is Tom"
+        assert wide.turns[-4:] == ("b0", "b1 NEEDLE cat is Tom", "b2", "b3")
+        assert not any(t.startswith("b") for t in wide.turns[:-4])  # padding is older history
+    assert widen_ranking(rank, 4, convs).gold == 1  # the whole conversation, no padding
+
+
+def test_memory_history_is_the_turns_just_before() -> None:
+    items, _ = probe_world()
+    convs = conversations(items)
+    target = next(i for i in items if i.id == "memory-c-a-10")
+    assert memory_history(target, 4, convs) == ["a6", "a7", "a8", "a9"]
+    early = next(i for i in items if i.id == "memory-c-b-2")
+    hist = memory_history(early, 8, convs)
+    assert len(hist) == 8 and hist[-2:] == ["b0", "b1 NEEDLE cat is Tom"]
+    text = memory_messages(early, hist)[-1].content
+    assert text.startswith("Earlier messages") and "[8] b1 NEEDLE" in text and "b2" in text
+
+
+def test_probe_reports_a_point_per_length_with_the_baseline() -> None:
+    items, rank = probe_world()
+    points = probe_ranking(NeedleModel(), [rank], conversations(items), lengths=(4, 8))
+    assert [(p.n_turns, p.metric) for p in points] == [(4, "ndcg@5"), (4, "mrr"),
+                                                       (8, "ndcg@5"), (8, "mrr")]
+    assert all(p.score == 1.0 and p.baseline_name == "bm25" for p in points)
