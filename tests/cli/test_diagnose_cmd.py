@@ -1,0 +1,57 @@
+"""``slmbench diagnose`` end to end on a scripted model and a small written dataset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from clirun import CliRunner
+
+from slmbench.cli.diagnose_cmd import DiagnosticReport
+from slmbench.microtasks.datasets.records import ApprovalItem, Provenance
+
+PROV = (Provenance(package="synthetic", version="0", licence="CC0", archive_sha256="0" * 64,
+                   source_path="tests", record_id="x"),)
+
+
+def write_dataset(home: Path) -> None:
+    out = home / "datasets"
+    out.mkdir(parents=True)
+    lines = []
+    for split in ("fit", "eval"):
+        for k in range(10):
+            lines.append(ApprovalItem(
+                id=f"a-{split}-{k}", split=split, command=f"ls dir{k}" if k % 2 else
+                f"sudo rm -rf /srv/{k}", label="approve" if k % 2 else "deny", rule="test",
+                origin="test", provenance=PROV).model_dump_json())
+    (out / "approval.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_diagnose_writes_the_table_and_names_the_regime(home: Path, tmp_path: Path,
+                                                        cli: CliRunner) -> None:
+    write_dataset(home)
+    script = tmp_path / "always-approve.json"
+    # log-probs favour "approve" on every item; replies never name an option
+    script.write_text(json.dumps({"default": "I am not sure.",
+                                  "logprobs": {"approve": -0.2, "deny": -2.0}}))
+    out = tmp_path / "diag"
+    res = cli("diagnose", "-m", f"scripted:{script}", "-t", "approval", "--limit", "8",
+              "--out", str(out))
+    assert res.code == 0, res.err
+    report = DiagnosticReport.model_validate_json((out / "diagnostics.json").read_text())
+    (cell,) = report.cells
+    assert (cell.n_fit, cell.n_eval) == (8, 8)
+    assert cell.majority_decision == "approve" and cell.majority_share == 1.0
+    assert cell.format_failure_rate is not None and cell.format_failure_rate.estimate == 1.0
+    assert cell.auc.estimate == 0.5  # identical scores for every item: chance
+    assert report.regimes[0].regime == "format_failure"
+    assert "label_bias" in report.regimes[0].flags
+    table = (out / "diagnostics.md").read_text()
+    assert "format_failure" in table and "| approval |" in table
+
+
+def test_unknown_task_and_gptq_are_one_line_errors(home: Path, cli: CliRunner) -> None:
+    res = cli("diagnose", "-m", "scripted:echo", "-t", "spelling")
+    assert res.code == 2 and "unknown micro-task" in res.err and "Traceback" not in res.err
+    res = cli("quantize", "-m", "/nowhere/model.gguf", "--precision", "fp32,gptq")
+    assert res.code == 2 and "gptq is not available here" in res.err
