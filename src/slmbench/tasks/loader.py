@@ -40,14 +40,18 @@ _HINT = "fix the task in the file; `slmbench tasks validate FILE` checks it (doc
 
 
 def suite_path(name_or_path: str | Path) -> Path:
-    """Path of a shipped suite (by name) or of a user's file."""
+    """Path of a shipped suite (by name), of a task pack (``pack:NAME``) or of a user's file."""
+    if str(name_or_path).startswith("pack:"):
+        from slmbench.tasks.packs import suite_file  # built on first use (docs/packs.md)
+
+        return suite_file(str(name_or_path))
     if str(name_or_path) in SHIPPED_SUITES:
         return Path(str(resources.files("slmbench") / "data" / "suites" / f"{name_or_path}.yaml"))
     path = Path(name_or_path).expanduser()
     if not path.is_file():
         raise ConfigError(
             f"no task suite {str(name_or_path)!r}: not a shipped suite and not a file",
-            f"use one of {', '.join(SHIPPED_SUITES)} or the path of a YAML suite",
+            f"use one of {', '.join(SHIPPED_SUITES)}, pack:NAME or the path of a YAML suite",
         )
     return path
 

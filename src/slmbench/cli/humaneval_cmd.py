@@ -1,0 +1,74 @@
+"""``slmbench humaneval --model SPEC`` (direct pass@1, resumable) and ``humaneval-report``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from slmbench import humaneval
+from slmbench.store import RunStore
+
+console = Console()
+
+
+def _run_dir(model: str) -> Path:
+    return Path("runs") / f"humaneval-{humaneval.model_name(model)}"
+
+
+def run_humaneval(
+    model: Annotated[str, typer.Option("--model", "-m", help="model spec, e.g. "
+                                       "llamacpp:qwen2.5-coder-0.5b")],
+    limit: Annotated[int | None, typer.Option(
+        "--limit", "-n", min=1, help="only the first N problems")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="run directory (default runs/humaneval-NAME); re-run to resume")
+    ] = None,
+    max_tokens: Annotated[int, typer.Option(
+        "--max-tokens", min=16, help="token limit per reply")] = humaneval.MAX_TOKENS,
+) -> None:
+    """HumanEval pass@1 (greedy, sandboxed tests) with a Wilson interval; resumes a run."""
+    from slmbench.models.base import load_model
+
+    problems = humaneval.load_problems(limit)
+    run_dir = out or _run_dir(model)
+    llm = load_model(model)
+    with RunStore(run_dir) as store:
+        todo = sum(not store.has(humaneval.problem_key(llm.spec, p)) for p in problems)
+        console.print(f"{len(problems) - todo} of {len(problems)} problems already in {run_dir}")
+
+        def show(r: humaneval.ProblemResult) -> None:
+            mark = "[green]pass[/]" if r.passed else f"[red]{r.category}[/]"
+            console.print(f"{r.task_id:>14} {mark} {r.completion_tokens:>4} tok "
+                          f"{r.latency_s:5.1f} s {escape(r.detail[:70])}", highlight=False)
+
+        humaneval.run(llm, problems, store, max_tokens=max_tokens, on_result=show)
+        summary = humaneval.summarize(store, llm.spec)
+    llm.close()
+    est = summary.pass_at_1
+    console.print(f"pass@1 {summary.passed}/{summary.n} = {100 * (est.estimate or 0):.1f}% "
+                  f"(Wilson 95% [{100 * (est.low or 0):.1f}, {100 * (est.high or 0):.1f}])")
+    if summary.comparison:
+        c = summary.comparison
+        verdict = "inside" if c.inside else "OUTSIDE"
+        console.print(f"published {100 * c.published:.1f}%: {verdict} our interval")
+
+
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="run directories of `slmbench humaneval`")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Markdown file to write")] = Path(
+        "docs/results/humaneval.md"),
+) -> None:
+    """Write the HumanEval results page from stored runs."""
+    text = humaneval.render_report(humaneval.summaries(run_dirs), run_dirs)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    console.print(f"wrote {out}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("humaneval")(run_humaneval)
+    app.command("humaneval-report")(report)
