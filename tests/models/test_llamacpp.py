@@ -132,7 +132,10 @@ def test_tools_are_refused_clearly(smollm: LlamaCppModel) -> None:
         smollm.generate(FRANCE, tools=[tool])
 
 
-def test_empty_candidate_and_overlong_prompt_are_errors(smollm: LlamaCppModel) -> None:
+def test_empty_candidate_overlong_prompt_and_zero_max_tokens_are_errors(
+        smollm: LlamaCppModel) -> None:
+    with pytest.raises(ConfigError, match="asks for no output"):
+        smollm.generate(FRANCE, max_tokens=0)
     with pytest.raises(ConfigError, match="no tokens"):
         smollm.score(FRANCE, [""])
     huge = [Message(role="user", content="word " * 5000)]

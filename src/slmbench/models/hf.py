@@ -142,6 +142,8 @@ class HFModel:
         if tools:
             raise ConfigError(f"{self.spec} has no native tool calling",
                               "use the ReAct (text) scaffold with the hf backend")
+        if max_tokens < 1:
+            raise ConfigError(f"max_tokens={max_tokens} asks for no output", "use max_tokens >= 1")
         stops = [s for s in stop or () if s]
         sampling: dict[str, Any] = (
             {"do_sample": True, "temperature": temperature, "top_k": 40, "top_p": 0.95}

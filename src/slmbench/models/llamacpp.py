@@ -196,6 +196,8 @@ class LlamaCppModel:
         if tools:
             raise ConfigError(f"{self.spec} has no native tool calling",
                               "use the ReAct (text) scaffold with the llamacpp backend")
+        if max_tokens < 1:
+            raise ConfigError(f"max_tokens={max_tokens} asks for no output", "use max_tokens >= 1")
         msgs = as_messages(messages)
         with self._lock:
             start = time.perf_counter()
