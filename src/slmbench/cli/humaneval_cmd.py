@@ -45,6 +45,7 @@ def run_humaneval(
             console.print(f"{r.task_id:>14} {mark} {r.completion_tokens:>4} tok "
                           f"{r.latency_s:5.1f} s {escape(r.detail[:70])}", highlight=False)
 
+        store.set_meta(humaneval.SOURCE_META, humaneval.source_provenance())
         humaneval.run(llm, problems, store, max_tokens=max_tokens, on_result=show)
         summary = humaneval.summarize(store, llm.spec)
     llm.close()
@@ -63,10 +64,8 @@ def report(
         "docs/results/humaneval.md"),
 ) -> None:
     """Write the HumanEval results page from stored runs."""
-    text = humaneval.render_report(humaneval.summaries(run_dirs), run_dirs)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    console.print(f"wrote {out}")
+    text = humaneval.write_report(run_dirs, out)
+    console.print(f"wrote {out} ({len(text.splitlines())} lines)")
 
 
 def register(app: typer.Typer) -> None:
