@@ -65,11 +65,14 @@ def test_system_prompt_lists_tools_and_protocol(toolbox: FakeToolbox) -> None:
     run_react(model, toolbox, "task")
     system = model.prompts[0][0]
     assert system.role == "system"
-    assert "- fact_lookup: Look up a company fact by key." in system.content
-    assert '  arguments: {"type": "object", "properties": {"key"' in system.content
-    for word in ("Thought:", '{"name": "<tool name>", "arguments":', "Observation:",
-                 "Final Answer:"):
-        assert word in system.content
+    lines = system.content.splitlines()
+    tool_line = lines.index("- fact_lookup: Look up a company fact by key.")
+    assert lines[tool_line + 1] == ('  arguments (JSON schema): {"type": "object", '
+                                    '"properties": {"key": {"type": "string"}}, '
+                                    '"required": ["key"]}')
+    example = '{"name": "fact_lookup", "arguments": {"key": "<string>"}}'
+    assert lines[tool_line + 2] == f"  call: {example}"
+    assert "Final Answer: <the short, exact answer>" in lines
     assert model.prompts[0][1] == Message(role="user", content="task")
 
 

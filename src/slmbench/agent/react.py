@@ -68,21 +68,18 @@ DEFAULT_TOKEN_BUDGET = 60_000
 STOP = ("Observation:",)
 
 PROTOCOL = """\
-You are a careful assistant. You solve the user's task by calling tools, one at a time.
+You answer questions by calling tools. You know nothing about this company or the world \
+yourself: every answer must come from a tool result.
 
-Tools (name: description; JSON schema of the arguments):
+Tools:
 {tools}
 
-Reply in exactly this format, then stop:
-Thought: <one short sentence: what you need next>
-{{"name": "<tool name>", "arguments": {{<arguments as JSON>}}}}
+Each reply is exactly one of these two:
+1. A tool call: one JSON object on one line, like the "call" lines above.
+2. When a tool result contains the answer:
+Final Answer: <the short, exact answer>
 
-The tool's result comes back to you in a message starting with "Observation:".
-Never write an Observation yourself. Call one tool per reply.
-If a tool returns an error, read it and try again with corrected arguments or another tool.
-When the observations give you the answer, reply:
-Thought: I know the answer.
-Final Answer: <the answer, short and exact>"""
+Your first reply is always a tool call."""
 
 INVALID_FEEDBACK = "Observation: I could not read your reply: {error}."
 
@@ -114,20 +111,28 @@ def step_seed(seed: int, index: int) -> int:
     return int(state[0]) & 0x7FFFFFFF
 
 
+def example_call(spec: ToolSpec) -> str:
+    """A call of ``spec`` with its required arguments as ``<description>`` placeholders."""
+    props = spec.parameters.get("properties", {})
+    args = {}
+    for key in spec.parameters.get("required", []):
+        prop = props.get(key, {})
+        args[key] = f"<{prop.get('description') or prop.get('type') or key}>"
+    return json.dumps({"name": spec.name, "arguments": args})
+
+
 def describe_tools(specs: Sequence[ToolSpec]) -> str:
-    """Two lines per tool: ``- name: description`` and ``arguments: {json schema}``."""
+    """Three lines per tool: name and description, JSON schema of the arguments, an example."""
     return "\n".join(
-        f"- {s.name}: {s.description}\n  arguments: {json.dumps(s.parameters)}"
+        f"- {s.name}: {s.description}\n  arguments (JSON schema): {json.dumps(s.parameters)}"
+        f"\n  call: {example_call(s)}"
         for s in specs
     )
 
 
 def build_system_prompt(specs: Sequence[ToolSpec], template: str | None = None) -> str:
-    """The ReAct system prompt; a custom ``template`` may place the tool list with ``{tools}``."""
-    tools = describe_tools(specs)
-    if template is None:
-        return PROTOCOL.format(tools=tools)
-    return template.replace("{tools}", tools)
+    """The ReAct system prompt; ``{tools}`` in the template becomes the tool list."""
+    return (template or PROTOCOL).replace("{tools}", describe_tools(specs))
 
 
 class ToolboxBroken(Exception):
