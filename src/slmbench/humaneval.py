@@ -132,15 +132,23 @@ def _parse(code: str) -> tuple[ast.Module, str, int] | None:
 
 
 def _kept_source(tree: ast.Module, text: str) -> str:
+    """The source of the kept statements; runs of kept statements keep their own layout."""
     lines = text.splitlines()
-    parts: list[str] = []
+    runs: list[tuple[int, int]] = []
+    previous_kept = False
     for node in tree.body:
         if not isinstance(node, _KEEP):
+            previous_kept = False
             continue
         decorators = getattr(node, "decorator_list", [])
         start = min([node.lineno, *(d.lineno for d in decorators)])
-        parts.append("\n".join(lines[start - 1: node.end_lineno]))
-    return "\n\n".join(parts)
+        end = node.end_lineno or node.lineno
+        if previous_kept:
+            runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((start, end))
+        previous_kept = True
+    return "\n\n".join("\n".join(lines[a - 1: b]) for a, b in runs)
 
 
 def _defines(tree: ast.Module, name: str) -> bool:
