@@ -37,6 +37,7 @@ from slmbench.models.base import (
     ModelSpec,
     as_messages,
 )
+from slmbench.models.registry import resolve_gguf
 
 DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "fp16": torch.float16,
                                   "bf16": torch.bfloat16}
@@ -47,9 +48,7 @@ def resolve(target: str, gguf_file: str | None) -> tuple[Path, str | None]:
     """The directory to load from and the GGUF file inside it, if any."""
     path = Path(target).expanduser()
     if "/" not in target and not path.exists() and not target.endswith(".gguf"):
-        from slmbench.models.registry import resolve_gguf  # a registry name
-
-        path = resolve_gguf(target)
+        path = resolve_gguf(target)  # a registry name
     if path.is_file():
         return path.parent, path.name
     if not path.is_dir():

@@ -37,7 +37,6 @@ from llama_cpp import Llama, llama_get_logits_ith
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from scipy.special import log_softmax
 
-from slmbench import paths
 from slmbench.errors import ConfigError, ModelNotFoundError, ModelSpecError
 from slmbench.models.base import (
     CandidateScore,
@@ -46,6 +45,7 @@ from slmbench.models.base import (
     ModelSpec,
     as_messages,
 )
+from slmbench.models.registry import resolve_gguf
 
 OPTIONS = ("n_ctx", "threads", "chat_format")
 
@@ -94,16 +94,7 @@ def resolve_target(target: str) -> Path:
             raise ModelNotFoundError(f"GGUF file {path} does not exist",
                                      "check the path, or use a registry name with slmbench pull")
         return path
-    try:
-        from slmbench.models.registry import resolve_gguf
-    except ImportError:
-        path = paths.models_dir() / f"{target}.gguf"
-    else:
-        path = resolve_gguf(target)
-    if not path.is_file():
-        raise ModelNotFoundError(f"model {target!r} is not in the model cache ({path})",
-                                 f"slmbench pull {target}")
-    return path
+    return resolve_gguf(target)  # ModelNotFoundError with `slmbench pull NAME` if absent
 
 
 class LlamaCppModel:
