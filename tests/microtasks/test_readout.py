@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from slmbench.cli.main import main
 from slmbench.microtasks.datasets import load_items
 from slmbench.microtasks.datasets.records import ApprovalItem, RankItem, ToolItem
-from slmbench.microtasks.matrix import run_matrix
+from slmbench.microtasks.matrix import precision_of, run_matrix
 from slmbench.microtasks.prompts import (
     PROMPT_IDS,
     options_for,
@@ -27,10 +28,12 @@ ITEM = ApprovalItem(id="a1", split="eval", provenance=(), command="rm -rf build"
 
 
 def test_both_readings_are_recorded() -> None:
-    model = ScriptedModel(Script(default="Approve.", logprobs={"approve": -2.0, "deny": -0.1}))
+    table = {"approve": -2.3, "deny": -1.2, "Approve": -0.4, "Deny": -3.0}
+    model = ScriptedModel(Script(default="Approve.", logprobs=table))
     got = read_item(model, "approval", "p0", ITEM)
-    assert got.logprob_ranking == ["deny", "approve"]
-    assert got.logprobs == {"approve": -2.0, "deny": -0.1}
+    assert got.logprob_ranking == ["approve", "deny"]  # "Approve" counts for approve
+    assert got.logprobs == pytest.approx({"approve": math.log(math.exp(-2.3) + math.exp(-0.4)),
+                                          "deny": math.log(math.exp(-1.2) + math.exp(-3.0))})
     assert got.generation_ranking == ["approve"]
     assert got.reply == "Approve." and not got.format_failure and got.note is None
 
@@ -109,3 +112,9 @@ def test_cli_writes_the_matrix_json(built: Path, tmp_path: Path,
     assert data["cells"][0]["note"] == NO_LOGPROBS_NOTE
     assert data["tau_sweep"] and data["by_prompt"][0]["prompt_id"] == "p0"
     assert "| approval |" in (out / "eligibility.md").read_text()
+
+
+def test_precision_comes_from_the_registry_or_the_spec() -> None:
+    assert precision_of("llamacpp:qwen2.5-coder-0.5b?threads=1") == "Q4_K_M"
+    assert precision_of("llamacpp:/models/smollm2-135m.gguf") == "Q4_1"
+    assert precision_of("hf:/x?precision=fp16") == "fp16"

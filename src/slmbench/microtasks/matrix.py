@@ -59,7 +59,10 @@ def precision_of(spec: str) -> str:
     try:
         from slmbench.models.registry import load_registry
 
-        entry = load_registry().find(Path(parsed.target).stem)
+        name = parsed.target
+        if name.endswith(".gguf"):
+            name = Path(name).name.removesuffix(".gguf")
+        entry = load_registry().find(name)
     except Exception:  # the registry is optional here; fall back to "unknown"
         entry = None
     return str(getattr(entry, "quantization", None) or "unknown")

@@ -1,7 +1,8 @@
 """Read a model's decision on one micro-task item, two ways, and record both.
 
-* **logprob**: ``model.score(messages, options)``; options ranked by summed log-probability
-  (the decision is the top one). Also stored: each option's log-probability, so thresholds
+* **logprob**: ``model.score(messages, forms)``; each option's log-probability is the
+  log-sum-exp over its surface forms (``approve`` and ``Approve``), and options are ranked by
+  it (the decision is the top one). Also stored: each option's log-probability, so thresholds
   can be swept later.
 * **generation**: greedy decoding (temperature 0), the reply parsed back to options; a
   reply that names no option is a *format failure*, kept apart from a wrong answer.
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
+from scipy.special import logsumexp
 
 from slmbench.errors import LogprobsUnsupportedError
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
@@ -49,14 +51,29 @@ class ItemReading(BaseModel):
         return self.generation_ranking if reading == "generation" else self.logprob_ranking
 
 
+def surface_forms(option: str) -> list[str]:
+    """Spellings an option's log-probability sums over: a lower-case word also capitalised.
+
+    Models often answer "Approve" rather than "approve"; scoring only the lower-case label
+    would read a clear "Approve" preference as a weak one.
+    """
+    if option.isalpha() and option.islower():
+        return [option, option.capitalize()]
+    return [option]
+
+
 def read_item(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> ItemReading:
     messages = render(task, prompt_id, item)
     options = options_for(task, item)
     logprobs: dict[str, float] | None = None
     note = None
+    forms = [(o, f) for o in options for f in surface_forms(o)]
     try:
-        scores = model.score(messages, options)
-        logprobs = {s.candidate: s.logprob for s in scores}
+        scores = model.score(messages, [f for _, f in forms])
+        by_option: dict[str, list[float]] = {o: [] for o in options}
+        for (option, _), s in zip(forms, scores, strict=True):
+            by_option[option].append(s.logprob)
+        logprobs = {o: float(logsumexp(v)) for o, v in by_option.items()}
     except LogprobsUnsupportedError:
         note = NO_LOGPROBS_NOTE
     reply = model.generate(messages, temperature=0.0, seed=0,
