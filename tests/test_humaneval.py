@@ -5,7 +5,6 @@ Problems here are our own, in HumanEval's shape; no HumanEval record is in this 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 
 from slmbench import humaneval
 from slmbench.errors import ConfigError
-from slmbench.models.base import Completion, Message
+from slmbench.models.base import Message
 from slmbench.models.scripted import ScriptedModel
 from slmbench.store import RunStore
 from slmbench.tasks.packs.humaneval import Problem
@@ -156,9 +155,6 @@ class Counting(ScriptedModel):
         name = next(n for n in self.replies if f"def {n}(" in text)
         self.asked.append(name)
         return self.replies[name]
-
-    def generate(self, messages: Sequence[Message | dict[str, Any]], **kwargs: Any) -> Completion:
-        return super().generate(messages, **kwargs)
 
 
 def test_run_stores_each_problem_once_and_resumes(tmp_path: Path) -> None:
