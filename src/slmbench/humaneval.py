@@ -368,6 +368,13 @@ def render_report(found: list[Summary], run_dirs: Iterable[Path],
         "Q4 GGUF builds that registry packages ship.",
         "- Interval: Wilson 95% score interval (`slmbench.stats.wilson`).",
         "",
+        "Known differences from the published setup: weights are 4-bit GGUF, not bf16; "
+        "Qwen's evaluation code (`qwencoder-eval/instruct/eval_plus` in the Qwen2.5-Coder "
+        "repository) words the request differently, adds its own system line, pre-fills the "
+        "reply with a Python fence, allows 1,024 new tokens and tests on EvalPlus's copies "
+        "of the base inputs against the canonical solution; here the model's default system "
+        "prompt is used, the reply is not pre-filled, and the dataset's own `check` runs.",
+        "",
         "## Results",
         "",
         "| model | problems | passed | pass@1 % | Wilson 95% CI | published % "
