@@ -15,9 +15,9 @@ $(PY):
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# Installs the package with the embedded backend and the test tools.
+# Installs the package with the embedded (llama.cpp) and hf (transformers, CPU torch from local disk) backends and the test tools.
 install: $(PY)
-	$(PY) -m pip install -q -e '.[embedded,test]'
+	$(PY) -m pip install -q -e '.[embedded,hf,test]'
 
 # System packages the tests need: bubblewrap (the code sandbox) and chromium (the HTML report test).
 system-deps:
