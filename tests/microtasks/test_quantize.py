@@ -101,3 +101,75 @@ def test_comparison_flags_a_change_of_eligibility_and_pairs_items() -> None:
     assert cmp_worse.mcnemar.only_b == 10 and cmp_worse.mcnemar.p_value < 0.01
     assert cmp_worse.tost is not None and not cmp_worse.tost.equivalent
     assert cmp_worse.eligibility_changed is True
+
+
+class TinyTorchModel:
+    """A Model whose approve/deny log-probs come from a small torch Linear (so RTN acts)."""
+
+    supports_logprobs = True
+    supports_native_tools = False
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        torch.manual_seed(0)
+        self.model = nn.Sequential()
+        self.model.add_module("proj", nn.Linear(256, 2))
+        self.closed = False
+
+    def score(self, messages, candidates):  # type: ignore[no-untyped-def]
+        from slmbench.models.base import CandidateScore, as_messages
+
+        text = as_messages(messages)[-1].content
+        gen = torch.Generator().manual_seed(len(text))
+        x = torch.randn(1, 256, generator=gen)
+        with torch.no_grad():
+            logp = torch.log_softmax(self.model(x)[0], dim=-1)
+        row = {"approve": 0, "deny": 1}
+        return [CandidateScore(candidate=c, logprob=float(logp[row[c.lower()]]),
+                               first_token_logprob=0.0, n_tokens=1) for c in candidates]
+
+    def generate(self, messages, **_):  # type: ignore[no-untyped-def]
+        from slmbench.models.base import Completion
+
+        return Completion(text="approve", prompt_tokens=1, completion_tokens=1, latency_s=0.0,
+                          finish_reason="stop", model=self.spec)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_run_quantize_rounds_the_fp32_model_in_place_and_pairs_precisions(
+        tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from slmbench.microtasks.datasets.records import ApprovalItem, Provenance
+    from slmbench.microtasks.quantize import run_quantize
+
+    prov = (Provenance(package="t", version="0", licence="CC0", archive_sha256="0" * 64,
+                       source_path="t", record_id="x"),)
+    home = tmp_path / "home"
+    (home / "datasets").mkdir(parents=True)
+    lines = [ApprovalItem(id=f"a-{s}-{k}", split=s, command=f"ls d{k}", rule="t", origin="t",
+                          label="approve" if k % 3 else "deny", provenance=prov
+                          ).model_dump_json() for s in ("fit", "eval") for k in range(12)]
+    (home / "datasets" / "approval.jsonl").write_text("\n".join(lines) + "\n")
+    monkeypatch.setenv("SLMBENCH_HOME", str(home))
+    loads: list[str] = []
+    made: list[TinyTorchModel] = []
+
+    def loader(source: str, level: str):  # type: ignore[no-untyped-def]
+        loads.append(level)
+        made.append(TinyTorchModel(f"fake:{level}"))
+        return made[-1], None
+
+    report = run_quantize("/models/m.gguf", ["fp32", "rtn4"], ["approval"], limit=None,
+                          gguf=["llamacpp:other"], loader=loader)
+    assert loads == ["fp32", "llamacpp:other"]  # rtn4 reused the fp32 model: no second load
+    assert report.rtn["rtn4"].layers[0].name == "proj" and not report.rtn["rtn4"].symmetric
+    assert all(m.closed for m in made)
+    assert {(c.precision, c.reading) for c in report.cells} >= {
+        ("fp32", "logprob"), ("rtn4", "generation")}
+    pairs = {(c.precision, c.reading) for c in report.comparisons}
+    assert pairs == {(p, r) for p in ("rtn4", "llamacpp:other")
+                     for r in ("logprob", "generation")}
+    assert all(c.n_items == 12 for c in report.comparisons)
+    assert any("dequantizes" in n for n in report.notes)
+    assert any(n.startswith("gptq: not run") for n in report.notes)

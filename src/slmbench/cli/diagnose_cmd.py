@@ -30,7 +30,7 @@ from slmbench.microtasks.cascade import (
 from slmbench.microtasks.datasets import TASKS, load_items
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.diagnostics import DiagnosticCell, ScoredItem, diagnose, scored_item
-from slmbench.microtasks.matrix import select_items
+from slmbench.microtasks.matrix import precision_of, select_items
 from slmbench.microtasks.probes import (
     ProbePoint,
     conversations,
@@ -119,7 +119,8 @@ def run_diagnose(models: Sequence[str], tasks: Sequence[TaskName], *, limit: int
                 fit: list[ScoredItem] = [scored_item(i, r)
                                          for i, r in zip(fit_items, fit_read, strict=True)]
                 ev = [scored_item(i, r) for i, r in zip(eval_items, eval_read, strict=True)]
-                cells.append(diagnose(task, spec, fit, ev, fit_items, eval_items))
+                cells.append(diagnose(task, spec, fit, ev, fit_items, eval_items,
+                                      precision=precision_of(spec)))
         finally:
             model.close()
     return DiagnosticReport(

@@ -237,7 +237,8 @@ class DiagnosticCell(BaseModel):
 
 
 def diagnose(task: TaskName, model: str, fit: Sequence[ScoredItem], evals: Sequence[ScoredItem],
-             fit_items: Sequence[AnyItem], eval_items: Sequence[AnyItem]) -> DiagnosticCell:
+             fit_items: Sequence[AnyItem], eval_items: Sequence[AnyItem], *,
+             precision: str = "unknown") -> DiagnosticCell:
     """The threshold diagnostic of one model on one task (readings joined to their items)."""
     if not evals:
         raise ConfigError(f"no eval items to diagnose for {task}", "raise --limit")
@@ -256,7 +257,7 @@ def diagnose(task: TaskName, model: str, fit: Sequence[ScoredItem], evals: Seque
 
     def cell(reading: str, rankings: list[list[str]], failures: int = 0,
              note: str | None = None) -> EligibilityCell:
-        return make_cell(task=task, metric=metric, model=model, precision="as loaded",
+        return make_cell(task=task, metric=metric, model=model, precision=precision,
                          prompt_id="p0", reading=reading,  # type: ignore[arg-type]
                          golds=golds, rankings=rankings, baselines=baselines,
                          format_failures=failures, note=note)

@@ -278,21 +278,33 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
         notes.append(f"{source} is a GGUF file: transformers dequantizes its quantized weights "
                      "to fp32, so 'fp32' here is that quantization expanded, not the "
                      "original full-precision model, and rtn4 re-quantizes it")
-    for level in levels:
+    kept: Model | None = None  # an fp32 hf model, rounded in place by the rtn level after it
+    for n, level in enumerate(levels):
         start = time.perf_counter()
-        model, report = load(source, level)
+        if kept is not None:
+            model = kept
+            report = rtn_quantize_(kept.model, symmetric=level.endswith("-sym"))  # type: ignore[attr-defined]
+            model.spec = f"{model.spec}#{level}"
+        else:
+            model, report = load(source, level)
+        kept = None
         seconds[level] = time.perf_counter() - start
         if report is not None:
             rtn[level] = report
+        reuse = (level == "fp32" and n + 1 < len(levels) and levels[n + 1] in RTN_PRECISIONS
+                 and hasattr(model, "model"))
         try:
             for task in tasks:
                 say(f"{level} · {task}: {len(chosen[task])} items")
                 readings[f"{level}|{task}"] = [read_item(model, task, "p0", i)
                                                for i in chosen[task]]
         finally:
-            model.close()
-            del model
-            gc.collect()
+            if reuse:  # saves a second load: the next level rounds these weights
+                kept = model
+            else:
+                model.close()
+                del model
+                gc.collect()
     cells: list[EligibilityCell] = []
     comparisons: list[PrecisionComparison] = []
     for task in tasks:
