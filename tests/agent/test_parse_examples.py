@@ -95,6 +95,11 @@ def test_calls_only_count_for_known_tools_when_names_are_given() -> None:
     assert parse_action(text).name == "print"  # no list of names: any call is read
 
 
+def test_python_tuples_become_json_lists() -> None:
+    action = parse_action("{'name': 'calculator', 'arguments': {'xs': (1, 2)}}")
+    assert action.arguments == {"xs": [1, 2]}
+
+
 def test_call_with_json_literals_and_no_arguments() -> None:
     action = parse_action("calculator(expression='2+2', exact=true, note=null)", tool_names=NAMES)
     assert action.arguments == {"expression": "2+2", "exact": True, "note": None}
@@ -115,6 +120,10 @@ def test_call_with_json_literals_and_no_arguments() -> None:
         ('fact_lookup("ceo")', "key=value"),
         ("Final Answer:   ", "final answer is empty"),
         ('{"name": "", "arguments": {}}', "non-empty"),
+        # Seen from Qwen2.5-Coder-0.5B: a Python set where a value belongs.
+        ('{"name": "web_search", "arguments": {"query": "x", "results": {"unexpected"}}}',
+         "malformed"),
+        ("calculator(expression={1, 2})", "literal values"),
     ],
 )
 def test_invalid_responses_say_why(text: str, reason: str) -> None:

@@ -53,6 +53,7 @@ def test_never_raises_on_syntax_soup(text: str) -> None:
     assert action.kind in {"tool", "final", "invalid"}
     if action.kind == "tool":
         assert action.name and isinstance(action.arguments, dict)
+        assert json.loads(json.dumps(action.arguments)) == action.arguments  # plain JSON
     if action.kind == "final":
         assert action.answer and action.answer == action.answer.strip()
 

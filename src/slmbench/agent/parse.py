@@ -128,6 +128,17 @@ def _balanced_end(text: str, start: int) -> int | None:
     return None
 
 
+def _as_json(value: Any) -> Any:
+    """A Python literal as JSON types (tuples become lists); ValueError for sets, bytes..."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_as_json(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _as_json(v) for k, v in value.items()}
+    raise ValueError(f"a {type(value).__name__} is not a JSON value")
+
+
 def _load_object(span: str) -> Any:
     """Decode a JSON (or Python-literal) value; raise ValueError when it is neither."""
     try:
@@ -135,7 +146,7 @@ def _load_object(span: str) -> Any:
     except ValueError:
         pass
     try:
-        return ast.literal_eval(span)
+        return _as_json(ast.literal_eval(span))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
         raise ValueError(str(exc)) from exc
 
@@ -302,7 +313,7 @@ def _find_action_lines(text: str) -> list[_Found]:
 def _literal(node: ast.expr) -> Any:
     if isinstance(node, ast.Name) and node.id in _JSON_WORDS:
         return _JSON_WORDS[node.id]
-    return ast.literal_eval(node)
+    return _as_json(ast.literal_eval(node))
 
 
 def _find_calls(text: str, tool_names: Collection[str] | None) -> list[_Found]:
