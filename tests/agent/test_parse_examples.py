@@ -124,6 +124,7 @@ def test_call_with_json_literals_and_no_arguments() -> None:
         ('{"name": "web_search", "arguments": {"query": "x", "results": {"unexpected"}}}',
          "malformed"),
         ("calculator(expression={1, 2})", "literal values"),
+        ('{"name": "calculator", "arguments": {"x": NaN}}', "malformed"),
     ],
 )
 def test_invalid_responses_say_why(text: str, reason: str) -> None:

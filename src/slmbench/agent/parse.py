@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -130,6 +131,8 @@ def _balanced_end(text: str, start: int) -> int | None:
 
 def _as_json(value: Any) -> Any:
     """A Python literal as JSON types (tuples become lists); ValueError for sets, bytes..."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("NaN and infinity are not JSON numbers")
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, list | tuple):
@@ -142,7 +145,7 @@ def _as_json(value: Any) -> Any:
 def _load_object(span: str) -> Any:
     """Decode a JSON (or Python-literal) value; raise ValueError when it is neither."""
     try:
-        return json.loads(span)
+        return _as_json(json.loads(span))
     except ValueError:
         pass
     try:
