@@ -34,6 +34,34 @@ def test_greedy_is_deterministic_and_independent_of_history(smollm: LlamaCppMode
     assert first.completion_tokens == second.completion_tokens
 
 
+SYSTEM = Message(role="system", content="You answer in one short sentence. " * 20)
+TURN1 = [SYSTEM, Message(role="user", content="What is the capital of France?")]
+TURN2 = [*TURN1, Message(role="assistant", content="Thought: look it up."),
+         Message(role="user", content="Observation: Paris. Now the capital of Italy?")]
+
+
+@pytest.mark.parametrize(("temperature", "seed"), [(0.0, 0), (0.9, 11)])
+def test_prefix_reuse_never_changes_the_result(
+        smollm: LlamaCppModel, temperature: float, seed: int) -> None:
+    """A multi-turn prompt decodes the same fresh and after its first turn filled the cache."""
+    smollm.score(FRANCE, [" x"])  # scoring clears the reusable chunks
+    fresh = smollm.generate(TURN2, temperature=temperature, seed=seed, max_tokens=32)
+    assert smollm.last_reused_tokens == 0
+    smollm.generate(TURN1, temperature=temperature, seed=seed, max_tokens=8)
+    again = smollm.generate(TURN2, temperature=temperature, seed=seed, max_tokens=32)
+    assert smollm.last_reused_tokens > 0, "the shared leading messages came from the cache"
+    assert again.text == fresh.text
+    assert again.prompt_tokens == fresh.prompt_tokens
+
+
+def test_prefix_reuse_stops_where_the_conversation_differs(smollm: LlamaCppModel) -> None:
+    smollm.generate(TURN2, max_tokens=4)
+    other = [SYSTEM, Message(role="user", content="What is the capital of Spain?")]
+    smollm.generate(other, max_tokens=4)
+    reused_system_only = smollm.last_reused_tokens
+    assert 0 < reused_system_only < smollm.generate(TURN1, max_tokens=4).prompt_tokens
+
+
 def test_seed_fixes_sampled_text(smollm: LlamaCppModel) -> None:
     a = smollm.generate(FRANCE, temperature=0.9, seed=1, max_tokens=24)
     b = smollm.generate(FRANCE, temperature=0.9, seed=1, max_tokens=24)

@@ -13,8 +13,15 @@ Generation and scoring render the prompt the same way (one Jinja2 template,
 tokenized once), so ``score`` measures exactly the prompt ``generate`` sees.
 Temperature 0 decodes greedily; any other temperature samples with llama.cpp's
 seeded sampler (top-k 40, top-p 0.95, min-p 0.05), so a seed fixes the text.
-Each call evaluates its prompt afresh (no prefix reuse across calls), so a
-result never depends on what the model ran before.
+
+Prompt evaluation dominates an agent's cost on a CPU (a ReAct prompt is a few
+thousand tokens; a reply a few dozen), so ``generate`` reuses the KV cache of
+the previous call for the messages both prompts share. To keep results
+independent of what ran before, a prompt is *always* evaluated in the same
+chunks — one per message, then its last token alone — whether a chunk comes
+from the cache or is computed now: llama.cpp's numerics depend on how tokens
+are batched, so the chunking, not the cache, decides the result. A call
+therefore returns the same text fresh or after any other call (tested).
 ``repeat_penalty`` is 1.0: no hidden penalty distorts the model's choices.
 
 ``supports_native_tools`` is False: llama-cpp-python 0.3.36's
@@ -121,6 +128,9 @@ class LlamaCppModel:
             raise ConfigError(f"llama.cpp could not load {path}: {exc}",
                               "is it a complete GGUF file? re-download it") from exc
         self._formatter = self._make_formatter(chat_format)
+        self._prefix_formatter = self._make_formatter(chat_format, add_generation_prompt=False)
+        self._chunk_ends: list[int] = []  # prompt chunks now in the KV cache (token offsets)
+        self.last_reused_tokens = 0  # prompt tokens the last generate took from the cache
         self._n_vocab = self._llm.n_vocab()
         self._lock = threading.Lock()
 
@@ -135,7 +145,8 @@ class LlamaCppModel:
             chat_format=spec.option("chat_format"),
         )
 
-    def _make_formatter(self, chat_format: str | None) -> Jinja2ChatFormatter:
+    def _make_formatter(self, chat_format: str | None, *,
+                        add_generation_prompt: bool = True) -> Jinja2ChatFormatter:
         meta = self._llm.metadata
         templates = {k.removeprefix("tokenizer.chat_template.") : v for k, v in meta.items()
                      if k.startswith("tokenizer.chat_template.")}
@@ -159,15 +170,61 @@ class LlamaCppModel:
         eos = llm._model.token_get_text(eos_id) if eos_id != -1 else ""
         bos = llm._model.token_get_text(bos_id) if bos_id != -1 else ""
         return Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos,
+                                   add_generation_prompt=add_generation_prompt,
                                    stop_token_ids=[eos_id] if eos_id != -1 else None)
 
     def _prompt(self, messages: Sequence[Message]) -> tuple[list[int], list[str]]:
         """Render and tokenize the prompt; return its tokens and the template's stops."""
         rendered = self._formatter(messages=template_messages(messages))
-        tokens = self._llm.tokenize(rendered.prompt.encode("utf-8"),
-                                    add_bos=not rendered.added_special, special=True)
+        tokens = self._tokenize(rendered.prompt, add_bos=not rendered.added_special)
         stops = rendered.stop if isinstance(rendered.stop, list) else [rendered.stop or ""]
         return tokens, [s for s in stops if s]
+
+    def _tokenize(self, text: str, *, add_bos: bool) -> list[int]:
+        return self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
+
+    def _message_ends(self, messages: Sequence[Message], tokens: list[int]) -> list[int]:
+        """Token offsets in ``tokens`` where each leading message ends.
+
+        Found by rendering ``messages[:i]`` without the generation prompt; stops at
+        the first prefix the template does not render as a token prefix of the
+        whole prompt (then the rest is one chunk).
+        """
+        ends: list[int] = []
+        for i in range(1, len(messages)):
+            rendered = self._prefix_formatter(messages=template_messages(messages[:i]))
+            toks = self._tokenize(rendered.prompt, add_bos=not rendered.added_special)
+            n = len(toks)
+            if n >= len(tokens) - 1 or tokens[:n] != toks:
+                break
+            if not ends or n > ends[-1]:
+                ends.append(n)
+        return ends
+
+    def _prefill(self, tokens: list[int], messages: Sequence[Message]) -> None:
+        """Evaluate all prompt tokens but the last, one chunk per message.
+
+        Chunks an earlier call left in the KV cache are kept when the same chunk
+        boundaries and tokens lead up to them; the rest are computed now.
+        ``create_completion`` then evaluates the last token and samples.
+        """
+        llm = self._llm
+        points = [*self._message_ends(messages, tokens), len(tokens) - 1]
+        cached = llm.input_ids[: llm.n_tokens].tolist()
+        reuse = 0
+        for old, new in zip(self._chunk_ends, points, strict=False):
+            if old != new or new > len(cached) or cached[reuse:new] != tokens[reuse:new]:
+                break
+            reuse = new
+        llm.n_tokens = reuse
+        self._chunk_ends = [p for p in points if p <= reuse]
+        start = reuse
+        for end in points:
+            if end > start:
+                llm.eval(tokens[start:end])
+                self._chunk_ends.append(end)
+                start = end
+        self.last_reused_tokens = reuse
 
     def _check_fits(self, n: int) -> None:
         if n > self._llm.n_ctx():
@@ -195,9 +252,7 @@ class LlamaCppModel:
             tokens, stops = self._prompt(msgs)
             self._check_fits(len(tokens) + 1)
             max_new = min(max_tokens, self._llm.n_ctx() - len(tokens))
-            # Re-evaluate the whole prompt: reusing a cached prefix changes the
-            # logits' rounding, so the same call could decode differently.
-            self._llm.reset()
+            self._prefill(tokens, msgs)
             out = self._llm.create_completion(
                 tokens, max_tokens=max_new, temperature=max(temperature, 0.0), seed=seed,
                 repeat_penalty=1.0, stop=[*stops, *(s for s in stop or () if s)],
@@ -238,6 +293,7 @@ class LlamaCppModel:
                                       "score non-empty candidates")
                 self._check_fits(len(prompt) + len(toks))
             llm.reset()
+            self._chunk_ends = []  # scoring rewrites the cache its own way
             llm.eval(prompt)
             first = self._last_logprobs()
             for cand, toks in zip(candidates, cand_tokens, strict=True):
