@@ -10,6 +10,14 @@ Choices, and why:
 * **Observations are user messages** starting ``Observation:``, not ``tool``
   messages: the chat templates of many small models have no tool role (or
   drop its content), and every template renders a user turn.
+* **The prompt never mentions "Observation:"**: measured with
+  Qwen2.5-Coder-0.5B (greedy), every prompt variant that explained the
+  Observation messages made its first reply start with "Observation: ..."
+  (an invented result, cut to an empty reply by the stop string). Each tool
+  gets a ``call:`` example line built from its required arguments: with the
+  bare schema the model copied schema keys (``minimum``, ``type``) into its
+  arguments. A leading ``Thought:`` line is accepted but not asked for: asking
+  for it made the model answer from memory instead of calling a tool.
 * **Format failures:** an unreadable response gets the parse error back once
   (as an ``Observation:``) so the model can correct itself; the second
   unreadable response in a row ends the trial as ``format_failure``
