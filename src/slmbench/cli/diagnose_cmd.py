@@ -143,8 +143,8 @@ def diagnostic_rows(report: DiagnosticReport) -> list[list[str]]:
     for cell, regime in zip(report.cells, report.regimes, strict=True):
         d, t, g = cell.default, cell.tuned, cell.generation
         auc = cell.auc
-        thr = (f"s > {cell.threshold:+.2f}" if cell.threshold is not None else
-               ", ".join(f"{k}{v:+.2f}" for k, v in cell.offsets.items()))
+        thr = (f"s > {cell.threshold + 0.0:+.2f}" if cell.threshold is not None else
+               ", ".join(f"{k}{v + 0.0:+.2f}" for k, v in cell.offsets.items()))
         rows.append([
             cell.task, cell.model, f"{cell.n_fit}/{cell.n_eval}",
             "-" if auc.estimate is None else f"{auc.estimate:.3f} {_ci(auc.low, auc.high)}",

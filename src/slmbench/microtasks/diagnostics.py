@@ -276,7 +276,7 @@ def diagnose(task: TaskName, model: str, fit: Sequence[ScoredItem], evals: Seque
     pos = BINARY[task][0] if task in BINARY else None
     return DiagnosticCell(
         task=task, model=model, n_fit=len(fit), n_eval=len(ordered), auc=auc, offsets=offsets,
-        threshold=-offsets[pos] if pos else None, positive=pos,
+        threshold=0.0 - offsets[pos] if pos else None, positive=pos,
         fit_default=_metric_value(task, metric, fit, {}) if fit else None,
         fit_tuned=_metric_value(task, metric, fit, offsets) if fit else None,
         default=default, tuned=tuned, generation=generation, format_failure_rate=ff_rate,
