@@ -216,7 +216,8 @@ def test_report_is_generated_from_the_stored_runs(tmp_path: Path) -> None:
         _fill(store, spec, 60, 164)
         store.set_meta("humaneval:" + spec, {"prompt": humaneval.PROMPT, "max_tokens": 512,
                                              "temperature": 0.0})
-    text = humaneval.write_report([tmp_path / "run"], tmp_path / "out.md")
+    text = humaneval.write_report([tmp_path / "run"], tmp_path / "out.md",
+                                  problems=[RUNNING_MAX, ROTATE, ADD])
     assert (tmp_path / "out.md").read_text() == text
     est = humaneval.summarize(RunStore(tmp_path / "run"), spec).pass_at_1
     row = (f"| `{spec}` | 164 | 60 | 36.6 | [{100 * est.low:.1f}, {100 * est.high:.1f}] | "
@@ -224,6 +225,14 @@ def test_report_is_generated_from_the_stored_runs(tmp_path: Path) -> None:
     assert row in text
     assert "lies **above** our 95% interval" in text
     assert "Complete the following Python function." in text
+    assert "the canonical solutions, fenced like a reply, pass 3 of 3 problems" in text
+
+
+def test_harness_check_flags_a_problem_its_own_solution_fails() -> None:
+    broken = ADD.model_copy(update={"task_id": "HumanEval/9",
+                                    "canonical_solution": "    return a - b\n"})
+    check = humaneval.harness_check([RUNNING_MAX, broken], SANDBOX)
+    assert (check.n, check.passed, check.failed) == (2, 1, ["HumanEval/9"])
 
 
 def test_report_of_a_folder_without_a_run_is_a_config_error(tmp_path: Path) -> None:

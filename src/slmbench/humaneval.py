@@ -93,6 +93,16 @@ class Comparison(BaseModel):
     difference: float  # ours - published
 
 
+class HarnessCheck(BaseModel):
+    """The dataset's canonical solutions, put through the same sanitiser and sandbox."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    passed: int
+    failed: list[str] = Field(default_factory=list)
+
+
 class Summary(BaseModel):
     """pass@1 of one model in one run, with failure categories."""
 
@@ -213,6 +223,20 @@ def check_answer(problem: Problem, reply: str, sandbox: Sandbox) -> tuple[Catego
     m = _EXC.match(last)
     error = m.group(1) if m else "unknown"
     return ("wrong_answer" if error == "AssertionError" else "error"), error, last, clean
+
+
+def harness_check(problems: Iterable[Problem], sandbox: Sandbox | None = None) -> HarnessCheck:
+    """Every canonical solution, fenced as a model would reply, must pass: else the harness
+    (sanitiser, sandbox limits, program layout) is at fault, not the model."""
+    sandbox = sandbox or Sandbox(LIMITS)
+    failed: list[str] = []
+    n = 0
+    for problem in problems:
+        n += 1
+        reply = f"```python\n{problem.prompt}{problem.canonical_solution}```"
+        if check_answer(problem, reply, sandbox)[0] != "passed":
+            failed.append(problem.task_id)
+    return HarnessCheck(n=n, passed=n - len(failed), failed=failed)
 
 
 def problem_key(model_spec: str, problem: Problem) -> TrialKey:
@@ -336,7 +360,8 @@ def _verdict(s: Summary) -> str:
 
 
 def render_report(found: list[Summary], run_dirs: Iterable[Path],
-                  source: dict[str, object] | None = None) -> str:
+                  source: dict[str, object] | None = None,
+                  check: HarnessCheck | None = None) -> str:
     """The results page, every number read from the stored runs."""
     dirs = ", ".join(f"`{d}`" for d in run_dirs)
     limits = LIMITS
@@ -367,6 +392,10 @@ def render_report(found: list[Summary], run_dirs: Iterable[Path],
         "bf16 weights, greedy decoding (Qwen's own harness and prompt). Our models are the "
         "Q4 GGUF builds that registry packages ship.",
         "- Interval: Wilson 95% score interval (`slmbench.stats.wilson`).",
+        *([f"- Harness check: the canonical solutions, fenced like a reply, pass "
+           f"{check.passed} of {check.n} problems through the same sanitiser and sandbox"
+           + (f" (failing: {', '.join(check.failed)})." if check.failed else ".")]
+          if check else []),
         "",
         "Known differences from the published setup: weights are 4-bit GGUF, not bf16; "
         "Qwen's evaluation code (`qwencoder-eval/instruct/eval_plus` in the Qwen2.5-Coder "
@@ -425,14 +454,19 @@ def source_provenance() -> dict[str, object]:
     return read_provenance(ensure_pack("humaneval")).model_dump(mode="json")
 
 
-def write_report(run_dirs: list[Path], out: Path) -> str:
-    """Render the page from ``run_dirs`` and write it to ``out``; returns the text."""
+def write_report(run_dirs: list[Path], out: Path, *,
+                 problems: list[Problem] | None = None) -> str:
+    """Render the page from ``run_dirs`` and write it to ``out``; returns the text.
+
+    ``problems`` (default: the pack's 164) are used for the harness check.
+    """
     found = summaries(run_dirs)
     source = None
     for run_dir in run_dirs:
         with RunStore(run_dir) as store:
             source = source or store.get_meta(SOURCE_META)
-    text = render_report(found, run_dirs, source)
+    text = render_report(found, run_dirs, source, harness_check(
+        load_problems() if problems is None else problems))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     return text
