@@ -33,7 +33,7 @@ def test_diagnose_writes_the_table_and_names_the_regime(home: Path, tmp_path: Pa
     script = tmp_path / "always-approve.json"
     # log-probs favour "approve" on every item; replies never name an option
     script.write_text(json.dumps({"default": "I am not sure.",
-                                  "logprobs": {"approve": -0.2, "deny": -2.0}}))
+                                  "logprobs": {"approve": -0.2, "deny": -2.0, "*": -9.0}}))
     out = tmp_path / "diag"
     res = cli("diagnose", "-m", f"scripted:{script}", "-t", "approval", "--limit", "8",
               "--out", str(out))

@@ -115,6 +115,9 @@ def run_diagnose(models: Sequence[str], tasks: Sequence[TaskName], *, limit: int
                 say(f"{spec} · {task}: {len(fits[task])} fit + {len(evals[task])} eval items")
                 fit_items, fit_read = read_all(model, task, fits[task], notes)
                 eval_items, eval_read = read_all(model, task, evals[task], notes)
+                if evals[task] and not eval_items:
+                    raise ConfigError(f"every {task} eval item was skipped; the first: "
+                                      f"{notes[-len(evals[task])]}", "fix the cause above")
                 readings += fit_read + eval_read
                 fit: list[ScoredItem] = [scored_item(i, r)
                                          for i, r in zip(fit_items, fit_read, strict=True)]
