@@ -42,6 +42,14 @@ class BackendError(SlmbenchError):
         self.transient = transient
 
 
+class ContextOverflowError(BackendError):
+    """The prompt no longer fits the model's context window (a long agent trial).
+
+    The agent loops end such a trial as ``step_limit`` (a budget ran out),
+    not as a crash and not as a backend fault.
+    """
+
+
 class LogprobsUnsupportedError(SlmbenchError):
     """The backend cannot return log-probabilities; no number is made up."""
 

@@ -9,7 +9,7 @@ from agent_fakes import FakeToolbox
 
 from slmbench.agent.react import STOP, build_system_prompt, run_react, step_seed
 from slmbench.agent.trial import FaultPlan, Outcome
-from slmbench.errors import BackendError
+from slmbench.errors import BackendError, ContextOverflowError
 from slmbench.models.base import Completion, Message
 from slmbench.models.scripted import ScriptedModel
 
@@ -54,8 +54,12 @@ def test_tool_call_then_final_answer(toolbox: FakeToolbox) -> None:
     assert first.tool_ok is True and last.action.kind == "final" and last.tool_ok is None
     assert [m.role for m in result.messages] == ["system", "user", "assistant", "user",
                                                  "assistant"]
-    # The observation reaches the model as a user turn, prefixed "Observation:".
-    assert model.prompts[1][-1] == Message(role="user", content="Observation: Dana Reyes")
+    # The observation reaches the model as a user turn, prefixed "Observation:",
+    # followed by the question again.
+    shown = model.prompts[1][-1]
+    assert shown.role == "user"
+    assert shown.content.startswith("Observation: Dana Reyes\n")
+    assert "Question: Who is the CEO?" in shown.content
     assert result.prompt_tokens == sum(s.prompt_tokens for s in result.steps) > 0
     assert result.completion_tokens == sum(s.completion_tokens for s in result.steps) > 0
 
@@ -114,7 +118,7 @@ def test_error_observations_are_shown_not_terminal(toolbox: FakeToolbox) -> None
     result = run_react(model, toolbox, "Who?")
     assert result.outcome is None and result.final_answer == "Dana Reyes"
     assert result.steps[0].tool_ok is False
-    assert model.prompts[1][-1].content == "Observation: error: no fact with key 'cto'"
+    assert model.prompts[1][-1].content.startswith("Observation: error: no fact with key 'cto'\n")
 
 
 def test_one_unreadable_reply_gets_the_parse_error_back(toolbox: FakeToolbox) -> None:
@@ -148,7 +152,9 @@ def test_the_same_response_three_times_is_a_loop(toolbox: FakeToolbox) -> None:
     result = run_react(model, toolbox, "Who?")
     assert result.outcome is Outcome.LOOP
     assert model.calls == 3 and len(result.steps) == 3
-    assert len(toolbox.calls) == 2  # the looping third call is not run
+    # the second identical call is answered from the first (not run again); the third
+    # identical response is the loop and is not run either
+    assert len(toolbox.calls) == 1
     assert result.error is not None and "3 times" in result.error
 
 
@@ -199,7 +205,8 @@ def test_an_injected_fault_reaches_the_model_and_is_recorded() -> None:
     faulted, retried, _ = result.steps
     assert faulted.injected_fault == "timeout" and faulted.tool_ok is False
     assert faulted.observation == "error: timeout (try again later)"
-    assert model.prompts[1][-1].content == "Observation: error: timeout (try again later)"
+    assert model.prompts[1][-1].content.startswith(
+        "Observation: error: timeout (try again later)\n")
     assert retried.injected_fault is None and retried.observation == "Dana Reyes"
     assert result.faults_injected == 1
 
@@ -211,3 +218,34 @@ def test_greedy_runs_replay_identically(toolbox: FakeToolbox) -> None:
     strip = {"latency_s", "wall_s", "steps"}
     assert a.model_dump(exclude=strip) == b.model_dump(exclude=strip)
     assert [s.raw_response for s in a.steps] == [s.raw_response for s in b.steps]
+
+
+def test_a_successful_call_repeated_is_not_run_again(toolbox: FakeToolbox) -> None:
+    model = Recorder([CALL_CEO, CALL_CEO, "Final Answer: Dana Reyes"])
+    result = run_react(model, toolbox, "Who is the CEO?")
+    assert result.final_answer == "Dana Reyes"
+    assert toolbox.calls == [("fact_lookup", {"key": "ceo"})]  # once, not twice
+    assert "already called fact_lookup" in (result.steps[1].observation or "")
+    assert result.steps[1].tool_ok is None
+
+
+def test_a_failed_call_may_be_retried() -> None:
+    """Retrying after a fault is recovery: only calls that succeeded are deduplicated."""
+    model = Recorder([CALL_CEO, CALL_CEO, "Final Answer: Dana Reyes"])
+    faulty = FakeToolbox(FaultPlan(tool="fact_lookup", call=1, fault="timeout"))
+    result = run_react(model, faulty, "Who is the CEO?")
+    assert result.final_answer == "Dana Reyes"
+    assert [s.tool_ok for s in result.steps[:2]] == [False, True]
+
+
+def test_a_full_context_window_is_a_spent_budget(toolbox: FakeToolbox) -> None:
+    class Overflowing(ScriptedModel):
+        def generate(self, messages: Sequence[Message | dict[str, Any]],
+                     **kwargs: Any) -> Completion:
+            if self.calls >= 1:
+                raise ContextOverflowError("5533 tokens do not fit its context of 4096")
+            return super().generate(messages, **kwargs)
+
+    result = run_react(Overflowing([CALL_CEO]), toolbox, "Who is the CEO?")
+    assert result.outcome is Outcome.STEP_LIMIT
+    assert "context window exhausted" in (result.error or "")

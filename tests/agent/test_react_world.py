@@ -45,6 +45,6 @@ def test_an_injected_fault_reaches_the_next_prompt(fault: str) -> None:
     faulted, retried, _ = result.steps
     assert faulted.injected_fault == fault and faulted.tool_ok is False
     assert faulted.observation and faulted.observation != retried.observation
-    assert seen[1] == f"Observation: {faulted.observation}"  # what the model saw next
+    assert seen[1].startswith(f"Observation: {faulted.observation}\n")  # what the model saw next
     assert retried.injected_fault is None and "Dana Whitfield" in (retried.observation or "")
     assert result.faults_injected == toolbox.faults_injected == 1

@@ -10,7 +10,7 @@ import pytest
 from llama_cpp import Llama
 from scipy.special import log_softmax
 
-from slmbench.errors import ConfigError, ModelSpecError
+from slmbench.errors import ConfigError, ContextOverflowError, ModelSpecError
 from slmbench.models import Model, load_model
 from slmbench.models.base import Message
 from slmbench.models.llamacpp import LlamaCppModel
@@ -167,7 +167,7 @@ def test_empty_candidate_overlong_prompt_and_zero_max_tokens_are_errors(
     with pytest.raises(ConfigError, match="no tokens"):
         smollm.score(FRANCE, [""])
     huge = [Message(role="user", content="word " * 5000)]
-    with pytest.raises(ConfigError, match="do not fit"):
+    with pytest.raises(ContextOverflowError, match="do not fit"):
         smollm.generate(huge, max_tokens=4)
 
 

@@ -24,7 +24,7 @@ from slmbench.agent.react import (
     AgentResult,
     Run,
     ToolboxBroken,
-    backend_failure,
+    backend_outcome,
     call_tool,
     step_seed,
 )
@@ -85,7 +85,8 @@ def run_native(
                                         seed=step_seed(seed, index),
                                         max_tokens=max_tokens_per_step, tools=tools)
         except BackendError as exc:
-            return run.finish(Outcome.BACKEND_ERROR, error=backend_failure(exc))
+            outcome, cause = backend_outcome(exc)
+            return run.finish(outcome, error=cause)
         run.account(completion)
         raw = completion.text
         calls = tuple(c if c.id else ToolCall(name=c.name, arguments=c.arguments,

@@ -10,6 +10,13 @@ Choices, and why:
 * **Observations are user messages** starting ``Observation:``, not ``tool``
   messages: the chat templates of many small models have no tool role (or
   drop its content), and every template renders a user turn.
+  Each observation repeats the question and the two ways to reply: without
+  that, Qwen2.5-Coder-0.5B (greedy) answered a tool result by repeating its call.
+* **A successful call made again is not run again** (no second e-mail or
+  booking): the model is told it already has that result. Calls that failed
+  or carried an injected fault may be retried: retrying is recovery.
+* **A full context window** (:class:`~slmbench.errors.ContextOverflowError`)
+  ends the trial as ``step_limit``: a budget ran out, the backend is fine.
 * **The prompt never mentions "Observation:"**: measured with
   Qwen2.5-Coder-0.5B (greedy), every prompt variant that explained the
   Observation messages made its first reply start with "Observation: ..."
@@ -55,7 +62,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.agent.parse import parse_action
 from slmbench.agent.trial import Action, Outcome, Step
-from slmbench.errors import BackendError
+from slmbench.errors import BackendError, ContextOverflowError
 from slmbench.models.base import Completion, Message, Model
 from slmbench.tools.base import Toolbox, ToolResult, ToolSpec
 
@@ -90,6 +97,21 @@ Final Answer: <the short, exact answer>
 Your first reply is always a tool call."""
 
 INVALID_FEEDBACK = "Observation: I could not read your reply: {error}."
+# How a tool result is shown to the model: the result, then the question again
+# (see the module docstring for why the question is repeated).
+OBSERVATION = """\
+Observation: {observation}
+
+Question: {instruction}
+If the tool results above answer the question, reply: Final Answer: <the answer>
+Otherwise reply with the next tool call."""
+# A successful call made again is not run again (no second e-mail, no second
+# booking); the model is told so and asked to move on.
+REPEATED_CALL = """\
+Observation: you already called {name} with exactly these arguments; its result is above.
+
+Question: {instruction}
+Reply with Final Answer: <the answer>, or with a different tool call."""
 
 
 class AgentResult(BaseModel):
@@ -213,9 +235,17 @@ def call_tool(toolbox: Toolbox, name: str, arguments: dict[str, Any]) -> ToolRes
         raise ToolboxBroken(f"toolbox failed on {name}: {type(exc).__name__}: {exc}") from exc
 
 
-def backend_failure(exc: BackendError) -> str:
+def backend_outcome(exc: BackendError) -> tuple[Outcome, str]:
+    """A model failure as the trial's outcome: a full context window is a spent budget."""
+    if isinstance(exc, ContextOverflowError):
+        return Outcome.STEP_LIMIT, f"context window exhausted: {exc}"
     kind = "transient " if exc.transient else ""
-    return f"{kind}backend error: {exc}"
+    return Outcome.BACKEND_ERROR, f"{kind}backend error: {exc}"
+
+
+def call_key(name: str, arguments: dict[str, Any]) -> str:
+    """Identity of a tool call, for spotting a call the model already made."""
+    return json.dumps([name, arguments], sort_keys=True, default=str)
 
 
 def run_react(
@@ -239,6 +269,7 @@ def run_react(
     run.messages = [Message(role="system", content=build_system_prompt(specs, system_prompt)),
                     Message(role="user", content=instruction)]
     invalid_in_a_row = 0
+    answered: set[str] = set()  # calls that cleanly succeeded: not run again
     for index in range(max_steps):
         if reason := run.budget_exhausted():
             return run.finish(Outcome.STEP_LIMIT, error=reason)
@@ -247,7 +278,8 @@ def run_react(
                                         seed=step_seed(seed, index),
                                         max_tokens=max_tokens_per_step, stop=list(STOP))
         except BackendError as exc:
-            return run.finish(Outcome.BACKEND_ERROR, error=backend_failure(exc))
+            outcome, cause = backend_outcome(exc)
+            return run.finish(outcome, error=cause)
         run.account(completion)
         raw = completion.text
         action = parse_action(raw, tool_names=names)
@@ -270,11 +302,20 @@ def run_react(
             continue
         invalid_in_a_row = 0
         assert action.name is not None
+        key = call_key(action.name, action.arguments)
+        if key in answered:
+            feedback = REPEATED_CALL.format(name=action.name, instruction=instruction)
+            run.record(raw, action, completion, observation=feedback)
+            run.messages.append(Message(role="user", content=feedback))
+            continue
         try:
             result = call_tool(toolbox, action.name, action.arguments)
         except ToolboxBroken as exc:
             run.record(raw, action, completion)
             return run.finish(Outcome.TOOL_ERROR, error=str(exc))
+        if result.ok and result.injected_fault is None:
+            answered.add(key)
         run.record(raw, action, completion, result=result)
-        run.messages.append(Message(role="user", content=f"Observation: {result.observation}"))
+        run.messages.append(Message(role="user", content=OBSERVATION.format(
+            observation=result.observation, instruction=instruction)))
     return run.finish(Outcome.STEP_LIMIT, error=f"no final answer after {max_steps} steps")

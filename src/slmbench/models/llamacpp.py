@@ -44,7 +44,12 @@ from llama_cpp import Llama, llama_get_logits_ith
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from scipy.special import log_softmax
 
-from slmbench.errors import ConfigError, ModelNotFoundError, ModelSpecError
+from slmbench.errors import (
+    ConfigError,
+    ContextOverflowError,
+    ModelNotFoundError,
+    ModelSpecError,
+)
 from slmbench.models.base import (
     CandidateScore,
     Completion,
@@ -228,8 +233,9 @@ class LlamaCppModel:
 
     def _check_fits(self, n: int) -> None:
         if n > self._llm.n_ctx():
-            raise ConfigError(f"{self.spec}: {n} tokens do not fit its context of "
-                              f"{self._llm.n_ctx()}", "raise ?n_ctx= or shorten the prompt")
+            raise ContextOverflowError(f"{self.spec}: {n} tokens do not fit its context of "
+                                       f"{self._llm.n_ctx()}",
+                                       "raise ?n_ctx= or shorten the prompt")
 
     def generate(
         self,
