@@ -10,8 +10,10 @@ Choices, and why:
 * **Observations are user messages** starting ``Observation:``, not ``tool``
   messages: the chat templates of many small models have no tool role (or
   drop its content), and every template renders a user turn.
-  Each observation repeats the question and the two ways to reply: without
-  that, Qwen2.5-Coder-0.5B (greedy) answered a tool result by repeating its call.
+  Each observation repeats the question and the two ways to reply, so a long
+  tool result does not bury the question. (It did not cure Qwen2.5-Coder-0.5B,
+  greedy, of answering a tool result by repeating its call: measured on IR-1
+  and DA-1, both still end as ``loop``.)
 * **A successful call made again is not run again** (no second e-mail or
   booking): the model is told it already has that result. Calls that failed
   or carried an injected fault may be retried: retrying is recovery.
