@@ -74,7 +74,7 @@ def bm25_scores(query: str, docs: Sequence[str]) -> np.ndarray:
     return np.asarray(retriever.get_scores(q), dtype=float)
 
 
-def _tool_docs(item: ToolItem) -> list[str]:
+def tool_docs(item: ToolItem) -> list[str]:
     return [f"{_words(f.name)} {f.description}" for f in item.functions]
 
 
@@ -82,7 +82,7 @@ def fit_none_threshold(fit_items: Sequence[ToolItem]) -> float:
     """The top-BM25-score cut-off below which "none" maximises accuracy on ``fit_items``."""
     rows = []  # (top score, gold is none, top function is gold)
     for item in fit_items:
-        scores = bm25_scores(item.request, _tool_docs(item))
+        scores = bm25_scores(item.request, tool_docs(item))
         rows.append((float(scores.max()), item.label == "none",
                      item.functions[int(scores.argmax())].name == item.label))
     best, best_correct = 0.0, -1
@@ -96,7 +96,7 @@ def fit_none_threshold(fit_items: Sequence[ToolItem]) -> float:
 def bm25_tools(items: Sequence[ToolItem], threshold: float) -> Baseline:
     rankings: Rankings = {}
     for item in items:
-        scores = bm25_scores(item.request, _tool_docs(item))
+        scores = bm25_scores(item.request, tool_docs(item))
         order = [item.functions[k].name for k in np.argsort(-scores, kind="stable")]
         rankings[item.id] = (["none", *order] if scores.max() < threshold
                              else [*order, "none"])

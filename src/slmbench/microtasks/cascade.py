@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from slmbench import stats
 from slmbench.errors import ConfigError
-from slmbench.microtasks.baselines import _tool_docs, bm25_scores, fit_none_threshold, gold_of
+from slmbench.microtasks.baselines import bm25_scores, fit_none_threshold, gold_of, tool_docs
 from slmbench.microtasks.datasets.records import AnyItem, RankItem, TaskName, ToolItem
 from slmbench.microtasks.eligibility import item_values
 from slmbench.microtasks.prompts import options_for, render
@@ -67,7 +67,7 @@ class BM25Functions:
 
     def scores(self, item: AnyItem) -> dict[str, float]:
         assert isinstance(item, ToolItem)
-        values = bm25_scores(item.request, _tool_docs(item))
+        values = bm25_scores(item.request, tool_docs(item))
         out = {f.name: float(v) for f, v in zip(item.functions, values, strict=True)}
         return {**out, "none": self.none_threshold}
 
