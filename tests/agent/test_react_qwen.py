@@ -29,7 +29,7 @@ def test_qwen_calls_a_tool_and_sees_the_real_observation(qwen05: LlamaCppModel) 
     assert first.action.format == "json" and "Amazon" in first.action.arguments["query"]
     assert first.tool_ok and "6,400 kilometres" in (first.observation or "")
     assert toolbox.calls[0].observation == first.observation
-    assert result.messages[3].content == f"Observation: {first.observation}"
+    assert result.messages[3].content.startswith(f"Observation: {first.observation}\n")
     assert len(result.steps) == 2 and result.prompt_tokens > 0
     if result.outcome is None:  # it answered: the answer must come from the observation
         assert result.final_answer is not None and "6,400" in result.final_answer
