@@ -304,7 +304,7 @@ def results(store: RunStore, model_spec: str) -> list[ProblemResult]:
 
 def summarize(store: RunStore, model_spec: str) -> Summary:
     """pass@1 with its Wilson interval, failure categories and the published comparison."""
-    done = results(store, model_spec)
+    done = sorted(results(store, model_spec), key=lambda r: int(r.task_id.rsplit("/", 1)[-1]))
     if not done:
         raise ConfigError(f"{store.run_dir} holds no HumanEval results for {model_spec}",
                           "run `slmbench humaneval --model SPEC --out DIR` first")
