@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from slmbench.errors import ModelSpecError
+from slmbench.errors import ConfigError, ModelSpecError
 
 Role = Literal["system", "user", "assistant", "tool"]
 FinishReason = Literal["stop", "length", "tool_calls", "error"]
@@ -82,6 +82,16 @@ class CandidateScore(BaseModel):
 def as_messages(messages: Sequence[Message | dict[str, Any]]) -> list[Message]:
     """Accept ``Message`` objects or plain ``{"role", "content"}`` dicts."""
     return [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
+
+
+def check_generate_args(spec: str, backend: str, *, tools: Sequence[Any] | None,
+                        max_tokens: int) -> None:
+    """Refuse ``generate`` arguments an in-process backend cannot honour, clearly."""
+    if tools:
+        raise ConfigError(f"{spec} has no native tool calling",
+                          f"use the ReAct (text) scaffold with the {backend} backend")
+    if max_tokens < 1:
+        raise ConfigError(f"max_tokens={max_tokens} asks for no output", "use max_tokens >= 1")
 
 
 @runtime_checkable

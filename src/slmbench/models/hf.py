@@ -36,6 +36,7 @@ from slmbench.models.base import (
     Message,
     ModelSpec,
     as_messages,
+    check_generate_args,
 )
 from slmbench.models.registry import resolve_gguf
 
@@ -138,11 +139,7 @@ class HFModel:
         stop: Sequence[str] | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
     ) -> Completion:
-        if tools:
-            raise ConfigError(f"{self.spec} has no native tool calling",
-                              "use the ReAct (text) scaffold with the hf backend")
-        if max_tokens < 1:
-            raise ConfigError(f"max_tokens={max_tokens} asks for no output", "use max_tokens >= 1")
+        check_generate_args(self.spec, "hf", tools=tools, max_tokens=max_tokens)
         stops = [s for s in stop or () if s]
         sampling: dict[str, Any] = (
             {"do_sample": True, "temperature": temperature, "top_k": 40, "top_p": 0.95}

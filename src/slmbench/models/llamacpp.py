@@ -56,6 +56,7 @@ from slmbench.models.base import (
     Message,
     ModelSpec,
     as_messages,
+    check_generate_args,
 )
 from slmbench.models.registry import resolve_gguf
 
@@ -247,11 +248,7 @@ class LlamaCppModel:
         stop: Sequence[str] | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
     ) -> Completion:
-        if tools:
-            raise ConfigError(f"{self.spec} has no native tool calling",
-                              "use the ReAct (text) scaffold with the llamacpp backend")
-        if max_tokens < 1:
-            raise ConfigError(f"max_tokens={max_tokens} asks for no output", "use max_tokens >= 1")
+        check_generate_args(self.spec, "llamacpp", tools=tools, max_tokens=max_tokens)
         msgs = as_messages(messages)
         with self._lock:
             start = time.perf_counter()
