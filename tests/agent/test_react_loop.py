@@ -59,7 +59,8 @@ def test_tool_call_then_final_answer(toolbox: FakeToolbox) -> None:
     shown = model.prompts[1][-1]
     assert shown.role == "user"
     assert shown.content.startswith("Observation: Dana Reyes\n")
-    assert "Question: Who is the CEO?" in shown.content
+    assert "answer my question: Who is the CEO?" in shown.content
+    assert "Start your reply with 'Final Answer:'" in shown.content
     assert result.prompt_tokens == sum(s.prompt_tokens for s in result.steps) > 0
     assert result.completion_tokens == sum(s.completion_tokens for s in result.steps) > 0
 

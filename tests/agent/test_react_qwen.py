@@ -1,11 +1,10 @@
 """End to end: the real Qwen2.5-Coder-0.5B, greedy, through run_react and the world toolbox.
 
-Measured on this machine (see the agent engineer's report): with the default
-prompt Qwen writes a correct bare-JSON web_search call as its first reply, but
-it does not reliably turn the observation into a ``Final Answer`` (it repeats
-the call or copies the result into new arguments). The test pins what holds:
-its call is parsed, runs on the real toolbox, and the real observation is what
-the model sees next; the run ends in a defined state with every step recorded.
+Measured on this machine: Qwen writes a correct JSON tool call, and with the
+observation template of :mod:`slmbench.agent.react` (result, then the question
+again, "Start your reply with 'Final Answer:'") it turns the result into a final
+answer. Before that template it answered every tool result by repeating its
+call (every task ended as ``loop``).
 """
 
 from __future__ import annotations
@@ -13,7 +12,10 @@ from __future__ import annotations
 import pytest
 
 from slmbench.agent.react import run_react
+from slmbench.agent.trial import Outcome
+from slmbench.evaluator import run_trial
 from slmbench.models.llamacpp import LlamaCppModel
+from slmbench.tasks.loader import load_tasks
 from slmbench.tools.toolbox import WorldToolbox
 from slmbench.world import World
 
@@ -33,3 +35,17 @@ def test_qwen_calls_a_tool_and_sees_the_real_observation(qwen05: LlamaCppModel) 
     assert len(result.steps) == 2 and result.prompt_tokens > 0
     if result.outcome is None:  # it answered: the answer must come from the observation
         assert result.final_answer is not None and "6,400" in result.final_answer
+
+
+@pytest.mark.embedded
+@pytest.mark.slow
+def test_qwen_completes_a_capability_task(qwen05: LlamaCppModel) -> None:
+    """IR-1 from the capability suite: fresh world, tool call, real result, scored answer."""
+    task = load_tasks("capability")["IR-1"]
+    trial = run_trial(qwen05, task, temperature=0.0, seed=0)
+    assert trial.outcome == Outcome.SUCCESS, (trial.outcome, trial.error, trial.final_answer)
+    calls = [s for s in trial.steps if s.action.kind == "tool"]
+    assert calls and calls[0].action.name == "web_search" and calls[0].tool_ok
+    assert "8,849" in (calls[0].observation or "")  # the world's fact, not the model's memory
+    assert trial.final_answer is not None and "8,849" in trial.final_answer
+    assert trial.score is not None and trial.score.passed

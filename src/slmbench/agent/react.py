@@ -10,10 +10,15 @@ Choices, and why:
 * **Observations are user messages** starting ``Observation:``, not ``tool``
   messages: the chat templates of many small models have no tool role (or
   drop its content), and every template renders a user turn.
-  Each observation repeats the question and the two ways to reply, so a long
-  tool result does not bury the question. (It did not cure Qwen2.5-Coder-0.5B,
-  greedy, of answering a tool result by repeating its call: measured on IR-1
-  and DA-1, both still end as ``loop``.)
+  Each observation repeats the question and says how to answer, final answer
+  first: "Using this result, answer my question: ... Start your reply with
+  'Final Answer:'. (If the result is not enough, call another tool instead.)"
+  Measured with Qwen2.5-Coder-0.5B, greedy: with any wording that offered
+  "the next tool call" as an equal choice it answered every tool result by
+  repeating its call (all 23 quick-suite trials ended as ``loop``); with this
+  one it answers IR-1, DA-1 and MR-3 from the result. Qwen2.5-Coder-1.5B gave
+  the same answers under both wordings. Its own ``<tool_response>`` framing
+  (the native scaffold through the GGUF template) did not help the 0.5B.
 * **A successful call made again is not run again** (no second e-mail or
   booking): the model is told it already has that result. Calls that failed
   or carried an injected fault may be retried: retrying is recovery.
@@ -104,16 +109,16 @@ INVALID_FEEDBACK = "Observation: I could not read your reply: {error}."
 OBSERVATION = """\
 Observation: {observation}
 
-Question: {instruction}
-If the tool results above answer the question, reply: Final Answer: <the answer>
-Otherwise reply with the next tool call."""
+Using this result, answer my question: {instruction}
+Start your reply with 'Final Answer:'. (If the result is not enough, call another tool instead.)"""
 # A successful call made again is not run again (no second e-mail, no second
 # booking); the model is told so and asked to move on.
 REPEATED_CALL = """\
 Observation: you already called {name} with exactly these arguments; its result is above.
 
-Question: {instruction}
-Reply with Final Answer: <the answer>, or with a different tool call."""
+Using that result, answer my question: {instruction}
+Start your reply with 'Final Answer:'. (If it is not enough, call a different tool or change \
+the arguments.)"""
 
 
 class AgentResult(BaseModel):
