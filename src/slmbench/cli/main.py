@@ -25,6 +25,7 @@ COMMAND_MODULES: list[str] = [
     "slmbench.cli.microtasks_cmd",
     "slmbench.cli.diagnose_cmd",
     "slmbench.cli.humaneval_cmd",
+    "slmbench.cli.study_cmd",
 ]
 
 app = typer.Typer(

@@ -107,6 +107,11 @@ def _default_variants() -> VariantsFn:
     return task_variants
 
 
+def plan_of(exp: Experiment) -> Plan:
+    """The trials ``execute`` would plan for ``exp`` with the shipped suites and variants."""
+    return build_plan(exp, load_suite=_default_suite_loader(), variants=_default_variants())
+
+
 def _backend_error_trial(p: PlannedTrial, scaffold: str, exc: BackendError,
                          wall_s: float) -> Trial:
     k = p.key

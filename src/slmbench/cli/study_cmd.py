@@ -1,0 +1,45 @@
+"""``slmbench study FILE``: run (or resume) a study's two parts and write its results page."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from slmbench.cli.run_cmd import print_summary
+from slmbench.errors import ConfigError
+from slmbench.study import check_models, load_study, run_part_a, run_part_b, write_page
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def study(
+        file: Annotated[Path, typer.Argument(
+            help="study TOML file, e.g. experiments/reference.toml")],
+        part: Annotated[str, typer.Option(help="a | b | all: which part to run")] = "all",
+        model: Annotated[list[str] | None, typer.Option(
+            "--model", "-m", help="run only this model of the study (repeatable)")] = None,
+        page_only: Annotated[bool, typer.Option(
+            "--page-only", help="write the page from what is stored; load no model")] = False,
+    ) -> None:
+        """Run what is missing of a study (resumable) and write its results page."""
+        if part not in ("a", "b", "all"):
+            raise ConfigError(f"--part {part!r} is not a, b or all", "e.g. --part a")
+        plan = load_study(file)
+        check_models(plan, model)
+        console = Console() if Console().is_terminal else Console(width=160)
+        if not page_only:
+            if part in ("a", "all") and plan.part_a is not None:
+                summary = run_part_a(plan, model, console)
+                if summary is not None:
+                    print_summary(summary, console)
+            if part in ("b", "all") and plan.part_b is not None:
+                run_part_b(plan, model, console)
+        if plan.page is None:
+            console.print("no `page` in the study file: no results page written")
+            return
+        page = write_page(plan, study_file=file, command=f"slmbench study {shlex.quote(str(file))}")
+        console.print(f"results page: {page}", highlight=False)

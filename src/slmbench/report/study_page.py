@@ -1,0 +1,340 @@
+"""The results page of a study (Markdown), generated from its stores, never typed.
+
+:func:`render_study_page` takes what :mod:`slmbench.study` collected (Part A's
+analysis summary and trials, Part B's eligibility matrix, HumanEval summaries,
+versions and model hashes) and writes the seed-style tables: accuracy with
+intervals per model and group, the four reliability dimensions and the
+composite, temperature effects, size-vs-score correlation with its p-value,
+the eligibility matrix with τ, HumanEval against the published table, the cost
+of each model, then a plain-language summary derived from the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from slmbench.agent.trial import Trial
+from slmbench.analysis import AnalysisSummary
+from slmbench.humaneval import Summary as HumanEvalSummary
+from slmbench.microtasks.matrix import MatrixRun
+from slmbench.stats import Correlation, Estimate
+
+__all__ = ["ModelCost", "StudyFacts", "render_study_page"]
+
+DIMENSIONS = ("consistency", "robustness", "fault_tolerance", "safety")
+
+
+class ModelCost(BaseModel):
+    """What one model cost: trials and readings stored, model time and tokens."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    trials: int = 0
+    trials_planned: int = 0
+    trial_wall_s: float = 0.0
+    tokens: int = 0
+    readings: int = 0
+    readings_planned: int = 0
+    reading_wall_s: float | None = None  # None: the store does not time readings
+
+
+class StudyFacts(BaseModel):
+    """Everything the page shows, gathered from the stores by :func:`slmbench.study.collect`."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str
+    study_file: str
+    command: str
+    created: str
+    versions: dict[str, str]
+    model_hashes: dict[str, str]
+    summary: AnalysisSummary | None = None
+    trials: list[Trial] = Field(default_factory=list)
+    matrix: MatrixRun | None = None
+    humaneval: list[HumanEvalSummary] = Field(default_factory=list)
+    costs: list[ModelCost] = Field(default_factory=list)
+    figures: dict[str, str] = Field(default_factory=dict)  # name -> path relative to the page
+    html_report: str | None = None  # relative to the page
+    incomplete: list[str] = Field(default_factory=list)
+
+
+def pct(est: Estimate | None) -> str:
+    """``62.0 [48.1, 74.2]`` in percent; ``–`` when undefined."""
+    if est is None or est.estimate is None:
+        return "–"
+    text = f"{100 * est.estimate:.1f}"
+    if est.low is not None and est.high is not None:
+        text += f" [{100 * est.low:.1f}, {100 * est.high:.1f}]"
+    return text
+
+
+def num(est: Estimate | None) -> str:
+    if est is None or est.estimate is None:
+        return "–"
+    text = f"{est.estimate:.3f}"
+    if est.low is not None and est.high is not None:
+        text += f" [{est.low:.3f}, {est.high:.3f}]"
+    return text
+
+
+def pval(p: float | None) -> str:
+    return "–" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return [*out, ""]
+
+
+def short(spec: str) -> str:
+    return spec.split(":", 1)[-1].split("?", 1)[0]
+
+
+# -- sections -----------------------------------------------------------------------------------
+
+def _reproduce(f: StudyFacts) -> list[str]:
+    lines = ["## How this page was made", "",
+             "```bash", f.command, "```", "",
+             f"From the study file `{f.study_file}`; generated {f.created}. Running the same "
+             "command again resumes an interrupted study (only missing trials and readings are "
+             "computed); `--page-only` regenerates this page from the stores without a model.",
+             ""]
+    lines += ["Versions: " + ", ".join(f"{k} {v}" for k, v in f.versions.items()) + ".", ""]
+    if f.model_hashes:
+        lines += table(["model file", "sha256"],
+                       [[k, f"`{v}`"] for k, v in sorted(f.model_hashes.items())])
+    if f.incomplete:
+        lines += ["**Incomplete:**", ""] + [f"- {x}" for x in f.incomplete] + [""]
+    return lines
+
+
+def _costs(f: StudyFacts) -> list[str]:
+    if not f.costs:
+        return []
+    rows = []
+    for c in f.costs:
+        tps = f"{c.tokens / c.trial_wall_s:.0f}" if c.trial_wall_s else "–"
+        rwall = "–" if c.reading_wall_s is None else f"{c.reading_wall_s / 60:.1f}"
+        rows.append([short(c.model), f"{c.trials}/{c.trials_planned}",
+                     f"{c.trial_wall_s / 60:.1f}", f"{c.tokens:,}", tps,
+                     f"{c.readings}/{c.readings_planned}", rwall])
+    total_min = sum(c.trial_wall_s + (c.reading_wall_s or 0.0) for c in f.costs) / 60
+    head = ["model", "Part A trials", "Part A min", "tokens", "tokens/s", "Part B readings",
+            "Part B min"]
+    return ["## Cost on this machine", "",
+            "Model time summed over stored trials and readings (2-core CPU, llama.cpp); "
+            f"{total_min:.0f} minutes in all.", "", *table(head, rows)]
+
+
+def _part_a(s: AnalysisSummary) -> list[str]:
+    lines = ["## Part A: agent reliability", "",
+             f"{s.n_trials} trials. Accuracy counts {s.capability_scope}; 95% Wilson "
+             "intervals over trials (per-task mean: bootstrap over tasks).", ""]
+    lines += table(
+        ["model", "params (B)", "trials", "accuracy % [95% CI]", "per-task mean %",
+         "format failures %", "mean latency s"],
+        [[short(a.model), "–" if a.params_b is None else f"{a.params_b:g}", str(a.trials),
+          pct(a.accuracy), pct(a.accuracy_by_task),
+          next((pct(o.format_failure) for o in s.outcomes if o.model == a.model), "–"),
+          f"{a.mean_latency_s:.1f}"] for a in s.accuracy])
+    groups = sorted({g.group for g in s.groups})
+    by = {(g.model, g.group): g.accuracy for g in s.groups}
+    if groups:
+        lines += ["### Accuracy per group (%)", ""]
+        lines += table(["model", *groups],
+                       [[short(a.model), *(pct(by.get((a.model, g))) for g in groups)]
+                        for a in s.accuracy])
+    if s.dimensions:
+        lines += ["### Reliability dimensions and composite", "",
+                  "Each in [0, 1] with a bootstrap 95% interval; definitions in "
+                  "docs/reliability.md.", ""]
+        lines += table(["model", *DIMENSIONS, "composite"],
+                       [[short(d.model), *(num(d.dimensions.get(k)) for k in DIMENSIONS),
+                         num(d.composite)] for d in s.dimensions])
+    temps = sorted({k for t in s.temperature for k in t.per_temperature}, key=float)
+    if temps:
+        lines += ["### Temperature", "",
+                  "Accuracy per temperature; Fisher's exact test and Cohen's h compare the "
+                  "lowest with the highest temperature.", ""]
+        lines += table(["model", *(f"T={k}" for k in temps), "Fisher p", "Cohen's h"],
+                       [[short(t.model), *(pct(t.per_temperature.get(k)) for k in temps),
+                         pval(t.fisher.p_value if t.fisher else None),
+                         "–" if t.cohens_h is None else f"{t.cohens_h:+.2f}"]
+                        for t in s.temperature])
+    lines += _size(s)
+    if s.pairwise:
+        lines += ["### Pairwise (McNemar on shared trials, Holm-adjusted)", ""]
+        lines += table(["a", "b", "shared", "a − b [95% CI]", "p (Holm)"],
+                       [[short(p.a), short(p.b), str(p.shared), pct(p.difference),
+                         pval(p.p_holm)] for p in s.pairwise])
+    if s.notes:
+        lines += ["Notes from the analysis:", ""] + [f"- {n}" for n in s.notes] + [""]
+    return lines
+
+
+def _corr(c: Correlation | None) -> str:
+    if c is None or c.estimate is None:
+        return "–"
+    return f"{c.estimate:+.2f} (p {pval(c.p_value)}, n {c.n})"
+
+
+def _size(s: AnalysisSummary) -> list[str]:
+    if not s.size:
+        return []
+    lines = ["### Size against score", "",
+             "With three or four models a correlation says little: Spearman's ρ over three "
+             "models can only be ±1, ±0.5 and its smallest two-sided p is 0.33.", ""]
+    lines += table(["score", "models", "Pearson r", "Spearman ρ", "note"],
+                   [[z.metric, str(len(z.models)), _corr(z.pearson), _corr(z.spearman),
+                     z.note or ""] for z in s.size])
+    return lines
+
+
+def _part_b(m: MatrixRun) -> list[str]:
+    lines = ["## Part B: micro-task eligibility", "",
+             f"{', '.join(f'{t} {len(ids)}' for t, ids in m.items.items())} eval items "
+             f"(seed {m.seed}, stratified by gold class). τ is the best non-LLM baseline's "
+             "score on the same items; a configuration is eligible only when its 95% "
+             "interval's lower bound is above τ.", ""]
+    rows = []
+    for c in sorted(m.cells, key=lambda c: (c.task, c.metric, c.model, c.prompt_id, c.reading)):
+        rows.append([c.task, c.metric, short(c.model), c.prompt_id, c.reading, str(c.n_items),
+                     f"{c.score:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}]",
+                     f"{c.tau:.3f} ({c.tau_anchor})", f"{c.diff:+.3f}",
+                     "**yes**" if c.eligible else "no"])
+    lines += table(["task", "metric", "model", "prompt", "reading", "n", "score [95% CI]",
+                    "τ (baseline)", "model − τ", "eligible"], rows)
+    eligible = sum(c.eligible for c in m.cells)
+    lines += [f"{eligible} of {len(m.cells)} configurations are eligible.", ""]
+    if m.by_prompt:
+        lines += table(["prompt", "eligible", "configurations"],
+                       [[p.prompt_id, str(p.eligible), str(p.total)] for p in m.by_prompt])
+    if m.tau_sweep:
+        lines += ["τ sweep (eligible configurations when τ is set to each anchor):", ""]
+        lines += table(["τ anchor", "eligible", "configurations"],
+                       [[r.anchor, str(r.eligible), str(r.total)] for r in m.tau_sweep])
+    return lines
+
+
+def _humaneval(found: Sequence[HumanEvalSummary]) -> list[str]:
+    if not found:
+        return []
+    rows = []
+    for s in found:
+        c = s.comparison
+        where = "–"
+        if c is not None:
+            est = s.pass_at_1
+            where = ("inside" if c.inside else "above" if est.high is not None
+                     and c.published > est.high else "below")
+        rows.append([s.model, str(s.n), str(s.passed), pct(s.pass_at_1),
+                     "–" if c is None else f"{100 * c.published:.1f}", where])
+    head = ["model", "problems", "passed", "pass@1 % [95% CI]", "published %",
+            "published vs our interval"]
+    return ["## HumanEval (greedy, Q4_K_M GGUF) against the published table", "",
+            "Published: Qwen2.5-Coder technical report, instruct models, pass@1, bf16, "
+            "greedy. Details per problem: docs/results/humaneval.md.", "", *table(head, rows)]
+
+
+def _figures(f: StudyFacts) -> list[str]:
+    if not f.figures:
+        return []
+    lines = ["## Figures", ""]
+    if f.html_report:
+        lines += [f"Interactive report with every trial: [{f.html_report}]({f.html_report}).",
+                  ""]
+    for name, rel in sorted(f.figures.items()):
+        lines += [f"![{name}]({rel})", ""]
+    return lines
+
+
+def findings(f: StudyFacts) -> list[str]:
+    """Plain-language statements, each derived from a number on the page."""
+    out: list[str] = []
+    s = f.summary
+    if s and s.accuracy:
+        best = max(s.accuracy, key=lambda a: a.accuracy.estimate or 0.0)
+        out.append(f"Best Part A capability accuracy: {short(best.model)}, "
+                   f"{pct(best.accuracy)}% on {best.trials} trials.")
+        sig = [p for p in s.pairwise if p.p_holm < 0.05]
+        if s.pairwise:
+            out.append(f"{len(sig)} of {len(s.pairwise)} model pairs differ significantly "
+                       "(McNemar, Holm-adjusted p < 0.05)"
+                       + (": " + "; ".join(f"{short(p.a)} vs {short(p.b)}" for p in sig)
+                          if sig else "."))
+        for t in s.temperature:
+            if t.fisher is not None:
+                verdict = "a significant" if t.fisher.p_value < 0.05 else "no significant"
+                out.append(f"{short(t.model)}: {verdict} temperature effect between "
+                           f"T={t.lowest:g} and T={t.highest:g} (Fisher p "
+                           f"{pval(t.fisher.p_value)}).")
+        for z in s.size:
+            if z.spearman is not None and z.spearman.estimate is not None:
+                out.append(f"Size vs {z.metric}: Spearman ρ {z.spearman.estimate:+.2f} over "
+                           f"{z.spearman.n} models (p {pval(z.spearman.p_value)}); "
+                           + ("too few models to conclude anything."
+                              if not z.spearman.meaningful else "see the table."))
+    if f.matrix:
+        cells = f.matrix.cells
+        good = [c for c in cells if c.eligible]
+        out.append(f"Part B: {len(good)} of {len(cells)} configurations beat their task's "
+                   "non-LLM baseline with the lower bound of their 95% interval"
+                   + (": " + ", ".join(sorted({f"{short(c.model)} on {c.task}"
+                                                for c in good})) if good else "."))
+        per_task: dict[str, list[str]] = defaultdict(list)
+        for c in cells:
+            per_task[c.task].append(c.tau_anchor)
+        anchors = {t: max(set(a), key=a.count) for t, a in per_task.items()}
+        out.append("Baselines setting τ: " + ", ".join(f"{t}: {a}" for t, a in
+                                                      sorted(anchors.items())) + ".")
+    for h in f.humaneval:
+        if h.comparison is not None:
+            inside = "inside" if h.comparison.inside else "outside"
+            out.append(f"HumanEval {h.model}: {pct(h.pass_at_1)}%; the published "
+                       f"{100 * h.comparison.published:.1f}% is {inside} our interval.")
+    return out
+
+
+def render_study_page(f: StudyFacts) -> str:
+    lines = [f"# {f.name}", "",
+             "Generated by `slmbench study` from the stored trials and readings; do not edit "
+             "by hand.", "", "## Summary", ""]
+    lines += [f"- {x}" for x in findings(f)] or ["- Nothing is stored yet."]
+    lines.append("")
+    lines += _reproduce(f) + _costs(f)
+    if f.summary is not None:
+        lines += _part_a(f.summary)
+    if f.matrix is not None:
+        lines += _part_b(f.matrix)
+    lines += _humaneval(f.humaneval) + _figures(f)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def relative(path: Path, start: Path) -> str:
+    """``path`` relative to ``start`` (with ``..`` where needed), POSIX style."""
+    import os
+
+    return Path(os.path.relpath(path, start)).as_posix()
+
+
+def group_costs(trials: Sequence[Trial], planned: Mapping[str, int],
+                readings: Mapping[str, tuple[int, int, float | None]]) -> list[ModelCost]:
+    """Per-model cost rows from stored trials and (done, planned, seconds) of readings."""
+    models = list(dict.fromkeys([*planned, *readings]))
+    out = []
+    for m in models:
+        mine = [t for t in trials if t.model == m]
+        done, want, secs = readings.get(m, (0, 0, None))
+        out.append(ModelCost(
+            model=m, trials=len(mine), trials_planned=planned.get(m, 0),
+            trial_wall_s=sum(t.wall_s for t in mine),
+            tokens=sum(t.prompt_tokens + t.completion_tokens for t in mine),
+            readings=done, readings_planned=want, reading_wall_s=secs))
+    return out

@@ -1,0 +1,115 @@
+"""A study file: validation, Part A through the real runner, the generated page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from slmbench.errors import ConfigError
+from slmbench.report.study_page import render_study_page
+from slmbench.stats import wilson
+from slmbench.study import load_study, run_part_a, write_page
+
+# Answers IR-1 ("How high is Mount Everest") through web_search; everything else: "I don't know".
+SCRIPT = """\
+rules:
+  - match: "8,849"
+    reply: "Final Answer: 8,849 metres"
+  - match: "(?i)everest"
+    reply: '{"name": "web_search", "arguments": {"query": "Mount Everest height"}}'
+default: "Final Answer: I don't know"
+"""
+
+
+def write_study(tmp: Path, *, extra: str = "") -> Path:
+    (tmp / "script.yaml").write_text(SCRIPT, encoding="utf-8")
+    spec = f"scripted:{tmp / 'script.yaml'}"
+    path = tmp / "study.toml"
+    path.write_text(f"""\
+name = "tiny study"
+out = "runs/tiny"
+page = "docs/tiny.md"
+{extra}
+[part_a]
+models = ["{spec}"]
+suites = ["capability", "reliability"]
+tasks = ["IR-1", "RC-1"]
+temperatures = [0.0]
+repeats = 2
+""", encoding="utf-8")
+    return path
+
+
+def test_paths_are_resolved_against_the_base(tmp_path: Path) -> None:
+    study = load_study(write_study(tmp_path), base=tmp_path)
+    assert study.out == tmp_path / "runs/tiny" and study.page == tmp_path / "docs/tiny.md"
+    assert study.part_a_dir == tmp_path / "runs/tiny/part-a"
+    assert study.part_a is not None and study.part_a.name == "tiny study"
+    assert study.part_b is None
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("name = 'x'\nout = 'o'\n", "neither [part_a] nor [part_b]"),
+    ("name = 'x'\nout = 'o'\nbogus = 1\n[part_b]\nmodels = ['scripted:echo']\n", "bogus"),
+    ("name = 'x'\nout = 'o'\n[part_b]\nmodels = ['scripted:echo']\nprompts = ['p9']\n", "p9"),
+    ("name = 'x'\nout = 'o'\n[part_b]\nmodels = ['scripted:echo']\ntasks = ['poetry']\n",
+     "part_b.tasks"),
+    ("name = 'x'\nout = 'o'\n[part_a]\nmodels = ['nosuch:thing']\n", "nosuch"),
+    ("name = 'x\n", "not readable TOML"),
+])
+def test_a_bad_study_file_names_what_is_wrong(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "study.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        load_study(path, base=tmp_path)
+    assert message in str(exc.value)
+
+
+def test_a_missing_study_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_study(tmp_path / "nope.toml")
+
+
+def test_part_a_runs_resumes_and_the_page_shows_the_stored_numbers(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    study = load_study(write_study(tmp_path), base=tmp_path)
+    console = Console(width=160, quiet=True)
+    first = run_part_a(study, None, console)
+    assert first is not None and first.complete and first.run_now == first.planned > 2
+    again = run_part_a(study, None, console)
+    assert again is not None and again.run_now == 0 and again.stored == first.stored
+
+    page = write_page(study, study_file=tmp_path / "study.toml", command="slmbench study x")
+    text = page.read_text(encoding="utf-8")
+    # IR-1 twice (repeats 2), both right: 2/2 with its Wilson interval, as stored.
+    est = wilson(2, 2)
+    assert est.low is not None and est.high is not None
+    assert f"100.0 [{100 * est.low:.1f}, {100 * est.high:.1f}]" in text
+    assert "```bash\nslmbench study x\n```" in text
+    assert f"| {tmp_path / 'script.yaml'} | {first.stored}/{first.planned} |" in text
+    # figures and the HTML report sit beside the page and are linked relative to it
+    assets = tmp_path / "docs" / "tiny"
+    assert (assets / "report.html").is_file()
+    assert "](tiny/report.html)" in text and "](tiny/figures/radar.png)" in text
+    assert (assets / "figures" / "radar.png").is_file()
+
+
+def test_page_says_what_is_missing_before_anything_ran(tmp_path: Path) -> None:
+    study = load_study(write_study(tmp_path, extra='humaneval = ["runs/he"]'), base=tmp_path)
+    text = write_page(study, study_file=Path("study.toml"), command="c").read_text()
+    assert "Part A: no trial stored yet" in text
+    assert f"HumanEval: run directory {tmp_path / 'runs/he'} does not exist" in text
+    assert "## Part A" not in text
+
+
+def test_render_is_pure_and_starts_with_the_summary() -> None:
+    from slmbench.report.study_page import StudyFacts
+
+    facts = StudyFacts(name="n", study_file="f", command="c", created="t",
+                       versions={"slmbench": "0"}, model_hashes={"m.gguf": "ab"})
+    text = render_study_page(facts)
+    assert text == render_study_page(facts)
+    assert text.startswith("# n\n") and "- Nothing is stored yet." in text
+    assert "| m.gguf | `ab` |" in text
