@@ -179,6 +179,29 @@ def _part_a(s: AnalysisSummary) -> list[str]:
     return lines
 
 
+def outcomes_per_task(trials: Sequence[Trial]) -> list[str]:
+    """One row per model and task: trials, successes and how the others ended."""
+    if not trials:
+        return []
+    cells: dict[tuple[str, str, str], list[Trial]] = defaultdict(list)
+    for t in trials:
+        cells[(t.model, t.suite, t.task_id)].append(t)
+    rows = []
+    for (model, suite, task), ts in sorted(cells.items()):
+        counts: dict[str, int] = defaultdict(int)
+        for t in ts:
+            if t.outcome != "success":
+                counts[str(t.outcome)] += 1
+        rest = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda x: -x[1]))
+        variants = sorted({t.variant for t in ts})
+        rows.append([short(model), suite, task, str(len(ts)),
+                     str(sum(t.outcome == "success" for t in ts)), rest or "–",
+                     ", ".join(variants)])
+    return ["### Outcomes per task", "",
+            *table(["model", "suite", "task", "trials", "success", "other outcomes",
+                    "variants"], rows)]
+
+
 def _corr(c: Correlation | None) -> str:
     if c is None or c.estimate is None:
         return "–"
@@ -310,7 +333,7 @@ def render_study_page(f: StudyFacts) -> str:
     lines.append("")
     lines += _reproduce(f) + _costs(f)
     if f.summary is not None:
-        lines += _part_a(f.summary)
+        lines += _part_a(f.summary) + outcomes_per_task(f.trials)
     if f.matrix is not None:
         lines += _part_b(f.matrix)
     lines += _humaneval(f.humaneval) + _figures(f)
