@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
 
@@ -38,8 +38,15 @@ from slmbench.microtasks.probes import (
     probe_ranking,
     widen_ranking,
 )
-from slmbench.microtasks.readout import ItemReading, read_item
+from slmbench.microtasks.readout import ItemReading
 from slmbench.microtasks.regimes import Regime, classify
+from slmbench.microtasks.store import (
+    DEFAULT_NAME,
+    ReadCounts,
+    Reader,
+    ReadingStore,
+    StoreError,
+)
 from slmbench.models.base import Model, load_model
 
 console = Console()
@@ -66,16 +73,21 @@ def fit_sample(items: Sequence[AnyItem], limit: int | None, seed: int = 0) -> li
     return pool if limit is None else pool[:limit]
 
 
-def read_all(model: Model, task: TaskName, items: Sequence[AnyItem], notes: list[str],
+def read_all(reader: Reader, task: TaskName, items: Sequence[AnyItem], notes: list[str],
              ) -> tuple[list[AnyItem], list[ItemReading]]:
-    """Read every item; an item whose prompt does not fit the context is skipped, with a note."""
+    """Read every item under ``p0``; an item the model cannot read (e.g. its prompt does not
+    fit the context) is skipped, with a note. Store and model-loading errors still stop."""
     kept, got = [], []
     for item in items:
         try:
-            got.append(read_item(model, task, "p0", item))
+            got.append(reader.read(task, "p0", item))
             kept.append(item)
+        except StoreError:
+            raise
         except ConfigError as exc:
-            notes.append(f"{model.spec}: {item.id} skipped: {exc}")
+            if not reader.loaded:
+                raise
+            notes.append(f"{reader.spec}: {item.id} skipped: {exc}")
     return kept, got
 
 
@@ -95,12 +107,19 @@ class DiagnosticReport(BaseModel):
     regimes: list[Regime]
     readings: list[ItemReading]
     notes: list[str]
+    read_counts: ReadCounts = Field(default_factory=ReadCounts)
 
 
 def run_diagnose(models: Sequence[str], tasks: Sequence[TaskName], *, limit: int | None,
                  fit_limit: int | None, seed: int = 0, source: Path | None = None,
                  command: str = "", progress: Progress | None = None,
-                 loader: Callable[[str], Model] = load_model) -> DiagnosticReport:
+                 loader: Callable[[str], Model] = load_model,
+                 store: ReadingStore | None = None) -> DiagnosticReport:
+    """Read the fit and eval samples under ``p0`` and diagnose each (task, model).
+
+    With a ``store``, readings are committed as made and reused, including the ``p0``
+    readings an ``eligibility`` run left in the same store.
+    """
     say = progress or (lambda _msg: None)
     pools = {t: load_items(t, source=source) for t in tasks}
     fits = {t: fit_sample(pools[t], fit_limit, seed) for t in tasks}
@@ -108,13 +127,14 @@ def run_diagnose(models: Sequence[str], tasks: Sequence[TaskName], *, limit: int
     cells: list[DiagnosticCell] = []
     readings: list[ItemReading] = []
     notes: list[str] = []
+    counts = ReadCounts()
     for spec in models:
-        model = loader(spec)
+        reader = Reader(spec, loader, store)
         try:
             for task in tasks:
                 say(f"{spec} · {task}: {len(fits[task])} fit + {len(evals[task])} eval items")
-                fit_items, fit_read = read_all(model, task, fits[task], notes)
-                eval_items, eval_read = read_all(model, task, evals[task], notes)
+                fit_items, fit_read = read_all(reader, task, fits[task], notes)
+                eval_items, eval_read = read_all(reader, task, evals[task], notes)
                 if evals[task] and not eval_items:
                     raise ConfigError(f"every {task} eval item was skipped; the first: "
                                       f"{notes[-len(evals[task])]}", "fix the cause above")
@@ -125,11 +145,13 @@ def run_diagnose(models: Sequence[str], tasks: Sequence[TaskName], *, limit: int
                 cells.append(diagnose(task, spec, fit, ev, fit_items, eval_items,
                                       precision=precision_of(spec)))
         finally:
-            model.close()
+            reader.close()
+            counts = counts.add(reader.counts)
     return DiagnosticReport(
         command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
         models=list(models), tasks=list(tasks), limit=limit, fit_limit=fit_limit, seed=seed,
-        cells=cells, regimes=[classify(c) for c in cells], readings=readings, notes=notes)
+        cells=cells, regimes=[classify(c) for c in cells], readings=readings, notes=notes,
+        read_counts=counts)
 
 
 def _ci(low: float | None, high: float | None) -> str:
@@ -185,11 +207,21 @@ def diagnose_cmd(
                                          help="fit items per task (default: same as --limit)"),
     seed: int = typer.Option(0, "--seed", help="seed of the item sample"),
     out: Path = typer.Option(Path("diagnostics"), "--out", help="output folder"),
+    store_path: Path | None = typer.Option(
+        None, "--store", help="readings store, reused and resumed; point it at an eligibility "
+        f"run's store to reuse its p0 readings (default: OUT/{DEFAULT_NAME})"),
 ) -> None:
     """Threshold diagnostic per (task, model): AUC, default vs fit-split threshold, regime."""
-    report = run_diagnose(model, _tasks(task), limit=limit, fit_limit=fit_limit or limit,
-                          seed=seed, command=_command("slmbench diagnose"),
-                          progress=lambda m: console.print(f"[dim]{m}[/]"))
+    tasks = _tasks(task)
+    with ReadingStore(store_path or out / DEFAULT_NAME) as store:
+        try:
+            report = run_diagnose(model, tasks, limit=limit, fit_limit=fit_limit or limit,
+                                  seed=seed, command=_command("slmbench diagnose"),
+                                  progress=lambda m: console.print(f"[dim]{m}[/]"), store=store)
+        except KeyboardInterrupt:
+            console.print(store.resume_hint(), highlight=False)
+            raise typer.Exit(130) from None
+        console.print(report.read_counts.describe(store.path), highlight=False)
     out.mkdir(parents=True, exist_ok=True)
     (out / "diagnostics.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     rows = diagnostic_rows(report)

@@ -15,6 +15,7 @@ from slmbench.microtasks.datasets import TASKS, prepare
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.matrix import MatrixRun, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
+from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 
 data_app = typer.Typer(help="Build the Part B micro-task datasets.", no_args_is_help=True)
 console = Console()
@@ -91,11 +92,20 @@ def eligibility_cmd(
     out: Path = typer.Option(Path("eligibility"), "--out",
                              help="folder for eligibility.json and eligibility.md"),
     tau_sweep: bool = typer.Option(False, "--tau-sweep", help="also print the τ sweep"),
+    store_path: Path | None = typer.Option(
+        None, "--store", help=f"readings store, reused and resumed (default: OUT/{DEFAULT_NAME})"),
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
     command = "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "slmbench eligibility"
-    run = run_matrix(model, _tasks(task), resolve_prompt_ids(prompt), limit=limit, seed=seed,
-                     command=command, progress=lambda m: console.print(f"[dim]{m}[/]"))
+    tasks, prompt_ids = _tasks(task), resolve_prompt_ids(prompt)
+    with ReadingStore(store_path or out / DEFAULT_NAME) as store:
+        try:
+            run = run_matrix(model, tasks, prompt_ids, limit=limit, seed=seed, command=command,
+                             progress=lambda m: console.print(f"[dim]{m}[/]"), store=store)
+        except KeyboardInterrupt:
+            console.print(store.resume_hint(), highlight=False)
+            raise typer.Exit(130) from None
+        console.print(run.read_counts.describe(store.path), highlight=False)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "eligibility.json"
     path.write_text(run.model_dump_json(indent=1), encoding="utf-8")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from slmbench.microtasks.baselines import Baseline, all_baselines, gold_of
 from slmbench.microtasks.datasets import load_items
@@ -23,7 +23,8 @@ from slmbench.microtasks.eligibility import (
     make_cell,
     tau_sweep,
 )
-from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, ItemReading, read_item
+from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, ItemReading
+from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore
 from slmbench.models.base import Model, load_model, parse_spec
 
 Progress = Callable[[str], None]
@@ -85,12 +86,20 @@ class MatrixRun(BaseModel):
     by_prompt: list[PromptSummary]
     readings: list[ItemReading]
     notes: list[str]
+    read_counts: ReadCounts = Field(default_factory=ReadCounts)
 
 
 def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Sequence[str],
                *, limit: int | None = None, seed: int = 0, source: Path | None = None,
                command: str = "", progress: Progress | None = None,
-               loader: Callable[[str], Model] = load_model) -> MatrixRun:
+               loader: Callable[[str], Model] = load_model,
+               store: ReadingStore | None = None) -> MatrixRun:
+    """Read every (model, task, prompt, item) and score the cells.
+
+    With a ``store``, each reading is committed as it is made and stored ones are reused: a
+    rerun after an interruption reads only what is missing (and loads no model that has
+    nothing left to read).
+    """
     say = progress or (lambda _msg: None)
     chosen: dict[TaskName, list[AnyItem]] = {}
     fits: dict[TaskName, list[AnyItem]] = {}
@@ -102,8 +111,9 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
     cells: list[EligibilityCell] = []
     readings: list[ItemReading] = []
     notes: set[str] = set()
+    counts = ReadCounts()
     for spec in models:
-        model = loader(spec)
+        reader = Reader(spec, loader, store)
         precision = precision_of(spec)
         try:
             for task in tasks:
@@ -111,13 +121,14 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
                 golds = [gold_of(i) for i in items]
                 for prompt_id in prompt_ids:
                     say(f"{spec} · {task} · {prompt_id}: {len(items)} items")
-                    got = [read_item(model, task, prompt_id, i) for i in items]
+                    got = [reader.read(task, prompt_id, i) for i in items]
                     readings.extend(got)
                     cells.extend(_cells(spec, precision, task, prompt_id, golds, got,
                                         baselines[task]))
                     notes.update(f"{spec}: {r.note}" for r in got if r.note)
         finally:
-            model.close()
+            reader.close()
+            counts = counts.add(reader.counts)
     base_scores = {}
     for task in tasks:
         golds = [gold_of(i) for i in chosen[task]]
@@ -129,7 +140,8 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
                      limit=limit, seed=seed,
                      items={t: [i.id for i in chosen[t]] for t in tasks},
                      baseline_scores=base_scores, cells=cells, tau_sweep=tau_sweep(cells),
-                     by_prompt=by_prompt(cells), readings=readings, notes=sorted(notes))
+                     by_prompt=by_prompt(cells), readings=readings, notes=sorted(notes),
+                     read_counts=counts)
 
 
 def _cells(spec: str, precision: str, task: TaskName, prompt_id: str, golds: list[str],

@@ -9,10 +9,15 @@
 
 A backend without log-probabilities (:class:`~slmbench.errors.LogprobsUnsupportedError`)
 gets only the generation reading, and the record says so in ``note``.
+
+A reading is split in two so it can be stored and reused: :func:`read_raw` asks the model
+(the costly part) and :func:`build_reading` derives the rankings and the format failure from
+its raw outputs (pure; rerun on every load, so a parser fix reaches stored readings).
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -21,7 +26,7 @@ from scipy.special import logsumexp
 from slmbench.errors import LogprobsUnsupportedError
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.prompts import options_for, parse_reply, prompt_set, render
-from slmbench.models.base import Model
+from slmbench.models.base import Message, Model
 
 Reading = Literal["generation", "logprob"]
 NO_LOGPROBS_NOTE = "backend gives no log-probabilities: decision read from generation only"
@@ -62,25 +67,76 @@ def surface_forms(option: str) -> list[str]:
     return [option]
 
 
-def read_item(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> ItemReading:
-    messages = render(task, prompt_id, item)
-    options = options_for(task, item)
-    logprobs: dict[str, float] | None = None
+class ModelInput(BaseModel):
+    """Everything a reading sends to the model; its digest keys a stored reading."""
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: list[Message]
+    candidates: list[str]  # every option's surface forms, in option order
+    temperature: float = 0.0
+    seed: int = 0
+    max_tokens: int
+
+    def digest(self) -> str:
+        """sha256 of the input: an edited prompt, item or option list gives another digest."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
+
+
+class RawReading(BaseModel):
+    """What the model itself returned for one item; everything else is derived from it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate_logprobs: list[float] | None  # aligned with ModelInput.candidates; None: no lps
+    reply: str
+    note: str | None = None
+
+
+def model_input(task: TaskName, prompt_id: str, item: AnyItem) -> ModelInput:
+    forms = [f for o in options_for(task, item) for f in surface_forms(o)]
+    return ModelInput(messages=render(task, prompt_id, item), candidates=forms,
+                      max_tokens=prompt_set(task).max_tokens)
+
+
+def read_raw(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> RawReading:
+    """Ask the model: one ``score`` over the candidate forms, one greedy ``generate``."""
+    given = model_input(task, prompt_id, item)
+    lps: list[float] | None = None
     note = None
-    forms = [(o, f) for o in options for f in surface_forms(o)]
     try:
-        scores = model.score(messages, [f for _, f in forms])
-        by_option: dict[str, list[float]] = {o: [] for o in options}
-        for (option, _), s in zip(forms, scores, strict=True):
-            by_option[option].append(s.logprob)
-        logprobs = {o: float(logsumexp(v)) for o, v in by_option.items()}
+        lps = [float(s.logprob) for s in model.score(given.messages, given.candidates)]
     except LogprobsUnsupportedError:
         note = NO_LOGPROBS_NOTE
-    reply = model.generate(messages, temperature=0.0, seed=0,
-                           max_tokens=prompt_set(task).max_tokens).text
+    reply = model.generate(given.messages, temperature=given.temperature, seed=given.seed,
+                           max_tokens=given.max_tokens).text
+    return RawReading(candidate_logprobs=lps, reply=reply, note=note)
+
+
+def build_reading(task: TaskName, prompt_id: str, item: AnyItem, raw: RawReading
+                  ) -> ItemReading:
+    """The :class:`ItemReading` of raw model outputs, with the current ranking and parser.
+
+    Raises ``ValueError`` if ``raw`` does not have one log-prob per candidate form.
+    """
+    options = options_for(task, item)
+    forms = [(o, f) for o in options for f in surface_forms(o)]
+    logprobs: dict[str, float] | None = None
     ranked = None
-    if logprobs is not None:
+    if raw.candidate_logprobs is not None:
+        if len(raw.candidate_logprobs) != len(forms):
+            raise ValueError(f"{len(raw.candidate_logprobs)} log-probs for {len(forms)} "
+                             "candidate forms")
+        by_option: dict[str, list[float]] = {o: [] for o in options}
+        for (option, _), lp in zip(forms, raw.candidate_logprobs, strict=True):
+            by_option[option].append(lp)
+        logprobs = {o: float(logsumexp(v)) for o, v in by_option.items()}
         ranked = sorted(options, key=lambda o: (-logprobs[o], options.index(o)))
     return ItemReading(item_id=item.id, task=task, prompt_id=prompt_id, options=options,
-                       logprobs=logprobs, logprob_ranking=ranked, reply=reply,
-                       generation_ranking=parse_reply(task, reply, options), note=note)
+                       logprobs=logprobs, logprob_ranking=ranked, reply=raw.reply,
+                       generation_ranking=parse_reply(task, raw.reply, options), note=raw.note)
+
+
+def read_item(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> ItemReading:
+    """Read one item with the model (no store): :func:`read_raw` then :func:`build_reading`."""
+    return build_reading(task, prompt_id, item, read_raw(model, task, prompt_id, item))

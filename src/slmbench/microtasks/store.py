@@ -1,0 +1,230 @@
+"""The readings store: Part B model readings in one SQLite database (WAL), reused across runs.
+
+One row per (model spec, task, prompt, item, input digest) holding the model's *raw* outputs
+(:class:`~slmbench.microtasks.readout.RawReading`: per-candidate log-probs and the greedy
+reply). Each reading is committed as soon as it is made, so a killed ``eligibility`` or
+``diagnose`` run resumes where it stopped, and any command pointed at the same file reuses
+what another one read. The input digest covers the rendered messages, the candidate forms
+and the generation settings: an edited prompt or item is a miss, never a stale hit. Rankings
+and format failures are rebuilt from the raw outputs on every load by the current readout
+code, so a parser fix reaches stored readings.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from slmbench.errors import ConfigError
+from slmbench.microtasks.datasets.records import AnyItem, TaskName
+from slmbench.microtasks.readout import (
+    ItemReading,
+    RawReading,
+    build_reading,
+    model_input,
+    read_raw,
+)
+from slmbench.models.base import Model
+
+SCHEMA_VERSION = 1
+STORE_KIND = "slmbench-readings"
+DEFAULT_NAME = "readings.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS readings (
+    model        TEXT NOT NULL,
+    task         TEXT NOT NULL,
+    prompt_id    TEXT NOT NULL,
+    item_id      TEXT NOT NULL,
+    input_sha256 TEXT NOT NULL,
+    raw          TEXT NOT NULL,
+    created_at   REAL NOT NULL,
+    PRIMARY KEY (model, task, prompt_id, item_id, input_sha256)
+);
+"""
+_HINT = "pass --store a new file, or one written by `slmbench eligibility` or `diagnose`"
+
+
+class StoreError(ConfigError):
+    """A readings store that cannot be used: not SQLite, another schema, a corrupt row."""
+
+
+class ReadCounts(BaseModel):
+    """Where a run's readings came from."""
+
+    from_store: int = 0
+    read_now: int = 0
+
+    def add(self, other: ReadCounts) -> ReadCounts:
+        return ReadCounts(from_store=self.from_store + other.from_store,
+                          read_now=self.read_now + other.read_now)
+
+    def describe(self, store: Path | None) -> str:
+        where = f" (store {store})" if store is not None else ""
+        return f"readings: {self.from_store} from the store, {self.read_now} read now{where}"
+
+
+class ReadingStore:
+    """SQLite-backed cache of raw micro-task readings, shared by every Part B command.
+
+    Safe to share between threads of one process; several processes may write the same file
+    (WAL), and the primary key keeps each reading unique (the first one written wins).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a folder, not a readings store",
+                             f"pass a file path, e.g. {self.path / DEFAULT_NAME}")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                         check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open readings store {self.path}: {exc}", _HINT) from exc
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise StoreError(f"{self.path} is not a readings store: {exc}", _HINT) from exc
+        except StoreError:
+            self._conn.close()
+            raise
+
+    def _open(self) -> None:
+        tables = {r[0] for r in self._conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables and self._meta("kind") != STORE_KIND:
+            raise StoreError(f"{self.path} is an SQLite file but not a readings store "
+                             f"(tables: {', '.join(sorted(tables))})", _HINT)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")
+        self._conn.executescript(_SCHEMA)
+        found = self._meta("schema_version")
+        if found is None:
+            self._conn.executemany("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
+                                   [("kind", STORE_KIND), ("schema_version", SCHEMA_VERSION)])
+        elif found != str(SCHEMA_VERSION):
+            raise StoreError(f"{self.path} has readings schema {found}; this slmbench reads "
+                             f"{SCHEMA_VERSION}", "use the slmbench version that wrote it, "
+                             "or pass --store a new file")
+
+    def _meta(self, key: str) -> str | None:
+        try:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:  # no meta table
+            return None
+        return None if row is None else str(row[0])
+
+    def get(self, spec: str, task: TaskName, prompt_id: str, item: AnyItem) -> ItemReading | None:
+        """The stored reading of this exact model input, rebuilt by the current readout code."""
+        digest = model_input(task, prompt_id, item).digest()
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT raw FROM readings WHERE model=? AND task=? AND prompt_id=? AND item_id=?"
+                " AND input_sha256=?", (spec, task, prompt_id, item.id, digest)).fetchone()
+        if row is None:
+            return None
+        try:
+            return build_reading(task, prompt_id, item, RawReading.model_validate_json(row[0]))
+        except (ValidationError, ValueError) as exc:
+            raise StoreError(f"{self.path}: the stored reading of {spec} · {task} · {prompt_id} "
+                             f"· {item.id} is corrupt: {str(exc).splitlines()[0]}",
+                             "delete the file (its readings are re-read) or pass --store "
+                             "another file") from exc
+
+    def put(self, spec: str, task: TaskName, prompt_id: str, item: AnyItem,
+            raw: RawReading) -> bool:
+        """Commit one raw reading now. False (nothing written) if it is already stored."""
+        digest = model_input(task, prompt_id, item).digest()
+        with self._lock:
+            cur = self._conn.execute(
+                "INSERT INTO readings(model, task, prompt_id, item_id, input_sha256, raw,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (spec, task, prompt_id, item.id, digest, raw.model_dump_json(), time.time()))
+            return cur.rowcount == 1
+
+    def count(self, spec: str | None = None) -> int:
+        with self._lock:
+            if spec is None:
+                return int(self._conn.execute("SELECT COUNT(*) FROM readings").fetchone()[0])
+            return int(self._conn.execute("SELECT COUNT(*) FROM readings WHERE model = ?",
+                                          (spec,)).fetchone()[0])
+
+    def resume_hint(self) -> str:
+        """What to tell a user whose run was interrupted."""
+        return (f"interrupted: {self.count()} readings kept in {self.path}; rerun the same "
+                "command to read only the missing ones")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> ReadingStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def cached_read(store: ReadingStore | None, model: Model, task: TaskName, prompt_id: str,
+                item: AnyItem) -> ItemReading:
+    """``read_item`` through a store (keyed by ``model.spec``); ``store=None`` only reads."""
+    if store is not None and (hit := store.get(model.spec, task, prompt_id, item)) is not None:
+        return hit
+    raw = read_raw(model, task, prompt_id, item)
+    if store is not None:
+        store.put(model.spec, task, prompt_id, item, raw)
+    return build_reading(task, prompt_id, item, raw)
+
+
+class Reader:
+    """Reads items for one model spec through an optional store, counting hits and reads.
+
+    The model is loaded on the first reading the store does not hold, so a fully stored run
+    never loads it. Readings are keyed by ``spec`` as given. Call :meth:`close` when done.
+    """
+
+    def __init__(self, spec: str, loader: Callable[[str], Model],
+                 store: ReadingStore | None = None) -> None:
+        self.spec = spec
+        self.store = store
+        self.counts = ReadCounts()
+        self._loader = loader
+        self._model: Model | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def model(self) -> Model:
+        if self._model is None:
+            self._model = self._loader(self.spec)
+        return self._model
+
+    def read(self, task: TaskName, prompt_id: str, item: AnyItem) -> ItemReading:
+        if self.store is not None:
+            hit = self.store.get(self.spec, task, prompt_id, item)
+            if hit is not None:
+                self.counts.from_store += 1
+                return hit
+        raw = read_raw(self.model(), task, prompt_id, item)
+        if self.store is not None:
+            self.store.put(self.spec, task, prompt_id, item, raw)
+        self.counts.read_now += 1
+        return build_reading(task, prompt_id, item, raw)
+
+    def close(self) -> None:
+        if self._model is not None:
+            self._model.close()
+            self._model = None
