@@ -55,3 +55,40 @@ def test_unknown_task_and_gptq_are_one_line_errors(home: Path, cli: CliRunner) -
     assert res.code == 2 and "unknown micro-task" in res.err and "Traceback" not in res.err
     res = cli("quantize", "-m", "/nowhere/model.gguf", "--precision", "fp32,gptq")
     assert res.code == 2 and "gptq is not available here" in res.err
+
+
+def test_store_resumes_eligibility_and_feeds_diagnose(home: Path, tmp_path: Path,
+                                                      cli: CliRunner) -> None:
+    write_dataset(home)
+    script = tmp_path / "deny.json"
+    script.write_text(json.dumps({"default": "deny", "logprobs": {"deny": -0.1, "*": -3.0}}))
+    elig = tmp_path / "elig"
+    args = ("eligibility", "-m", f"scripted:{script}", "-t", "approval", "--prompt", "p0,p1",
+            "--limit", "8", "--out", str(elig))
+    first = cli(*args)
+    assert first.code == 0, first.err
+    assert "readings: 0 from the store, 16 read now" in first.out
+    assert (elig / "readings.sqlite").is_file()  # the default store: OUT/readings.sqlite
+    cells = json.loads((elig / "eligibility.json").read_text())["cells"]
+    again = cli(*args)
+    assert "readings: 16 from the store, 0 read now" in again.out
+    assert json.loads((elig / "eligibility.json").read_text())["cells"] == cells
+
+    diag = cli("diagnose", "-m", f"scripted:{script}", "-t", "approval", "--limit", "8",
+               "--out", str(tmp_path / "diag"), "--store", str(elig / "readings.sqlite"))
+    assert diag.code == 0, diag.err
+    # the 8 eval items were read under p0 by eligibility; only the 8 fit items are new
+    assert "readings: 8 from the store, 8 read now" in diag.out
+    assert not (tmp_path / "diag" / "readings.sqlite").exists()
+
+
+def test_a_bad_store_file_is_a_one_line_error(home: Path, tmp_path: Path,
+                                              cli: CliRunner) -> None:
+    write_dataset(home)
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not a database\n" * 200)
+    for command in ("eligibility", "diagnose"):
+        res = cli(command, "-m", "scripted:echo", "-t", "approval", "--limit", "2",
+                  "--out", str(tmp_path / command), "--store", str(bad))
+        assert res.code == 2 and "is not a readings store" in res.err
+        assert "Traceback" not in res.err and "--store" in res.err
