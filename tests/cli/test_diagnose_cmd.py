@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import pytest
 from clirun import CliRunner
 
+from slmbench.cli import diagnose_cmd
 from slmbench.cli.diagnose_cmd import DiagnosticReport
 from slmbench.microtasks.datasets.records import ApprovalItem, Provenance
+from slmbench.models.base import Completion, Message
+from slmbench.models.scripted import Script, ScriptedModel
 
 PROV = (Provenance(package="synthetic", version="0", licence="CC0", archive_sha256="0" * 64,
                    source_path="tests", record_id="x"),)
@@ -92,3 +98,33 @@ def test_a_bad_store_file_is_a_one_line_error(home: Path, tmp_path: Path,
                   "--out", str(tmp_path / command), "--store", str(bad))
         assert res.code == 2 and "is not a readings store" in res.err
         assert "Traceback" not in res.err and "--store" in res.err
+
+
+def test_ctrl_c_keeps_the_readings_and_says_how_to_resume(
+        home: Path, tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_dataset(home)
+    script = Script(default="deny", logprobs={"deny": -0.1, "*": -3.0})
+
+    class CtrlCOnThirdItem(ScriptedModel):
+        """Ctrl-C while reading the third item of the first run."""
+
+        fired = False
+
+        def generate(self, messages: Sequence[Message | dict[str, Any]],
+                     **kw: Any) -> Completion:
+            if self.calls == 2 and not CtrlCOnThirdItem.fired:
+                CtrlCOnThirdItem.fired = True
+                raise KeyboardInterrupt
+            return super().generate(messages, **kw)
+
+    real = diagnose_cmd.run_diagnose
+    monkeypatch.setattr(diagnose_cmd, "run_diagnose", lambda *a, **kw: real(
+        *a, **kw, loader=lambda spec: CtrlCOnThirdItem(script, spec=spec)))
+    args = ("diagnose", "-m", "scripted:inline", "-t", "approval", "--limit", "8",
+            "--out", str(tmp_path / "diag"))
+    stopped = cli(*args)
+    assert stopped.code == 130
+    assert "interrupted: 2 readings kept in" in stopped.out and "rerun the same" in stopped.out
+    resumed = cli(*args)
+    assert resumed.code == 0, resumed.err
+    assert "readings: 2 from the store, 14 read now" in resumed.out
