@@ -29,6 +29,7 @@ without loading a model. Every number on the page is computed from the stores.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +123,7 @@ def load_study(path: Path, *, base: Path | None = None) -> Study:
 
 # -- running ------------------------------------------------------------------------------------
 
-MATRIX_NAME = "matrix.json"
+MATRIX_NAME = "eligibility.json"
 READINGS_NAME = "readings.sqlite"
 
 
@@ -231,16 +232,23 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
     if missing > 0:
         facts["incomplete"].append(f"Part A: {len(trials)} of {sum(planned.values())} planned "
                                    "trials stored; the tables use what is stored")
-    out = assets_dir(study) if study.page else study.part_a_dir / "report"
-    files = build_report(study.part_a_dir, out_dir=out)
+    files = build_report(study.part_a_dir, out_dir=study.part_a_dir / "report")
     facts["summary"] = read_summary(files.summary)
     facts["trials"] = trials
-    if study.page:
+    if study.page:  # PNGs and the self-contained HTML beside the page (PDFs stay in the run)
+        import shutil
+
         from slmbench.report.study_page import relative
 
-        facts["figures"] = {name: relative(png, study.page.parent)
-                            for name, (_, png) in files.figures.items()}
-        facts["html_report"] = relative(files.html, study.page.parent)
+        assets = assets_dir(study)
+        (assets / "figures").mkdir(parents=True, exist_ok=True)
+        figures = {}
+        for name, (_, png) in files.figures.items():
+            figures[name] = relative(Path(shutil.copy2(png, assets / "figures" / png.name)),
+                                     study.page.parent)
+        facts["figures"] = figures
+        facts["html_report"] = relative(Path(shutil.copy2(files.html, assets / "report.html")),
+                                        study.page.parent)
     return planned
 
 
@@ -280,33 +288,96 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     return study.page
 
 
+class _NotStored(Exception):
+    """A reading the store does not hold (raised instead of loading a model)."""
+
+
+def _refuse(spec: str) -> Any:
+    raise _NotStored(spec)
+
+
+def planned_readings(study: Study) -> int:
+    """Readings one Part B model needs: its items x prompts over all tasks."""
+    from slmbench.microtasks.datasets import load_items
+    from slmbench.microtasks.matrix import select_items
+
+    assert study.part_b is not None
+    b = study.part_b
+    return sum(len(select_items(load_items(t, source=b.source), b.limit, b.seed))
+               for t in b.tasks) * len(b.prompts)
+
+
+def matrix_from_store(study: Study, models: list[str]) -> Any:
+    """The eligibility matrix of ``models`` from stored readings only; None if one is missing."""
+    from slmbench.microtasks.matrix import run_matrix
+    from slmbench.microtasks.store import ReadingStore
+
+    assert study.part_b is not None
+    b = study.part_b
+    with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
+        try:
+            return run_matrix(models, b.tasks, b.prompts, limit=b.limit, seed=b.seed,
+                              source=b.source, command=f"slmbench study ({study.name})",
+                              loader=_refuse, store=store)
+        except _NotStored:
+            return None
+
+
 def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, tuple[int, int, float | None]]:
-    """Part B's matrix into ``facts``; return (readings stored, planned, seconds) per model."""
+    """Part B's matrix (models whose readings are all stored) into ``facts``; return
+    (readings stored, planned, model seconds) per model."""
+    from slmbench.microtasks.store import ReadingStore
+
     if study.part_b is None:
         return {}
-    from slmbench.microtasks.matrix import MatrixRun
-
-    path = study.part_b_dir / MATRIX_NAME
+    want = planned_readings(study)
+    path = study.part_b_dir / READINGS_NAME
     if not path.is_file():
-        facts["incomplete"].append("Part B: no eligibility matrix yet")
-        return {}
-    facts["matrix"] = MatrixRun.model_validate_json(path.read_text(encoding="utf-8"))
-    return {}
+        facts["incomplete"].append("Part B: no reading stored yet")
+        return {m: (0, want, None) for m in study.part_b.models}
+    complete, out = [], {}
+    for m in study.part_b.models:
+        if matrix_from_store(study, [m]) is not None:
+            complete.append(m)
+        with ReadingStore(path) as store:
+            out[m] = (min(store.count(m), want) if m in complete else store.count(m), want,
+                      store.seconds(m))
+        if m not in complete:
+            facts["incomplete"].append(f"Part B: {short_spec(m)} has {out[m][0]} of {want} "
+                                       "readings stored; it is left out of the matrix")
+    if complete:
+        facts["matrix"] = matrix = matrix_from_store(study, complete)
+        if study.page is not None:  # every cell and reading, beside the page
+            assets_dir(study).mkdir(parents=True, exist_ok=True)
+            (assets_dir(study) / MATRIX_NAME).write_text(matrix.model_dump_json(indent=1),
+                                                         encoding="utf-8")
+    return out
 
 
-def run_part_b(study: Study, models: list[str] | None, console: Any) -> None:
-    """Read every missing Part B item into the study's readings store; write the matrix."""
+def short_spec(spec: str) -> str:
+    return spec.split(":", 1)[-1].split("?", 1)[0]
+
+
+def run_part_b(study: Study, models: list[str] | None, console: Any,
+               loader: Callable[[str], Any] | None = None) -> None:
+    """Read every missing Part B item of ``models`` into the study's readings store
+    (``loader`` loads a model spec; default :func:`~slmbench.models.base.load_model`)."""
     from slmbench.microtasks.matrix import run_matrix
+    from slmbench.microtasks.store import ReadingStore
+    from slmbench.models.base import load_model
 
     assert study.part_b is not None
     b = study.part_b
     chosen = part_b_models(study, models)
     if not chosen:
         return
-    study.part_b_dir.mkdir(parents=True, exist_ok=True)
-    run = run_matrix(chosen, b.tasks, b.prompts, limit=b.limit, seed=b.seed, source=b.source,
-                     command=f"slmbench study ({study.name})",
-                     progress=lambda msg: console.print(msg, highlight=False))
-    if chosen == b.models:
-        (study.part_b_dir / MATRIX_NAME).write_text(run.model_dump_json(indent=1),
-                                                    encoding="utf-8")
+    with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
+        try:
+            run = run_matrix(chosen, b.tasks, b.prompts, limit=b.limit, seed=b.seed,
+                             source=b.source, command=f"slmbench study ({study.name})",
+                             progress=lambda msg: console.print(msg, highlight=False),
+                             loader=loader or load_model, store=store)
+        except KeyboardInterrupt:
+            console.print(store.resume_hint(), highlight=False)
+            raise
+        console.print(run.read_counts.describe(store.path), highlight=False)

@@ -18,9 +18,10 @@ its raw outputs (pure; rerun on every load, so a parser fix reaches stored readi
 from __future__ import annotations
 
 import hashlib
+import time
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from scipy.special import logsumexp
 
 from slmbench.errors import LogprobsUnsupportedError
@@ -91,6 +92,7 @@ class RawReading(BaseModel):
     candidate_logprobs: list[float] | None  # aligned with ModelInput.candidates; None: no lps
     reply: str
     note: str | None = None
+    seconds: float = Field(default=0.0, ge=0.0)  # wall time of the two model calls
 
 
 def model_input(task: TaskName, prompt_id: str, item: AnyItem) -> ModelInput:
@@ -102,6 +104,7 @@ def model_input(task: TaskName, prompt_id: str, item: AnyItem) -> ModelInput:
 def read_raw(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> RawReading:
     """Ask the model: one ``score`` over the candidate forms, one greedy ``generate``."""
     given = model_input(task, prompt_id, item)
+    start = time.perf_counter()
     lps: list[float] | None = None
     note = None
     try:
@@ -110,7 +113,8 @@ def read_raw(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> Raw
         note = NO_LOGPROBS_NOTE
     reply = model.generate(given.messages, temperature=given.temperature, seed=given.seed,
                            max_tokens=given.max_tokens).text
-    return RawReading(candidate_logprobs=lps, reply=reply, note=note)
+    return RawReading(candidate_logprobs=lps, reply=reply, note=note,
+                      seconds=time.perf_counter() - start)
 
 
 def build_reading(task: TaskName, prompt_id: str, item: AnyItem, raw: RawReading

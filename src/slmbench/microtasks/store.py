@@ -161,6 +161,14 @@ class ReadingStore:
             return int(self._conn.execute("SELECT COUNT(*) FROM readings WHERE model = ?",
                                           (spec,)).fetchone()[0])
 
+    def seconds(self, spec: str) -> float:
+        """Model time spent on the stored readings of ``spec`` (0 for readings stored untimed)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT COALESCE(SUM(json_extract(raw, '$.seconds')), 0) FROM readings"
+                " WHERE model = ?", (spec,)).fetchone()
+        return float(row[0])
+
     def resume_hint(self) -> str:
         """What to tell a user whose run was interrupted."""
         return (f"interrupted: {self.count()} readings kept in {self.path}; rerun the same "
