@@ -74,6 +74,19 @@ def test_models_lists_every_entry_with_spec_and_local_state(
     assert row(result.out, "gemma3-270m")[4] == "no"  # a base model, not chat-tuned
 
 
+def test_models_piped_into_a_file_keeps_every_column(
+        cli: CliRunner, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No terminal and no COLUMNS: rich would default to 80 columns and squeeze the table
+    # until the spec column is empty.
+    monkeypatch.delenv("COLUMNS")
+    monkeypatch.setattr(models_cmd, "_ollama_tags", lambda: None)
+    result = cli("models")
+    assert result.code == 0
+    assert row(result.out, "llama3.1-8b-instruct")[-2] == "hf:meta-llama/Llama-3.1-8B-Instruct"
+    for entry in load_registry().models:
+        assert entry.spec in result.out
+
+
 def test_models_asks_the_ollama_server_which_tags_it_holds(
         cli: CliRunner, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(models_cmd, "_ollama_tags", lambda: {"mistral:7b", "qwen2.5:7b"})

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from slmbench.cli.console import wide_console
 from slmbench.cli.run_cmd import print_summary
 from slmbench.runner.config import build_experiment
 from slmbench.runner.executor import execute
@@ -52,9 +52,7 @@ def register(app: typer.Typer) -> None:
             "name": "demo", "models": [model], "suites": [suite], "tasks": task or [],
             "temperatures": [temperature], "repeats": repeats, "out": run_dir,
         })
-        console = Console()
-        if not console.is_terminal:
-            console = Console(width=160)
+        console = wide_console()
         summary = execute(exp, run_dir=run_dir, progress=make_progress(console))
         print_summary(summary, console)
         files = build_report(run_dir)

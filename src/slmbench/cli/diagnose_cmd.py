@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
 
+from slmbench.cli.console import wide_console
 from slmbench.errors import ConfigError
 from slmbench.microtasks.cascade import (
     BM25Functions,
@@ -196,7 +197,7 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]
         table.add_column(col)
     for r in rows:
         table.add_row(*r)
-    Console(width=max(console.width, 200)).print(table)
+    wide_console(200).print(table)
 
 
 def diagnose_cmd(

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from slmbench.cli.console import wide_console
 from slmbench.errors import ConfigError
 from slmbench.microtasks.datasets import TASKS, prepare
 from slmbench.microtasks.datasets.records import TaskName
@@ -110,7 +111,7 @@ def eligibility_cmd(
     path = out / "eligibility.json"
     path.write_text(run.model_dump_json(indent=1), encoding="utf-8")
     (out / "eligibility.md").write_text(matrix_markdown(run), encoding="utf-8")
-    Console(width=max(console.width, 170)).print(matrix_table(run))
+    wide_console(170).print(matrix_table(run))
     passing = sum(c.eligible for c in run.cells)
     console.print(f"{passing} of {len(run.cells)} cells eligible. "
                   + " · ".join(f"{p.prompt_id}: {p.eligible}/{p.total}" for p in run.by_prompt))

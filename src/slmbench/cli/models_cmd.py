@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from slmbench.cli.console import wide_console
 from slmbench.models.registry import (
     HFSource,
     OllamaSource,
@@ -75,7 +76,7 @@ def models() -> None:
     for m in registry.models:
         table.add_row(m.name, m.family, f"{m.params:g}B", m.quantization,
                       "yes" if m.chat else "no", m.source.kind, m.spec, local_status(m, tags))
-    Console().print(table)
+    wide_console().print(table)
 
 
 def pull(

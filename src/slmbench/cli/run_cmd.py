@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from slmbench.cli.console import wide_console
 from slmbench.errors import ConfigError
 from slmbench.runner.config import Experiment, build_experiment, load_experiment
 from slmbench.runner.executor import RunSummary, execute
@@ -113,9 +114,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _run(exp: Experiment, run_dir: Path) -> None:
-    console = Console()
-    if not console.is_terminal:  # logs and pipes: don't squeeze the table into 80 columns
-        console = Console(width=160)
+    console = wide_console()
     summary = execute(exp, run_dir=run_dir, progress=make_progress(console))
     print_summary(summary, console)
     if not summary.complete:

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from slmbench.cli.console import wide_console
 from slmbench.cli.run_cmd import print_summary
 from slmbench.errors import ConfigError
 from slmbench.study import check_models, load_study, run_part_a, run_part_b, write_page
@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
             raise ConfigError(f"--part {part!r} is not a, b or all", "e.g. --part a")
         plan = load_study(file)
         check_models(plan, model)
-        console = Console() if Console().is_terminal else Console(width=160)
+        console = wide_console()
         if not page_only:
             if part in ("a", "all") and plan.part_a is not None:
                 summary = run_part_a(plan, model, console)

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from slmbench.cli.console import wide_console
 from slmbench.tasks import SHIPPED_SUITES, Task, load_suite
 
 tasks_app = typer.Typer(help="List and check agent tasks.", no_args_is_help=True)
@@ -45,7 +46,7 @@ def list_tasks(
     """Show tasks with their group, dimension, tools and scorer, then the counts."""
     sources: list[str | Path] = ([file] if file else [f"pack:{pack}"] if pack
                                  else [suite] if suite else list(SHIPPED_SUITES))
-    wide = Console(width=max(console.width, MIN_WIDTH))
+    wide = wide_console(MIN_WIDTH)
     for source in sources:
         tasks = load_suite(source)
         wide.print(_table(f"{source}: {len(tasks)} tasks", tasks))

@@ -212,8 +212,8 @@ def _size(s: AnalysisSummary) -> list[str]:
     if not s.size:
         return []
     lines = ["### Size against score", "",
-             "With three or four models a correlation says little: Spearman's ρ over three "
-             "models can only be ±1, ±0.5 and its smallest two-sided p is 0.33.", ""]
+             "A handful of models says little about size: with three, even a perfect rank "
+             "order has an exact two-sided Spearman p of 0.33; with four, 0.083.", ""]
     lines += table(["score", "models", "Pearson r", "Spearman ρ", "note"],
                    [[z.metric, str(len(z.models)), _corr(z.pearson), _corr(z.spearman),
                      z.note or ""] for z in s.size])
