@@ -46,9 +46,9 @@ repeats = 2
 def test_paths_are_resolved_against_the_base(tmp_path: Path) -> None:
     study = load_study(write_study(tmp_path), base=tmp_path)
     assert study.out == tmp_path / "runs/tiny" and study.page == tmp_path / "docs/tiny.md"
-    assert study.part_a_dir == tmp_path / "runs/tiny/part-a"
-    assert study.part_a is not None and study.part_a.name == "tiny study"
-    assert study.part_b is None
+    assert study.part_a_dir(0) == tmp_path / "runs/tiny/part-a/1"
+    assert len(study.part_a) == 1 and study.part_a[0].name == "tiny study"
+    assert study.part_b == []
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -56,7 +56,8 @@ def test_paths_are_resolved_against_the_base(tmp_path: Path) -> None:
     ("name = 'x'\nout = 'o'\nbogus = 1\n[part_b]\nmodels = ['scripted:echo']\n", "bogus"),
     ("name = 'x'\nout = 'o'\n[part_b]\nmodels = ['scripted:echo']\nprompts = ['p9']\n", "p9"),
     ("name = 'x'\nout = 'o'\n[part_b]\nmodels = ['scripted:echo']\ntasks = ['poetry']\n",
-     "part_b.tasks"),
+     "part_b.0.tasks.0: Input should be 'approval', 'memory', 'tools' or 'ranking' (got "
+     "'poetry')"),
     ("name = 'x'\nout = 'o'\n[part_a]\nmodels = ['nosuch:thing']\n", "nosuch"),
     ("name = 'x\n", "not readable TOML"),
 ])
@@ -78,10 +79,10 @@ def test_part_a_runs_resumes_and_the_page_shows_the_stored_numbers(tmp_path: Pat
 
     study = load_study(write_study(tmp_path), base=tmp_path)
     console = Console(width=160, quiet=True)
-    first = run_part_a(study, None, console)
-    assert first is not None and first.complete and first.run_now == first.planned > 2
-    again = run_part_a(study, None, console)
-    assert again is not None and again.run_now == 0 and again.stored == first.stored
+    [first] = run_part_a(study, None, console)
+    assert first.complete and first.run_now == first.planned > 2
+    [again] = run_part_a(study, None, console)
+    assert again.run_now == 0 and again.stored == first.stored
 
     page = write_page(study, study_file=tmp_path / "study.toml", command="slmbench study x")
     text = page.read_text(encoding="utf-8")
@@ -176,7 +177,7 @@ def test_part_b_resumes_from_its_store_and_the_page_holds_the_matrix(tmp_path: P
     write_approval(tmp_path / "data")
     study = load_study(part_b_study(tmp_path, ["scripted:echo", "scripted:silent"]),
                        base=tmp_path)
-    assert study.part_b is not None and study.part_b.source == tmp_path / "data"
+    assert study.part_b[0].source == tmp_path / "data"
     console = Console(quiet=True)
     # only one model first: the page then says the other is missing and leaves it out
     run_part_b(study, ["scripted:echo"], console)
@@ -196,3 +197,38 @@ def test_part_b_resumes_from_its_store_and_the_page_holds_the_matrix(tmp_path: P
     # 8 eval items x 2 prompts per model, from the store
     assert "| echo | 0/0 | 0.0 | 0 | – | 16/16 |" in text
     assert "| silent | 0/0 | 0.0 | 0 | – | 16/16 |" in text
+
+
+def test_blocks_give_a_slow_model_a_smaller_grid_and_are_analysed_together(
+        tmp_path: Path) -> None:
+    from rich.console import Console
+
+    (tmp_path / "script.yaml").write_text(SCRIPT, encoding="utf-8")
+    spec = f"scripted:{tmp_path / 'script.yaml'}"
+    path = tmp_path / "s.toml"
+    path.write_text(f"""\
+name = "blocks"
+out = "runs/s"
+page = "docs/s.md"
+[[part_a]]
+models = ["{spec}"]
+tasks = ["IR-1"]
+temperatures = [0.3, 1.0]
+repeats = 2
+[[part_a]]
+models = ["scripted:echo"]
+tasks = ["IR-1"]
+temperatures = [0.7]
+repeats = 1
+""", encoding="utf-8")
+    study = load_study(path, base=tmp_path)
+    assert [len(e.models) for e in study.part_a] == [1, 1]
+    summaries = run_part_a(study, None, Console(quiet=True))
+    assert [s.stored for s in summaries] == [4, 1]
+    assert (tmp_path / "runs/s/part-a/1/run.sqlite").is_file()
+    assert (tmp_path / "runs/s/part-a/2/run.sqlite").is_file()
+    text = write_page(study, study_file=path, command="c").read_text()
+    # one table over both blocks: the scripted model at two temperatures, echo at one
+    assert "| script.yaml |" not in text  # rows name the spec's target in full
+    assert f"| {tmp_path / 'script.yaml'} | 4/4 |" in text and "| echo | 1/1 |" in text
+    assert "T=0.3 | T=0.7 | T=1" in text

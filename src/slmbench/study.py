@@ -3,21 +3,31 @@
 .. code-block:: toml
 
     name = "reference-study"
-    out = "runs/reference-study"          # part-a/ (RunStore) and part-b/ (ReadingStore)
+    out = "runs/reference-study"          # part-a/<n>/ (RunStores), part-b/ (ReadingStore)
     page = "docs/results/reference-study.md"
     humaneval = ["runs/humaneval-q05"]    # HumanEval run dirs shown on the page
 
-    [part_a]                              # the fields of `slmbench run`'s experiment file
+    [[part_a]]                            # the fields of `slmbench run`'s experiment file
     models = ["llamacpp:qwen2.5-coder-0.5b"]
     suites = ["capability", "reliability"]
     temperatures = [0.3, 0.7, 1.0]
     repeats = 2
 
-    [part_b]
+    [[part_a]]                            # a cheaper grid for a slower model
+    models = ["llamacpp:qwen2.5-coder-1.5b"]
+    temperatures = [0.7]
+    repeats = 1
+
+    [[part_b]]
     models = ["llamacpp:qwen2.5-coder-0.5b"]
     tasks = ["approval", "memory", "tools", "ranking"]
     prompts = ["p0", "p1", "p2", "p3"]
     limit = 40                            # eval items per task (seeded, stratified)
+
+Each part is one table or several (``[[part_a]]`` blocks): a block is a uniform grid,
+so a slow model can get a smaller grid than the others within one study. Part A
+blocks run into their own run directories and are analysed together; Part B blocks
+share one readings store and their matrices are shown one after the other.
 
 ``slmbench study FILE`` runs what is missing of both parts and writes the page.
 Both parts resume: Part A's trials and Part B's readings are committed one by one
@@ -72,12 +82,16 @@ class Study(BaseModel):
     out: Path
     page: Path | None = None
     humaneval: list[Path] = Field(default_factory=list)
-    part_a: Experiment | None = None
-    part_b: PartB | None = None
+    part_a: list[Experiment] = Field(default_factory=list)
+    part_b: list[PartB] = Field(default_factory=list)
 
-    @property
-    def part_a_dir(self) -> Path:
-        return self.out / "part-a"
+    @field_validator("part_a", "part_b", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
+
+    def part_a_dir(self, block: int) -> Path:
+        return self.out / "part-a" / str(block + 1)
 
     @property
     def part_b_dir(self) -> Path:
@@ -87,9 +101,8 @@ class Study(BaseModel):
         """Relative paths resolved against ``base`` (the repository or the file's directory)."""
         def fix(p: Path) -> Path:
             return p if p.is_absolute() else base / p
-        part_b = self.part_b
-        if part_b is not None and part_b.source is not None:
-            part_b = part_b.model_copy(update={"source": fix(part_b.source)})
+        part_b = [b.model_copy(update={"source": fix(b.source)}) if b.source else b
+                  for b in self.part_b]
         return self.model_copy(update={
             "out": fix(self.out), "page": fix(self.page) if self.page else None,
             "humaneval": [fix(p) for p in self.humaneval], "part_b": part_b})
@@ -98,7 +111,9 @@ class Study(BaseModel):
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    return f"{where}: {err['msg']}"
+    got = err.get("input")
+    shown = f" (got {got!r})" if isinstance(got, str | int | float) else ""
+    return f"{where}: {err['msg']}{shown}"
 
 
 def load_study(path: Path, *, base: Path | None = None) -> Study:
@@ -109,14 +124,15 @@ def load_study(path: Path, *, base: Path | None = None) -> Study:
         raise ConfigError(f"study file {path} does not exist", _HINT) from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"study file {path} is not readable TOML: {exc}", _HINT) from None
-    part_a = raw.get("part_a")
-    if isinstance(part_a, dict):
-        part_a.setdefault("name", raw.get("name"))
+    blocks = raw.get("part_a")
+    for block in [blocks] if isinstance(blocks, dict) else blocks or []:
+        if isinstance(block, dict):
+            block.setdefault("name", raw.get("name"))
     try:
         study = Study.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(f"study file {path}: {_first_error(exc)}", _HINT) from None
-    if study.part_a is None and study.part_b is None:
+    if not study.part_a and not study.part_b:
         raise ConfigError(f"study file {path} has neither [part_a] nor [part_b]", _HINT)
     return study.resolved(base or Path.cwd())
 
@@ -127,28 +143,79 @@ MATRIX_NAME = "eligibility.json"
 READINGS_NAME = "readings.sqlite"
 
 
-def part_a_experiment(study: Study, models: list[str] | None = None) -> Experiment:
-    """Part A's experiment, stored under ``<out>/part-a``; ``models`` narrows it to some models."""
-    assert study.part_a is not None
-    update: dict[str, Any] = {"out": study.part_a_dir}
+def part_a_experiment(study: Study, block: int, models: list[str] | None = None) -> Experiment:
+    """Block ``block`` of Part A, stored in its own run directory; ``models`` narrows it."""
+    exp = study.part_a[block]
+    update: dict[str, Any] = {"out": study.part_a_dir(block)}
     if models:
-        update["models"] = [m for m in study.part_a.models if m in models]
-    return study.part_a.model_copy(update=update)
+        update["models"] = [m for m in exp.models if m in models]
+    return exp.model_copy(update=update)
 
 
-def part_b_models(study: Study, models: list[str] | None = None) -> list[str]:
-    assert study.part_b is not None
-    return [m for m in study.part_b.models if not models or m in models]
+def all_models(study: Study) -> list[str]:
+    return list(dict.fromkeys([*(m for e in study.part_a for m in e.models),
+                               *(m for b in study.part_b for m in b.models)]))
 
 
 def check_models(study: Study, models: list[str] | None) -> None:
     """Refuse a ``--model`` filter naming a model the study does not have."""
-    known = set(study.part_a.models if study.part_a else []) | set(
-        study.part_b.models if study.part_b else [])
+    known = all_models(study)
     unknown = [m for m in models or [] if m not in known]
     if unknown:
         raise ConfigError(f"{', '.join(unknown)} is not in study {study.name!r}",
-                          f"its models: {', '.join(sorted(known))}")
+                          f"its models: {', '.join(known)}")
+
+
+def run_part_a(study: Study, models: list[str] | None, console: Any) -> list[Any]:
+    """Run (resume) every Part A block; one run summary per block that had a model to run."""
+    from slmbench.runner.executor import execute
+    from slmbench.runner.progress import make_progress
+
+    summaries = []
+    for block in range(len(study.part_a)):
+        exp = part_a_experiment(study, block, models)
+        if exp.models:
+            summaries.append(execute(exp, run_dir=study.part_a_dir(block),
+                                     progress=make_progress(console)))
+    return summaries
+
+
+class _NotStored(Exception):
+    """A reading the store does not hold (raised instead of loading a model)."""
+
+
+def _refuse(spec: str) -> Any:
+    raise _NotStored(spec)
+
+
+def _matrix(study: Study, b: PartB, models: list[str], store: Any,
+            loader: Callable[[str], Any], progress: Callable[[str], None] | None = None) -> Any:
+    from slmbench.microtasks.matrix import run_matrix
+
+    return run_matrix(models, b.tasks, b.prompts, limit=b.limit, seed=b.seed, source=b.source,
+                      command=f"slmbench study ({study.name})", progress=progress,
+                      loader=loader, store=store)
+
+
+def run_part_b(study: Study, models: list[str] | None, console: Any,
+               loader: Callable[[str], Any] | None = None) -> None:
+    """Read every missing reading of every Part B block into the study's readings store
+    (``loader`` loads a model spec; default :func:`~slmbench.models.base.load_model`)."""
+    from slmbench.microtasks.store import ReadingStore
+    from slmbench.models.base import load_model
+
+    with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
+        for b in study.part_b:
+            chosen = [m for m in b.models if not models or m in models]
+            if not chosen:
+                continue
+            try:
+                run = _matrix(study, b, chosen, store, loader or load_model,
+                              lambda msg: console.print(msg, highlight=False))
+            except KeyboardInterrupt:
+                console.print(store.resume_hint(), highlight=False)
+                raise
+            console.print(run.read_counts.describe(store.path), highlight=False)
 
 
 # -- collecting what is stored -------------------------------------------------------------------
@@ -201,11 +268,6 @@ def model_hashes(specs: list[str]) -> dict[str, str]:
     return out
 
 
-def all_models(study: Study) -> list[str]:
-    return list(dict.fromkeys([*(study.part_a.models if study.part_a else []),
-                               *(study.part_b.models if study.part_b else [])]))
-
-
 def assets_dir(study: Study) -> Path:
     """Where the page's figures and HTML report go: ``<page dir>/<page stem>/``."""
     assert study.page is not None
@@ -213,26 +275,32 @@ def assets_dir(study: Study) -> Path:
 
 
 def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
-    """Analyse Part A's stored trials into ``facts``; return the planned trials per model."""
-    from slmbench.analysis import load_trials, read_summary
-    from slmbench.report import build_report
+    """Analyse the trials of every Part A block together into ``facts``; return the planned
+    trials per model."""
+    from slmbench.analysis import SUMMARY_NAME, load_trials, read_summary
+    from slmbench.report import report_trials
     from slmbench.runner.executor import plan_of
     from slmbench.store import DB_NAME
 
-    if study.part_a is None:
-        return {}
-    exp = part_a_experiment(study)
-    plan = plan_of(exp)
-    planned = {m: len(plan.for_model(m)) for m in exp.models}
-    if not (study.part_a_dir / DB_NAME).is_file() or not (trials := load_trials(
-            study.part_a_dir)):
+    planned: dict[str, int] = {}
+    trials = []
+    for block in range(len(study.part_a)):
+        plan = plan_of(part_a_experiment(study, block))
+        for p in plan.trials:
+            planned[p.key.model] = planned.get(p.key.model, 0) + 1
+        if (study.part_a_dir(block) / DB_NAME).is_file():
+            trials += load_trials(study.part_a_dir(block))
+    if not study.part_a:
+        return planned
+    if not trials:
         facts["incomplete"].append("Part A: no trial stored yet")
         return planned
-    missing = sum(planned.values()) - len(trials)
-    if missing > 0:
+    if len(trials) < sum(planned.values()):
         facts["incomplete"].append(f"Part A: {len(trials)} of {sum(planned.values())} planned "
                                    "trials stored; the tables use what is stored")
-    files = build_report(study.part_a_dir, out_dir=study.part_a_dir / "report")
+    files = report_trials(trials, study.out / "part-a" / "report",
+                          summary_path=study.out / "part-a" / SUMMARY_NAME,
+                          run_dir=study.out / "part-a")
     facts["summary"] = read_summary(files.summary)
     facts["trials"] = trials
     if study.page:  # PNGs and the self-contained HTML beside the page (PDFs stay in the run)
@@ -250,17 +318,6 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
         facts["html_report"] = relative(Path(shutil.copy2(files.html, assets / "report.html")),
                                         study.page.parent)
     return planned
-
-
-def run_part_a(study: Study, models: list[str] | None, console: Any) -> Any:
-    """Run (resume) Part A's grid into ``<out>/part-a``; None when no model is selected."""
-    from slmbench.runner.executor import execute
-    from slmbench.runner.progress import make_progress
-
-    exp = part_a_experiment(study, models)
-    if not exp.models:
-        return None
-    return execute(exp, run_dir=study.part_a_dir, progress=make_progress(console))
 
 
 def write_page(study: Study, *, study_file: Path, command: str) -> Path:
@@ -288,96 +345,52 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     return study.page
 
 
-class _NotStored(Exception):
-    """A reading the store does not hold (raised instead of loading a model)."""
-
-
-def _refuse(spec: str) -> Any:
-    raise _NotStored(spec)
-
-
-def planned_readings(study: Study) -> int:
-    """Readings one Part B model needs: its items x prompts over all tasks."""
+def planned_readings(b: PartB) -> int:
+    """Readings one model of block ``b`` needs: its items x prompts over all tasks."""
     from slmbench.microtasks.datasets import load_items
     from slmbench.microtasks.matrix import select_items
 
-    assert study.part_b is not None
-    b = study.part_b
     return sum(len(select_items(load_items(t, source=b.source), b.limit, b.seed))
                for t in b.tasks) * len(b.prompts)
 
 
-def matrix_from_store(study: Study, models: list[str]) -> Any:
-    """The eligibility matrix of ``models`` from stored readings only; None if one is missing."""
-    from slmbench.microtasks.matrix import run_matrix
+def collect_part_b(study: Study, facts: dict[str, Any]
+                   ) -> dict[str, tuple[int, int, float | None]]:
+    """Each Part B block's matrix, over the models whose readings are all stored, into
+    ``facts["matrices"]``; return (readings stored, planned, model seconds) per model."""
     from slmbench.microtasks.store import ReadingStore
 
-    assert study.part_b is not None
-    b = study.part_b
-    with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
-        try:
-            return run_matrix(models, b.tasks, b.prompts, limit=b.limit, seed=b.seed,
-                              source=b.source, command=f"slmbench study ({study.name})",
-                              loader=_refuse, store=store)
-        except _NotStored:
-            return None
-
-
-def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, tuple[int, int, float | None]]:
-    """Part B's matrix (models whose readings are all stored) into ``facts``; return
-    (readings stored, planned, model seconds) per model."""
-    from slmbench.microtasks.store import ReadingStore
-
-    if study.part_b is None:
+    if not study.part_b:
         return {}
-    want = planned_readings(study)
     path = study.part_b_dir / READINGS_NAME
+    wants = {m: planned_readings(b) for b in study.part_b for m in b.models}
     if not path.is_file():
         facts["incomplete"].append("Part B: no reading stored yet")
-        return {m: (0, want, None) for m in study.part_b.models}
-    complete, out = [], {}
-    for m in study.part_b.models:
-        if matrix_from_store(study, [m]) is not None:
-            complete.append(m)
-        with ReadingStore(path) as store:
-            out[m] = (min(store.count(m), want) if m in complete else store.count(m), want,
-                      store.seconds(m))
-        if m not in complete:
-            facts["incomplete"].append(f"Part B: {short_spec(m)} has {out[m][0]} of {want} "
-                                       "readings stored; it is left out of the matrix")
-    if complete:
-        facts["matrix"] = matrix = matrix_from_store(study, complete)
-        if study.page is not None:  # every cell and reading, beside the page
-            assets_dir(study).mkdir(parents=True, exist_ok=True)
-            (assets_dir(study) / MATRIX_NAME).write_text(matrix.model_dump_json(indent=1),
-                                                         encoding="utf-8")
+        return {m: (0, want, None) for m, want in wants.items()}
+    out: dict[str, tuple[int, int, float | None]] = {}
+    matrices = []
+    with ReadingStore(path) as store:
+        for b in study.part_b:
+            complete = []
+            for m in b.models:
+                try:
+                    _matrix(study, b, [m], store, _refuse)
+                    complete.append(m)
+                except _NotStored:
+                    facts["incomplete"].append(
+                        f"Part B: {short_spec(m)} has {min(store.count(m), wants[m])} of "
+                        f"{wants[m]} readings stored; it is left out of the matrix")
+                out[m] = (min(store.count(m), wants[m]), wants[m], store.seconds(m))
+            if complete:
+                matrices.append(_matrix(study, b, complete, store, _refuse))
+    facts["matrices"] = matrices
+    if matrices and study.page is not None:  # every cell and reading, beside the page
+        assets_dir(study).mkdir(parents=True, exist_ok=True)
+        (assets_dir(study) / MATRIX_NAME).write_text(
+            "[\n" + ",\n".join(m.model_dump_json(indent=1) for m in matrices) + "\n]\n",
+            encoding="utf-8")
     return out
 
 
 def short_spec(spec: str) -> str:
     return spec.split(":", 1)[-1].split("?", 1)[0]
-
-
-def run_part_b(study: Study, models: list[str] | None, console: Any,
-               loader: Callable[[str], Any] | None = None) -> None:
-    """Read every missing Part B item of ``models`` into the study's readings store
-    (``loader`` loads a model spec; default :func:`~slmbench.models.base.load_model`)."""
-    from slmbench.microtasks.matrix import run_matrix
-    from slmbench.microtasks.store import ReadingStore
-    from slmbench.models.base import load_model
-
-    assert study.part_b is not None
-    b = study.part_b
-    chosen = part_b_models(study, models)
-    if not chosen:
-        return
-    with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
-        try:
-            run = run_matrix(chosen, b.tasks, b.prompts, limit=b.limit, seed=b.seed,
-                             source=b.source, command=f"slmbench study ({study.name})",
-                             progress=lambda msg: console.print(msg, highlight=False),
-                             loader=loader or load_model, store=store)
-        except KeyboardInterrupt:
-            console.print(store.resume_hint(), highlight=False)
-            raise
-        console.print(run.read_counts.describe(store.path), highlight=False)

@@ -32,11 +32,10 @@ def register(app: typer.Typer) -> None:
         check_models(plan, model)
         console = wide_console()
         if not page_only:
-            if part in ("a", "all") and plan.part_a is not None:
-                summary = run_part_a(plan, model, console)
-                if summary is not None:
+            if part in ("a", "all"):
+                for summary in run_part_a(plan, model, console):
                     print_summary(summary, console)
-            if part in ("b", "all") and plan.part_b is not None:
+            if part in ("b", "all"):
                 run_part_b(plan, model, console)
         if plan.page is None:
             console.print("no `page` in the study file: no results page written")

@@ -8,17 +8,18 @@ stale summary), writes ``analysis_summary.json`` beside the run store, then
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from slmbench.agent.trial import Trial
 from slmbench.analysis import SUMMARY_NAME, analyze, load_trials, write_summary
 from slmbench.report.figures import FIGURES, write_figures
 from slmbench.report.html import write_html
 from slmbench.report.tables import write_tables
 
-__all__ = ["FIGURES", "ReportFiles", "build_report"]
+__all__ = ["FIGURES", "ReportFiles", "build_report", "report_trials"]
 
 
 class ReportFiles(BaseModel):
@@ -36,12 +37,19 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
                  params: Mapping[str, float] | None = None) -> ReportFiles:
     """Analyse ``run_dir`` and write the summary, figures, tables and HTML report."""
     run = Path(run_dir)
-    out = Path(out_dir) if out_dir is not None else run / "report"
-    trials = load_trials(run)
-    summary = analyze(trials, run_dir=run, params=params)
-    summary_path = write_summary(summary, run / SUMMARY_NAME)
+    return report_trials(load_trials(run), out_dir if out_dir is not None else run / "report",
+                         summary_path=run / SUMMARY_NAME, run_dir=run, params=params)
+
+
+def report_trials(trials: Sequence[Trial], out_dir: str | Path, *, summary_path: str | Path,
+                  run_dir: str | Path = "", params: Mapping[str, float] | None = None
+                  ) -> ReportFiles:
+    """The same report for any set of trials (e.g. the union of a study's run directories)."""
+    out = Path(out_dir)
+    summary = analyze(trials, run_dir=run_dir, params=params)
+    written = write_summary(summary, summary_path)
     figures = write_figures(summary, out / "figures")
     tables = write_tables(summary, out / "tables")
     html = write_html(summary, trials, {n: png for n, (_, png) in figures.items()},
                       out / "report.html")
-    return ReportFiles(summary=summary_path, html=html, figures=figures, tables=tables)
+    return ReportFiles(summary=written, html=html, figures=figures, tables=tables)

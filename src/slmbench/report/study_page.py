@@ -56,7 +56,7 @@ class StudyFacts(BaseModel):
     model_hashes: dict[str, str]
     summary: AnalysisSummary | None = None
     trials: list[Trial] = Field(default_factory=list)
-    matrix: MatrixRun | None = None
+    matrices: list[MatrixRun] = Field(default_factory=list)  # one per Part B block
     humaneval: list[HumanEvalSummary] = Field(default_factory=list)
     costs: list[ModelCost] = Field(default_factory=list)
     figures: dict[str, str] = Field(default_factory=dict)  # name -> path relative to the page
@@ -220,8 +220,11 @@ def _size(s: AnalysisSummary) -> list[str]:
     return lines
 
 
-def _part_b(m: MatrixRun) -> list[str]:
-    lines = ["## Part B: micro-task eligibility", "",
+def _part_b(m: MatrixRun, block: int, blocks: int) -> list[str]:
+    title = "## Part B: micro-task eligibility"
+    if blocks > 1:
+        title += f", block {block + 1} of {blocks} ({', '.join(short(x) for x in m.models)})"
+    lines = [title, "",
              f"{', '.join(f'{t} {len(ids)}' for t, ids in m.items.items())} eval items "
              f"(seed {m.seed}, stratified by gold class). τ is the best non-LLM baseline's "
              "score on the same items; a configuration is eligible only when its 95% "
@@ -304,8 +307,8 @@ def findings(f: StudyFacts) -> list[str]:
                            f"{z.spearman.n} models (p {pval(z.spearman.p_value)}); "
                            + ("too few models to conclude anything."
                               if not z.spearman.meaningful else "see the table."))
-    if f.matrix:
-        cells = f.matrix.cells
+    if f.matrices:
+        cells = [c for m in f.matrices for c in m.cells]
         good = [c for c in cells if c.eligible]
         out.append(f"Part B: {len(good)} of {len(cells)} configurations beat their task's "
                    "non-LLM baseline with the lower bound of their 95% interval"
@@ -334,8 +337,8 @@ def render_study_page(f: StudyFacts) -> str:
     lines += _reproduce(f) + _costs(f)
     if f.summary is not None:
         lines += _part_a(f.summary) + outcomes_per_task(f.trials)
-    if f.matrix is not None:
-        lines += _part_b(f.matrix)
+    for i, m in enumerate(f.matrices):
+        lines += _part_b(m, i, len(f.matrices))
     lines += _humaneval(f.humaneval) + _figures(f)
     return "\n".join(lines).rstrip() + "\n"
 
