@@ -132,6 +132,21 @@ def test_score_matches_an_independent_full_logits_evaluation(smollm: LlamaCppMod
     assert got.logprob == pytest.approx(sum(expected), abs=1e-6)
 
 
+def test_score_and_generate_share_the_prompt_and_neither_depends_on_the_other(
+        smollm: LlamaCppModel) -> None:
+    smollm.generate([Message(role="user", content="Count to five.")], max_tokens=4)
+    fresh_score = smollm.score(TURN2, [" Rome", " Paris"])
+    after_score = smollm.generate(TURN2, max_tokens=16)
+    prompt, _ = smollm._prompt(TURN2)
+    assert smollm.last_reused_tokens == len(prompt) - 1  # only the last token was evaluated
+    smollm.generate([Message(role="user", content="Count to five.")], max_tokens=4)
+    fresh = smollm.generate(TURN2, max_tokens=16)
+    assert smollm.last_reused_tokens == 0
+    assert after_score.text == fresh.text
+    again_score = smollm.score(TURN2, [" Rome", " Paris"])  # now from generate's cache
+    assert [s.logprob for s in again_score] == [s.logprob for s in fresh_score]
+
+
 def test_score_does_not_depend_on_candidate_order(smollm: LlamaCppModel) -> None:
     cands = ["Paris is the capital.", "Lyon", "I do not know."]
     forward = {s.candidate: s.logprob for s in smollm.score(FRANCE, cands)}

@@ -280,8 +280,9 @@ class LlamaCppModel:
     ) -> list[CandidateScore]:
         """Sum log-prob of each candidate as the assistant's reply.
 
-        The prompt is evaluated once; each candidate then steps through its own
-        tokens on top of the prompt's KV cache, which is rewound between candidates.
+        The prompt is evaluated once, in generate's chunks (reusing what the cache already
+        holds); each candidate then steps through its own tokens on top of the prompt's KV
+        cache, which is rewound between candidates.
         """
         msgs = as_messages(messages)
         llm = self._llm
@@ -295,9 +296,11 @@ class LlamaCppModel:
                     raise ConfigError(f"candidate {cand!r} has no tokens",
                                       "score non-empty candidates")
                 self._check_fits(len(prompt) + len(toks))
-            llm.reset()
-            self._chunk_ends = []  # scoring rewrites the cache its own way
-            llm.eval(prompt)
+            # The prompt goes through the same chunks as in generate, so the two share the KV
+            # cache (a reading's generate after its score evaluates one token) and the same
+            # numerics; candidates are written past the prompt and rewound.
+            self._prefill(prompt, msgs)
+            llm.eval([prompt[-1]])
             first = self._last_logprobs()
             for cand, toks in zip(candidates, cand_tokens, strict=True):
                 llm.n_tokens = len(prompt)  # rewind to the end of the prompt
