@@ -352,3 +352,12 @@ def test_ratio_interval_and_edge_cases() -> None:
         stats.composite_interval([([1], [0])])
     with pytest.raises(stats.StatsInputError):
         stats.composite_interval([([], [])])
+
+
+def test_an_estimate_prints_with_its_interval_or_says_it_is_undefined() -> None:
+    est = stats.Estimate(estimate=0.62, low=0.481, high=0.742, method="wilson", n=50)
+    assert est.formatted() == "62.0 [48.1, 74.2]"
+    assert est.formatted(unit="%") == "62.0% [48.1, 74.2]"
+    assert est.formatted(percent=False, digits=3) == "0.620 [0.481, 0.742]"
+    undefined = stats.Estimate(estimate=None, low=None, high=None, method="pearson", n=2)
+    assert undefined.formatted() == "–" and undefined.formatted(missing="--") == "--"

@@ -59,6 +59,19 @@ class Estimate(BaseModel):
     confidence: float = CONFIDENCE
     note: str | None = None
 
+    def formatted(self, *, percent: bool = True, digits: int | None = None, unit: str = "",
+                  missing: str = "–") -> str:
+        """``62.0 [48.1, 74.2]`` (``percent``: x100, 1 digit; else 2 digits); ``missing``
+        when the estimate is undefined. ``unit`` follows the point estimate."""
+        if self.estimate is None:
+            return missing
+        scale = 100.0 if percent else 1.0
+        d = digits if digits is not None else (1 if percent else 2)
+        text = f"{self.estimate * scale:.{d}f}{unit}"
+        if self.low is not None and self.high is not None:
+            text += f" [{self.low * scale:.{d}f}, {self.high * scale:.{d}f}]"
+        return text
+
 
 class TestResult(BaseModel):
     """A hypothesis test: statistic, p-value, method and sample size."""

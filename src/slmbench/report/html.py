@@ -51,13 +51,7 @@ def _template_source(name: str) -> str:
 
 def fmt(est: Estimate | None, percent: bool = True) -> str:
     """``62.0% [48.1, 74.2]``; ``–`` when undefined."""
-    if est is None or est.estimate is None:
-        return "–"
-    scale, unit, digits = (100.0, "%", 1) if percent else (1.0, "", 2)
-    text = f"{est.estimate * scale:.{digits}f}{unit}"
-    if est.low is not None and est.high is not None:
-        text += f" [{est.low * scale:.{digits}f}, {est.high * scale:.{digits}f}]"
-    return text
+    return "–" if est is None else est.formatted(percent=percent, unit="%" if percent else "")
 
 
 def _clip(text: str | None) -> str:

@@ -66,21 +66,12 @@ class StudyFacts(BaseModel):
 
 def pct(est: Estimate | None) -> str:
     """``62.0 [48.1, 74.2]`` in percent; ``–`` when undefined."""
-    if est is None or est.estimate is None:
-        return "–"
-    text = f"{100 * est.estimate:.1f}"
-    if est.low is not None and est.high is not None:
-        text += f" [{100 * est.low:.1f}, {100 * est.high:.1f}]"
-    return text
+    return "–" if est is None else est.formatted()
 
 
 def num(est: Estimate | None) -> str:
-    if est is None or est.estimate is None:
-        return "–"
-    text = f"{est.estimate:.3f}"
-    if est.low is not None and est.high is not None:
-        text += f" [{est.low:.3f}, {est.high:.3f}]"
-    return text
+    """``0.620 [0.481, 0.742]``; ``–`` when undefined."""
+    return "–" if est is None else est.formatted(percent=False, digits=3)
 
 
 def pval(p: float | None) -> str:
