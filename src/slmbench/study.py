@@ -359,6 +359,7 @@ def collect_part_b(study: Study, facts: dict[str, Any]
     """Each Part B block's matrix, over the models whose readings are all stored, into
     ``facts["matrices"]``; return (readings stored, planned, model seconds) per model."""
     from slmbench.microtasks.store import ReadingStore
+    from slmbench.report.study_page import short
 
     if not study.part_b:
         return {}
@@ -378,7 +379,7 @@ def collect_part_b(study: Study, facts: dict[str, Any]
                     complete.append(m)
                 except _NotStored:
                     facts["incomplete"].append(
-                        f"Part B: {short_spec(m)} has {min(store.count(m), wants[m])} of "
+                        f"Part B: {short(m)} has {min(store.count(m), wants[m])} of "
                         f"{wants[m]} readings stored; it is left out of the matrix")
                 out[m] = (min(store.count(m), wants[m]), wants[m], store.seconds(m))
             if complete:
@@ -391,6 +392,3 @@ def collect_part_b(study: Study, facts: dict[str, Any]
             encoding="utf-8")
     return out
 
-
-def short_spec(spec: str) -> str:
-    return spec.split(":", 1)[-1].split("?", 1)[0]
