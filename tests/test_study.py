@@ -100,6 +100,14 @@ def test_part_a_runs_resumes_and_the_page_shows_the_stored_numbers(tmp_path: Pat
     assert (assets / "report.html").is_file()
     assert "](tiny/report.html)" in text and "](tiny/figures/radar.png)" in text
     assert (assets / "figures" / "radar.png").is_file()
+    # every stored trial is exported beside the page, and linked from it
+    import gzip
+    import json
+
+    lines = gzip.decompress((assets / "trials.jsonl.gz").read_bytes()).decode().splitlines()
+    assert len(lines) == first.stored
+    assert {json.loads(x)["task_id"] for x in lines} == {"IR-1", "RC-1"}
+    assert "[tiny/trials.jsonl.gz](tiny/trials.jsonl.gz)" in text
 
 
 def test_page_says_what_is_missing_before_anything_ran(tmp_path: Path) -> None:
@@ -194,6 +202,13 @@ def test_part_b_resumes_from_its_store_and_the_page_holds_the_matrix(tmp_path: P
     text = write_page(study, study_file=Path("b.toml"), command="c").read_text()
     assert "Incomplete" not in text and "| approval | accuracy | silent | p1 |" in text
     assert (tmp_path / "docs" / "b" / "eligibility.json").is_file()
+    import gzip
+    import json
+
+    rows = [json.loads(x) for x in gzip.decompress(
+        (tmp_path / "docs" / "b" / "readings.jsonl.gz").read_bytes()).decode().splitlines()]
+    assert len(rows) == 32 and {r["model"] for r in rows} == {"scripted:echo", "scripted:silent"}
+    assert all("reply" in r["raw"] for r in rows)
     # 8 eval items x 2 prompts per model, from the store
     assert "| echo | 0/0 | 0.0 | 0 | – | 16/16 |" in text
     assert "| silent | 0/0 | 0.0 | 0 | – | 16/16 |" in text

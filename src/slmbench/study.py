@@ -38,6 +38,7 @@ without loading a model. Every number on the page is computed from the stores.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -268,6 +269,16 @@ def model_hashes(specs: list[str]) -> dict[str, str]:
     return out
 
 
+def write_jsonl_gz(path: Path, records: list[str]) -> Path:
+    """One JSON document per line, gzipped reproducibly (no timestamp in the header)."""
+    import gzip
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
+        out.write("".join(r + "\n" for r in records).encode("utf-8"))
+    return path
+
+
 def assets_dir(study: Study) -> Path:
     """Where the page's figures and HTML report go: ``<page dir>/<page stem>/``."""
     assert study.page is not None
@@ -303,6 +314,12 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
                           run_dir=study.out / "part-a")
     facts["summary"] = read_summary(files.summary)
     facts["trials"] = trials
+    if study.page:  # every stored trial beside the page, so each number can be audited
+        from slmbench.report.study_page import relative
+
+        dump = write_jsonl_gz(assets_dir(study) / "trials.jsonl.gz",
+                              [t.model_dump_json() for t in trials])
+        facts["exports"].append(relative(dump, study.page.parent))
     if study.page:  # PNGs and the self-contained HTML beside the page (PDFs stay in the run)
         import shutil
 
@@ -328,7 +345,7 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     from slmbench.report.study_page import StudyFacts, group_costs, render_study_page
 
     assert study.page is not None
-    facts: dict[str, Any] = {"incomplete": []}
+    facts: dict[str, Any] = {"incomplete": [], "exports": []}
     planned = collect_part_a(study, facts)
     readings = collect_part_b(study, facts)
     found = [d for d in study.humaneval if d.is_dir()]
@@ -384,6 +401,12 @@ def collect_part_b(study: Study, facts: dict[str, Any]
                 out[m] = (min(store.count(m), wants[m]), wants[m], store.seconds(m))
             if complete:
                 matrices.append(_matrix(study, b, complete, store, _refuse))
+        if study.page:  # every raw reading beside the page
+            from slmbench.report.study_page import relative
+
+            dump = write_jsonl_gz(assets_dir(study) / "readings.jsonl.gz",
+                                  [json.dumps(r, sort_keys=True) for r in store.rows()])
+            facts["exports"].append(relative(dump, study.page.parent))
     facts["matrices"] = matrices
     if matrices and study.page is not None:  # every cell and reading, beside the page
         assets_dir(study).mkdir(parents=True, exist_ok=True)

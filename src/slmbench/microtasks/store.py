@@ -12,11 +12,13 @@ code, so a parser fix reaches stored readings.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -153,6 +155,15 @@ class ReadingStore:
                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (spec, task, prompt_id, item.id, digest, raw.model_dump_json(), time.time()))
             return cur.rowcount == 1
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every stored reading as a plain record (key fields and the raw outputs), for export."""
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT model, task, prompt_id, item_id, input_sha256, raw FROM readings"
+                " ORDER BY model, task, prompt_id, item_id").fetchall()
+        return [{"model": m, "task": t, "prompt_id": p, "item_id": i, "input_sha256": d,
+                 "raw": json.loads(raw)} for m, t, p, i, d, raw in found]
 
     def count(self, spec: str | None = None) -> int:
         with self._lock:

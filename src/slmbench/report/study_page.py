@@ -62,6 +62,7 @@ class StudyFacts(BaseModel):
     figures: dict[str, str] = Field(default_factory=dict)  # name -> path relative to the page
     html_report: str | None = None  # relative to the page
     incomplete: list[str] = Field(default_factory=list)
+    exports: list[str] = Field(default_factory=list)  # gzipped JSONL of the stores, relative
 
 
 def pct(est: Estimate | None) -> str:
@@ -98,6 +99,9 @@ def _reproduce(f: StudyFacts) -> list[str]:
              "computed); `--page-only` regenerates this page from the stores without a model.",
              ""]
     lines += ["Versions: " + ", ".join(f"{k} {v}" for k, v in f.versions.items()) + ".", ""]
+    if f.exports:
+        lines += ["Every stored trial and reading behind the numbers, one JSON document per "
+                  "line: " + ", ".join(f"[{e}]({e})" for e in f.exports) + ".", ""]
     if f.model_hashes:
         lines += table(["model file", "sha256"],
                        [[k, f"`{v}`"] for k, v in sorted(f.model_hashes.items())])
