@@ -181,12 +181,9 @@ def run_part_a(study: Study, models: list[str] | None, console: Any) -> list[Any
     return summaries
 
 
-class _NotStored(Exception):
-    """A reading the store does not hold (raised instead of loading a model)."""
-
-
 def _refuse(spec: str) -> Any:
-    raise _NotStored(spec)
+    """The loader of a matrix built from stored readings only: loading a model is a bug."""
+    raise AssertionError(f"{spec}: a reading the store was checked to hold is missing")
 
 
 def _matrix(study: Study, b: PartB, models: list[str], store: Any,
@@ -362,43 +359,44 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     return study.page
 
 
-def planned_readings(b: PartB) -> int:
-    """Readings one model of block ``b`` needs: its items x prompts over all tasks."""
+def planned_items(b: PartB) -> dict[TaskName, list[Any]]:
+    """The eval items block ``b`` reads, per task (the same sample ``run_matrix`` takes)."""
     from slmbench.microtasks.datasets import load_items
     from slmbench.microtasks.matrix import select_items
 
-    return sum(len(select_items(load_items(t, source=b.source), b.limit, b.seed))
-               for t in b.tasks) * len(b.prompts)
+    return {t: select_items(load_items(t, source=b.source), b.limit, b.seed) for t in b.tasks}
 
 
 def collect_part_b(study: Study, facts: dict[str, Any]
                    ) -> dict[str, tuple[int, int, float | None]]:
     """Each Part B block's matrix, over the models whose readings are all stored, into
-    ``facts["matrices"]``; return (readings stored, planned, model seconds) per model."""
+    ``facts["matrices"]``; return (planned readings stored, planned, model seconds) per model."""
     from slmbench.microtasks.store import ReadingStore
     from slmbench.report.study_page import short
 
     if not study.part_b:
         return {}
     path = study.part_b_dir / READINGS_NAME
-    wants = {m: planned_readings(b) for b in study.part_b for m in b.models}
+    items = [planned_items(b) for b in study.part_b]
     if not path.is_file():
         facts["incomplete"].append("Part B: no reading stored yet")
-        return {m: (0, want, None) for m, want in wants.items()}
+        return {m: (0, sum(map(len, its.values())) * len(b.prompts), None)
+                for b, its in zip(study.part_b, items, strict=True) for m in b.models}
     out: dict[str, tuple[int, int, float | None]] = {}
     matrices = []
     with ReadingStore(path) as store:
-        for b in study.part_b:
+        for b, its in zip(study.part_b, items, strict=True):
             complete = []
             for m in b.models:
-                try:
-                    _matrix(study, b, [m], store, _refuse)
+                want = sum(map(len, its.values())) * len(b.prompts)
+                have = sum(store.get(m, t, p, i) is not None
+                           for t, group in its.items() for p in b.prompts for i in group)
+                out[m] = (have, want, store.seconds(m))
+                if have == want:
                     complete.append(m)
-                except _NotStored:
-                    facts["incomplete"].append(
-                        f"Part B: {short(m)} has {min(store.count(m), wants[m])} of "
-                        f"{wants[m]} readings stored; it is left out of the matrix")
-                out[m] = (min(store.count(m), wants[m]), wants[m], store.seconds(m))
+                else:
+                    facts["incomplete"].append(f"Part B: {short(m)} has {have} of {want} "
+                                               "readings stored; it is left out of the matrix")
             if complete:
                 matrices.append(_matrix(study, b, complete, store, _refuse))
         if study.page:  # every raw reading beside the page
