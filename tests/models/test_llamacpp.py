@@ -200,6 +200,28 @@ def test_chat_format_from_a_template_file(smollm: LlamaCppModel, tmp_path: Path)
         model.close()
 
 
+def test_builtin_plain_template_serves_a_model_as_a_base_model(smollm: LlamaCppModel) -> None:
+    model = load_model(f"llamacpp:{smollm.path}?chat_format=plain&n_ctx=512")
+    try:
+        prompt, _ = model._prompt(FRANCE)
+        text = model._llm.detokenize(prompt, special=True).decode()
+        assert text.endswith("User:\nWhat is the capital of France?\n\nAssistant:\n")
+        assert "<|im_end|>" not in text  # none of the GGUF template's turn markers
+        scores = model.score(FRANCE, ["Paris", "Berlin"])
+        assert scores[0].logprob > scores[1].logprob
+    finally:
+        model.close()
+
+
+def test_a_gguf_without_a_template_names_the_plain_one(smollm: LlamaCppModel,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # As Gemma 3 270M base's GGUF: no tokenizer.chat_template in the metadata.
+    monkeypatch.setattr(smollm._llm, "metadata", {})
+    with pytest.raises(ModelSpecError, match="no chat template") as err:
+        smollm._make_formatter(None)
+    assert "chat_format=plain" in str(err.value.hint)
+
+
 def test_unknown_chat_format_is_a_spec_error(smollm: LlamaCppModel) -> None:
     with pytest.raises(ModelSpecError, match="neither a template"):
         load_model(f"llamacpp:{smollm.path}?chat_format=no-such-format")

@@ -6,8 +6,10 @@
 * ``n_ctx`` - context window in tokens (default 4096);
 * ``threads`` - CPU threads (default 2);
 * ``chat_format`` - which chat template renders the prompt: a template name
-  from the GGUF metadata (``default``, or e.g. ``tool_use``) or a path to a
-  Jinja2 template file. By default the GGUF's own ``tokenizer.chat_template``.
+  from the GGUF metadata (``default``, or e.g. ``tool_use``), ``plain`` (built
+  in, for base models whose GGUF has no chat template: the system text, then
+  ``User:`` / ``Assistant:`` turns, see ``templates/plain.jinja``) or a path to
+  a Jinja2 template file. By default the GGUF's own ``tokenizer.chat_template``.
 
 Generation and scoring render the prompt the same way (one Jinja2 template,
 tokenized once), so ``score`` measures exactly the prompt ``generate`` sees.
@@ -61,6 +63,8 @@ from slmbench.models.base import (
 from slmbench.models.registry import resolve_gguf
 
 OPTIONS = ("n_ctx", "threads", "chat_format")
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+BUILTIN_TEMPLATES = ("plain",)
 
 
 def int_option(spec: ModelSpec, key: str, default: int) -> int:
@@ -161,16 +165,21 @@ class LlamaCppModel:
         name = (chat_format or "default").removeprefix("chat_template.")
         if name in templates:
             template = templates[name]
+        elif name in BUILTIN_TEMPLATES:
+            template = (TEMPLATE_DIR / f"{name}.jinja").read_text(encoding="utf-8")
         elif chat_format and Path(chat_format).expanduser().is_file():
             template = Path(chat_format).expanduser().read_text(encoding="utf-8")
         elif chat_format:
             raise ModelSpecError(
                 f"chat_format {chat_format!r} is neither a template in {self.path.name} "
-                f"({', '.join(templates) or 'it has none'}) nor a template file",
-                "name one of its templates or give a Jinja2 template file")
+                f"({', '.join(templates) or 'it has none'}), a built-in template "
+                f"({', '.join(BUILTIN_TEMPLATES)}) nor a template file",
+                "name one of these templates or give a Jinja2 template file")
         else:
-            raise ModelSpecError(f"{self.path.name} has no chat template in its metadata",
-                                 "give one with ?chat_format=/path/to/template.jinja")
+            raise ModelSpecError(f"{self.path.name} has no chat template in its metadata "
+                                 "(a base model?)",
+                                 "give one: ?chat_format=plain for slmbench's plain "
+                                 "User:/Assistant: template, or ?chat_format=/path/to/file.jinja")
         llm = self._llm
         eos_id, bos_id = llm.token_eos(), llm.token_bos()
         eos = llm._model.token_get_text(eos_id) if eos_id != -1 else ""
