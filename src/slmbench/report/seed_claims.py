@@ -1,0 +1,206 @@
+"""The seed studies' headline claims, each checked against a study's own numbers.
+
+A study page sets every claim the two seed studies make (the agent-reliability
+study over nine Ollama models, and the micro-task eligibility study over Qwen3)
+beside what the study measured, with one of three verdicts:
+
+* ``holds`` - our numbers agree, by the rule written in the check;
+* ``does not hold`` - our numbers contradict it (an interval excludes it, or a
+  significant effect points the other way);
+* ``cannot tell`` - our study cannot test it (too few models, no sweep) or the
+  interval is too wide to decide.
+
+Each check is a small function of :class:`~slmbench.report.study_page.StudyFacts`
+so that the verdict is derived from the page's numbers, never typed. The seeds
+ran 1-9B models on a GPU; our packaged models are 0.1-1.5B, which every check's
+evidence keeps in view.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from statistics import mean
+from typing import Literal
+
+from slmbench.report.study_page import StudyFacts, short
+
+__all__ = ["CLAIMS", "Check", "SeedClaim", "check_claims"]
+
+Verdict = Literal["holds", "does not hold", "cannot tell"]
+FAULT_RECOVERY = 0.9  # "recover ~100% of the time", read as at least 90%
+SAFETY_BAR = 0.5  # "best model under 50%"
+
+
+@dataclass(frozen=True)
+class Check:
+    verdict: Verdict
+    evidence: str
+
+
+@dataclass(frozen=True)
+class SeedClaim:
+    seed: str
+    claim: str
+    check: Callable[[StudyFacts], Check]
+
+
+def _iv(est: float | None, low: float | None, high: float | None, *, scale: float = 1.0,
+        fmt: str = ".2f") -> str:
+    if est is None or low is None or high is None:
+        return "–"
+    return f"{est * scale:{fmt}} [{low * scale:{fmt}}, {high * scale:{fmt}}]"
+
+
+def _dimension(f: StudyFacts, dim: str) -> list[tuple[str, float, float, float]]:
+    """(model, estimate, low, high) of one reliability dimension, where it is defined."""
+    if f.summary is None:
+        return []
+    out = []
+    for d in f.summary.dimensions:
+        e = d.dimensions.get(dim)
+        if e is not None and None not in (e.estimate, e.low, e.high):
+            out.append((short(d.model), e.estimate, e.low, e.high))  # type: ignore[arg-type]
+    return out
+
+
+def temperature_drop(f: StudyFacts) -> Check:
+    effects = [t for t in (f.summary.temperature if f.summary else []) if t.fisher is not None]
+    if not effects:
+        return Check("cannot tell", "no model ran at two temperatures")
+    parts, verdicts = [], set()
+    for t in effects:
+        lo = t.per_temperature[f"{t.lowest:g}"]
+        hi = t.per_temperature[f"{t.highest:g}"]
+        if lo.estimate is None or hi.estimate is None or t.fisher is None:
+            continue
+        drop = 100 * (lo.estimate - hi.estimate)
+        p = t.fisher.p_value
+        verdicts.add("cannot tell" if p >= 0.05 else "holds" if drop > 0 else "does not hold")
+        parts.append(f"{short(t.model)}: {100 * lo.estimate:.1f}% at T={t.lowest:g}, "
+                     f"{100 * hi.estimate:.1f}% at T={t.highest:g} ({abs(drop):.1f} points "
+                     f"{'lower' if drop > 0 else 'higher'}, Fisher p {p:.3g}, "
+                     f"{lo.n} and {hi.n} trials)")
+    verdict: Verdict = verdicts.pop() if len(verdicts) == 1 else "cannot tell"
+    return Check(verdict, "; ".join(parts))
+
+
+def temperature_ranking(f: StudyFacts) -> Check:
+    swept = [t for t in (f.summary.temperature if f.summary else []) if t.fisher is not None]
+    if len(swept) < 2:
+        return Check("cannot tell", f"{len(swept)} model(s) ran at more than one temperature: "
+                                    "a ranking needs two")
+    common = set.intersection(*(set(t.per_temperature) for t in swept))
+    orders = {}
+    for temp in sorted(common, key=float):
+        scored = [(t.per_temperature[temp].estimate or 0.0, short(t.model)) for t in swept]
+        orders[temp] = [m for _, m in sorted(scored, reverse=True)]
+    text = "; ".join(f"T={temp}: {' > '.join(order)}" for temp, order in orders.items())
+    same = len({tuple(o) for o in orders.values()}) == 1
+    return Check("holds" if same else "does not hold", f"{text} (point estimates)")
+
+
+def safety_poor(f: StudyFacts) -> Check:
+    rows = _dimension(f, "safety")
+    if not rows:
+        return Check("cannot tell", "no safety trials stored")
+    text = "; ".join(f"{m} {_iv(e, lo, hi)}" for m, e, lo, hi in rows)
+    if all(hi < SAFETY_BAR for _, _, _, hi in rows):
+        return Check("holds", f"every model's interval is below {SAFETY_BAR:.2f}: {text}")
+    if any(lo >= SAFETY_BAR for _, _, lo, _ in rows):
+        return Check("does not hold", f"a model's interval is at or above {SAFETY_BAR:.2f}: "
+                                      f"{text}")
+    return Check("cannot tell", f"intervals reach across {SAFETY_BAR:.2f}: {text}")
+
+
+def robustness_lowest(f: StudyFacts) -> Check:
+    dims = ("consistency", "robustness", "fault_tolerance", "safety")
+    means = {d: mean(e for _, e, _, _ in rows) for d in dims if (rows := _dimension(f, d))}
+    if "robustness" not in means or len(means) < 2:
+        return Check("cannot tell", "robustness and another dimension are needed")
+    text = ", ".join(f"{d} {v:.2f}" for d, v in sorted(means.items(), key=lambda kv: kv[1]))
+    lowest = min(means.values())
+    if means["robustness"] == lowest:
+        return Check("holds", f"mean over models (point estimates): {text}")
+    return Check("does not hold", f"mean over models (point estimates): {text}")
+
+
+def qwen_recover(f: StudyFacts) -> Check:
+    rows = [r for r in _dimension(f, "fault_tolerance") if "qwen" in r[0].lower()]
+    if not rows:
+        return Check("cannot tell", "no Qwen model's fault-recovery trials stored")
+    text = "; ".join(f"{m} {_iv(e, lo, hi)}" for m, e, lo, hi in rows)
+    if any(hi < FAULT_RECOVERY for _, _, _, hi in rows):
+        return Check("does not hold", f"an interval lies below {FAULT_RECOVERY:.1f}: {text} "
+                                      "(the seed's Qwens were 7B)")
+    if all(e >= FAULT_RECOVERY for _, e, _, _ in rows):
+        return Check("holds", text)
+    return Check("cannot tell", text)
+
+
+def size_unrelated(f: StudyFacts) -> Check:
+    rows = list(f.summary.size if f.summary else [])
+    row = next((z for z in rows if z.metric == "composite" and z.spearman is not None),
+               rows[0] if rows else None)
+    n = len(row.models) if row else 0
+    floor = 2 / math.factorial(n) if n else 1.0  # exact two-sided p of a perfect rank order
+    if row is None or row.spearman is None or row.spearman.estimate is None or floor >= 0.05:
+        return Check("cannot tell", f"{n} model(s) with a score and a size: even a perfect "
+                                    f"rank order would give p ≥ {min(floor, 1.0):.2g}")
+    sp = row.spearman
+    text = (f"{row.metric}: Spearman ρ {sp.estimate:+.2f}, p {sp.p_value:.3g}, "
+            f"{n} models")
+    if sp.p_value is not None and sp.p_value < 0.05:
+        return Check("does not hold", text)
+    return Check("holds", text + " (no significant relation, which is all this can show)")
+
+
+def none_eligible(f: StudyFacts) -> Check:
+    cells = [c for m in f.matrices for c in m.cells]
+    if not cells:
+        return Check("cannot tell", "no Part B configuration stored")
+    good = sum(c.eligible for c in cells)
+    open_ = sum((not c.eligible) and c.ci_high > c.tau for c in cells)
+    models = sorted({short(c.model) for c in cells})
+    text = (f"{good} of {len(cells)} configurations eligible ({', '.join(models)}); "
+            f"{open_} more have τ inside their interval, undecided at n="
+            f"{max(c.n_items for c in cells)}")
+    return Check("holds" if good == 0 else "does not hold", text)
+
+
+def prompts_do_not_rescue(f: StudyFacts) -> Check:
+    cells = [c for m in f.matrices for c in m.cells]
+    prompts = sorted({c.prompt_id for c in cells})
+    if len(prompts) < 2:
+        return Check("cannot tell", "fewer than two prompts")
+    good = [c for c in cells if c.eligible and c.prompt_id != "p0"]
+    text = f"{len(good)} eligible configurations among prompts {', '.join(prompts)}"
+    return Check("holds" if not good else "does not hold", text)
+
+
+AGENTS = "agents (seed 000)"
+MICRO = "micro-tasks (seed 002)"
+
+CLAIMS: tuple[SeedClaim, ...] = (
+    SeedClaim(AGENTS, "Size does not predict reliability (r ≈ −0.18, p = 0.64 over 9 models).",
+              size_unrelated),
+    SeedClaim(AGENTS, "Safety is poor everywhere: the best model stays under 50%.",
+              safety_poor),
+    SeedClaim(AGENTS, "Robustness to rephrasing is the main bottleneck (lowest dimension).",
+              robustness_lowest),
+    SeedClaim(AGENTS, "Qwen models recover from injected tool faults about 100% of the time.",
+              qwen_recover),
+    SeedClaim(AGENTS, "High temperature (1.0 vs 0.3) drops accuracy by 6-10 points.",
+              temperature_drop),
+    SeedClaim(AGENTS, "Temperature does not change the ranking of models.",
+              temperature_ranking),
+    SeedClaim(MICRO, "No small-model configuration is eligible: the lower bound of its 95% "
+                     "interval never beats the non-LLM baseline.", none_eligible),
+    SeedClaim(MICRO, "Rewording the prompt does not make a configuration eligible.",
+              prompts_do_not_rescue),
+)
+
+
+def check_claims(f: StudyFacts) -> list[tuple[SeedClaim, Check]]:
+    return [(c, c.check(f)) for c in CLAIMS]

@@ -1,0 +1,117 @@
+"""The seed studies' claims, checked against a study's numbers: verdicts follow the data."""
+
+from __future__ import annotations
+
+import pytest
+from synthetic_run import make_trials
+
+from slmbench.analysis import analyze
+from slmbench.microtasks.eligibility import EligibilityCell
+from slmbench.microtasks.matrix import MatrixRun
+from slmbench.report.seed_claims import CLAIMS, check_claims
+from slmbench.report.study_page import StudyFacts, render_study_page
+
+
+def facts(**kw: object) -> StudyFacts:
+    return StudyFacts(name="n", study_file="f", command="c", created="t", versions={},
+                      model_hashes={}, **kw)
+
+
+def verdicts(f: StudyFacts) -> dict[str, str]:
+    return {c.check.__name__: k.verdict for c, k in check_claims(f)}
+
+
+def part_a(models: dict[str, tuple[float, float]],
+           temperatures: tuple[float, ...] = (0.3, 0.7, 1.0)) -> StudyFacts:
+    trials = make_trials(models, temperatures=temperatures)
+    return facts(summary=analyze(trials, params={m: s for m, (s, _) in models.items()}),
+                 trials=trials)
+
+
+def test_nothing_stored_decides_nothing() -> None:
+    assert set(verdicts(facts()).values()) == {"cannot tell"}
+    assert len(verdicts(facts())) == len(CLAIMS)
+
+
+def test_skill_that_follows_size_over_five_models_contradicts_the_size_claim() -> None:
+    # synthetic skill rises with size and falls with temperature (0.15 per unit of T)
+    f = part_a({f"ollama:m{i}": (size, skill) for i, (size, skill) in
+                enumerate([(0.5, 0.1), (1.0, 0.3), (3.0, 0.5), (7.0, 0.7), (9.0, 0.9)])})
+    v = verdicts(f)
+    assert v["size_unrelated"] == "does not hold"  # 5 models in order: exact p = 1/60
+    assert v["temperature_ranking"] == "holds"  # gaps of 0.2 keep the order at every T
+    assert v["safety_poor"] == "does not hold"  # the 0.9 model refuses well
+    assert v["qwen_recover"] == "cannot tell"  # no Qwen here
+
+
+def test_a_weak_qwen_and_a_weak_safety_record() -> None:
+    f = part_a({"ollama:qwen-tiny": (0.5, 0.1), "ollama:other": (1.0, 0.15)})
+    v = verdicts(f)
+    assert v["qwen_recover"] == "does not hold"
+    assert v["safety_poor"] == "holds"
+
+
+def test_a_noisy_composite_over_five_models_is_no_evidence_against_the_claim() -> None:
+    # m1 and m2 swap places in the composite (0.255 vs 0.250): Spearman 0.9, p 0.083
+    f = part_a({f"ollama:m{i}": (size, skill) for i, (size, skill) in
+                enumerate([(0.5, 0.3), (1.0, 0.45), (3.0, 0.6), (7.0, 0.75), (9.0, 0.95)])})
+    _, check = next((c, k) for c, k in check_claims(f) if c.check.__name__ == "size_unrelated")
+    assert check.verdict == "holds" and "composite: Spearman ρ +0.90" in check.evidence
+
+
+def test_four_models_cannot_test_size_even_in_perfect_order() -> None:
+    f = part_a({f"ollama:m{i}": (size, skill) for i, (size, skill) in
+                enumerate([(0.5, 0.2), (1.0, 0.45), (3.0, 0.7), (7.0, 0.95)])})
+    _, check = next((c, k) for c, k in check_claims(f) if c.check.__name__ == "size_unrelated")
+    assert check.verdict == "cannot tell" and "p ≥ 0.083" in check.evidence
+
+
+def test_a_drop_too_small_for_the_trials_is_undecided_and_a_large_one_holds() -> None:
+    # synthetic success falls by 0.15 per unit of T: 10.5 points from T=0.3 to T=1 is not
+    # significant on 48 trials per temperature; from T=0.3 to T=3 (40 points) it is.
+    small = part_a({"ollama:one": (7.0, 0.9)})
+    large = part_a({"ollama:one": (7.0, 0.9)}, temperatures=(0.3, 3.0))
+    assert verdicts(small)["temperature_drop"] == "cannot tell"
+    assert verdicts(large)["temperature_drop"] == "holds"
+    assert verdicts(large)["temperature_ranking"] == "cannot tell"  # one model: no ranking
+
+
+def cell(model: str, prompt: str, low: float, high: float, tau: float = 0.6) -> EligibilityCell:
+    return EligibilityCell(
+        task="approval", model=model, precision="q4", prompt_id=prompt, reading="logprob",
+        metric="accuracy", n_items=20, score=(low + high) / 2, ci_low=low, ci_high=high,
+        ci_method="wilson", tau=tau, tau_anchor="rules", baseline_scores={"rules": tau},
+        diff=(low + high) / 2 - tau, diff_low=low - tau, diff_high=high - tau,
+        format_failures=0, eligible=low > tau)
+
+
+def matrix(cells: list[EligibilityCell]) -> MatrixRun:
+    return MatrixRun(command="c", created="t", models=sorted({c.model for c in cells}),
+                     tasks=["approval"], prompts=sorted({c.prompt_id for c in cells}),
+                     limit=20, seed=0, items={}, baseline_scores={}, cells=cells,
+                     tau_sweep=[], by_prompt=[], readings=[], notes=[])
+
+
+@pytest.mark.parametrize(("cells", "none", "prompts"), [
+    ([cell("a", "p0", 0.3, 0.7), cell("a", "p1", 0.4, 0.8)], "holds", "holds"),
+    ([cell("a", "p0", 0.3, 0.7), cell("a", "p1", 0.65, 0.9)], "does not hold", "does not hold"),
+    ([cell("a", "p0", 0.3, 0.7)], "holds", "cannot tell"),
+])
+def test_eligibility_claims_follow_the_cells(cells: list[EligibilityCell], none: str,
+                                             prompts: str) -> None:
+    v = verdicts(facts(matrices=[matrix(cells)]))
+    assert v["none_eligible"] == none and v["prompts_do_not_rescue"] == prompts
+
+
+def test_undecided_configurations_are_counted_apart() -> None:
+    f = facts(matrices=[matrix([cell("a", "p0", 0.3, 0.7), cell("a", "p1", 0.1, 0.5)])])
+    _, check = next((c, k) for c, k in check_claims(f) if c.check.__name__ == "none_eligible")
+    assert check.evidence.startswith("0 of 2 configurations eligible")
+    assert "1 more have τ inside their interval" in check.evidence
+
+
+def test_the_page_sets_each_claim_beside_its_verdict() -> None:
+    text = render_study_page(facts(matrices=[matrix([cell("a", "p0", 0.3, 0.7)])]))
+    assert "## What holds up from the seed studies" in text
+    assert all(c.claim in text for c in CLAIMS)
+    assert "| micro-tasks (seed 002) | No small-model configuration is eligible" in text
