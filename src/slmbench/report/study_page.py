@@ -117,9 +117,12 @@ def _costs(f: StudyFacts) -> list[str]:
     for c in f.costs:
         tps = f"{c.tokens / c.trial_wall_s:.0f}" if c.trial_wall_s else "–"
         rwall = "–" if c.reading_wall_s is None else f"{c.reading_wall_s / 60:.1f}"
-        rows.append([short(c.model), f"{c.trials}/{c.trials_planned}",
-                     f"{c.trial_wall_s / 60:.1f}", f"{c.tokens:,}", tps,
-                     f"{c.readings}/{c.readings_planned}", rwall])
+        a = bool(c.trials or c.trials_planned)  # "–" where the study plans nothing
+        b = bool(c.readings or c.readings_planned)
+        rows.append([short(c.model), f"{c.trials}/{c.trials_planned}" if a else "–",
+                     f"{c.trial_wall_s / 60:.1f}" if a else "–", f"{c.tokens:,}" if a else "–",
+                     tps, f"{c.readings}/{c.readings_planned}" if b else "–",
+                     rwall if b else "–"])
     total_min = sum(c.trial_wall_s + (c.reading_wall_s or 0.0) for c in f.costs) / 60
     head = ["model", "Part A trials", "Part A min", "tokens", "tokens/s", "Part B readings",
             "Part B min"]
