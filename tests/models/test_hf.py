@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from slmbench.errors import ConfigError, ModelNotFoundError, ModelSpecError
+from slmbench.errors import (
+    ConfigError,
+    ContextOverflowError,
+    ModelNotFoundError,
+    ModelSpecError,
+)
 from slmbench.models import Model, load_model
 from slmbench.models.base import Message
 from slmbench.models.hf import HFModel
@@ -81,6 +86,15 @@ def test_score_with_cache_equals_one_full_pass(hf: HFModel) -> None:
     n = prompt.shape[1]
     expected = sum(float(logp[n - 1 + i, t]) for i, t in enumerate(toks))
     assert got.logprob == pytest.approx(expected, abs=1e-3)
+
+
+def test_a_prompt_past_the_position_embeddings_is_a_context_overflow(hf: HFModel) -> None:
+    assert hf.n_ctx == 8192  # SmolLM2's max_position_embeddings
+    huge = [Message(role="user", content="word " * 9000)]
+    with pytest.raises(ContextOverflowError, match="do not fit its context of 8192"):
+        hf.generate(huge, max_tokens=4)
+    with pytest.raises(ContextOverflowError, match="do not fit"):
+        hf.score(huge, ["Paris"])
 
 
 def test_tools_refused(hf: HFModel) -> None:

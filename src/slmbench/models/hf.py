@@ -29,7 +29,12 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from slmbench.errors import ConfigError, ModelNotFoundError, ModelSpecError
+from slmbench.errors import (
+    ConfigError,
+    ContextOverflowError,
+    ModelNotFoundError,
+    ModelSpecError,
+)
 from slmbench.models.base import (
     CandidateScore,
     Completion,
@@ -124,6 +129,17 @@ class HFModel:
                                            return_tensors="pt").input_ids
         return ids
 
+    @property
+    def n_ctx(self) -> int | None:
+        """The longest sequence the model's position embeddings cover (None: unbounded)."""
+        n = getattr(self.model.config, "max_position_embeddings", None)
+        return int(n) if n else None
+
+    def _check_fits(self, n: int) -> None:
+        if self.n_ctx is not None and n > self.n_ctx:
+            raise ContextOverflowError(f"{self.spec}: {n} tokens do not fit its context of "
+                                       f"{self.n_ctx}", "shorten the prompt")
+
     def _eos_ids(self) -> set[int]:
         eos = self.model.generation_config.eos_token_id
         ids = eos if isinstance(eos, list) else [eos]
@@ -148,6 +164,8 @@ class HFModel:
         with self._lock:
             start = time.perf_counter()
             ids = self._prompt_ids(as_messages(messages))
+            self._check_fits(ids.shape[1] + 1)
+            max_tokens = min(max_tokens, (self.n_ctx or 1 << 30) - ids.shape[1])
             torch.manual_seed(seed)
             with torch.no_grad():
                 out = self.model.generate(
@@ -180,6 +198,7 @@ class HFModel:
         results: list[CandidateScore] = []
         with self._lock, torch.no_grad():
             ids = self._prompt_ids(as_messages(messages))
+            self._check_fits(ids.shape[1] + max((len(t) for t in cand_ids), default=0))
             prompt = self.model(ids, use_cache=True)
             first = torch.log_softmax(prompt.logits[0, -1].double(), dim=-1)
             for cand, toks in zip(candidates, cand_ids, strict=True):
