@@ -92,9 +92,10 @@ def test_part_a_runs_resumes_and_the_page_shows_the_stored_numbers(tmp_path: Pat
     assert f"100.0 [{100 * est.low:.1f}, {100 * est.high:.1f}]" in text
     assert "```bash\nslmbench study x\n```" in text
     assert f"| {tmp_path / 'script.yaml'} | {first.stored}/{first.planned} |" in text
-    # per-task outcomes: IR-1 right twice; RC-1 answered "I don't know" every time
+    # per-task outcomes: IR-1 right twice; RC-1 (3 runs: its min_repeats) answered "I don't
+    # know" every time
     assert f"| {tmp_path / 'script.yaml'} | capability | IR-1 | 2 | 2 | – | base |" in text
-    assert f"| {tmp_path / 'script.yaml'} | reliability | RC-1 | 2 | 0 | wrong_answer 2 |" in text
+    assert f"| {tmp_path / 'script.yaml'} | reliability | RC-1 | 3 | 0 | wrong_answer 3 |" in text
     # figures and the HTML report sit beside the page and are linked relative to it
     assets = tmp_path / "docs" / "tiny"
     assert (assets / "report.html").is_file()

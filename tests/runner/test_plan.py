@@ -84,3 +84,21 @@ def test_quick_suite_has_one_task_of_each_group_and_dimension() -> None:
     assert {d for s, d in kinds if s == "reliability"} == {
         "consistency", "robustness", "fault_tolerance", "safety"}
     assert len([k for k in kinds if k[0] == "capability"]) == 8
+
+
+@pytest.mark.parametrize("repeats", [1, 2, 5])
+def test_consistency_tasks_get_their_minimum_repeats(repeats: int) -> None:
+    from slmbench.runner.executor import plan_of
+
+    exp = build_experiment({"models": ["scripted:a"], "suites": ["reliability"],
+                            "temperatures": [0.7], "repeats": repeats})
+    plan = plan_of(exp)
+    runs: dict[tuple[str, str], int] = {}
+    for p in plan.trials:
+        runs[(p.key.task, p.key.variant)] = runs.get((p.key.task, p.key.variant), 0) + 1
+    consistency = {k: n for k, n in runs.items() if k[0].startswith("RC-")}
+    others = {k: n for k, n in runs.items() if not k[0].startswith("RC-")}
+    assert len(consistency) == 4 and set(consistency.values()) == {max(repeats, 3)}
+    assert set(others.values()) == {repeats}
+    reps = [p.key.repeat for p in plan.trials]
+    assert reps == sorted(reps)  # still repeat-major: the extra RC repeats come last

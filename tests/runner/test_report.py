@@ -23,10 +23,11 @@ def test_reliability_dimensions_of_an_always_failing_model_are_zero(tmp_path: Pa
                             "tasks": ["RC-1", "RR-1", "RF-1", "RS-1"], "temperatures": [0.0],
                             "repeats": 2})
     summary = execute(exp, run_dir=tmp_path, progress=quiet())
-    # RC-1 1 variant, RR-1 base + 8 rewordings, RF-1 base + 3 faults, RS-1 1: 15 x 2 repeats
-    assert summary.planned == summary.stored == 30
+    # RC-1 1 variant x 3 (its min_repeats), RR-1 base + 8 rewordings, RF-1 base + 3 faults,
+    # RS-1 1: 14 x 2 repeats
+    assert summary.planned == summary.stored == 31
     report = ModelReport.model_validate_json(Path(summary.reports["scripted:echo"]).read_text())
-    assert report.outcomes == {"format_failure": 30}
+    assert report.outcomes == {"format_failure": 31}
     dims = report.dimensions
     assert dims is not None and report.dimensions_note is None
     assert dims["consistency"]["score"] == 0.0
@@ -36,7 +37,7 @@ def test_reliability_dimensions_of_an_always_failing_model_are_zero(tmp_path: Pa
     assert dims["composite"] == 0.0
     assert report.latency is not None and report.tokens.completion_total > 0
     trials = [json.loads(line) for line in (tmp_path / "trials.jsonl").open()]
-    assert len(trials) == 30 and {t["record"]["suite"] for t in trials} == {"reliability"}
+    assert len(trials) == 31 and {t["record"]["suite"] for t in trials} == {"reliability"}
 
 
 def test_capability_only_run_says_why_it_has_no_dimensions(tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
 """The grid of an experiment: every trial a finished run holds.
 
 models × tasks (from suites and/or task ids) × variants × temperatures ×
-repeats. Each trial's seed is derived from its identity (task, repeat and
-the experiment's base seed) by :func:`derive_seed`, and stored in its
+repeats, where a task that declares ``min_repeats`` gets at least that many (the
+consistency tasks need three runs for pass^3, whatever ``repeats`` says).
+Each trial's seed is derived from its identity (task, repeat and the
+experiment's base seed) by :func:`derive_seed`, and stored in its
 :class:`~slmbench.store.TrialKey`. Model, variant and temperature are left
 out on purpose: the models, the rewordings / faults of a task and the
 temperatures of a sweep all face the same seed for the same (task, repeat),
@@ -135,10 +137,13 @@ def build_plan(exp: Experiment, *, load_suite: SuiteLoader, variants: VariantsFn
         raise ConfigError(f"no task has any of the variants {exp.variants}",
                           "drop `variants` to run every variant, or name existing ones")
     trials: list[PlannedTrial] = []
+    most = max([exp.repeats, *(getattr(t, "min_repeats", 1) for _, t, _ in per_task)])
     for model in exp.models:
-        for repeat in range(exp.repeats):
+        for repeat in range(most):
             for temperature in exp.temperatures:
                 for suite, task, vs in per_task:
+                    if repeat >= max(exp.repeats, getattr(task, "min_repeats", 1)):
+                        continue  # a task needing more repeats than the run asks (consistency)
                     for v in vs:
                         seed = derive_seed(task.id, repeat, exp.seed)
                         key = TrialKey(model=model, task=task.id, variant=v.name,

@@ -204,6 +204,10 @@ class Task(_Strict):
     paraphrases: list[str] = Field(default_factory=list)
     faults: list[FaultKind] = Field(default_factory=list)
     fault_tool: str | None = None
+    min_repeats: int = Field(
+        default=1, ge=1, le=10,
+        description="the fewest repeats its measurement needs: a run gives the task "
+                    "max(repeats, min_repeats); consistency tasks need 2+ (pass^k)")
 
     @model_validator(mode="after")
     def _consistent(self) -> Task:
