@@ -25,7 +25,12 @@ def test_demo_runs_the_quick_suite_and_writes_the_report(
     assert html.is_file() and html.suffix == ".html"
     assert "scripted:silent" in html.read_text(encoding="utf-8")
     summary = json.loads((out / "analysis_summary.json").read_text())
-    assert summary["n_trials"] > 12  # every quick task once, plus the reliability variants
+    # every quick task once, plus the reliability variants, and the consistency task three
+    # times (its min_repeats), so even a single-pass demo has all four dimensions
+    assert summary["n_trials"] == 25
+    [dims] = summary["dimensions"]
+    assert dims["dimensions"]["consistency"]["estimate"] == 0.0
+    assert dims["composite"]["estimate"] == 0.0
     with RunStore(out) as store:
         outcomes = {t.outcome for t in store.trials()}
     assert outcomes == {"format_failure"}  # an empty reply never passes for an answer
