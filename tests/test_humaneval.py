@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from humaneval_fakes import fill
 from slmbench import humaneval
 from slmbench.cli.main import main
 from slmbench.errors import ConfigError
@@ -189,26 +190,13 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path) -> None:
             humaneval.run(model, [ADD], store, max_tokens=64, sandbox=SANDBOX)
 
 
-def _fill(store: RunStore, spec: str, passed: int, n: int) -> None:
-    for i in range(n):
-        ok = i < passed
-        result = humaneval.ProblemResult(
-            task_id=f"HumanEval/{i}", entry_point="f", passed=ok,
-            category="passed" if ok else "wrong_answer", error=None if ok else "AssertionError",
-            completion="", code="", finish_reason="length" if i == n - 1 else "stop",
-            prompt_tokens=10, completion_tokens=100, latency_s=1.0)
-        store.put(humaneval.problem_key(spec, Problem(
-            task_id=f"HumanEval/{i}", prompt="", canonical_solution="", test="",
-            entry_point="f")), "pass" if ok else "fail", result)
-
-
 def test_summary_compares_with_the_published_figure(tmp_path: Path) -> None:
     spec = "llamacpp:/models/qwen2.5-coder-0.5b.gguf?threads=1"
     with RunStore(tmp_path / "a") as store:
-        _fill(store, spec, 100, 164)
+        fill(store, spec, 100, 164)
         inside = humaneval.summarize(store, spec)
     with RunStore(tmp_path / "b") as store:
-        _fill(store, spec, 60, 164)
+        fill(store, spec, 60, 164)
         below = humaneval.summarize(store, spec)
     assert inside.comparison is not None and inside.comparison.inside
     assert inside.pass_at_1.low is not None and inside.pass_at_1.low < 0.616
@@ -220,7 +208,7 @@ def test_summary_compares_with_the_published_figure(tmp_path: Path) -> None:
 def test_report_is_generated_from_the_stored_runs(tmp_path: Path) -> None:
     spec = "llamacpp:qwen2.5-coder-1.5b"
     with RunStore(tmp_path / "run") as store:
-        _fill(store, spec, 60, 164)
+        fill(store, spec, 60, 164)
         store.set_meta("humaneval:" + spec, {"prompt": humaneval.PROMPT, "max_tokens": 512,
                                              "temperature": 0.0})
     text = humaneval.write_report([tmp_path / "run"], tmp_path / "out.md",

@@ -111,6 +111,26 @@ def test_part_a_runs_resumes_and_the_page_shows_the_stored_numbers(tmp_path: Pat
     assert "[tiny/trials.jsonl.gz](tiny/trials.jsonl.gz)" in text
 
 
+def test_humaneval_results_are_compared_and_exported_beside_the_page(tmp_path: Path) -> None:
+    import gzip
+    import json
+
+    from humaneval_fakes import fill
+    from slmbench.store import RunStore
+
+    spec = "llamacpp:/models/qwen2.5-coder-0.5b.gguf"
+    with RunStore(tmp_path / "runs" / "he") as store:
+        fill(store, spec, 100, 164)
+    study = load_study(write_study(tmp_path, extra='humaneval = ["runs/he"]'), base=tmp_path)
+    text = write_page(study, study_file=Path("study.toml"), command="c").read_text()
+    assert "the published 61.6% is inside our interval" in text
+    assert "[tiny/humaneval.jsonl.gz](tiny/humaneval.jsonl.gz)" in text
+    rows = [json.loads(x) for x in gzip.decompress(
+        (tmp_path / "docs" / "tiny" / "humaneval.jsonl.gz").read_bytes()).decode().splitlines()]
+    assert len(rows) == 164 and sum(r["passed"] for r in rows) == 100
+    assert {r["model"] for r in rows} == {spec}
+
+
 def test_page_says_what_is_missing_before_anything_ran(tmp_path: Path) -> None:
     study = load_study(write_study(tmp_path, extra='humaneval = ["runs/he"]'), base=tmp_path)
     text = write_page(study, study_file=Path("study.toml"), command="c").read_text()

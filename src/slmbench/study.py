@@ -276,6 +276,19 @@ def write_jsonl_gz(path: Path, records: list[str]) -> Path:
     return path
 
 
+def export_humaneval(run_dirs: list[Path], assets: Path) -> Path:
+    """Every stored HumanEval problem result (reply, sanitised code, verdict), one per line."""
+    from slmbench.humaneval import results
+    from slmbench.store import RunStore
+
+    rows = []
+    for run_dir in run_dirs:
+        with RunStore(run_dir) as store:
+            rows += [json.dumps({"model": m, **r.model_dump(mode="json")}, sort_keys=True)
+                     for m in store.models() for r in results(store, m)]
+    return write_jsonl_gz(assets / "humaneval.jsonl.gz", rows)
+
+
 def assets_dir(study: Study) -> Path:
     """Where the page's figures and HTML report go: ``<page dir>/<page stem>/``."""
     assert study.page is not None
@@ -339,7 +352,12 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     from datetime import UTC, datetime
 
     from slmbench.humaneval import summaries
-    from slmbench.report.study_page import StudyFacts, group_costs, render_study_page
+    from slmbench.report.study_page import (
+        StudyFacts,
+        group_costs,
+        relative,
+        render_study_page,
+    )
 
     assert study.page is not None
     facts: dict[str, Any] = {"incomplete": [], "exports": []}
@@ -349,6 +367,9 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     for d in study.humaneval:
         if not d.is_dir():
             facts["incomplete"].append(f"HumanEval: run directory {d} does not exist")
+    if found:
+        facts["exports"].append(relative(export_humaneval(found, assets_dir(study)),
+                                         study.page.parent))
     page = StudyFacts(
         name=study.name, study_file=str(study_file), command=command,
         created=datetime.now(UTC).isoformat(timespec="seconds"), versions=versions(),
