@@ -285,8 +285,18 @@ def findings(f: StudyFacts) -> list[str]:
     s = f.summary
     if s and s.accuracy:
         best = max(s.accuracy, key=lambda a: a.accuracy.estimate or 0.0)
+        temps = [set(t.per_temperature) for t in s.temperature]
+        common = set.intersection(*temps) if temps else set()
+        uneven = len({frozenset(t) for t in temps}) > 1  # models ran different temperatures
         out.append(f"Best Part A capability accuracy: {short(best.model)}, "
-                   f"{pct(best.accuracy)}% on {best.trials} trials.")
+                   f"{pct(best.accuracy)}% on {best.trials} trials"
+                   + (" (pooled over its temperatures)." if uneven else "."))
+        if uneven and len(s.temperature) > 1:
+            for key in sorted(common, key=float):
+                at = sorted(((t.per_temperature[key], t.model) for t in s.temperature),
+                            key=lambda e: -(e[0].estimate or 0.0))
+                out.append(f"At T={key}, a temperature every model ran: " + "; ".join(
+                    f"{short(m)} {pct(e)}% (n={e.n})" for e, m in at) + ".")
         sig = [p for p in s.pairwise if p.p_holm < 0.05]
         if s.pairwise:
             out.append(f"{len(sig)} of {len(s.pairwise)} model pairs differ significantly "

@@ -1,0 +1,34 @@
+"""The study page's plain-language summary, on synthetic trials with known rates."""
+
+from __future__ import annotations
+
+from synthetic_run import make_trials
+
+from slmbench.analysis import analyze
+from slmbench.report.study_page import StudyFacts, findings
+
+
+def test_models_run_at_different_temperatures_are_compared_where_they_overlap() -> None:
+    swept = make_trials({"ollama:swept-1b": (1.0, 0.5)}, temperatures=(0.3, 0.7, 1.0))
+    single = make_trials({"ollama:single-3b": (3.0, 0.7)}, temperatures=(0.7,))
+    summary = analyze(swept + single, params={"ollama:swept-1b": 1.0, "ollama:single-3b": 3.0})
+    lines = findings(StudyFacts(name="n", study_file="f", command="c", created="t",
+                                versions={}, model_hashes={}, summary=summary))
+    assert any(x.startswith("Best Part A capability accuracy:") and
+               x.endswith("(pooled over its temperatures).") for x in lines)
+    [at] = [x for x in lines if x.startswith("At T=")]
+    assert at.startswith("At T=0.7, a temperature every model ran: single-3b ")
+    swept_07 = next(t.per_temperature["0.7"] for t in summary.temperature
+                    if t.model == "ollama:swept-1b")
+    assert f"swept-1b {swept_07.formatted()}% (n={swept_07.n})." in at  # its T=0.7 share only
+
+
+def test_models_at_the_same_temperatures_need_no_overlap_line() -> None:
+    both = make_trials({"ollama:a-1b": (1.0, 0.3), "ollama:b-3b": (3.0, 0.8)},
+                       temperatures=(0.7,))
+    summary = analyze(both, params={"ollama:a-1b": 1.0, "ollama:b-3b": 3.0})
+    lines = findings(StudyFacts(name="n", study_file="f", command="c", created="t",
+                                versions={}, model_hashes={}, summary=summary))
+    assert not any(x.startswith("At T=") for x in lines)
+    assert any(x.startswith("Best Part A capability accuracy: b-3b") and x.endswith("trials.")
+               for x in lines)
