@@ -91,6 +91,9 @@ def test_part_a_runs_resumes_and_the_page_shows_the_stored_numbers(tmp_path: Pat
     assert est.low is not None and est.high is not None
     assert f"100.0 [{100 * est.low:.1f}, {100 * est.high:.1f}]" in text
     assert "```bash\nslmbench study x\n```" in text
+    # the grid as the file gives it, one row per block
+    assert (f"| A1 | {tmp_path / 'script.yaml'} | suites capability, reliability, tasks IR-1, "
+            "RC-1; T 0; 2 repeat(s)") in text
     assert f"| {tmp_path / 'script.yaml'} | {first.stored}/{first.planned} |" in text
     # per-task outcomes: IR-1 right twice; RC-1 (3 runs: its min_repeats) answered "I don't
     # know" every time
@@ -212,6 +215,8 @@ def test_part_b_resumes_from_its_store_and_the_page_holds_the_matrix(tmp_path: P
     run_part_b(study, ["scripted:echo"], console)
     text = write_page(study, study_file=Path("b.toml"), command="c").read_text()
     assert "Part B: silent has 0 of 16 readings stored" in text
+    assert ("| B1 | echo, silent | tasks approval; prompts p0, p1; all eval items per task "
+            "(seed 0);") in text
     assert "| approval | accuracy | echo | p0 |" in text
     assert "| approval | accuracy | silent |" not in text
     # a rerun of the same slice loads no model: every reading is stored

@@ -276,6 +276,26 @@ def write_jsonl_gz(path: Path, records: list[str]) -> Path:
     return path
 
 
+def design(study: Study) -> list[list[str]]:
+    """One row per block: part, models, what each model runs (the grid as the file says)."""
+    from slmbench.report.study_page import short
+
+    rows = []
+    for n, e in enumerate(study.part_a, 1):
+        rows.append([f"A{n}", ", ".join(short(m) for m in e.models),
+                     f"suites {', '.join(e.suites) or 'all'}"
+                     + (f", tasks {', '.join(e.tasks)}" if e.tasks else "")
+                     + f"; T {', '.join(f'{t:g}' for t in e.temperatures)}; "
+                     f"{e.repeats} repeat(s) (consistency tasks at least their min_repeats); "
+                     f"{e.scaffold}, {e.max_steps} steps at most"])
+    for n, b in enumerate(study.part_b, 1):
+        rows.append([f"B{n}", ", ".join(short(m) for m in b.models),
+                     f"tasks {', '.join(b.tasks)}; prompts {', '.join(b.prompts)}; "
+                     f"{b.limit or 'all'} eval items per task (seed {b.seed}); "
+                     "log-prob and generation readings"])
+    return rows
+
+
 def export_humaneval(run_dirs: list[Path], assets: Path) -> Path:
     """Every stored HumanEval problem result (reply, sanitised code, verdict), one per line."""
     from slmbench.humaneval import results
@@ -371,7 +391,7 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
         facts["exports"].append(relative(export_humaneval(found, assets_dir(study)),
                                          study.page.parent))
     page = StudyFacts(
-        name=study.name, study_file=str(study_file), command=command,
+        design=design(study), name=study.name, study_file=str(study_file), command=command,
         created=datetime.now(UTC).isoformat(timespec="seconds"), versions=versions(),
         model_hashes=model_hashes(all_models(study)), humaneval=summaries(found),
         costs=group_costs(facts.get("trials", []), planned, readings), **facts)

@@ -63,6 +63,7 @@ class StudyFacts(BaseModel):
     html_report: str | None = None  # relative to the page
     incomplete: list[str] = Field(default_factory=list)
     exports: list[str] = Field(default_factory=list)  # gzipped JSONL of the stores, relative
+    design: list[list[str]] = Field(default_factory=list)  # [block, models, grid] per block
 
 
 def pct(est: Estimate | None) -> str:
@@ -98,6 +99,8 @@ def _reproduce(f: StudyFacts) -> list[str]:
              "command again resumes an interrupted study (only missing trials and readings are "
              "computed); `--page-only` regenerates this page from the stores without a model.",
              ""]
+    if f.design:
+        lines += table(["block", "models", "grid"], f.design)
     lines += ["Versions: " + ", ".join(f"{k} {v}" for k, v in f.versions.items()) + ".", ""]
     if f.exports:
         lines += ["Every stored trial and reading behind the numbers, one JSON document per "
