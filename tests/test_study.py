@@ -238,6 +238,9 @@ def test_part_b_resumes_from_its_store_and_the_page_holds_the_matrix(tmp_path: P
     # 8 eval items x 2 prompts per model, from the store
     assert "| echo | – | – | – | – | 16/16 |" in text  # no Part A planned
     assert "| silent | – | – | – | – | 16/16 |" in text
+    # Part B tokens: generation's prompt and reply plus the scored forms, for every reading
+    echo_row = next(x for x in text.splitlines() if x.startswith("| echo | – |"))
+    assert int(echo_row.rstrip(" |").rsplit("| ", 1)[-1].replace(",", "")) > 16
 
 
 def test_blocks_give_a_slow_model_a_smaller_grid_and_are_analysed_together(

@@ -42,7 +42,7 @@ import json
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -50,6 +50,9 @@ from slmbench.errors import ConfigError
 from slmbench.microtasks.datasets.records import TASKS, TaskName
 from slmbench.microtasks.prompts import resolve_prompt_ids
 from slmbench.runner.config import Experiment
+
+if TYPE_CHECKING:
+    from slmbench.report.study_page import ReadingTally
 
 __all__ = ["PartB", "Study", "load_study"]
 
@@ -408,12 +411,11 @@ def planned_items(b: PartB) -> dict[TaskName, list[Any]]:
     return {t: select_items(load_items(t, source=b.source), b.limit, b.seed) for t in b.tasks}
 
 
-def collect_part_b(study: Study, facts: dict[str, Any]
-                   ) -> dict[str, tuple[int, int, float | None]]:
+def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTally]:
     """Each Part B block's matrix, over the models whose readings are all stored, into
-    ``facts["matrices"]``; return (planned readings stored, planned, model seconds) per model."""
+    ``facts["matrices"]``; return each model's planned readings stored, time and tokens."""
     from slmbench.microtasks.store import ReadingStore
-    from slmbench.report.study_page import short
+    from slmbench.report.study_page import ReadingTally, short
 
     if not study.part_b:
         return {}
@@ -421,9 +423,9 @@ def collect_part_b(study: Study, facts: dict[str, Any]
     items = [planned_items(b) for b in study.part_b]
     if not path.is_file():
         facts["incomplete"].append("Part B: no reading stored yet")
-        return {m: (0, sum(map(len, its.values())) * len(b.prompts), None)
+        return {m: ReadingTally(planned=sum(map(len, its.values())) * len(b.prompts))
                 for b, its in zip(study.part_b, items, strict=True) for m in b.models}
-    out: dict[str, tuple[int, int, float | None]] = {}
+    out: dict[str, ReadingTally] = {}
     matrices = []
     with ReadingStore(path) as store:
         for b, its in zip(study.part_b, items, strict=True):
@@ -432,7 +434,9 @@ def collect_part_b(study: Study, facts: dict[str, Any]
                 want = sum(map(len, its.values())) * len(b.prompts)
                 have = sum(store.get(m, t, p, i) is not None
                            for t, group in its.items() for p in b.prompts for i in group)
-                out[m] = (have, want, store.seconds(m))
+                tokens, counted = store.tokens(m)
+                out[m] = ReadingTally(done=have, planned=want, seconds=store.seconds(m),
+                                      tokens=tokens, with_tokens=counted)
                 if have == want:
                     complete.append(m)
                 else:

@@ -156,6 +156,26 @@ def test_derived_fields_are_rebuilt_from_the_raw_outputs_on_load(
         assert no_lp.note == NO_LOGPROBS_NOTE
 
 
+def test_time_and_tokens_are_summed_per_model_and_old_readings_count_apart(
+        tmp_path: Path) -> None:
+    model = CountingModel()
+    with ReadingStore(tmp_path / "r.sqlite") as store:
+        made = cached_read(store, model, "approval", "p0", ITEM)
+        raw = store.rows()[0]["raw"]
+        # generate's prompt + reply tokens (the scripted model's estimate) and one token per
+        # scored candidate form (approve, Approve, deny, Deny)
+        assert raw["tokens"] > 4 and made is not None
+        # a reading stored before tokens were recorded (no "tokens" key in its raw JSON)
+        store.put(SPEC, "approval", "p1", ITEM,
+                  RawReading(candidate_logprobs=None, reply="deny", note=NO_LOGPROBS_NOTE,
+                             seconds=2.0))
+        store._conn.execute("UPDATE readings SET raw = json_remove(raw, '$.tokens')"
+                            " WHERE prompt_id = 'p1'")
+        assert store.tokens(SPEC) == (raw["tokens"], 1)
+        assert store.seconds(SPEC) == pytest.approx(raw["seconds"] + 2.0)
+        assert store.tokens("scripted:other") == (0, 0)
+
+
 def test_diagnose_reuses_the_p0_readings_of_an_eligibility_store(built: Path,
                                                                   tmp_path: Path) -> None:
     with ReadingStore(tmp_path / "r.sqlite") as store:

@@ -93,6 +93,9 @@ class RawReading(BaseModel):
     reply: str
     note: str | None = None
     seconds: float = Field(default=0.0, ge=0.0)  # wall time of the two model calls
+    # generate's prompt and reply tokens, plus every candidate form's tokens that score read
+    # (None: stored before slmbench recorded them)
+    tokens: int | None = Field(default=None, ge=0)
 
 
 def model_input(task: TaskName, prompt_id: str, item: AnyItem) -> ModelInput:
@@ -107,14 +110,18 @@ def read_raw(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> Raw
     start = time.perf_counter()
     lps: list[float] | None = None
     note = None
+    scored = 0
     try:
-        lps = [float(s.logprob) for s in model.score(given.messages, given.candidates)]
+        scores = model.score(given.messages, given.candidates)
+        lps = [float(s.logprob) for s in scores]
+        scored = sum(s.n_tokens for s in scores)
     except LogprobsUnsupportedError:
         note = NO_LOGPROBS_NOTE
-    reply = model.generate(given.messages, temperature=given.temperature, seed=given.seed,
-                           max_tokens=given.max_tokens).text
-    return RawReading(candidate_logprobs=lps, reply=reply, note=note,
-                      seconds=time.perf_counter() - start)
+    out = model.generate(given.messages, temperature=given.temperature, seed=given.seed,
+                         max_tokens=given.max_tokens)
+    return RawReading(candidate_logprobs=lps, reply=out.text, note=note,
+                      seconds=time.perf_counter() - start,
+                      tokens=out.prompt_tokens + out.completion_tokens + scored)
 
 
 def build_reading(task: TaskName, prompt_id: str, item: AnyItem, raw: RawReading

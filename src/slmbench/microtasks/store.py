@@ -180,6 +180,15 @@ class ReadingStore:
                 " WHERE model = ?", (spec,)).fetchone()
         return float(row[0])
 
+    def tokens(self, spec: str) -> tuple[int, int]:
+        """(tokens, readings that recorded them) over the stored readings of ``spec``."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT COALESCE(SUM(json_extract(raw, '$.tokens')), 0),"
+                " COUNT(json_extract(raw, '$.tokens')) FROM readings WHERE model = ?",
+                (spec,)).fetchone()
+        return int(row[0]), int(row[1])
+
     def resume_hint(self) -> str:
         """What to tell a user whose run was interrupted."""
         return (f"interrupted: {self.count()} readings kept in {self.path}; rerun the same "

@@ -41,6 +41,20 @@ class ModelCost(BaseModel):
     readings: int = 0
     readings_planned: int = 0
     reading_wall_s: float | None = None  # None: the store does not time readings
+    reading_tokens: int = 0
+    readings_with_tokens: int = 0
+
+
+class ReadingTally(BaseModel):
+    """One model's Part B readings: planned ones stored, model time and tokens."""
+
+    model_config = ConfigDict(frozen=True)
+
+    done: int = 0
+    planned: int = 0
+    seconds: float | None = None  # None: no store yet
+    tokens: int = 0
+    with_tokens: int = 0  # readings that recorded their tokens (older ones did not)
 
 
 class StudyFacts(BaseModel):
@@ -122,16 +136,25 @@ def _costs(f: StudyFacts) -> list[str]:
         rwall = "–" if c.reading_wall_s is None else f"{c.reading_wall_s / 60:.1f}"
         a = bool(c.trials or c.trials_planned)  # "–" where the study plans nothing
         b = bool(c.readings or c.readings_planned)
+        if not b or not c.readings_with_tokens:
+            rtok = "–"
+        elif c.readings_with_tokens == c.readings:
+            rtok = f"{c.reading_tokens:,}"
+        else:
+            rtok = f"{c.reading_tokens:,} ({c.readings_with_tokens} of {c.readings} readings)"
         rows.append([short(c.model), f"{c.trials}/{c.trials_planned}" if a else "–",
                      f"{c.trial_wall_s / 60:.1f}" if a else "–", f"{c.tokens:,}" if a else "–",
                      tps, f"{c.readings}/{c.readings_planned}" if b else "–",
-                     rwall if b else "–"])
+                     rwall if b else "–", rtok])
     total_min = sum(c.trial_wall_s + (c.reading_wall_s or 0.0) for c in f.costs) / 60
-    head = ["model", "Part A trials", "Part A min", "tokens", "tokens/s", "Part B readings",
-            "Part B min"]
+    head = ["model", "Part A trials", "Part A min", "Part A tokens", "tokens/s",
+            "Part B readings", "Part B min", "Part B tokens"]
     return ["## Cost on this machine", "",
             "Model time summed over stored trials and readings (2-core CPU, llama.cpp); "
-            f"{total_min:.0f} minutes in all.", "", *table(head, rows)]
+            f"{total_min:.0f} minutes in all. Tokens: prompt and reply tokens of every model "
+            "call; for a Part B reading, its generation's plus the candidate forms it scored "
+            "(– where the readings were stored before slmbench recorded their tokens).", "",
+            *table(head, rows)]
 
 
 def _part_a(s: AnalysisSummary) -> list[str]:
@@ -375,16 +398,17 @@ def relative(path: Path, start: Path) -> str:
 
 
 def group_costs(trials: Sequence[Trial], planned: Mapping[str, int],
-                readings: Mapping[str, tuple[int, int, float | None]]) -> list[ModelCost]:
-    """Per-model cost rows from stored trials and (done, planned, seconds) of readings."""
+                readings: Mapping[str, ReadingTally]) -> list[ModelCost]:
+    """Per-model cost rows from stored trials and the tally of each model's readings."""
     models = list(dict.fromkeys([*planned, *readings]))
     out = []
     for m in models:
         mine = [t for t in trials if t.model == m]
-        done, want, secs = readings.get(m, (0, 0, None))
+        r = readings.get(m, ReadingTally())
         out.append(ModelCost(
             model=m, trials=len(mine), trials_planned=planned.get(m, 0),
             trial_wall_s=sum(t.wall_s for t in mine),
             tokens=sum(t.prompt_tokens + t.completion_tokens for t in mine),
-            readings=done, readings_planned=want, reading_wall_s=secs))
+            readings=r.done, readings_planned=r.planned, reading_wall_s=r.seconds,
+            reading_tokens=r.tokens, readings_with_tokens=r.with_tokens))
     return out
