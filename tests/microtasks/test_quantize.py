@@ -139,10 +139,10 @@ class TinyTorchModel:
         self.closed = True
 
 
-def test_run_quantize_rounds_the_fp32_model_in_place_and_pairs_precisions(
-        tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture
+def approval_home(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    """12 fit and 12 eval approval items in a fresh SLMBENCH_HOME."""
     from slmbench.microtasks.datasets.records import ApprovalItem, Provenance
-    from slmbench.microtasks.quantize import run_quantize
 
     prov = (Provenance(package="t", version="0", licence="CC0", archive_sha256="0" * 64,
                        source_path="t", record_id="x"),)
@@ -153,6 +153,13 @@ def test_run_quantize_rounds_the_fp32_model_in_place_and_pairs_precisions(
                           ).model_dump_json() for s in ("fit", "eval") for k in range(12)]
     (home / "datasets" / "approval.jsonl").write_text("\n".join(lines) + "\n")
     monkeypatch.setenv("SLMBENCH_HOME", str(home))
+    return home
+
+
+def test_run_quantize_rounds_the_fp32_model_in_place_and_pairs_precisions(
+        approval_home) -> None:  # type: ignore[no-untyped-def]
+    from slmbench.microtasks.quantize import run_quantize
+
     loads: list[str] = []
     made: list[TinyTorchModel] = []
 
@@ -174,3 +181,43 @@ def test_run_quantize_rounds_the_fp32_model_in_place_and_pairs_precisions(
     assert all(c.n_items == 12 for c in report.comparisons)
     assert any("dequantizes" in n for n in report.notes)
     assert any(n.startswith("gptq: not run") for n in report.notes)
+
+
+class Stop(Exception):
+    """Stands for Ctrl-C in the middle of a run."""
+
+
+def test_an_interrupted_run_resumes_from_its_store(approval_home, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from slmbench.microtasks.quantize import run_quantize
+    from slmbench.microtasks.store import ReadingStore
+
+    loads: list[str] = []
+
+    class Failing(TinyTorchModel):
+        calls = 0
+
+        def score(self, messages, candidates):  # type: ignore[no-untyped-def]
+            Failing.calls += 1
+            if self.spec == "fake:fp32" and Failing.calls > 5 and fail:
+                raise Stop
+            return super().score(messages, candidates)
+
+    def loader(source: str, level: str):  # type: ignore[no-untyped-def]
+        loads.append(level)
+        return Failing(f"fake:{level}"), None
+
+    args = ("/models/m.gguf", ["fp32", "rtn4"], ["approval"])
+    fail = True
+    with ReadingStore(tmp_path / "r.sqlite") as store:
+        with pytest.raises(Stop):
+            run_quantize(*args, limit=None, loader=loader, store=store)
+        assert store.count() == 5  # every reading before the interruption was kept
+        fail = False
+        first = run_quantize(*args, limit=None, loader=loader, store=store)
+        assert (first.read_counts.from_store, first.read_counts.read_now) == (5, 12 - 5 + 12)
+        assert loads == ["fp32", "fp32"]  # rtn4 rounded the resumed fp32 model in place
+        again = run_quantize(*args, limit=None, loader=loader, store=store)
+    assert loads == ["fp32", "fp32"]  # all stored: no model loaded
+    assert (again.read_counts.from_store, again.read_counts.read_now) == (24, 0)
+    assert again.rtn["rtn4"] == first.rtn["rtn4"]  # the RTN report comes from the store
+    assert [c.score for c in again.cells] == [c.score for c in first.cells]

@@ -391,6 +391,8 @@ def quantize_cmd(
     threads: int = typer.Option(2, "--threads", min=1, help="torch CPU threads"),
     seed: int = typer.Option(0, "--seed", help="seed of the item sample"),
     out: Path = typer.Option(Path("quantization"), "--out", help="output folder"),
+    store_path: Path | None = typer.Option(
+        None, "--store", help=f"readings store, reused and resumed (default: OUT/{DEFAULT_NAME})"),
 ) -> None:
     """The same model at several precisions on the same items: eligibility and paired tests."""
     try:  # torch is an optional dependency: import it only for this command
@@ -400,10 +402,16 @@ def quantize_cmd(
                           "pip install 'slmbench[hf]'") from exc
     for name, why in NOT_AVAILABLE.items():
         console.print(f"[yellow]{name.upper()} not run:[/] {why}", highlight=False)
-    report = run_quantize(model, parse_precisions(precision), _tasks(task), limit=limit,
-                          gguf=gguf or (), seed=seed, margin=margin, threads=threads,
-                          command=_command("slmbench quantize"),
-                          progress=lambda m: console.print(f"[dim]{m}[/]"))
+    with ReadingStore(store_path or out / DEFAULT_NAME) as store:
+        try:
+            report = run_quantize(model, parse_precisions(precision), _tasks(task), limit=limit,
+                                  gguf=gguf or (), seed=seed, margin=margin, threads=threads,
+                                  command=_command("slmbench quantize"),
+                                  progress=lambda m: console.print(f"[dim]{m}[/]"), store=store)
+        except KeyboardInterrupt:
+            console.print(store.resume_hint(), highlight=False)
+            raise typer.Exit(130) from None
+        console.print(report.read_counts.describe(store.path), highlight=False)
     out.mkdir(parents=True, exist_ok=True)
     (out / "quantization.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     cell_cols = ("task", "precision", "reading", "metric", "n", "score [95% CI]", "τ",

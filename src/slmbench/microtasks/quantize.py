@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from torch import nn
 
 from slmbench import stats
@@ -39,7 +39,8 @@ from slmbench.microtasks.datasets import load_items
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.eligibility import METRICS, EligibilityCell, make_cell
 from slmbench.microtasks.matrix import precision_of, select_items
-from slmbench.microtasks.readout import ItemReading, Reading, read_item
+from slmbench.microtasks.readout import ItemReading, Reading
+from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore
 from slmbench.models.base import Model, load_model
 
 GROUP_SIZE = 128
@@ -223,6 +224,7 @@ class QuantizationReport(BaseModel):
     load_seconds: dict[str, float]
     readings: dict[str, list[ItemReading]]
     notes: list[str]
+    read_counts: ReadCounts = Field(default_factory=ReadCounts)
 
 
 PrecisionKind = Literal["hf", "rtn", "gguf"]
@@ -261,8 +263,13 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
                  margin: float = 0.05, threads: int = 2, command: str = "",
                  progress: Callable[[str], None] | None = None,
                  loader: Callable[[str, str], tuple[Model, RtnReport | None]] | None = None,
-                 ) -> QuantizationReport:
-    """Read the same items at every precision; cells, paired comparisons, RTN reports."""
+                 store: ReadingStore | None = None) -> QuantizationReport:
+    """Read the same items at every precision; cells, paired comparisons, RTN reports.
+
+    With a ``store``, each reading is committed as it is made (keyed ``SOURCE#LEVEL``) and
+    stored ones are reused, so an interrupted run resumes; a level whose readings are all
+    stored is not loaded, and its RTN report comes from the store.
+    """
     say = progress or (lambda _m: None)
     load = loader or (lambda src, p: load_precision(src, p, threads=threads))
     levels = [*precisions, *gguf]
@@ -278,33 +285,52 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
         notes.append(f"{source} is a GGUF file: transformers dequantizes its quantized weights "
                      "to fp32, so 'fp32' here is that quantization expanded, not the "
                      "original full-precision model, and rtn4 re-quantizes it")
+    counts = ReadCounts()
     kept: Model | None = None  # an fp32 hf model, rounded in place by the rtn level after it
     for n, level in enumerate(levels):
-        start = time.perf_counter()
-        if kept is not None:
-            model = kept
-            report = rtn_quantize_(kept.model, symmetric=level.endswith("-sym"))  # type: ignore[attr-defined]
-            model.spec = f"{model.spec}#{level}"
-        else:
-            model, report = load(source, level)
-        kept = None
-        seconds[level] = time.perf_counter() - start
-        if report is not None:
-            rtn[level] = report
-        reuse = (level == "fp32" and n + 1 < len(levels) and levels[n + 1] in RTN_PRECISIONS
-                 and hasattr(model, "model"))
+        label = f"{source}#{level}"  # the readings' key in the store
+
+        def load_level(label: str, level: str = level) -> Model:
+            nonlocal kept
+            start = time.perf_counter()
+            if kept is not None and level in RTN_PRECISIONS:
+                model = kept
+                report = rtn_quantize_(kept.model, symmetric=level.endswith("-sym"))  # type: ignore[attr-defined]
+                model.spec = f"{model.spec}#{level}"
+            else:
+                if kept is not None:
+                    kept.close()
+                model, report = load(source, level)
+            kept = None
+            seconds[level] = time.perf_counter() - start
+            if report is not None:
+                rtn[level] = report
+                if store is not None:
+                    store.put_note(f"rtn:{label}", report.model_dump_json())
+            return model
+
+        reader = Reader(label, load_level, store)
+        reuse = (level == "fp32" and n + 1 < len(levels) and levels[n + 1] in RTN_PRECISIONS)
         try:
             for task in tasks:
                 say(f"{level} · {task}: {len(chosen[task])} items")
-                readings[f"{level}|{task}"] = [read_item(model, task, "p0", i)
+                readings[f"{level}|{task}"] = [reader.read(task, "p0", i)
                                                for i in chosen[task]]
-        finally:
-            if reuse:  # saves a second load: the next level rounds these weights
-                kept = model
-            else:
-                model.close()
-                del model
-                gc.collect()
+        except BaseException:
+            reader.close()
+            if kept is not None:
+                kept.close()
+            raise
+        if reuse and reader.loaded and hasattr(reader.model(), "model"):
+            kept = reader.model()  # saves a second load: the next level rounds these weights
+        else:
+            reader.close()
+            gc.collect()
+        counts = counts.add(reader.counts)
+        if level not in rtn and store is not None and (kept_rtn := store.note(f"rtn:{label}")):
+            rtn[level] = RtnReport.model_validate_json(kept_rtn)  # measured by an earlier run
+    if kept is not None:
+        kept.close()
     cells: list[EligibilityCell] = []
     comparisons: list[PrecisionComparison] = []
     for task in tasks:
@@ -344,4 +370,4 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
         command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
         source=source, precisions=levels, tasks=list(tasks), limit=limit, margin=margin,
         cells=cells, comparisons=comparisons, rtn=rtn, load_seconds=seconds,
-        readings=readings, notes=notes)
+        readings=readings, notes=notes, read_counts=counts)

@@ -128,6 +128,16 @@ class ReadingStore:
             return None
         return None if row is None else str(row[0])
 
+    def note(self, key: str) -> str | None:
+        """A value a command kept beside its readings (e.g. an RTN report), or None."""
+        with self._lock:
+            return self._meta(f"note:{key}")
+
+    def put_note(self, key: str, value: str) -> None:
+        with self._lock:
+            self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                               (f"note:{key}", value))
+
     def get(self, spec: str, task: TaskName, prompt_id: str, item: AnyItem) -> ItemReading | None:
         """The stored reading of this exact model input, rebuilt by the current readout code."""
         digest = model_input(task, prompt_id, item).digest()
