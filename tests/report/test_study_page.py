@@ -14,13 +14,24 @@ def test_models_run_at_different_temperatures_are_compared_where_they_overlap() 
     summary = analyze(swept + single, params={"ollama:swept-1b": 1.0, "ollama:single-3b": 3.0})
     lines = findings(StudyFacts(name="n", study_file="f", command="c", created="t",
                                 versions={}, model_hashes={}, summary=summary))
-    assert any(x.startswith("Best Part A capability accuracy:") and
-               x.endswith("(pooled over its temperatures).") for x in lines)
+    # the best model (skill 0.7) ran one temperature: nothing pooled to say
+    assert any(x.startswith("Best Part A capability accuracy: single-3b") and
+               x.endswith("trials.") for x in lines)
     [at] = [x for x in lines if x.startswith("At T=")]
     assert at.startswith("At T=0.7, a temperature every model ran: single-3b ")
     swept_07 = next(t.per_temperature["0.7"] for t in summary.temperature
                     if t.model == "ollama:swept-1b")
     assert f"swept-1b {swept_07.formatted()}% (n={swept_07.n})." in at  # its T=0.7 share only
+
+
+def test_a_best_model_swept_over_temperatures_says_its_accuracy_is_pooled() -> None:
+    swept = make_trials({"ollama:swept-3b": (3.0, 0.8)}, temperatures=(0.3, 0.7))
+    single = make_trials({"ollama:single-1b": (1.0, 0.2)}, temperatures=(0.7,))
+    summary = analyze(swept + single, params={"ollama:swept-3b": 3.0, "ollama:single-1b": 1.0})
+    lines = findings(StudyFacts(name="n", study_file="f", command="c", created="t",
+                                versions={}, model_hashes={}, summary=summary))
+    assert any(x.startswith("Best Part A capability accuracy: swept-3b") and
+               x.endswith("(pooled over its temperatures).") for x in lines)
 
 
 def test_models_at_the_same_temperatures_need_no_overlap_line() -> None:

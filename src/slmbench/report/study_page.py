@@ -316,7 +316,9 @@ def findings(f: StudyFacts) -> list[str]:
         uneven = len({frozenset(t) for t in temps}) > 1  # models ran different temperatures
         out.append(f"Best Part A capability accuracy: {short(best.model)}, "
                    f"{pct(best.accuracy)}% on {best.trials} trials"
-                   + (" (pooled over its temperatures)." if uneven else "."))
+                   + (" (pooled over its temperatures)." if uneven and len(next(
+                       (t.per_temperature for t in s.temperature if t.model == best.model),
+                       {})) > 1 else "."))
         if uneven and len(s.temperature) > 1:
             for key in sorted(common, key=float):
                 at = sorted(((t.per_temperature[key], t.model) for t in s.temperature),
