@@ -4,16 +4,23 @@ from __future__ import annotations
 
 from synthetic_run import make_trials
 
-from slmbench.analysis import analyze
+from slmbench.agent.trial import Trial
+from slmbench.analysis import AnalysisSummary, analyze
 from slmbench.report.study_page import StudyFacts, findings
+
+
+def summarise(trials: list[Trial], params: dict[str, float]
+              ) -> tuple[AnalysisSummary, list[str]]:
+    """The analysis of ``trials`` and the page's summary lines for it."""
+    summary = analyze(trials, params=params)
+    return summary, findings(StudyFacts(name="n", study_file="f", command="c", created="t",
+                                        versions={}, model_hashes={}, summary=summary))
 
 
 def test_models_run_at_different_temperatures_are_compared_where_they_overlap() -> None:
     swept = make_trials({"ollama:swept-1b": (1.0, 0.5)}, temperatures=(0.3, 0.7, 1.0))
     single = make_trials({"ollama:single-3b": (3.0, 0.7)}, temperatures=(0.7,))
-    summary = analyze(swept + single, params={"ollama:swept-1b": 1.0, "ollama:single-3b": 3.0})
-    lines = findings(StudyFacts(name="n", study_file="f", command="c", created="t",
-                                versions={}, model_hashes={}, summary=summary))
+    summary, lines = summarise(swept + single, {"ollama:swept-1b": 1.0, "ollama:single-3b": 3.0})
     # the best model (skill 0.7) ran one temperature: nothing pooled to say
     assert any(x.startswith("Best Part A capability accuracy: single-3b") and
                x.endswith("trials.") for x in lines)
@@ -27,9 +34,7 @@ def test_models_run_at_different_temperatures_are_compared_where_they_overlap() 
 def test_a_best_model_swept_over_temperatures_says_its_accuracy_is_pooled() -> None:
     swept = make_trials({"ollama:swept-3b": (3.0, 0.8)}, temperatures=(0.3, 0.7))
     single = make_trials({"ollama:single-1b": (1.0, 0.2)}, temperatures=(0.7,))
-    summary = analyze(swept + single, params={"ollama:swept-3b": 3.0, "ollama:single-1b": 1.0})
-    lines = findings(StudyFacts(name="n", study_file="f", command="c", created="t",
-                                versions={}, model_hashes={}, summary=summary))
+    _, lines = summarise(swept + single, {"ollama:swept-3b": 3.0, "ollama:single-1b": 1.0})
     assert any(x.startswith("Best Part A capability accuracy: swept-3b") and
                x.endswith("(pooled over its temperatures).") for x in lines)
 
@@ -37,9 +42,7 @@ def test_a_best_model_swept_over_temperatures_says_its_accuracy_is_pooled() -> N
 def test_models_at_the_same_temperatures_need_no_overlap_line() -> None:
     both = make_trials({"ollama:a-1b": (1.0, 0.3), "ollama:b-3b": (3.0, 0.8)},
                        temperatures=(0.7,))
-    summary = analyze(both, params={"ollama:a-1b": 1.0, "ollama:b-3b": 3.0})
-    lines = findings(StudyFacts(name="n", study_file="f", command="c", created="t",
-                                versions={}, model_hashes={}, summary=summary))
+    _, lines = summarise(both, {"ollama:a-1b": 1.0, "ollama:b-3b": 3.0})
     assert not any(x.startswith("At T=") for x in lines)
     assert any(x.startswith("Best Part A capability accuracy: b-3b") and x.endswith("trials.")
                for x in lines)
