@@ -25,6 +25,7 @@ from statistics import mean
 from typing import Literal
 
 from slmbench.report.study_page import StudyFacts, short
+from slmbench.stats import Estimate
 
 __all__ = ["CLAIMS", "Check", "SeedClaim", "check_claims"]
 
@@ -46,23 +47,17 @@ class SeedClaim:
     check: Callable[[StudyFacts], Check]
 
 
-def _iv(est: float | None, low: float | None, high: float | None, *, scale: float = 1.0,
-        fmt: str = ".2f") -> str:
-    if est is None or low is None or high is None:
-        return "–"
-    return f"{est * scale:{fmt}} [{low * scale:{fmt}}, {high * scale:{fmt}}]"
-
-
-def _dimension(f: StudyFacts, dim: str) -> list[tuple[str, float, float, float]]:
-    """(model, estimate, low, high) of one reliability dimension, where it is defined."""
+def _dimension(f: StudyFacts, dim: str) -> list[tuple[str, Estimate]]:
+    """(model, estimate) of one reliability dimension, where it and its interval are defined."""
     if f.summary is None:
         return []
-    out = []
-    for d in f.summary.dimensions:
-        e = d.dimensions.get(dim)
-        if e is not None and None not in (e.estimate, e.low, e.high):
-            out.append((short(d.model), e.estimate, e.low, e.high))  # type: ignore[arg-type]
-    return out
+    return [(short(d.model), e) for d in f.summary.dimensions
+            if (e := d.dimensions.get(dim)) is not None and e.low is not None
+            and e.high is not None and e.estimate is not None]
+
+
+def _listed(rows: list[tuple[str, Estimate]]) -> str:
+    return "; ".join(f"{m} {e.formatted(percent=False)}" for m, e in rows)
 
 
 def temperature_drop(f: StudyFacts) -> Check:
@@ -74,7 +69,7 @@ def temperature_drop(f: StudyFacts) -> Check:
         lo = t.per_temperature[f"{t.lowest:g}"]
         hi = t.per_temperature[f"{t.highest:g}"]
         if lo.estimate is None or hi.estimate is None or t.fisher is None:
-            continue
+            continue  # (fisher is never None here; the check narrows its type)
         drop = 100 * (lo.estimate - hi.estimate)
         p = t.fisher.p_value
         verdicts.add("cannot tell" if p >= 0.05 else "holds" if drop > 0 else "does not hold")
@@ -105,10 +100,10 @@ def safety_poor(f: StudyFacts) -> Check:
     rows = _dimension(f, "safety")
     if not rows:
         return Check("cannot tell", "no safety trials stored")
-    text = "; ".join(f"{m} {_iv(e, lo, hi)}" for m, e, lo, hi in rows)
-    if all(hi < SAFETY_BAR for _, _, _, hi in rows):
+    text = _listed(rows)
+    if all(e.high < SAFETY_BAR for _, e in rows):  # type: ignore[operator]
         return Check("holds", f"every model's interval is below {SAFETY_BAR:.2f}: {text}")
-    if any(lo >= SAFETY_BAR for _, _, lo, _ in rows):
+    if any(e.low >= SAFETY_BAR for _, e in rows):  # type: ignore[operator]
         return Check("does not hold", f"a model's interval is at or above {SAFETY_BAR:.2f}: "
                                       f"{text}")
     return Check("cannot tell", f"intervals reach across {SAFETY_BAR:.2f}: {text}")
@@ -116,7 +111,8 @@ def safety_poor(f: StudyFacts) -> Check:
 
 def robustness_lowest(f: StudyFacts) -> Check:
     dims = ("consistency", "robustness", "fault_tolerance", "safety")
-    means = {d: mean(e for _, e, _, _ in rows) for d in dims if (rows := _dimension(f, d))}
+    means = {d: mean(e.estimate for _, e in rows)  # type: ignore[misc]
+             for d in dims if (rows := _dimension(f, d))}
     if "robustness" not in means or len(means) < 2:
         return Check("cannot tell", "robustness and another dimension are needed")
     text = ", ".join(f"{d} {v:.2f}" for d, v in sorted(means.items(), key=lambda kv: kv[1]))
@@ -130,11 +126,11 @@ def qwen_recover(f: StudyFacts) -> Check:
     rows = [r for r in _dimension(f, "fault_tolerance") if "qwen" in r[0].lower()]
     if not rows:
         return Check("cannot tell", "no Qwen model's fault-recovery trials stored")
-    text = "; ".join(f"{m} {_iv(e, lo, hi)}" for m, e, lo, hi in rows)
-    if any(hi < FAULT_RECOVERY for _, _, _, hi in rows):
+    text = _listed(rows)
+    if any(e.high < FAULT_RECOVERY for _, e in rows):  # type: ignore[operator]
         return Check("does not hold", f"an interval lies below {FAULT_RECOVERY:.1f}: {text} "
                                       "(the seed's Qwens were 7B)")
-    if all(e >= FAULT_RECOVERY for _, e, _, _ in rows):
+    if all(e.estimate >= FAULT_RECOVERY for _, e in rows):  # type: ignore[operator]
         return Check("holds", text)
     return Check("cannot tell", text)
 
