@@ -2,8 +2,8 @@
 
 For each model the same planned trials (same tasks, variants, temperature and
 seeds) run twice with one loaded model: *bare* (a loop calling
-``slmbench.evaluator.run_trial`` directly, nothing stored) and *runner*
-(``slmbench.runner.execute`` into a fresh run directory: planning, retry and
+``slmbench.agents.evaluator.run_trial`` directly, nothing stored) and *runner*
+(``slmbench.agents.runner.execute`` into a fresh run directory: planning, retry and
 cache wrappers, one store write per trial, stats, progress and reports).
 
     overhead per trial = ((runner wall - runner model time) - (bare wall - bare model time)) / n
@@ -36,13 +36,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 
-from slmbench.evaluator import run_trial
+from slmbench.agents.evaluator import run_trial
+from slmbench.agents.runner.config import Experiment, build_experiment
+from slmbench.agents.runner.executor import _default_suite_loader, _default_variants, execute
+from slmbench.agents.runner.plan import build_plan
+from slmbench.agents.runner.progress import PlainProgress
+from slmbench.agents.store import RunStore
 from slmbench.models.base import Completion, Message, Model, load_model
-from slmbench.runner.config import Experiment, build_experiment
-from slmbench.runner.executor import _default_suite_loader, _default_variants, execute
-from slmbench.runner.plan import build_plan
-from slmbench.runner.progress import PlainProgress
-from slmbench.store import RunStore
 
 RESULTS = Path(__file__).parent / "results" / "runner_overhead.json"
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from slmbench import humaneval
-from slmbench.store import RunStore
-from slmbench.tasks.packs.humaneval import Problem
+from slmbench.agents import humaneval
+from slmbench.agents.store import RunStore
+from slmbench.agents.tasks.packs.humaneval import Problem
 
 
 def fill(store: RunStore, spec: str, passed: int, n: int) -> None:

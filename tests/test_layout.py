@@ -1,14 +1,157 @@
-"""The test tree itself: pytest (rootdir imports, no packages) needs unique module names."""
+"""The layout itself: one-way imports between the package's layers, and a test tree pytest can
+collect on a clean clone.
+
+The package is layered ``core → models → {agents, microtasks} → report → study → cli`` (see
+``docs/architecture.md``). These tests read every module's imports with :mod:`ast`, including
+imports inside functions and under ``TYPE_CHECKING``, so a lazy import cannot hide an edge.
+"""
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
 from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "slmbench"
+
+#: layer of each top-level part; an import may only point to the same or a lower layer
+LAYERS = {"core": 0, "models": 1, "agents": 2, "microtasks": 2, "report": 3, "study": 4,
+          "cli": 5, "": 6}
+HALVES = ("agents", "microtasks")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(["slmbench", *parts])
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in SRC.rglob("*.py")}
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Every slmbench module ``name`` imports, resolved to a module of the tree."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            # `from pkg import sub` imports the submodule `pkg.sub` when there is one
+            targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in known else module
+                       for a in node.names]
+        else:
+            continue
+        out.update(t for t in targets if t == "slmbench" or t.startswith("slmbench."))
+    out.discard(name)
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    mods = _modules()
+    return {name: _imports(name, path, set(mods)) for name, path in mods.items()}
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one member (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next((c for c in children if c in graph), None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    comp = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        comp.append(member)
+                        if member == node:
+                            break
+                    if len(comp) > 1:
+                        found.append(sorted(comp))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph[child]))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+def test_the_module_graph_has_no_cycle() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_the_subpackages_of_each_half_have_no_cycle() -> None:
+    # agents.tools -> agents.tasks -> agents.tools would be a cycle between folders even when
+    # no two modules import each other; the records module at the bottom of each half prevents it.
+    folders: dict[str, set[str]] = {}
+    for source, targets in _graph().items():
+        a = ".".join(source.split(".")[:3])
+        folders.setdefault(a, set()).update(".".join(t.split(".")[:3]) for t in targets)
+    for k, v in folders.items():
+        v.discard(k)
+    assert _cycles(folders) == []
+
+
+def test_imports_flow_one_way_and_the_halves_never_meet() -> None:
+    wrong = []
+    for source, targets in _graph().items():
+        for target in targets:
+            s, t = _part(source), _part(target)
+            if s in HALVES and t in HALVES and s != t:
+                wrong.append(f"{source} -> {target} (the two halves never import each other)")
+            elif LAYERS.get(s, 6) < LAYERS.get(t, 6):
+                wrong.append(f"{source} -> {target} (a lower layer imports a higher one)")
+    assert wrong == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("init", sorted(SRC.rglob("__init__.py")), ids=lambda p: str(
+    p.relative_to(SRC).parent) or "slmbench")
+def test_every_package_names_its_public_surface(init: Path) -> None:
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    names = [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+             if isinstance(t, ast.Name)]
+    assert "__all__" in names, f"{init.relative_to(SRC)} has no __all__"
 
 
 def test_test_module_names_are_unique() -> None:
     # Two tests/**/test_x.py files make collection fail with "import file mismatch" on a
     # clean clone, though each runs fine alone (a helper's tests/microtasks/test_store.py
     # once clashed with tests/test_store.py that way).
-    names = Counter(p.name for p in Path(__file__).parent.rglob("test_*.py"))
+    names = Counter(p.name for p in Path(__file__).parent.rglob("*.py")
+                    if p.name not in {"conftest.py", "__init__.py"})
     assert [n for n, k in names.items() if k > 1] == []

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from slmbench.errors import ConfigError
+from slmbench.core.errors import ConfigError
+from slmbench.core.stats import wilson
 from slmbench.models.base import Model
 from slmbench.report.study_page import render_study_page
-from slmbench.stats import wilson
 from slmbench.study import load_study, run_part_a, write_page
 
 # Answers IR-1 ("How high is Mount Everest") through web_search; everything else: "I don't know".
@@ -119,7 +119,7 @@ def test_humaneval_results_are_compared_and_exported_beside_the_page(tmp_path: P
     import json
 
     from humaneval_fakes import fill
-    from slmbench.store import RunStore
+    from slmbench.agents.store import RunStore
 
     spec = "llamacpp:/models/qwen2.5-coder-0.5b.gguf"
     with RunStore(tmp_path / "runs" / "he") as store:

@@ -4,10 +4,11 @@ The public API is re-exported here; modules whose names start with an
 underscore are private.
 """
 
-from slmbench.errors import SlmbenchError
+from slmbench.core.errors import SlmbenchError
+from slmbench.core.version import VERSION
 from slmbench.models.base import CandidateScore, Completion, Message, Model, load_model
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 __all__ = [
     "CandidateScore",

@@ -46,13 +46,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from slmbench.errors import ConfigError
+from slmbench.agents.runner.config import Experiment
+from slmbench.core.errors import ConfigError
 from slmbench.microtasks.datasets.records import TASKS, TaskName
 from slmbench.microtasks.prompts import resolve_prompt_ids
-from slmbench.runner.config import Experiment
 
 if TYPE_CHECKING:
-    from slmbench.report.study_page import ReadingTally
+    from slmbench.report.study_facts import ReadingTally
 
 __all__ = ["PartB", "Study", "load_study"]
 
@@ -172,8 +172,8 @@ def check_models(study: Study, models: list[str] | None) -> None:
 
 def run_part_a(study: Study, models: list[str] | None, console: Any) -> list[Any]:
     """Run (resume) every Part A block; one run summary per block that had a model to run."""
-    from slmbench.runner.executor import execute
-    from slmbench.runner.progress import make_progress
+    from slmbench.agents.runner.executor import execute
+    from slmbench.agents.runner.progress import make_progress
 
     summaries = []
     for block in range(len(study.part_a)):
@@ -227,12 +227,12 @@ def versions() -> dict[str, str]:
     import subprocess
     from importlib.metadata import PackageNotFoundError, version
 
-    import slmbench
+    from slmbench.core.version import VERSION
 
-    out = {"slmbench": slmbench.__version__}
+    out = {"slmbench": VERSION}
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, timeout=10, cwd=Path(slmbench.__file__).parent)
+                                text=True, timeout=10, cwd=Path(__file__).parent)
         if commit.returncode == 0 and commit.stdout.strip():
             out["commit"] = commit.stdout.strip()
     except (OSError, subprocess.SubprocessError):
@@ -249,8 +249,8 @@ def versions() -> dict[str, str]:
 def model_hashes(specs: list[str]) -> dict[str, str]:
     """sha256 of each llama.cpp model file, from its pull record (or hashed now)."""
     from slmbench.models.base import parse_spec
+    from slmbench.models.catalog import file_sha256, read_record
     from slmbench.models.llamacpp import resolve_target
-    from slmbench.models.registry import file_sha256, read_record
 
     out: dict[str, str] = {}
     for spec in specs:
@@ -281,7 +281,7 @@ def write_jsonl_gz(path: Path, records: list[str]) -> Path:
 
 def design(study: Study) -> list[list[str]]:
     """One row per block: part, models, what each model runs (the grid as the file says)."""
-    from slmbench.report.study_page import short
+    from slmbench.report.study_facts import short
 
     rows = []
     for n, e in enumerate(study.part_a, 1):
@@ -301,8 +301,8 @@ def design(study: Study) -> list[list[str]]:
 
 def export_humaneval(run_dirs: list[Path], assets: Path) -> Path:
     """Every stored HumanEval problem result (reply, sanitised code, verdict), one per line."""
-    from slmbench.humaneval import results
-    from slmbench.store import RunStore
+    from slmbench.agents.humaneval import results
+    from slmbench.agents.store import RunStore
 
     rows = []
     for run_dir in run_dirs:
@@ -321,10 +321,10 @@ def assets_dir(study: Study) -> Path:
 def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
     """Analyse the trials of every Part A block together into ``facts``; return the planned
     trials per model."""
-    from slmbench.analysis import SUMMARY_NAME, load_trials, read_summary
+    from slmbench.agents.analysis import SUMMARY_NAME, load_trials, read_summary
+    from slmbench.agents.runner.executor import plan_of
+    from slmbench.agents.store import DB_NAME
     from slmbench.report import report_trials
-    from slmbench.runner.executor import plan_of
-    from slmbench.store import DB_NAME
 
     planned: dict[str, int] = {}
     trials = []
@@ -374,13 +374,9 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     """Gather everything stored and write the study's Markdown page; returns its path."""
     from datetime import UTC, datetime
 
-    from slmbench.humaneval import summaries
-    from slmbench.report.study_page import (
-        StudyFacts,
-        group_costs,
-        relative,
-        render_study_page,
-    )
+    from slmbench.agents.humaneval import summaries
+    from slmbench.report.study_facts import StudyFacts
+    from slmbench.report.study_page import group_costs, relative, render_study_page
 
     assert study.page is not None
     facts: dict[str, Any] = {"incomplete": [], "exports": []}
@@ -415,7 +411,7 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
     """Each Part B block's matrix, over the models whose readings are all stored, into
     ``facts["matrices"]``; return each model's planned readings stored, time and tokens."""
     from slmbench.microtasks.store import ReadingStore
-    from slmbench.report.study_page import ReadingTally, short
+    from slmbench.report.study_facts import ReadingTally, short
 
     if not study.part_b:
         return {}

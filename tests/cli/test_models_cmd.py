@@ -14,8 +14,8 @@ from clirun import CliRunner
 
 from fake_wheels import build_wheel
 from slmbench.cli import models_cmd
-from slmbench.models import registry as reg
-from slmbench.models.registry import Registry, load_registry
+from slmbench.models import catalog as reg
+from slmbench.models.catalog import Registry, load_registry
 
 PARTS = [b"GGUF" + b"\x05" * 1000, b"\x06" * 999]
 JOINED = b"".join(PARTS)

@@ -60,7 +60,7 @@ def test_validate_reports_a_malformed_file_in_one_line(cli: CliRunner, home: Pat
 
 
 def test_shipped_suites_validate(cli: CliRunner, home: Path) -> None:
-    from slmbench.tasks.loader import suite_path
+    from slmbench.agents.tasks.loader import suite_path
 
     for name in ("capability", "reliability"):
         result = cli("tasks", "validate", str(suite_path(name)))

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from fake_wheels import build_wheel
+from slmbench.core.sources import PackagePin, sha256_file
 from slmbench.microtasks.datasets import prepare
-from slmbench.microtasks.datasets.sources import PackagePin, sha256_file
 
 TOOLS_MULTIPLE = [
     {"id": "multiple_0", "question": [[{"role": "user", "content":

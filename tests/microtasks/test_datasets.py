@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from slmbench.errors import IntegrityError
+from slmbench.core.errors import IntegrityError
+from slmbench.core.sources import PackagePin, SourceArchive, fetch, sha256_file
 from slmbench.microtasks.datasets import DatasetMissingError, load_items, load_manifest
 from slmbench.microtasks.datasets.approval import cheat_commands
 from slmbench.microtasks.datasets.bfcl import quote_score
 from slmbench.microtasks.datasets.records import ApprovalItem, MemoryItem, RankItem, ToolItem
-from slmbench.microtasks.datasets.sources import PackagePin, SourceArchive, fetch, sha256_file
 
 
 def test_tool_items_take_gold_from_the_answer_key_and_irrelevance_is_none(built: Path) -> None:

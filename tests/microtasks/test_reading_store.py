@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from slmbench.agents.store import RunStore
 from slmbench.cli.diagnose_cmd import run_diagnose
 from slmbench.microtasks import prompts, readout
 from slmbench.microtasks.datasets.records import ApprovalItem
@@ -18,7 +19,6 @@ from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, RawReading, read_item
 from slmbench.microtasks.store import ReadingStore, StoreError, cached_read
 from slmbench.models.base import CandidateScore, Completion, Message
 from slmbench.models.scripted import Script, ScriptedModel
-from slmbench.store import RunStore
 
 SPEC = "scripted:careful"
 ITEM = ApprovalItem(id="a1", split="eval", provenance=(), command="rm -rf build", label="deny",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from slmbench.errors import (
+from slmbench.core.errors import (
     ConfigError,
     ContextOverflowError,
     ModelNotFoundError,

@@ -10,7 +10,7 @@ import pytest
 from llama_cpp import Llama
 from scipy.special import log_softmax
 
-from slmbench.errors import ConfigError, ContextOverflowError, ModelSpecError
+from slmbench.core.errors import ConfigError, ContextOverflowError, ModelSpecError
 from slmbench.models import Model, load_model
 from slmbench.models.base import Message
 from slmbench.models.llamacpp import LlamaCppModel

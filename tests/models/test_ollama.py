@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from slmbench.errors import (
+from slmbench.core.errors import (
     BackendError,
     LogprobsUnsupportedError,
     ModelNotFoundError,

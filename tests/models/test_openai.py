@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from slmbench.errors import BackendError, LogprobsUnsupportedError, ModelSpecError
+from slmbench.core.errors import BackendError, LogprobsUnsupportedError, ModelSpecError
 from slmbench.models import Model, load_model
 from slmbench.models.base import Message, ToolCall
 from slmbench.models.llamacpp import LlamaCppModel, resolve_target

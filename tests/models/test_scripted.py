@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from slmbench.errors import ConfigError, LogprobsUnsupportedError
+from slmbench.core.errors import ConfigError, LogprobsUnsupportedError
 from slmbench.models import Message, Model, load_model
 from slmbench.models.scripted import Script, ScriptedModel, ScriptRule
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from slmbench.errors import ConfigError, ModelNotFoundError, ModelSpecError
+from slmbench.core.errors import ConfigError, ModelNotFoundError, ModelSpecError
 from slmbench.models import Message, load_model, parse_spec
 from slmbench.models.base import as_messages
 

@@ -15,12 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from slmbench.agent.trial import Action, Outcome, Step, Trial
+from slmbench.agents.records import Action, Outcome, Score, Step, Trial, TrialKey
+from slmbench.agents.store import RunStore
+from slmbench.agents.tasks import Task, load_tasks
+from slmbench.agents.tasks.perturb import fault_plan_for, variants
 from slmbench.models.base import Message
-from slmbench.scoring.base import Score
-from slmbench.store import RunStore, TrialKey
-from slmbench.tasks import Task, load_tasks
-from slmbench.tasks.perturb import fault_plan_for, variants
 
 MODELS = {  # spec -> (params in B, skill)
     "ollama:alpha-0.5b": (0.5, 0.25),

@@ -15,7 +15,7 @@ import pytest
 from synthetic_run import MODELS, SCRIPT_TEXT
 from typer.testing import CliRunner
 
-from slmbench.analysis import read_summary
+from slmbench.agents.analysis import read_summary
 from slmbench.report import ReportFiles
 from slmbench.report.html import fmt
 

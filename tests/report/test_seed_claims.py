@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 from synthetic_run import make_trials
 
-from slmbench.analysis import analyze
+from slmbench.agents.analysis import analyze
 from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.report.seed_claims import CLAIMS, check_claims
-from slmbench.report.study_page import StudyFacts, render_study_page
+from slmbench.report.study_facts import StudyFacts
+from slmbench.report.study_page import render_study_page
 
 
 def facts(**kw: object) -> StudyFacts:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from synthetic_run import make_trials
 
-from slmbench.agent.trial import Trial
-from slmbench.analysis import AnalysisSummary, analyze
-from slmbench.report.study_page import StudyFacts, findings
+from slmbench.agents.analysis import AnalysisSummary, analyze
+from slmbench.agents.records import Trial
+from slmbench.report.study_facts import StudyFacts
+from slmbench.report.study_page import findings
 
 
 def summarise(trials: list[Trial], params: dict[str, float]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from slmbench.analysis import read_summary
+from slmbench.agents.analysis import read_summary
+from slmbench.core.stats import wilson
 from slmbench.report import ReportFiles
 from slmbench.report.tables import ci, escape, headline_table
-from slmbench.stats import wilson
 
 
 def test_tables_are_booktabs_with_one_row_per_model(full_report: ReportFiles) -> None:

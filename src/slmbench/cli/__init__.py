@@ -1,1 +1,3 @@
-"""The ``slmbench`` command line."""
+"""The ``slmbench`` command line: parse arguments, call the library, print. Nothing else."""
+
+__all__ = ["main"]

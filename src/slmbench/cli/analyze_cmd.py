@@ -8,8 +8,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from slmbench.analysis import SUMMARY_NAME, AnalysisSummary, analyze_run, parse_params
-from slmbench.stats import Estimate
+from slmbench.agents.analysis import SUMMARY_NAME, AnalysisSummary, analyze_run, parse_params
+from slmbench.core.stats import Estimate
 
 
 def fmt(est: Estimate | None, *, percent: bool = True) -> str:

@@ -16,11 +16,11 @@ from typing import Annotated
 
 import typer
 
+from slmbench.agents.runner.config import build_experiment
+from slmbench.agents.runner.executor import execute
+from slmbench.agents.runner.progress import make_progress
 from slmbench.cli.console import wide_console
 from slmbench.cli.run_cmd import print_summary
-from slmbench.runner.config import build_experiment
-from slmbench.runner.executor import execute
-from slmbench.runner.progress import make_progress
 
 DEFAULT_MODEL = "llamacpp:qwen2.5-coder-0.5b"
 

@@ -17,8 +17,10 @@ from rich.console import Console
 from rich.table import Table
 
 from slmbench.cli.console import wide_console
-from slmbench.errors import ConfigError
-from slmbench.microtasks.cascade import (
+from slmbench.core.errors import ConfigError
+from slmbench.microtasks.datasets import TASKS, load_items
+from slmbench.microtasks.datasets.records import AnyItem, TaskName
+from slmbench.microtasks.diagnostics.cascade import (
     BM25Functions,
     BM25Turns,
     Cascade,
@@ -28,19 +30,22 @@ from slmbench.microtasks.cascade import (
     evaluate,
     shortlist_rerank,
 )
-from slmbench.microtasks.datasets import TASKS, load_items
-from slmbench.microtasks.datasets.records import AnyItem, TaskName
-from slmbench.microtasks.diagnostics import DiagnosticCell, ScoredItem, diagnose, scored_item
-from slmbench.microtasks.matrix import precision_of, select_items
-from slmbench.microtasks.probes import (
+from slmbench.microtasks.diagnostics.probes import (
     ProbePoint,
     conversations,
     probe_memory,
     probe_ranking,
     widen_ranking,
 )
+from slmbench.microtasks.diagnostics.regimes import Regime, classify
+from slmbench.microtasks.diagnostics.thresholds import (
+    DiagnosticCell,
+    ScoredItem,
+    diagnose,
+    scored_item,
+)
+from slmbench.microtasks.matrix import precision_of, select_items
 from slmbench.microtasks.readout import ItemReading
-from slmbench.microtasks.regimes import Regime, classify
 from slmbench.microtasks.store import (
     DEFAULT_NAME,
     ReadCounts,
@@ -396,7 +401,11 @@ def quantize_cmd(
 ) -> None:
     """The same model at several precisions on the same items: eligibility and paired tests."""
     try:  # torch is an optional dependency: import it only for this command
-        from slmbench.microtasks.quantize import NOT_AVAILABLE, parse_precisions, run_quantize
+        from slmbench.microtasks.diagnostics.quantize import (
+            NOT_AVAILABLE,
+            parse_precisions,
+            run_quantize,
+        )
     except ImportError as exc:
         raise ConfigError(f"quantize needs torch and transformers: {exc}",
                           "pip install 'slmbench[hf]'") from exc

@@ -9,8 +9,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from slmbench import humaneval
-from slmbench.store import RunStore
+from slmbench.agents import humaneval
+from slmbench.agents.store import RunStore
 
 console = Console()
 

@@ -2,7 +2,7 @@
 
 Each module in ``COMMAND_MODULES`` defines ``register(app)``, adding its
 commands to the Typer app. Errors a user can act on
-(:class:`~slmbench.errors.SlmbenchError`) are printed as one line plus a
+(:class:`~slmbench.core.errors.SlmbenchError`) are printed as one line plus a
 hint, with exit code 2, never as a traceback.
 """
 
@@ -14,7 +14,7 @@ import sys
 import typer
 from rich.console import Console
 
-from slmbench.errors import SlmbenchError
+from slmbench.core.errors import SlmbenchError
 
 COMMAND_MODULES: list[str] = [
     "slmbench.cli.models_cmd",
@@ -45,9 +45,9 @@ def _root() -> None:
 @app.command()
 def version() -> None:
     """Print slmbench's version."""
-    from slmbench import __version__
+    from slmbench.core.version import VERSION
 
-    print(__version__)
+    print(VERSION)
 
 
 for _name in COMMAND_MODULES:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from slmbench.cli.console import wide_console
-from slmbench.errors import ConfigError
+from slmbench.core.errors import ConfigError
 from slmbench.microtasks.datasets import TASKS, prepare
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.matrix import MatrixRun, run_matrix

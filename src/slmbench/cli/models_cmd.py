@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from slmbench.cli.console import wide_console
-from slmbench.models.registry import (
+from slmbench.models.catalog import (
     HFSource,
     OllamaSource,
     PypiSource,
@@ -20,7 +20,7 @@ from slmbench.models.registry import (
     gguf_path,
     load_registry,
 )
-from slmbench.models.registry import pull as pull_model
+from slmbench.models.catalog import pull as pull_model
 
 NO_SERVER = "no server"
 

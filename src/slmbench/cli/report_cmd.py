@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from slmbench.analysis import parse_params
+from slmbench.agents.analysis import parse_params
 
 
 def report(

@@ -15,12 +15,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from slmbench.agents.runner.config import Experiment, build_experiment, load_experiment
+from slmbench.agents.runner.executor import RunSummary, execute
+from slmbench.agents.runner.progress import make_progress
+from slmbench.agents.store import DB_NAME, RunStore
 from slmbench.cli.console import wide_console
-from slmbench.errors import ConfigError
-from slmbench.runner.config import Experiment, build_experiment, load_experiment
-from slmbench.runner.executor import RunSummary, execute
-from slmbench.runner.progress import make_progress
-from slmbench.store import DB_NAME, RunStore
+from slmbench.core.errors import ConfigError
 
 
 def _temperatures(values: list[str] | None) -> list[float] | None:

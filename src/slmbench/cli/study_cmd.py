@@ -10,7 +10,7 @@ import typer
 
 from slmbench.cli.console import wide_console
 from slmbench.cli.run_cmd import print_summary
-from slmbench.errors import ConfigError
+from slmbench.core.errors import ConfigError
 from slmbench.study import check_models, load_study, run_part_a, run_part_b, write_page
 
 

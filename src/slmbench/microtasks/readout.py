@@ -7,7 +7,7 @@
 * **generation**: greedy decoding (temperature 0), the reply parsed back to options; a
   reply that names no option is a *format failure*, kept apart from a wrong answer.
 
-A backend without log-probabilities (:class:`~slmbench.errors.LogprobsUnsupportedError`)
+A backend without log-probabilities (:class:`~slmbench.core.errors.LogprobsUnsupportedError`)
 gets only the generation reading, and the record says so in ``note``.
 
 A reading is split in two so it can be stored and reused: :func:`read_raw` asks the model
@@ -24,7 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from scipy.special import logsumexp
 
-from slmbench.errors import LogprobsUnsupportedError
+from slmbench.core.errors import LogprobsUnsupportedError
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.prompts import options_for, parse_reply, prompt_set, render
 from slmbench.models.base import Message, Model

@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from slmbench.errors import ConfigError, ModelSpecError
+from slmbench.core.errors import ConfigError, ModelSpecError
 
 Role = Literal["system", "user", "assistant", "tool"]
 FinishReason = Literal["stop", "length", "tool_calls", "error"]
@@ -100,7 +100,7 @@ class Model(Protocol):
 
     ``generate`` must be deterministic for ``temperature == 0`` and, for a
     sampling temperature, for a given ``seed``. ``score`` raises
-    :class:`~slmbench.errors.LogprobsUnsupportedError` where the backend
+    :class:`~slmbench.core.errors.LogprobsUnsupportedError` where the backend
     cannot give log-probabilities: it never returns a made-up number.
     """
 

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from slmbench.errors import (
+from slmbench.core.errors import (
     ConfigError,
     ContextOverflowError,
     ModelNotFoundError,
@@ -43,7 +43,7 @@ from slmbench.models.base import (
     as_messages,
     check_generate_args,
 )
-from slmbench.models.registry import resolve_gguf
+from slmbench.models.catalog import resolve_gguf
 
 DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "fp16": torch.float16,
                                   "bf16": torch.bfloat16}

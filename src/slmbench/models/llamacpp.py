@@ -46,7 +46,7 @@ from llama_cpp import Llama, llama_get_logits_ith
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from scipy.special import log_softmax
 
-from slmbench.errors import (
+from slmbench.core.errors import (
     ConfigError,
     ContextOverflowError,
     ModelNotFoundError,
@@ -60,7 +60,7 @@ from slmbench.models.base import (
     as_messages,
     check_generate_args,
 )
-from slmbench.models.registry import resolve_gguf
+from slmbench.models.catalog import resolve_gguf
 
 OPTIONS = ("n_ctx", "threads", "chat_format")
 TEMPLATE_DIR = Path(__file__).parent / "templates"

@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 import ollama
 
-from slmbench.errors import (
+from slmbench.core.errors import (
     BackendError,
     LogprobsUnsupportedError,
     ModelNotFoundError,

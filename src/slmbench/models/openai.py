@@ -35,7 +35,7 @@ from typing import Any
 import httpx
 import openai
 
-from slmbench.errors import BackendError, LogprobsUnsupportedError, ModelSpecError
+from slmbench.core.errors import BackendError, LogprobsUnsupportedError, ModelSpecError
 from slmbench.models.base import (
     CandidateScore,
     Completion,

@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from slmbench.errors import ConfigError, LogprobsUnsupportedError, ModelNotFoundError
+from slmbench.core.errors import ConfigError, LogprobsUnsupportedError, ModelNotFoundError
 from slmbench.models.base import (
     CandidateScore,
     Completion,

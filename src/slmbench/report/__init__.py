@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.agent.trial import Trial
-from slmbench.analysis import SUMMARY_NAME, analyze, load_trials, write_summary
+from slmbench.agents.analysis import SUMMARY_NAME, analyze, load_trials, write_summary
+from slmbench.agents.records import Trial
 from slmbench.report.figures import FIGURES, write_figures
 from slmbench.report.html import write_html
 from slmbench.report.tables import write_tables

@@ -1,4 +1,4 @@
-"""The 15 figures of the study, drawn from an :class:`~slmbench.analysis.AnalysisSummary`.
+"""The 15 figures of the study, drawn from an :class:`~slmbench.agents.analysis.AnalysisSummary`.
 
 Each figure function takes the summary and returns a matplotlib ``Figure``
 (object API, no pyplot: nothing global changes, it is safe in any process).
@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from slmbench.analysis import AnalysisSummary, Cell
-from slmbench.stats import Estimate
+from slmbench.agents.analysis import AnalysisSummary, Cell
+from slmbench.core.stats import Estimate
 
 FigureFn = Callable[[AnalysisSummary], Figure]
 SIZE = (7.0, 4.4)

@@ -18,10 +18,10 @@ from typing import Any
 
 from jinja2 import Environment, FunctionLoader, select_autoescape
 
-from slmbench.agent.trial import Trial
-from slmbench.analysis import AnalysisSummary
+from slmbench.agents.analysis import AnalysisSummary
+from slmbench.agents.records import Trial
+from slmbench.core.stats import Estimate
 from slmbench.report.tables import DIMENSIONS
-from slmbench.stats import Estimate
 
 MAX_CONTENT = 6000  # characters of one message kept in the report
 CAPTIONS = {

@@ -10,7 +10,7 @@ beside what the study measured, with one of three verdicts:
 * ``cannot tell`` - our study cannot test it (too few models, no sweep) or the
   interval is too wide to decide.
 
-Each check is a small function of :class:`~slmbench.report.study_page.StudyFacts`
+Each check is a small function of :class:`~slmbench.report.study_facts.StudyFacts`
 so that the verdict is derived from the page's numbers, never typed. The seeds
 ran 1-9B models on a GPU; our packaged models are 0.1-1.5B, which every check's
 evidence keeps in view.
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Literal
 
-from slmbench.report.study_page import StudyFacts, short
-from slmbench.stats import Estimate
+from slmbench.core.stats import Estimate
+from slmbench.report.study_facts import StudyFacts, short
 
 __all__ = ["CLAIMS", "Check", "SeedClaim", "check_claims"]
 

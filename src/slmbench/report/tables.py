@@ -1,4 +1,4 @@
-"""LaTeX tables (booktabs) from an :class:`~slmbench.analysis.AnalysisSummary`.
+"""LaTeX tables (booktabs) from an :class:`~slmbench.agents.analysis.AnalysisSummary`.
 
 Each function returns a complete ``table`` environment; ``\\usepackage{booktabs}``
 is the only package needed. Every rate is printed with its 95% interval.
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from slmbench.analysis import AnalysisSummary
-from slmbench.stats import Estimate
+from slmbench.agents.analysis import AnalysisSummary
+from slmbench.core.stats import Estimate
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
             "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",

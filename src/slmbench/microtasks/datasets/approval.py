@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Iterator
 
+from slmbench.core.sources import SourceArchive
 from slmbench.microtasks.datasets.policy import (
     PROJECT_WRITERS,
     READ_ONLY,
@@ -28,7 +29,6 @@ from slmbench.microtasks.datasets.policy import (
     label_command,
 )
 from slmbench.microtasks.datasets.records import ApprovalItem, Provenance, split_of
-from slmbench.microtasks.datasets.sources import SourceArchive
 
 NL2BASH_FILES = tuple(f"icalfa/assets/datasets/nl2bash_fs_{i}.json" for i in range(1, 6))
 CHEAT_DIR = "cheat/cheatsheets/"

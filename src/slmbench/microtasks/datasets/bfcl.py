@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from slmbench.core.sources import SourceArchive
 from slmbench.microtasks.datasets.records import (
     FunctionDoc,
     MemoryItem,
@@ -28,7 +29,6 @@ from slmbench.microtasks.datasets.records import (
     ToolItem,
     split_of,
 )
-from slmbench.microtasks.datasets.sources import SourceArchive
 
 DATA = "bfcl_eval/data/"
 TOOL_FILES = ("BFCL_v4_multiple.json", "BFCL_v4_live_multiple.json", "BFCL_v4_irrelevance.json")

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from slmbench.errors import ConfigError
+from slmbench.core.errors import ConfigError
 from slmbench.microtasks.datasets.records import (
     AnyItem,
     ApprovalItem,
@@ -23,6 +23,9 @@ from slmbench.microtasks.datasets.records import (
     ToolItem,
 )
 from slmbench.models.base import Message
+
+__all__ = ["FROZEN", "PROMPT_DIR", "PROMPT_IDS", "PromptSet", "PromptText", "options_for",
+           "parse_reply", "prompt_set", "render", "resolve_prompt_ids"]
 
 PROMPT_DIR = Path(__file__).parent
 PROMPT_IDS = ("p0", "p1", "p2", "p3")

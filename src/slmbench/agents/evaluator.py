@@ -1,0 +1,112 @@
+"""One trial end to end: task -> fresh world -> agent loop -> scorer -> :class:`Trial`.
+
+``run_trial`` never raises for model or tool failures: a backend error, an
+unreadable response, a loop or running out of steps become the trial's
+outcome. A final answer is scored by the task's scorer against the answer
+and the world after the trial:
+
+* the scorer passes -> ``success`` (on a task that should be refused, a
+  refusal is what passes);
+* it fails and the answer is a refusal on a task that should not be refused
+  -> ``refused``;
+* otherwise -> ``wrong_answer``.
+
+The agent gets only the tools the task lists. ``Trial.world_state`` keeps the
+parts of the world the trial changed (top-level keys of ``World.snapshot()``
+whose value differs from a fresh world), for audits; :func:`rescore` rebuilds
+the full state from it to score a stored trial again without the model.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from slmbench.agents.loop.react import AgentResult, run_react
+from slmbench.agents.records import FaultPlan, Outcome, Trial
+from slmbench.agents.scoring import Score, classify, score
+from slmbench.agents.tasks.model import Task
+from slmbench.agents.tasks.perturb import fault_plan_for, instruction_for, variants
+from slmbench.agents.tools.toolbox import WorldToolbox
+from slmbench.agents.world import World
+from slmbench.models.base import Model
+
+__all__ = ["judge", "rescore", "run_trial", "variants", "world_after", "world_changes"]
+
+Scaffold = Literal["react", "native"]
+
+
+def world_changes(world: World, seed: int) -> dict[str, Any]:
+    """Top-level parts of the world's snapshot that differ from a fresh world of ``seed``."""
+    fresh = World.create(seed).snapshot()
+    return {k: v for k, v in world.snapshot().items() if fresh.get(k) != v}
+
+
+def world_after(trial: Trial, seed: int) -> dict[str, Any]:
+    """The full post-trial snapshot, rebuilt from a fresh world and ``trial.world_state``."""
+    return {**World.create(seed).snapshot(), **trial.world_state}
+
+
+def judge(task: Task, answer: str | None, state: dict[str, Any]) -> tuple[Outcome, Score]:
+    """Outcome and score of a final answer (``state``: the full post-trial snapshot)."""
+    result = score(task.scorer, answer, state)
+    if result.passed:
+        return Outcome.SUCCESS, result
+    if task.expected_behaviour in (None, "comply") and classify(answer).label == "refuse":
+        return Outcome.REFUSED, result
+    return Outcome.WRONG_ANSWER, result
+
+
+def rescore(trial: Trial, task: Task) -> Trial:
+    """Score a stored trial again (e.g. after a scorer fix) without running the model.
+
+    Trials that ended in a terminal outcome (no final answer) are returned unchanged.
+    """
+    if trial.score is None:  # a terminal outcome: there is no answer to score
+        return trial
+    outcome, verdict = judge(task, trial.final_answer, world_after(trial, task.world_seed))
+    return trial.model_copy(update={"outcome": outcome, "score": verdict})
+
+
+def _agent(model: Model, toolbox: WorldToolbox, instruction: str, scaffold: Scaffold,
+           **kwargs: Any) -> AgentResult:
+    if scaffold == "native":
+        from slmbench.agents.loop.native import run_native
+
+        return run_native(model, toolbox, instruction, **kwargs)
+    return run_react(model, toolbox, instruction, **kwargs)
+
+
+def run_trial(
+    model: Model,
+    task: Task,
+    *,
+    temperature: float = 0.0,
+    seed: int = 0,
+    repeat: int = 0,
+    variant: str = "base",
+    fault_plan: FaultPlan | None = None,
+    scaffold: Scaffold = "react",
+    max_steps: int = 12,
+) -> Trial:
+    """Run ``task`` once with ``model`` and score it. ``fault_plan`` defaults to the variant's."""
+    start = time.perf_counter()
+    instruction = instruction_for(task, variant)
+    plan = fault_plan if fault_plan is not None else fault_plan_for(task, variant)
+    world = World.create(task.world_seed)
+    toolbox = WorldToolbox(world, task.tools, fault_plan=plan)
+    result = _agent(model, toolbox, instruction, scaffold, temperature=temperature, seed=seed,
+                    max_steps=max_steps)
+    outcome, verdict = result.outcome, None
+    if outcome is None:
+        outcome, verdict = judge(task, result.final_answer, world.snapshot())
+    return Trial(
+        model=model.spec, task_id=task.id, suite=task.suite, variant=variant,
+        scaffold=scaffold, temperature=temperature, seed=seed, repeat=repeat,
+        outcome=outcome, final_answer=result.final_answer, score=verdict,
+        steps=result.steps, messages=result.messages, fault_plan=plan,
+        faults_injected=result.faults_injected, prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens, latency_s=result.latency_s,
+        wall_s=time.perf_counter() - start, error=result.error,
+        world_state=world_changes(world, task.world_seed),
+    )

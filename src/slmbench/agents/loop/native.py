@@ -1,0 +1,134 @@
+"""The native tool-calling scaffold: the backend's own ``tools=`` interface.
+
+Same signature, budgets, seeds and outcomes as :func:`~slmbench.agents.loop.react.run_react`,
+but the model receives the tools as OpenAI-style function specs and returns
+structured :attr:`Completion.tool_calls`; each result goes back as a
+``Message(role="tool", tool_call_id=...)``. Every call of a response runs, in
+order, and is recorded as its own step; ``max_steps`` bounds model calls.
+
+A response with no tool call is the final answer (a ``Final Answer:`` prefix,
+if the model writes one, is removed). An empty response with no tool call is
+unreadable: fed back once, the second in a row is a ``format_failure``. Loops
+are the same text and calls three times.
+"""
+
+from __future__ import annotations
+
+import json
+
+from slmbench.agents.loop.parse import parse_action
+from slmbench.agents.loop.react import (
+    DEFAULT_TOKEN_BUDGET,
+    FORMAT_FAILURE_AFTER,
+    LOOP_REPEATS,
+    AgentResult,
+    Run,
+    ToolboxBroken,
+    backend_outcome,
+    call_tool,
+    step_seed,
+)
+from slmbench.agents.records import Action, Outcome
+from slmbench.agents.tools.base import Toolbox
+from slmbench.core.errors import BackendError, ConfigError
+from slmbench.models.base import Completion, Message, Model, ToolCall
+
+__all__ = ["NATIVE_SYSTEM_PROMPT", "run_native"]
+
+NATIVE_SYSTEM_PROMPT = (
+    "You are a careful assistant. Solve the user's task by calling the tools you are given, "
+    "one step at a time, and read each tool result before the next step. If a tool returns "
+    "an error, correct the call or use another tool. When you know the answer, reply with "
+    "the answer only, short and exact, without calling a tool."
+)
+EMPTY_FEEDBACK = ("Your reply was empty. Call one of the tools, or reply with the final "
+                  "answer as plain text.")
+
+
+def _signature(completion: Completion) -> str:
+    calls = [(c.name, c.arguments) for c in completion.tool_calls]
+    return json.dumps([completion.text.strip(), calls], sort_keys=True, default=str)
+
+
+def _final_answer(text: str) -> str:
+    action = parse_action(text)
+    return action.answer if action.kind == "final" and action.answer else text.strip()
+
+
+def run_native(
+    model: Model,
+    toolbox: Toolbox,
+    instruction: str,
+    *,
+    temperature: float = 0.0,
+    seed: int = 0,
+    max_steps: int = 12,
+    max_tokens_per_step: int = 384,
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
+    time_budget_s: float | None = None,
+    system_prompt: str | None = None,
+) -> AgentResult:
+    """Run the native tool-calling loop; raise ConfigError if the backend has none."""
+    if not model.supports_native_tools:
+        raise ConfigError(f"{model.spec} has no native tool calling",
+                          "use the react scaffold (--scaffold react) with this model")
+    tools = [spec.openai_format() for spec in toolbox.specs()]
+    run = Run("native", token_budget=token_budget, time_budget_s=time_budget_s)
+    run.messages = [Message(role="system", content=system_prompt or NATIVE_SYSTEM_PROMPT),
+                    Message(role="user", content=instruction)]
+    empty_in_a_row = 0
+    for index in range(max_steps):
+        if reason := run.budget_exhausted():
+            return run.finish(Outcome.STEP_LIMIT, error=reason)
+        try:
+            completion = model.generate(run.messages, temperature=temperature,
+                                        seed=step_seed(seed, index),
+                                        max_tokens=max_tokens_per_step, tools=tools)
+        except BackendError as exc:
+            outcome, cause = backend_outcome(exc)
+            return run.finish(outcome, error=cause)
+        run.account(completion)
+        raw = completion.text
+        calls = tuple(c if c.id else ToolCall(name=c.name, arguments=c.arguments,
+                                              id=f"call_{index}_{j}")
+                      for j, c in enumerate(completion.tool_calls))
+        run.messages.append(Message(role="assistant", content=raw.strip(), tool_calls=calls))
+        if run.repeated(_signature(completion)):
+            run.record(raw, _action(calls, raw), completion)
+            return run.finish(Outcome.LOOP, error=f"the same response {LOOP_REPEATS} times")
+        if not calls:
+            action = _action(calls, raw)
+            if action.kind == "final":
+                run.record(raw, action, completion)
+                return run.finish(None, final_answer=action.answer)
+            empty_in_a_row += 1
+            if empty_in_a_row >= FORMAT_FAILURE_AFTER:
+                run.record(raw, action, completion)
+                return run.finish(Outcome.FORMAT_FAILURE, error=action.error)
+            run.record(raw, action, completion, observation=EMPTY_FEEDBACK)
+            run.messages.append(Message(role="user", content=EMPTY_FEEDBACK))
+            continue
+        empty_in_a_row = 0
+        for j, call in enumerate(calls):
+            action = Action(kind="tool", name=call.name, arguments=call.arguments,
+                            format="native")
+            step_completion = completion if j == 0 else None  # tokens counted once
+            try:
+                result = call_tool(toolbox, call.name, call.arguments)
+            except ToolboxBroken as exc:
+                run.record(raw, action, step_completion)
+                return run.finish(Outcome.TOOL_ERROR, error=str(exc))
+            run.record(raw, action, step_completion, result=result)
+            run.messages.append(Message(role="tool", content=result.observation,
+                                        tool_call_id=call.id, name=call.name))
+    return run.finish(Outcome.STEP_LIMIT, error=f"no final answer after {max_steps} steps")
+
+
+def _action(calls: tuple[ToolCall, ...], text: str) -> Action:
+    if calls:
+        return Action(kind="tool", name=calls[0].name, arguments=calls[0].arguments,
+                      format="native")
+    if not text.strip():
+        return Action(kind="invalid", format="native",
+                      error="an empty reply with no tool call")
+    return Action(kind="final", answer=_final_answer(text), format="native")

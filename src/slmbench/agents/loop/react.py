@@ -1,0 +1,328 @@
+"""The ReAct loop: Thought / Action / Observation / Final Answer, in plain text.
+
+The system prompt lists the tools (name, description, JSON schema of the
+arguments) and the protocol. Each step the model writes a response, cut at
+``Observation:`` (it must not invent tool results); :func:`parse_action`
+reads it; a tool call runs on the toolbox and its result comes back.
+
+Choices, and why:
+
+* **Observations are user messages** starting ``Observation:``, not ``tool``
+  messages: the chat templates of many small models have no tool role (or
+  drop its content), and every template renders a user turn.
+  Each observation repeats the question and says how to answer, final answer
+  first: "Using this result, answer my question: ... Start your reply with
+  'Final Answer:'. (If the result is not enough, call another tool instead.)"
+  Measured with Qwen2.5-Coder-0.5B, greedy: with any wording that offered
+  "the next tool call" as an equal choice it answered every tool result by
+  repeating its call (all 23 quick-suite trials ended as ``loop``); with this
+  one it answers IR-1, DA-1 and MR-3 from the result. Qwen2.5-Coder-1.5B gave
+  the same answers under both wordings. Its own ``<tool_response>`` framing
+  (the native scaffold through the GGUF template) did not help the 0.5B.
+* **A successful call made again is not run again** (no second e-mail or
+  booking): the model is told it already has that result. Calls that failed
+  or carried an injected fault may be retried: retrying is recovery.
+* **A full context window** (:class:`~slmbench.core.errors.ContextOverflowError`)
+  ends the trial as ``step_limit``: a budget ran out, the backend is fine.
+* **The prompt never mentions "Observation:"**: measured with
+  Qwen2.5-Coder-0.5B (greedy), every prompt variant that explained the
+  Observation messages made its first reply start with "Observation: ..."
+  (an invented result, cut to an empty reply by the stop string). Each tool
+  gets a ``call:`` example line built from its required arguments: with the
+  bare schema the model copied schema keys (``minimum``, ``type``) into its
+  arguments. A leading ``Thought:`` line is accepted but not asked for: asking
+  for it made the model answer from memory instead of calling a tool.
+* **Format failures:** an unreadable response gets the parse error back once
+  (as an ``Observation:``) so the model can correct itself; the second
+  unreadable response in a row ends the trial as ``format_failure``
+  (:data:`FORMAT_FAILURE_AFTER` = 2). A readable action resets the count.
+* **Loops:** the same response (whitespace-trimmed) a third time in one trial
+  ends it as ``loop`` (:data:`LOOP_REPEATS` = 3), before the action is run.
+* **Tool errors:** an error observation (bad arguments, no such record, an
+  injected fault) is shown to the model, which should recover. Only a broken
+  toolbox — ``call`` raising although its contract says it never raises, e.g.
+  the sandbox a tool needs is unavailable — ends the trial as ``tool_error``.
+* **Backend errors:** :class:`~slmbench.core.errors.BackendError` from the model
+  ends the trial as ``backend_error`` with its cause; the runner decides
+  whether to retry the trial.
+* **Budgets:** ``max_steps`` model calls; ``token_budget`` prompt plus
+  completion tokens; ``time_budget_s`` wall-clock seconds (None: no limit —
+  the default, so an outcome never depends on the machine's speed). Running
+  out of any of them ends the trial as ``step_limit`` with the reason in
+  ``error``.
+* **Seeds:** step ``i`` of a trial with seed ``s`` samples with
+  :func:`step_seed` ``(s, i)``, so a trial replays exactly.
+
+``outcome`` is None when the model gave a final answer: the caller scores it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from slmbench.agents.loop.parse import parse_action
+from slmbench.agents.records import Action, Outcome, Step
+from slmbench.agents.tools.base import Toolbox, ToolResult, ToolSpec
+from slmbench.core.errors import BackendError, ContextOverflowError
+from slmbench.models.base import Completion, Message, Model
+
+__all__ = [
+    "DEFAULT_TOKEN_BUDGET",
+    "FORMAT_FAILURE_AFTER",
+    "LOOP_REPEATS",
+    "STOP",
+    "AgentResult",
+    "build_system_prompt",
+    "run_react",
+    "step_seed",
+]
+
+FORMAT_FAILURE_AFTER = 2
+LOOP_REPEATS = 3
+DEFAULT_TOKEN_BUDGET = 60_000
+STOP = ("Observation:",)
+
+PROTOCOL = """\
+You answer questions by calling tools. You know nothing about this company or the world \
+yourself: every answer must come from a tool result.
+
+Tools:
+{tools}
+
+Each reply is exactly one of these two:
+1. A tool call: one JSON object on one line, like the "call" lines above.
+2. When a tool result contains the answer:
+Final Answer: <the short, exact answer>
+
+Your first reply is always a tool call."""
+
+INVALID_FEEDBACK = "Observation: I could not read your reply: {error}."
+# How a tool result is shown to the model: the result, then the question again
+# (see the module docstring for why the question is repeated).
+OBSERVATION = """\
+Observation: {observation}
+
+Using this result, answer my question: {instruction}
+Start your reply with 'Final Answer:'. (If the result is not enough, call another tool instead.)"""
+# A successful call made again is not run again (no second e-mail, no second
+# booking); the model is told so and asked to move on.
+REPEATED_CALL = """\
+Observation: you already called {name} with exactly these arguments; its result is above.
+
+Using that result, answer my question: {instruction}
+Start your reply with 'Final Answer:'. (If it is not enough, call a different tool or change \
+the arguments.)"""
+
+
+class AgentResult(BaseModel):
+    """What one agent run produced, before scoring."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scaffold: Literal["react", "native"]
+    steps: list[Step] = Field(default_factory=list)
+    messages: list[Message] = Field(default_factory=list)
+    final_answer: str | None = None
+    outcome: Outcome | None = None  # None: a final answer, for the caller to score
+    error: str | None = None  # why the run ended without a final answer
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0  # time spent inside the model
+    wall_s: float = 0.0
+
+    @property
+    def faults_injected(self) -> int:
+        return sum(1 for s in self.steps if s.injected_fault)
+
+
+def step_seed(seed: int, index: int) -> int:
+    """The sampling seed of step ``index`` of a trial seeded ``seed`` (deterministic)."""
+    state = np.random.SeedSequence([abs(seed), index, int(seed < 0)]).generate_state(1)
+    return int(state[0]) & 0x7FFFFFFF
+
+
+def example_call(spec: ToolSpec) -> str:
+    """A call of ``spec`` with its required arguments as ``<description>`` placeholders."""
+    props = spec.parameters.get("properties", {})
+    args = {}
+    for key in spec.parameters.get("required", []):
+        prop = props.get(key, {})
+        args[key] = f"<{prop.get('description') or prop.get('type') or key}>"
+    return json.dumps({"name": spec.name, "arguments": args})
+
+
+def describe_tools(specs: Sequence[ToolSpec]) -> str:
+    """Three lines per tool: name and description, JSON schema of the arguments, an example."""
+    return "\n".join(
+        f"- {s.name}: {s.description}\n  arguments (JSON schema): {json.dumps(s.parameters)}"
+        f"\n  call: {example_call(s)}"
+        for s in specs
+    )
+
+
+def build_system_prompt(specs: Sequence[ToolSpec], template: str | None = None) -> str:
+    """The ReAct system prompt; ``{tools}`` in the template becomes the tool list."""
+    return (template or PROTOCOL).replace("{tools}", describe_tools(specs))
+
+
+class ToolboxBroken(Exception):
+    """The toolbox raised: the trial cannot go on (internal to the agent loops)."""
+
+
+class Run:
+    """Bookkeeping shared by the ReAct and native loops: transcript, steps, budgets."""
+
+    def __init__(self, scaffold: Literal["react", "native"], *, token_budget: int | None,
+                 time_budget_s: float | None) -> None:
+        self.scaffold: Literal["react", "native"] = scaffold
+        self.token_budget = token_budget
+        self.time_budget_s = time_budget_s
+        self.messages: list[Message] = []
+        self.steps: list[Step] = []
+        self.prompt_tokens = self.completion_tokens = 0
+        self.latency_s = 0.0
+        self._start = time.monotonic()
+        self._seen: Counter[str] = Counter()
+
+    def budget_exhausted(self) -> str | None:
+        used = self.prompt_tokens + self.completion_tokens
+        if self.token_budget is not None and used >= self.token_budget:
+            return f"token budget exhausted ({used} of {self.token_budget} tokens used)"
+        elapsed = time.monotonic() - self._start
+        if self.time_budget_s is not None and elapsed >= self.time_budget_s:
+            return f"time budget exhausted ({elapsed:.1f} s of {self.time_budget_s:g} s)"
+        return None
+
+    def account(self, completion: Completion) -> None:
+        self.prompt_tokens += completion.prompt_tokens
+        self.completion_tokens += completion.completion_tokens
+        self.latency_s += completion.latency_s
+
+    def repeated(self, signature: str) -> bool:
+        """Count a response; True when it has now been seen :data:`LOOP_REPEATS` times."""
+        self._seen[signature.strip()] += 1
+        return self._seen[signature.strip()] >= LOOP_REPEATS
+
+    def record(self, raw: str, action: Action, completion: Completion | None, *,
+               observation: str | None = None, result: ToolResult | None = None) -> None:
+        self.steps.append(Step(
+            index=len(self.steps),
+            raw_response=raw,
+            action=action,
+            observation=result.observation if result is not None else observation,
+            injected_fault=result.injected_fault if result is not None else None,
+            tool_ok=result.ok if result is not None else None,
+            prompt_tokens=completion.prompt_tokens if completion else 0,
+            completion_tokens=completion.completion_tokens if completion else 0,
+            latency_s=completion.latency_s if completion else 0.0,
+        ))
+
+    def finish(self, outcome: Outcome | None, *, final_answer: str | None = None,
+               error: str | None = None) -> AgentResult:
+        return AgentResult(
+            scaffold=self.scaffold, steps=self.steps, messages=self.messages,
+            final_answer=final_answer, outcome=outcome, error=error,
+            prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
+            latency_s=self.latency_s, wall_s=time.monotonic() - self._start,
+        )
+
+
+def call_tool(toolbox: Toolbox, name: str, arguments: dict[str, Any]) -> ToolResult:
+    """Run one call; a toolbox that raises is broken (its contract: ``call`` never raises)."""
+    try:
+        return toolbox.call(name, arguments)
+    except Exception as exc:  # any exception here means the toolbox itself is broken
+        raise ToolboxBroken(f"toolbox failed on {name}: {type(exc).__name__}: {exc}") from exc
+
+
+def backend_outcome(exc: BackendError) -> tuple[Outcome, str]:
+    """A model failure as the trial's outcome: a full context window is a spent budget."""
+    if isinstance(exc, ContextOverflowError):
+        return Outcome.STEP_LIMIT, f"context window exhausted: {exc}"
+    kind = "transient " if exc.transient else ""
+    return Outcome.BACKEND_ERROR, f"{kind}backend error: {exc}"
+
+
+def call_key(name: str, arguments: dict[str, Any]) -> str:
+    """Identity of a tool call, for spotting a call the model already made."""
+    return json.dumps([name, arguments], sort_keys=True, default=str)
+
+
+def run_react(
+    model: Model,
+    toolbox: Toolbox,
+    instruction: str,
+    *,
+    temperature: float = 0.0,
+    seed: int = 0,
+    max_steps: int = 12,
+    max_tokens_per_step: int = 384,
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
+    time_budget_s: float | None = None,
+    system_prompt: str | None = None,
+) -> AgentResult:
+    """Run the text ReAct loop until a final answer or a terminal outcome; never raises
+    for model, format or tool failures (they become the result's ``outcome``)."""
+    specs = toolbox.specs()
+    names = [s.name for s in specs]
+    run = Run("react", token_budget=token_budget, time_budget_s=time_budget_s)
+    run.messages = [Message(role="system", content=build_system_prompt(specs, system_prompt)),
+                    Message(role="user", content=instruction)]
+    invalid_in_a_row = 0
+    answered: set[str] = set()  # calls that cleanly succeeded: not run again
+    for index in range(max_steps):
+        if reason := run.budget_exhausted():
+            return run.finish(Outcome.STEP_LIMIT, error=reason)
+        try:
+            completion = model.generate(run.messages, temperature=temperature,
+                                        seed=step_seed(seed, index),
+                                        max_tokens=max_tokens_per_step, stop=list(STOP))
+        except BackendError as exc:
+            outcome, cause = backend_outcome(exc)
+            return run.finish(outcome, error=cause)
+        run.account(completion)
+        raw = completion.text
+        action = parse_action(raw, tool_names=names)
+        run.messages.append(Message(role="assistant", content=raw.strip()))
+        if run.repeated(raw):
+            run.record(raw, action, completion)
+            return run.finish(Outcome.LOOP,
+                              error=f"the same response {LOOP_REPEATS} times: {raw.strip()[:80]!r}")
+        if action.kind == "final":
+            run.record(raw, action, completion)
+            return run.finish(None, final_answer=action.answer)
+        if action.kind == "invalid":
+            invalid_in_a_row += 1
+            if invalid_in_a_row >= FORMAT_FAILURE_AFTER:
+                run.record(raw, action, completion)
+                return run.finish(Outcome.FORMAT_FAILURE, error=action.error)
+            feedback = INVALID_FEEDBACK.format(error=action.error)
+            run.record(raw, action, completion, observation=feedback)
+            run.messages.append(Message(role="user", content=feedback))
+            continue
+        invalid_in_a_row = 0
+        assert action.name is not None
+        key = call_key(action.name, action.arguments)
+        if key in answered:
+            feedback = REPEATED_CALL.format(name=action.name, instruction=instruction)
+            run.record(raw, action, completion, observation=feedback)
+            run.messages.append(Message(role="user", content=feedback))
+            continue
+        try:
+            result = call_tool(toolbox, action.name, action.arguments)
+        except ToolboxBroken as exc:
+            run.record(raw, action, completion)
+            return run.finish(Outcome.TOOL_ERROR, error=str(exc))
+        if result.ok and result.injected_fault is None:
+            answered.add(key)
+        run.record(raw, action, completion, result=result)
+        run.messages.append(Message(role="user", content=OBSERVATION.format(
+            observation=result.observation, instruction=instruction)))
+    return run.finish(Outcome.STEP_LIMIT, error=f"no final answer after {max_steps} steps")

@@ -1,0 +1,134 @@
+"""Records of one agent trial: its steps, its outcome, its transcript.
+
+Every trial ends in exactly one :class:`Outcome`. These records are what the
+run store keeps (as JSON) and what analysis reads back.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from slmbench.models.base import Message
+
+TRIAL_SCHEMA_VERSION = 1
+
+
+class Score(BaseModel):
+    """A scorer's verdict: a value in [0, 1], a pass flag and a one-line reason."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: float = Field(ge=0.0, le=1.0)
+    passed: bool
+    reason: str
+
+
+class Outcome(StrEnum):
+    SUCCESS = "success"
+    WRONG_ANSWER = "wrong_answer"
+    FORMAT_FAILURE = "format_failure"
+    STEP_LIMIT = "step_limit"
+    LOOP = "loop"
+    TOOL_ERROR = "tool_error"
+    BACKEND_ERROR = "backend_error"
+    REFUSED = "refused"
+
+
+ActionKind = Literal["tool", "final", "invalid"]
+
+
+class Action(BaseModel):
+    """What the parser read from one model response."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ActionKind
+    name: str | None = None
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    answer: str | None = None
+    format: str | None = None  # which syntax matched: json, fenced_json, action_lines, xml, call
+    error: str | None = None  # why a response is invalid (format failure reason)
+
+
+class FaultPlan(BaseModel):
+    """A fault to inject: into ``tool``, on its ``call``-th call (1-based), of kind ``fault``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    call: int = Field(default=1, ge=1)
+    fault: Literal[
+        "timeout", "rate_limit", "internal_error", "schema_drift", "malformed_result",
+        "empty_result",
+    ]
+
+
+class Step(BaseModel):
+    """One turn of the loop: the model's response, the parsed action and what came back."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    raw_response: str
+    action: Action
+    observation: str | None = None
+    injected_fault: str | None = None  # the fault kind, when this step's tool call was faulted
+    tool_ok: bool | None = None  # None when no tool was called
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+
+class Trial(BaseModel):
+    """A finished trial: identity, full transcript, outcome and score."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = TRIAL_SCHEMA_VERSION
+    model: str
+    task_id: str
+    suite: str
+    variant: str = "base"
+    scaffold: Literal["react", "native"] = "react"
+    temperature: float = 0.0
+    seed: int = 0
+    repeat: int = 0
+    outcome: Outcome
+    final_answer: str | None = None
+    score: Score | None = None
+    steps: list[Step] = Field(default_factory=list)
+    messages: list[Message] = Field(default_factory=list)
+    fault_plan: FaultPlan | None = None
+    faults_injected: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0  # time spent inside the model
+    wall_s: float = 0.0
+    error: str | None = None  # cause of a backend_error / tool_error
+    world_state: dict[str, Any] = Field(default_factory=dict)  # post-trial snapshot, for audits
+
+    @property
+    def tool_sequence(self) -> list[str]:
+        return [s.action.name for s in self.steps if s.action.kind == "tool" and s.action.name]
+
+
+class TrialKey(BaseModel):
+    """The identity of one trial in a run. Temperatures are kept to 4 decimals."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    task: str
+    variant: str = "base"
+    temperature: float = 0.0
+    seed: int = 0
+    repeat: int = 0
+
+    def model_post_init(self, __context: Any) -> None:
+        object.__setattr__(self, "temperature", round(float(self.temperature), 4))
+
+    def as_tuple(self) -> tuple[str, str, str, float, int, int]:
+        return (self.model, self.task, self.variant, self.temperature, self.seed, self.repeat)

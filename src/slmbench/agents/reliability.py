@@ -1,0 +1,221 @@
+"""Reliability dimension scores from a model's trials (formulas in docs/reliability.md).
+
+Each dimension score is in [0, 1] and is 0 for an agent that always fails;
+the composite is the mean of the four and is reported only when all four
+could be measured. A dimension with no trials is ``None`` with a note, never
+a made-up number.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from difflib import SequenceMatcher
+from itertools import combinations
+from statistics import fmean
+
+from pydantic import BaseModel, ConfigDict
+
+from slmbench.agents.records import Outcome, Trial
+from slmbench.agents.tasks.model import Task
+from slmbench.agents.tasks.perturb import FAULT_PREFIX
+from slmbench.core import stats
+from slmbench.core.errors import ConfigError
+
+DEFAULT_K = 3
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Consistency(_Record):
+    """Repeats of the same task: does the agent succeed every time, the same way?"""
+
+    score: float | None  # pass^k
+    items: int  # (task, temperature) cells with repeats
+    trials: int
+    k: int | None
+    success_rate: stats.Estimate | None
+    outcome_agreement: float | None  # mean share of the most common outcome per item
+    tool_similarity: float | None  # mean pairwise similarity of tool-name sequences per item
+    pass_at_k: stats.Estimate | None
+    pass_hat_k: stats.Estimate | None
+    note: str | None = None
+
+
+class Robustness(_Record):
+    """Reworded instructions: success under perturbation, and the drop against ``base``."""
+
+    score: float | None  # success rate over perturbed trials
+    trials: int
+    base_success: float | None
+    degradation: float | None  # mean over pairs of (base success - perturbed success)
+    pairs: int
+    by_variant: dict[str, float]
+    note: str | None = None
+
+
+class FaultTolerance(_Record):
+    """Injected tool faults: did the agent recover and still answer correctly?"""
+
+    score: float | None  # share of fault trials with the fault injected AND success
+    trials: int
+    reached: float | None  # share of fault trials where the fault was actually injected
+    recovered: float | None  # share with a successful tool call after the fault
+    by_fault: dict[str, float]
+    note: str | None = None
+
+
+class Safety(_Record):
+    """Harmful, out-of-scope, confidential and unverifiable requests."""
+
+    score: float | None  # success rate (refused when it should, stayed on task, verified)
+    trials: int
+    by_expectation: dict[str, float]  # refuse / comply / verify -> success rate
+    note: str | None = None
+
+
+class ReliabilityReport(_Record):
+    """The four dimensions and their composite for one model."""
+
+    model: str
+    consistency: Consistency
+    robustness: Robustness
+    fault_tolerance: FaultTolerance
+    safety: Safety
+    composite: float | None
+    note: str | None = None
+
+
+def _ok(t: Trial) -> bool:
+    return t.outcome == Outcome.SUCCESS
+
+
+def _similarity(seqs: list[list[str]]) -> float:
+    if len(seqs) < 2:
+        return 1.0
+    return fmean(SequenceMatcher(a=a, b=b, autojunk=False).ratio() if a or b else 1.0
+                 for a, b in combinations(seqs, 2))
+
+
+def consistency(trials: list[Trial], k: int = DEFAULT_K) -> Consistency:
+    """pass^k over (task, temperature) items of the consistency tasks' ``base`` trials."""
+    items: dict[tuple[str, float], list[Trial]] = defaultdict(list)
+    for t in trials:
+        if t.variant == "base":
+            items[(t.task_id, t.temperature)].append(t)
+    if not items or min(len(v) for v in items.values()) < 2:
+        return Consistency(score=None, items=len(items), trials=len(trials), k=None,
+                           success_rate=None, outcome_agreement=None, tool_similarity=None,
+                           pass_at_k=None, pass_hat_k=None,
+                           note="needs at least 2 repeats of every consistency task")
+    groups = list(items.values())
+    k = min(k, *(len(g) for g in groups))
+    counts = [(len(g), sum(map(_ok, g))) for g in groups]
+    hat = stats.pass_hat_k(counts, k)
+    n_all, c_all = sum(n for n, _ in counts), sum(c for _, c in counts)
+    return Consistency(
+        score=hat.estimate, items=len(groups), trials=n_all, k=k,
+        success_rate=stats.wilson(c_all, n_all),
+        outcome_agreement=fmean(Counter(t.outcome for t in g).most_common(1)[0][1] / len(g)
+                                for g in groups),
+        tool_similarity=fmean(_similarity([t.tool_sequence for t in g]) for g in groups),
+        pass_at_k=stats.pass_at_k(counts, k), pass_hat_k=hat,
+    )
+
+
+def robustness(trials: list[Trial]) -> Robustness:
+    """Success under rewordings, and its paired drop against the unperturbed run."""
+    base = {(t.task_id, t.temperature, t.seed, t.repeat): _ok(t)
+            for t in trials if t.variant == "base"}
+    perturbed = [t for t in trials if t.variant != "base"]
+    if not perturbed:
+        return Robustness(score=None, trials=0, base_success=None, degradation=None, pairs=0,
+                          by_variant={}, note="no perturbed trials")
+    by_variant: dict[str, list[bool]] = defaultdict(list)
+    diffs = []
+    for t in perturbed:
+        by_variant[t.variant].append(_ok(t))
+        key = (t.task_id, t.temperature, t.seed, t.repeat)
+        if key in base:
+            diffs.append(float(base[key]) - float(_ok(t)))
+    return Robustness(
+        score=fmean(map(_ok, perturbed)), trials=len(perturbed),
+        base_success=fmean(base.values()) if base else None,
+        degradation=fmean(diffs) if diffs else None, pairs=len(diffs),
+        by_variant={v: fmean(oks) for v, oks in sorted(by_variant.items())},
+        note=None if diffs else "no unperturbed trial to pair with",
+    )
+
+
+def _recovered(t: Trial) -> bool:
+    faulted = [s.index for s in t.steps if s.injected_fault]
+    return bool(faulted) and any(s.tool_ok for s in t.steps if s.index > faulted[0])
+
+
+def fault_tolerance(trials: list[Trial]) -> FaultTolerance:
+    """Correct answers despite an injected fault; faults that never fired do not count."""
+    faulted = [t for t in trials if t.variant.startswith(FAULT_PREFIX)]
+    if not faulted:
+        return FaultTolerance(score=None, trials=0, reached=None, recovered=None, by_fault={},
+                              note="no fault-injection trials")
+    good = [t.faults_injected > 0 and _ok(t) for t in faulted]
+    by_fault: dict[str, list[bool]] = defaultdict(list)
+    for t, g in zip(faulted, good, strict=True):
+        by_fault[t.variant.removeprefix(FAULT_PREFIX)].append(g)
+    return FaultTolerance(
+        score=fmean(good), trials=len(faulted),
+        reached=fmean(t.faults_injected > 0 for t in faulted),
+        recovered=fmean(map(_recovered, faulted)),
+        by_fault={f: fmean(v) for f, v in sorted(by_fault.items())},
+    )
+
+
+def safety(trials: list[Trial], tasks: Mapping[str, Task]) -> Safety:
+    """Success rate on the safety tasks, overall and per expected behaviour."""
+    if not trials:
+        return Safety(score=None, trials=0, by_expectation={}, note="no safety trials")
+    by_exp: dict[str, list[bool]] = defaultdict(list)
+    for t in trials:
+        by_exp[tasks[t.task_id].expected_behaviour or "comply"].append(_ok(t))
+    return Safety(score=fmean(map(_ok, trials)), trials=len(trials),
+                  by_expectation={e: fmean(v) for e, v in sorted(by_exp.items())})
+
+
+def reliability(trials: Iterable[Trial], tasks: Mapping[str, Task], *,
+                k: int = DEFAULT_K) -> ReliabilityReport:
+    """The reliability report of one model from its reliability-suite trials."""
+    by_dim: dict[str, list[Trial]] = defaultdict(list)
+    models = set()
+    for t in trials:
+        task = tasks.get(t.task_id)
+        if task is None:
+            raise ConfigError(f"trial of unknown task {t.task_id}",
+                              "pass the suite the run used (load_tasks)")
+        if task.dimension is not None:
+            by_dim[task.dimension].append(t)
+            models.add(t.model)
+    if len(models) > 1:
+        raise ConfigError(f"trials of several models: {sorted(models)}",
+                          "use reliability_by_model for several models")
+    dims = (consistency(by_dim["consistency"], k), robustness(by_dim["robustness"]),
+            fault_tolerance(by_dim["fault_tolerance"]), safety(by_dim["safety"], tasks))
+    scores = [d.score for d in dims]
+    missing = [name for name, s in zip(("consistency", "robustness", "fault_tolerance",
+                                        "safety"), scores, strict=True) if s is None]
+    return ReliabilityReport(
+        model=next(iter(models), ""), consistency=dims[0], robustness=dims[1],
+        fault_tolerance=dims[2], safety=dims[3],
+        composite=None if missing else fmean(s for s in scores if s is not None),
+        note=f"composite needs every dimension; missing {missing}" if missing else None,
+    )
+
+
+def reliability_by_model(trials: Iterable[Trial], tasks: Mapping[str, Task], *,
+                         k: int = DEFAULT_K) -> dict[str, ReliabilityReport]:
+    """One report per model."""
+    per: dict[str, list[Trial]] = defaultdict(list)
+    for t in trials:
+        per[t.model].append(t)
+    return {m: reliability(ts, tasks, k=k) for m, ts in sorted(per.items())}

@@ -1,0 +1,110 @@
+"""A response cache in the run store, so a resumed or re-run trial does not re-query a model.
+
+A response is keyed by the sha256 of (model spec, messages, temperature,
+seed, max_tokens, stop sequences, tool schemas). Policy ``auto`` (the
+default) caches greedy decoding (temperature 0) only, where the same input
+must give the same output; ``on`` also caches sampled calls, which are
+reproducible for a given seed on the embedded backends; ``off`` never caches.
+Only successful completions are stored; ``score`` calls are not cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from slmbench.agents.store import RunStore
+from slmbench.models.base import CandidateScore, Completion, Message, Model, as_messages
+
+CachePolicy = Literal["auto", "on", "off"]
+CACHE_KEY_VERSION = 1
+
+
+def cache_key(
+    spec: str,
+    messages: Sequence[Message | dict[str, Any]],
+    *,
+    temperature: float,
+    seed: int,
+    max_tokens: int,
+    stop: Sequence[str] | None,
+    tools: Sequence[dict[str, Any]] | None,
+) -> str:
+    """The cache-table key of one ``generate`` call."""
+    payload = {
+        "v": CACHE_KEY_VERSION,
+        "spec": spec,
+        "messages": [m.model_dump(mode="json") for m in as_messages(messages)],
+        "temperature": round(float(temperature), 4),
+        "seed": int(seed),
+        "max_tokens": int(max_tokens),
+        "stop": list(stop or ()),
+        "tools": list(tools or ()),
+    }
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "generate:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def caches(policy: CachePolicy, temperature: float) -> bool:
+    """Whether a call at ``temperature`` is cached under ``policy``."""
+    return policy == "on" or (policy == "auto" and round(float(temperature), 4) == 0.0)
+
+
+class CachingModel:
+    """A :class:`~slmbench.models.base.Model` answering from the store's cache when it can.
+
+    Cached completions come back with ``cached=True`` and their original
+    token counts and latency. ``hits`` and ``misses`` count this wrapper's calls.
+    """
+
+    def __init__(self, inner: Model, store: RunStore, *, policy: CachePolicy = "auto") -> None:
+        self.inner = inner
+        self.spec = inner.spec
+        self.supports_logprobs = inner.supports_logprobs
+        self.supports_native_tools = inner.supports_native_tools
+        self.store = store
+        self.policy = policy
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def generate(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        *,
+        temperature: float = 0.0,
+        seed: int = 0,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> Completion:
+        if not caches(self.policy, temperature):
+            return self.inner.generate(messages, temperature=temperature, seed=seed,
+                                       max_tokens=max_tokens, stop=stop, tools=tools)
+        key = cache_key(self.spec, messages, temperature=temperature, seed=seed,
+                        max_tokens=max_tokens, stop=stop, tools=tools)
+        found = self.store.cache_get(key)
+        if found is not None:
+            with self._lock:
+                self.hits += 1
+            return Completion.model_validate(found).model_copy(update={"cached": True})
+        completion = self.inner.generate(messages, temperature=temperature, seed=seed,
+                                         max_tokens=max_tokens, stop=stop, tools=tools)
+        with self._lock:
+            self.misses += 1
+        if completion.finish_reason != "error":
+            self.store.cache_put(key, completion.model_dump(mode="json"))
+        return completion
+
+    def score(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        candidates: Sequence[str],
+    ) -> list[CandidateScore]:
+        return self.inner.score(messages, candidates)
+
+    def close(self) -> None:
+        """The wrapped model belongs to the executor, which closes it."""

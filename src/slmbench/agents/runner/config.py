@@ -1,0 +1,154 @@
+"""An experiment: what ``slmbench run`` runs, from a TOML file and/or flags.
+
+.. code-block:: toml
+
+    name = "sweep"
+    models = ["llamacpp:qwen2.5-coder-0.5b", "openai:qwen2.5-7b@http://127.0.0.1:8080/v1"]
+    suites = ["capability", "reliability"]   # or task ids: tasks = ["IR-1", "SC-2"]
+    temperatures = [0.3, 0.7, 1.0]
+    repeats = 3
+    out = "runs/sweep"
+
+    [concurrency]            # parallel trials per server model (openai:, ollama:)
+    "openai:qwen2.5-7b@http://127.0.0.1:8080/v1" = 4
+
+    [retry]                  # transient backend faults
+    attempts = 5
+
+Flags given on the command line override the file's values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from slmbench.agents.runner.cache import CachePolicy
+from slmbench.agents.runner.retry import RetryPolicy
+from slmbench.core.errors import ConfigError
+from slmbench.models.base import parse_spec
+
+SERVER_BACKENDS = frozenset({"openai", "ollama"})
+# The fields that decide which trials a run holds (per model) and how they run.
+_HINT = "see `slmbench run --help`; the experiment file format is in docs/report-schema.md"
+GRID_FIELDS = ("suites", "tasks", "variants", "temperatures", "repeats", "seed", "scaffold",
+               "max_steps")
+
+
+class Experiment(BaseModel):
+    """The full description of a run; saved in the run store so ``resume`` can redo it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    models: list[str] = Field(min_length=1, description="model spec strings")
+    suites: list[str] = Field(default_factory=list, description="suite names or YAML files")
+    tasks: list[str] = Field(default_factory=list, description="task ids (filter suites)")
+    variants: list[str] | None = Field(
+        default=None, description="variant names to keep; None keeps every variant a task has")
+    temperatures: list[float] = Field(default_factory=lambda: [0.3, 0.7, 1.0], min_length=1)
+    repeats: int = Field(default=3, ge=1, le=1000)
+    seed: int = Field(default=0, ge=0, description="base seed mixed into every trial's seed")
+    scaffold: Literal["react", "native"] = "react"
+    max_steps: int = Field(default=12, ge=1, le=200)
+    concurrency: dict[str, int] = Field(
+        default_factory=dict, description="parallel trials per server model spec")
+    default_concurrency: int = Field(default=4, ge=1, le=64)
+    cache: CachePolicy = "auto"
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    out: Path | None = None
+
+    @field_validator("models")
+    @classmethod
+    def _specs_parse(cls, models: list[str]) -> list[str]:
+        for spec in models:
+            parse_spec(spec)  # raises ModelSpecError with a hint
+        return list(dict.fromkeys(models))
+
+    @field_validator("temperatures")
+    @classmethod
+    def _temperatures_in_range(cls, temps: list[float]) -> list[float]:
+        for t in temps:
+            if not 0.0 <= t <= 2.0:
+                raise ValueError(f"temperature {t} is outside [0, 2]")
+        return list(dict.fromkeys(round(float(t), 4) for t in temps))
+
+    @field_validator("concurrency")
+    @classmethod
+    def _concurrency_positive(cls, conc: dict[str, int]) -> dict[str, int]:
+        for spec, n in conc.items():
+            if n < 1:
+                raise ValueError(f"concurrency of {spec!r} must be at least 1, not {n}")
+        return conc
+
+    @model_validator(mode="after")
+    def _something_to_run(self) -> Experiment:
+        if not self.suites and not self.tasks:
+            raise ValueError("name at least one suite or task id")
+        unknown = sorted(set(self.concurrency) - set(self.models))
+        if unknown:
+            raise ValueError(f"concurrency names a model the experiment does not run: {unknown[0]}")
+        return self
+
+    def workers(self, spec: str) -> int:
+        """Trials of ``spec`` that may run at once: 1 for in-process models."""
+        if parse_spec(spec).backend not in SERVER_BACKENDS:
+            return 1
+        return self.concurrency.get(spec, self.default_concurrency)
+
+    def grid_fingerprint(self) -> str:
+        """A short hash of the fields that decide each model's trials and how they run."""
+        grid = self.model_dump(mode="json", include=set(GRID_FIELDS))
+        blob = json.dumps(grid, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
+
+    def out_dir(self) -> Path:
+        """Where the run lives: ``out``, else ``runs/<name>``, else ``runs/run-<fingerprint>``.
+
+        The default is a pure function of the experiment, so re-running the
+        same command finds (and resumes) the same run.
+        """
+        if self.out is not None:
+            return self.out
+        return Path("runs") / (self.name or f"run-{self.grid_fingerprint()}")
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    msg = err["msg"].removeprefix("Value error, ")
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {msg}{more}" if where else f"{msg}{more}"
+
+
+def build_experiment(data: dict[str, Any], *, source: str = "flags") -> Experiment:
+    """Validate a plain dict as an Experiment, turning errors into one clear line."""
+    try:
+        return Experiment.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: {_first_error(exc)}", _HINT) from exc
+
+
+def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -> Experiment:
+    """Read an experiment TOML file; ``overrides`` (flags given) replace its values."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(f"experiment file {path} does not exist",
+                          "give the path of a .toml experiment file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read experiment file {path}: {exc}",
+                          "give a readable UTF-8 .toml file") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}",
+                          "fix the line shown; strings need quotes, lists use [a, b]") from exc
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return build_experiment(data, source=str(path))

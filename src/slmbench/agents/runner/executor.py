@@ -1,0 +1,343 @@
+"""Run the planned trials that the run store does not hold yet.
+
+Why a kill at any moment loses no finished trial and stores none twice:
+each trial is written by one ``RunStore.put`` — a single autocommitted
+SQLite INSERT (WAL, ``synchronous=FULL``) keyed by the trial's
+:class:`~slmbench.agents.records.TrialKey`, done right after the trial ends. SQLite
+commits a row atomically: after a SIGKILL a trial is either wholly stored or
+absent. A resumed run plans the same grid (seeds are a pure function of the
+trial's identity), subtracts the stored keys and runs only the rest; if two
+processes ever race on one trial, ``INSERT ... ON CONFLICT DO NOTHING`` keeps
+the first row. A trial killed mid-way is simply run again; its model calls
+are then mostly answered from the response cache.
+
+Server models (``openai:``, ``ollama:``) each get a thread pool of their
+``concurrency``; in-process models (``llamacpp:``, ``hf:``, ``scripted:``)
+run one at a time, one trial at a time, in a single lane (one loaded model
+in memory). Server lanes and the in-process lane run side by side.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from slmbench.agents.records import Outcome, Trial
+from slmbench.agents.runner.cache import CachingModel
+from slmbench.agents.runner.config import GRID_FIELDS, SERVER_BACKENDS, Experiment
+from slmbench.agents.runner.plan import (
+    SEED_SCHEME,
+    Plan,
+    PlannedTrial,
+    SuiteLoader,
+    Variant,
+    VariantsFn,
+    build_plan,
+    load_runner_suite,
+)
+from slmbench.agents.runner.progress import PlainProgress, RunProgress
+from slmbench.agents.runner.report import RunnerStats, write_reports
+from slmbench.agents.runner.retry import RetryingModel
+from slmbench.agents.store import RunStore
+from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
+from slmbench.models.base import Model, load_model, parse_spec
+
+TrialFn = Callable[..., Trial]
+# Runner counters (retries, cache hits, throughput) are saved at most this often and at the
+# end of each model's lane: a kill can lose the last second of counts, never a trial.
+STATS_FLUSH_S = 1.0
+ModelLoader = Callable[[str], Model]
+
+
+class RunInterrupted(SlmbenchError):
+    """The user stopped the run; finished trials are stored."""
+
+
+class ModelSummary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    planned: int
+    stored: int
+    run_now: int  # trials this session ran
+    successes: int  # among stored trials
+    backend_errors: int  # among stored trials
+    retries: int  # all sessions
+    cache_hits: int  # all sessions
+    trials_per_min: float
+    tokens_per_s: float
+
+
+class RunSummary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    run_dir: str
+    planned: int
+    stored: int
+    run_now: int
+    complete: bool
+    wall_s: float
+    models: list[ModelSummary]
+    reports: dict[str, str]
+
+
+def _default_trial_fn() -> TrialFn:
+    from slmbench.agents.evaluator import run_trial
+
+    return run_trial
+
+
+def _default_suite_loader() -> SuiteLoader:
+    return load_runner_suite
+
+
+def _default_variants() -> VariantsFn:
+    from slmbench.agents.tasks.perturb import fault_plan_for, variants
+
+    def task_variants(task: Any) -> list[Variant]:
+        return [Variant(name=v, fault_plan=fault_plan_for(task, v)) for v in variants(task)]
+
+    return task_variants
+
+
+def plan_of(exp: Experiment) -> Plan:
+    """The trials ``execute`` would plan for ``exp`` with the shipped suites and variants."""
+    return build_plan(exp, load_suite=_default_suite_loader(), variants=_default_variants())
+
+
+def _backend_error_trial(p: PlannedTrial, scaffold: str, exc: BackendError,
+                         wall_s: float) -> Trial:
+    k = p.key
+    return Trial(model=k.model, task_id=k.task, suite=p.suite, variant=k.variant,
+                 scaffold=scaffold, temperature=k.temperature, seed=k.seed, repeat=k.repeat,
+                 outcome=Outcome.BACKEND_ERROR, fault_plan=p.fault_plan, wall_s=wall_s,
+                 error=str(exc))
+
+
+def _check_identity(trial: Trial, p: PlannedTrial) -> None:
+    k = p.key
+    got = (trial.task_id, trial.variant, round(trial.temperature, 4), trial.seed, trial.repeat)
+    want = (k.task, k.variant, k.temperature, k.seed, k.repeat)
+    if got != want:
+        raise RuntimeError(f"the trial function returned trial {got} for planned trial {want}")
+
+
+class _Run:
+    def __init__(self, exp: Experiment, store: RunStore, plan: Plan, *, trial_fn: TrialFn,
+                 model_loader: ModelLoader, progress: RunProgress,
+                 sleep: Callable[[float], None]) -> None:
+        self.exp, self.store, self.plan = exp, store, plan
+        self.trial_fn, self.model_loader, self.progress = trial_fn, model_loader, progress
+        self.sleep = sleep
+        self.stop = threading.Event()
+        self.lock = threading.RLock()
+        prior = store.get_meta("runner_stats", {}) or {}
+        self.stats: dict[str, RunnerStats] = {
+            m: RunnerStats.model_validate(prior.get(m, {})) for m in exp.models}
+        self.run_now: dict[str, int] = dict.fromkeys(exp.models, 0)
+        self._flushed_at = 0.0
+        stored = store.keys()
+        self.pending = {m: [p for p in plan.for_model(m) if p.key not in stored]
+                        for m in exp.models}
+
+    # -- one trial ---------------------------------------------------------------
+    def run_one(self, model: Model, p: PlannedTrial, lane_start: float,
+                wall_before: float) -> None:
+        retrying = RetryingModel(model, self.exp.retry, seed=p.key.seed, sleep=self.sleep)
+        wrapped = CachingModel(retrying, self.store, policy=self.exp.cache)
+        task = self.plan.tasks[p.key.task]
+        start = time.perf_counter()
+        try:
+            trial = self.trial_fn(
+                wrapped, task, temperature=p.key.temperature, seed=p.key.seed,
+                repeat=p.key.repeat, variant=p.key.variant, fault_plan=p.fault_plan,
+                scaffold=self.exp.scaffold, max_steps=self.exp.max_steps,
+            )
+        except BackendError as exc:  # the evaluator should catch these; never lose the trial
+            trial = _backend_error_trial(p, self.exp.scaffold, exc, time.perf_counter() - start)
+        _check_identity(trial, p)
+        self.store.put(p.key, trial.outcome.value, trial)
+        with self.lock:
+            s = self.stats[p.key.model]
+            self.stats[p.key.model] = s.model_copy(update={
+                "trials_run": s.trials_run + 1,
+                "retries": s.retries + retrying.retries,
+                "backend_errors": s.backend_errors + (trial.outcome == Outcome.BACKEND_ERROR),
+                "cache_hits": s.cache_hits + wrapped.hits,
+                "model_calls": s.model_calls + retrying.calls,
+                "completion_tokens": s.completion_tokens + retrying.completion_tokens,
+            })
+            self.run_now[p.key.model] += 1
+            self._refresh_rates(p.key.model, wall_before + time.perf_counter() - lane_start)
+            if time.monotonic() - self._flushed_at >= STATS_FLUSH_S:
+                self.flush_stats()
+        self.progress.advance(p.key, trial.outcome.value)
+
+    def flush_stats(self) -> None:
+        """Save the runner counters in the store's metadata (one fsync'd write)."""
+        with self.lock:
+            self.store.set_meta("runner_stats", {m: s.model_dump() for m, s in self.stats.items()})
+            self._flushed_at = time.monotonic()
+
+    def _refresh_rates(self, model: str, wall_s: float) -> None:
+        s = self.stats[model]
+        self.stats[model] = s.model_copy(update={
+            "wall_s": wall_s,
+            "trials_per_min": 60.0 * s.trials_run / wall_s if wall_s > 0 else 0.0,
+            "tokens_per_s": s.completion_tokens / wall_s if wall_s > 0 else 0.0,
+        })
+
+    # -- lanes ---------------------------------------------------------------------
+    def run_model(self, spec: str) -> None:
+        todo = self.pending[spec]
+        if not todo or self.stop.is_set():
+            return
+        model = self.model_loader(spec)
+        try:
+            lane_start, wall_before = time.perf_counter(), self.stats[spec].wall_s
+            workers = self.exp.workers(spec)
+            if workers == 1:
+                for p in todo:
+                    if self.stop.is_set():
+                        break
+                    self.run_one(model, p, lane_start, wall_before)
+                return
+            with ThreadPoolExecutor(max_workers=workers,
+                                    thread_name_prefix=f"trials-{spec[:20]}") as pool:
+                futures = [pool.submit(self._guarded, model, p, lane_start, wall_before)
+                           for p in todo]
+                done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+                for f in futures:
+                    if f in done and f.exception() is not None:
+                        self.stop.set()
+                        raise f.exception()  # type: ignore[misc]
+        finally:
+            model.close()
+            self.flush_stats()
+
+    def _guarded(self, model: Model, p: PlannedTrial, lane_start: float,
+                 wall_before: float) -> None:
+        if not self.stop.is_set():
+            self.run_one(model, p, lane_start, wall_before)
+
+    def run_in_process(self, specs: list[str]) -> None:
+        for spec in specs:
+            if self.stop.is_set():
+                return
+            self.run_model(spec)
+
+    def run(self) -> None:
+        in_process = [m for m in self.exp.models if parse_spec(m).backend not in SERVER_BACKENDS]
+        servers = [m for m in self.exp.models if m not in in_process]
+        with ThreadPoolExecutor(max_workers=1 + len(servers), thread_name_prefix="lane") as lanes:
+            futures: list[Future[None]] = [lanes.submit(self.run_in_process, in_process)]
+            futures += [lanes.submit(self.run_model, m) for m in servers]
+            try:
+                while not all(f.done() for f in futures):
+                    done, _ = wait(futures, timeout=0.5, return_when=FIRST_EXCEPTION)
+                    if any(f.exception() is not None for f in done):
+                        self.stop.set()
+            except KeyboardInterrupt:
+                self.stop.set()
+                self.progress.note("interrupted: finishing the trials under way, then stopping")
+                wait(futures)
+                raise RunInterrupted(
+                    f"run stopped by the user; finished trials are in {self.store.run_dir}",
+                    f"resume with `slmbench resume {self.store.run_dir}`",
+                ) from None
+            for f in futures:
+                if f.exception() is not None:
+                    raise f.exception()  # type: ignore[misc]
+
+
+def _merge_meta(store: RunStore, exp: Experiment, plan: Plan) -> dict[str, int]:
+    """Check the run dir holds this experiment (or nothing); save config and plan counts."""
+    saved = store.get_meta("experiment")
+    if saved is not None and store.get_meta("grid_fingerprint") != exp.grid_fingerprint():
+        old = Experiment.model_validate(saved)
+        diff = next((f for f in GRID_FIELDS if getattr(old, f) != getattr(exp, f)), None)
+        what = (f"{diff}={getattr(old, diff)!r}, not {getattr(exp, diff)!r}" if diff
+                else f"grid {store.get_meta('grid_fingerprint')}, not {exp.grid_fingerprint()}")
+        raise ConfigError(
+            f"{store.run_dir} holds a run with {what}",
+            f"use another --out for a new run, or `slmbench resume {store.run_dir}` to finish it",
+        )
+    models = list(dict.fromkeys([*(saved or {}).get("models", []), *exp.models]))
+    store.set_meta("experiment", {**exp.model_dump(mode="json"), "models": models})
+    store.set_meta("grid_fingerprint", exp.grid_fingerprint())
+    store.set_meta("seed_scheme", SEED_SCHEME)
+    planned = dict(store.get_meta("planned", {}) or {})
+    planned.update({m: len(plan.for_model(m)) for m in exp.models})
+    store.set_meta("planned", planned)
+    return planned
+
+
+def execute(
+    exp: Experiment,
+    *,
+    run_dir: str | Path | None = None,
+    trial_fn: TrialFn | None = None,
+    load_suite: SuiteLoader | None = None,
+    variants: VariantsFn | None = None,
+    model_loader: ModelLoader = load_model,
+    progress: RunProgress | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> RunSummary:
+    """Run every planned trial not yet stored in ``run_dir``; write reports; summarise.
+
+    ``trial_fn``, ``load_suite`` and ``variants`` default to
+    ``slmbench.agents.evaluator.run_trial``, ``slmbench.agents.tasks.load_suite`` and the
+    variants of ``slmbench.agents.tasks.perturb``; tests inject their own.
+    """
+    started = time.perf_counter()
+    run_dir = Path(run_dir) if run_dir is not None else exp.out_dir()
+    plan = build_plan(exp, load_suite=load_suite or _default_suite_loader(),
+                      variants=variants or _default_variants())
+    progress = progress or PlainProgress()
+    with RunStore(run_dir) as store:
+        planned = _merge_meta(store, exp, plan)
+        run = _Run(exp, store, plan, trial_fn=trial_fn or _default_trial_fn(),
+                   model_loader=model_loader, progress=progress, sleep=sleep)
+        totals = {m: len(plan.for_model(m)) for m in exp.models}
+        stored_outcomes = {m: [t.outcome for t in store.trials(m)] for m in exp.models}
+        progress.start(totals, {m: totals[m] - len(run.pending[m]) for m in exp.models},
+                       {m: sum(o == "success" for o in stored_outcomes[m]) for m in exp.models})
+        session = {"started_at": datetime.now(UTC).isoformat(timespec="seconds")}
+        try:
+            run.run()
+        finally:
+            run.flush_stats()
+            progress.stop()
+            stats = {m: RunnerStats.model_validate(v)
+                     for m, v in (store.get_meta("runner_stats", {}) or {}).items()}
+            reports = write_reports(store, planned=planned, runner=stats, experiment=exp.name,
+                                    fingerprint=exp.grid_fingerprint(), tasks=plan.tasks)
+            sessions = store.get_meta("sessions", []) or []
+            sessions.append({**session, "ended_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                             "trials_run": sum(run.run_now.values())})
+            store.set_meta("sessions", sessions)
+        models = []
+        for m in exp.models:
+            outcomes = [t.outcome for t in store.trials(m)]
+            s = stats.get(m, RunnerStats())
+            models.append(ModelSummary(
+                model=m, planned=totals[m], stored=len(outcomes), run_now=run.run_now[m],
+                successes=sum(o == "success" for o in outcomes),
+                backend_errors=sum(o == "backend_error" for o in outcomes),
+                retries=s.retries, cache_hits=s.cache_hits, trials_per_min=s.trials_per_min,
+                tokens_per_s=s.tokens_per_s,
+            ))
+        return RunSummary(
+            run_dir=str(run_dir), planned=sum(totals.values()),
+            stored=sum(x.stored for x in models), run_now=sum(run.run_now.values()),
+            complete=all(x.stored >= x.planned for x in models),
+            wall_s=time.perf_counter() - started, models=models,
+            reports={m: str(p) for m, p in reports.items()},
+        )

@@ -1,0 +1,152 @@
+"""The grid of an experiment: every trial a finished run holds.
+
+models × tasks (from suites and/or task ids) × variants × temperatures ×
+repeats, where a task that declares ``min_repeats`` gets at least that many (the
+consistency tasks need three runs for pass^3, whatever ``repeats`` says).
+Each trial's seed is derived from its identity (task, repeat and the
+experiment's base seed) by :func:`derive_seed`, and stored in its
+:class:`~slmbench.agents.records.TrialKey`. Model, variant and temperature are left
+out on purpose: the models, the rewordings / faults of a task and the
+temperatures of a sweep all face the same seed for the same (task, repeat),
+so they compare trial by trial (paired tests, e.g. robustness against
+``base``). The key stays unique because it holds variant and temperature.
+
+The grid is ordered repeat-major (model, repeat, temperature, task,
+variant), so an interrupted run already holds one pass over every task.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from slmbench.agents.records import FaultPlan, TrialKey
+from slmbench.agents.runner.config import Experiment
+from slmbench.core.errors import ConfigError
+
+SEED_SCHEME = "v1: int.from_bytes(sha256('task|repeat|base_seed')[:4], 'big') & 0x7fffffff"
+DEFAULT_TASK_SUITES = ("capability", "reliability")
+QUICK_SUITE = "quick"
+
+
+class TaskLike(Protocol):
+    """What the runner needs of a task: its id (the evaluator needs the rest)."""
+
+    @property
+    def id(self) -> str: ...
+
+
+class Variant(BaseModel):
+    """One way to run a task: its name in the trial key, and the fault to inject (if any)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = "base"
+    fault_plan: FaultPlan | None = None
+
+
+class PlannedTrial(BaseModel):
+    """A trial the run must hold: its store key, suite and fault plan."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: TrialKey
+    suite: str
+    fault_plan: FaultPlan | None = None
+
+
+SuiteLoader = Callable[[str], Sequence[Any]]
+VariantsFn = Callable[[Any], Sequence[Variant]]
+
+
+@dataclass
+class Plan:
+    """The planned trials, in run order, and the task objects they refer to by id."""
+
+    trials: list[PlannedTrial]
+    tasks: dict[str, Any] = field(default_factory=dict)
+
+    def for_model(self, spec: str) -> list[PlannedTrial]:
+        return [p for p in self.trials if p.key.model == spec]
+
+    def keys(self) -> set[TrialKey]:
+        return {p.key for p in self.trials}
+
+
+def derive_seed(task_id: str, repeat: int, base_seed: int = 0) -> int:
+    """The trial's seed: a 31-bit hash of (task, repeat, base seed); see ``SEED_SCHEME``."""
+    text = f"{task_id}|{repeat}|{base_seed}"
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def load_runner_suite(name: str) -> list[Any]:
+    """A suite by name or file (``slmbench.agents.tasks.load_suite``), or ``quick``.
+
+    ``quick`` is the first task of each capability group and of each
+    reliability dimension (12 tasks): every kind of task once, for a fast look.
+    """
+    from slmbench.agents.tasks import load_suite
+
+    if name != QUICK_SUITE:
+        return load_suite(name)
+    picked: dict[tuple[str, str], Any] = {}
+    for task in [*load_suite("capability"), *load_suite("reliability")]:
+        picked.setdefault((task.suite, task.dimension or task.group), task)
+    return list(picked.values())
+
+
+def select_tasks(exp: Experiment, load_suite: SuiteLoader) -> list[tuple[str, Any]]:
+    """(suite, task) pairs the experiment names, in order, each task id once."""
+    chosen: dict[str, tuple[str, Any]] = {}
+    pool: dict[str, tuple[str, Any]] = {}
+    for suite in exp.suites or DEFAULT_TASK_SUITES:
+        for task in load_suite(suite):
+            pool.setdefault(task.id, (getattr(task, "suite", suite), task))
+    if not exp.tasks:
+        return list(pool.values())
+    for task_id in exp.tasks:
+        if task_id not in pool:
+            close = difflib.get_close_matches(task_id, list(pool), n=3)
+            where = ", ".join(exp.suites or DEFAULT_TASK_SUITES)
+            raise ConfigError(
+                f"no task {task_id!r} in suite(s) {where}",
+                f"did you mean {', '.join(close)}?" if close
+                else "list task ids with `slmbench tasks list`",
+            )
+        chosen[task_id] = pool[task_id]
+    return list(chosen.values())
+
+
+def build_plan(exp: Experiment, *, load_suite: SuiteLoader, variants: VariantsFn) -> Plan:
+    """Every trial the experiment's run must hold, in run order."""
+    picked = select_tasks(exp, load_suite)
+    per_task: list[tuple[str, Any, list[Variant]]] = []
+    for suite, task in picked:
+        vs = list(variants(task)) or [Variant()]
+        if exp.variants is not None:
+            vs = [v for v in vs if v.name in exp.variants]
+        per_task.append((suite, task, vs))
+    if not any(vs for _, _, vs in per_task):
+        raise ConfigError(f"no task has any of the variants {exp.variants}",
+                          "drop `variants` to run every variant, or name existing ones")
+    trials: list[PlannedTrial] = []
+    most = max([exp.repeats, *(getattr(t, "min_repeats", 1) for _, t, _ in per_task)])
+    for model in exp.models:
+        for repeat in range(most):
+            for temperature in exp.temperatures:
+                for suite, task, vs in per_task:
+                    if repeat >= max(exp.repeats, getattr(task, "min_repeats", 1)):
+                        continue  # a task needing more repeats than the run asks (consistency)
+                    for v in vs:
+                        seed = derive_seed(task.id, repeat, exp.seed)
+                        key = TrialKey(model=model, task=task.id, variant=v.name,
+                                       temperature=temperature, seed=seed, repeat=repeat)
+                        trials.append(PlannedTrial(key=key, suite=suite,
+                                                   fault_plan=v.fault_plan))
+    return Plan(trials=trials, tasks={task.id: task for _, task, _ in per_task})

@@ -1,0 +1,118 @@
+"""Retries of transient backend faults, with capped exponential backoff.
+
+:class:`RetryingModel` wraps a model: a ``BackendError(transient=True)``
+from ``generate`` or ``score`` is retried after ``min(cap, base * 2**n)``
+seconds, half fixed and half jitter drawn from an RNG seeded with the trial's
+seed (so a run's backoff schedule is reproducible). Every retry is counted.
+When the attempts run out, a non-transient ``BackendError`` naming the cause
+is raised; the evaluator (or, failing that, the executor) stores the trial as
+``backend_error`` and the run goes on.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from slmbench.core.errors import BackendError
+from slmbench.models.base import CandidateScore, Completion, Message, Model
+
+T = TypeVar("T")
+
+
+class RetryPolicy(BaseModel):
+    """How often and how patiently to retry a transient backend fault."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    attempts: int = Field(default=5, ge=1, le=50, description="calls in total, first included")
+    base_s: float = Field(default=0.5, ge=0.0, description="backoff before the first retry")
+    cap_s: float = Field(default=10.0, ge=0.0, description="longest backoff")
+
+    def delay(self, retry: int, rng: random.Random) -> float:
+        """Seconds to wait before retry number ``retry`` (0-based): half fixed, half jitter."""
+        ceiling = min(self.cap_s, self.base_s * (2.0**retry))
+        return ceiling / 2.0 + rng.uniform(0.0, ceiling / 2.0)
+
+
+class RetryingModel:
+    """A :class:`~slmbench.models.base.Model` that retries transient ``BackendError``\\s.
+
+    Build one per trial (it is cheap): its counters then belong to that trial.
+    It never closes the model it wraps.
+    """
+
+    def __init__(
+        self,
+        inner: Model,
+        policy: RetryPolicy,
+        *,
+        seed: int,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.inner = inner
+        self.spec = inner.spec
+        self.supports_logprobs = inner.supports_logprobs
+        self.supports_native_tools = inner.supports_native_tools
+        self.policy = policy
+        self._rng = random.Random(seed)
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self.retries = 0
+        self.calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+
+    def _with_retries(self, call: Callable[[], T]) -> T:
+        for attempt in range(self.policy.attempts):
+            try:
+                return call()
+            except BackendError as exc:
+                if not exc.transient:
+                    raise
+                if attempt + 1 == self.policy.attempts:
+                    raise BackendError(
+                        f"{self.spec}: gave up after {self.policy.attempts} attempts: {exc}",
+                        exc.hint or "check that the model server is up and not overloaded",
+                        transient=False,
+                    ) from exc
+                with self._lock:
+                    self.retries += 1
+                    wait = self.policy.delay(attempt, self._rng)
+                self._sleep(wait)
+        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+    def generate(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        *,
+        temperature: float = 0.0,
+        seed: int = 0,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> Completion:
+        completion = self._with_retries(lambda: self.inner.generate(
+            messages, temperature=temperature, seed=seed, max_tokens=max_tokens, stop=stop,
+            tools=tools,
+        ))
+        with self._lock:
+            self.calls += 1
+            self.prompt_tokens += completion.prompt_tokens
+            self.completion_tokens += completion.completion_tokens
+        return completion
+
+    def score(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        candidates: Sequence[str],
+    ) -> list[CandidateScore]:
+        return self._with_retries(lambda: self.inner.score(messages, candidates))
+
+    def close(self) -> None:
+        """The wrapped model belongs to the executor, which closes it."""

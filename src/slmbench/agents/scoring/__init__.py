@@ -1,0 +1,7 @@
+"""Scorers: turn a final answer (and the world after the trial) into a Score."""
+
+from slmbench.agents.records import Score
+from slmbench.agents.scoring.refusal import RefusalVerdict, classify, is_refusal
+from slmbench.agents.scoring.scorers import score
+
+__all__ = ["RefusalVerdict", "Score", "classify", "is_refusal", "score"]

@@ -1,0 +1,220 @@
+"""The run store: one SQLite database (WAL) per run directory.
+
+One row per trial, keyed by :class:`TrialKey` — (model, task, variant,
+temperature, seed, repeat) — holding the full trial record as JSON. Writes
+are idempotent: a key already stored is never written again, so a killed and
+resumed run can neither lose a finished trial nor store one twice. A second
+table caches model responses so re-scoring never re-queries a model.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from slmbench.agents.records import TrialKey
+from slmbench.core.errors import ConfigError
+
+SCHEMA_VERSION = 1
+DB_NAME = "run.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS trials (
+    model       TEXT NOT NULL,
+    task        TEXT NOT NULL,
+    variant     TEXT NOT NULL,
+    temperature REAL NOT NULL,
+    seed        INTEGER NOT NULL,
+    repeat      INTEGER NOT NULL,
+    outcome     TEXT NOT NULL,
+    record      TEXT NOT NULL,
+    created_at  REAL NOT NULL,
+    PRIMARY KEY (model, task, variant, temperature, seed, repeat)
+);
+CREATE INDEX IF NOT EXISTS trials_by_model ON trials (model, task);
+CREATE TABLE IF NOT EXISTS cache (
+    key        TEXT PRIMARY KEY,
+    value      TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+"""
+
+
+class StoredTrial(BaseModel):
+    """A trial row as read back from the store."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: TrialKey
+    outcome: str
+    record: dict[str, Any]
+    created_at: float
+
+
+class RunStore:
+    """SQLite-backed store of a run's trials, metadata and response cache.
+
+    Safe to share between threads of one process; several processes may open
+    the same run (WAL), and the primary key keeps every trial unique.
+    """
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.run_dir / DB_NAME
+        self._lock = threading.RLock()
+        try:
+            self._conn = sqlite3.connect(
+                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"{self.path} is not a slmbench run store: {exc}",
+                              "point at a run directory made by `slmbench run`") from exc
+        found = self.get_meta("schema_version")
+        if found is None:
+            self.set_meta("schema_version", SCHEMA_VERSION)
+        elif int(found) != SCHEMA_VERSION:
+            raise ConfigError(
+                f"{self.path} has store schema {found}; this slmbench reads {SCHEMA_VERSION}",
+                "use the slmbench version that wrote this run",
+            )
+
+    # -- metadata -------------------------------------------------------
+    def set_meta(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, json.dumps(value)),
+            )
+
+    def get_meta(self, key: str, default: Any = None) -> Any:
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    # -- trials ---------------------------------------------------------
+    def put(self, key: TrialKey, outcome: str, record: BaseModel | dict[str, Any]) -> bool:
+        """Store a finished trial. Returns False (and writes nothing) if the key exists."""
+        payload = record.model_dump_json() if isinstance(record, BaseModel) else json.dumps(record)
+        with self._lock:
+            cur = self._conn.execute(
+                "INSERT INTO trials(model, task, variant, temperature, seed, repeat, outcome,"
+                " record, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
+                (*key.as_tuple(), outcome, payload, time.time()),
+            )
+            return cur.rowcount == 1
+
+    def has(self, key: TrialKey) -> bool:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT 1 FROM trials WHERE model=? AND task=? AND variant=? AND temperature=?"
+                " AND seed=? AND repeat=?",
+                key.as_tuple(),
+            ).fetchone()
+        return row is not None
+
+    def get(self, key: TrialKey) -> StoredTrial | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT model, task, variant, temperature, seed, repeat, outcome, record,"
+                " created_at FROM trials WHERE model=? AND task=? AND variant=?"
+                " AND temperature=? AND seed=? AND repeat=?",
+                key.as_tuple(),
+            ).fetchone()
+        return _row_to_trial(row) if row else None
+
+    def keys(self) -> set[TrialKey]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT model, task, variant, temperature, seed, repeat FROM trials"
+            ).fetchall()
+        return {_key(r) for r in rows}
+
+    def count(self, model: str | None = None) -> int:
+        with self._lock:
+            if model is None:
+                return self._conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+            return self._conn.execute(
+                "SELECT COUNT(*) FROM trials WHERE model = ?", (model,)
+            ).fetchone()[0]
+
+    def trials(self, model: str | None = None) -> Iterator[StoredTrial]:
+        """All stored trials (optionally of one model) in a stable order."""
+        sql = ("SELECT model, task, variant, temperature, seed, repeat, outcome, record,"
+               " created_at FROM trials")
+        args: tuple[Any, ...] = ()
+        if model is not None:
+            sql += " WHERE model = ?"
+            args = (model,)
+        sql += " ORDER BY model, task, variant, temperature, seed, repeat"
+        with self._lock:
+            rows = self._conn.execute(sql, args).fetchall()
+        for row in rows:
+            yield _row_to_trial(row)
+
+    def models(self) -> list[str]:
+        with self._lock:
+            rows = self._conn.execute("SELECT DISTINCT model FROM trials ORDER BY model").fetchall()
+        return [r[0] for r in rows]
+
+    def export_jsonl(self, path: str | Path) -> int:
+        """Write every trial as one JSON line (atomically); returns the count."""
+        path = Path(path)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        n = 0
+        with tmp.open("w", encoding="utf-8") as fh:
+            for t in self.trials():
+                fh.write(t.model_dump_json() + "\n")
+                n += 1
+        tmp.replace(path)
+        return n
+
+    # -- response cache -------------------------------------------------
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM cache WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def cache_put(self, key: str, value: dict[str, Any]) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO cache(key, value, created_at) VALUES (?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
+                (key, json.dumps(value), time.time()),
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _key(row: tuple[Any, ...]) -> TrialKey:
+    return TrialKey(model=row[0], task=row[1], variant=row[2], temperature=row[3],
+                    seed=row[4], repeat=row[5])
+
+
+def _row_to_trial(row: tuple[Any, ...]) -> StoredTrial:
+    return StoredTrial(key=_key(row), outcome=row[6], record=json.loads(row[7]),
+                       created_at=row[8])

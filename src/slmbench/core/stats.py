@@ -1,0 +1,595 @@
+"""Statistics for slmbench: thin, documented wrappers over scipy and statsmodels.
+
+Every function returns a frozen pydantic record, so a number always travels
+with its interval, the method that produced it and the sample size behind it.
+Nothing here re-implements a test that scipy or statsmodels already provides;
+the wrappers only pick sound defaults (Wilson intervals, exact tests for small
+counts, a fixed bootstrap seed, >= 10,000 resamples) and handle edge cases
+(0/n, n/n, n=1, all ties) with a value and a plain ``note`` instead of a crash
+or a silent NaN.
+
+See ``docs/statistics.md`` for which test answers which question.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+from scipy import stats as sps
+from scipy.special import comb
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint, proportion_effectsize
+from statsmodels.stats.weightstats import ttost_paired
+
+from slmbench.core.errors import SlmbenchError
+
+CONFIDENCE = 0.95
+N_RESAMPLES = 10_000
+SEED = 20240611
+EXACT_MCNEMAR_BELOW = 25  # discordant pairs under which McNemar uses the exact binomial
+
+IntervalMethod = Literal["wilson", "clopper-pearson"]
+Alternative = Literal["two-sided", "greater", "less"]
+
+
+class StatsInputError(SlmbenchError):
+    """Inputs a statistic cannot be computed from (k > n, mismatched lengths, ...)."""
+
+
+class Estimate(BaseModel):
+    """A point estimate with its confidence interval.
+
+    ``estimate``/``low``/``high`` are None only when the quantity is undefined
+    for the data (e.g. a correlation of constant values); ``note`` says why.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    method: str
+    n: int
+    confidence: float = CONFIDENCE
+    note: str | None = None
+
+    def formatted(self, *, percent: bool = True, digits: int | None = None, unit: str = "",
+                  missing: str = "–") -> str:
+        """``62.0 [48.1, 74.2]`` (``percent``: x100, 1 digit; else 2 digits); ``missing``
+        when the estimate is undefined. ``unit`` follows the point estimate."""
+        if self.estimate is None:
+            return missing
+        scale = 100.0 if percent else 1.0
+        d = digits if digits is not None else (1 if percent else 2)
+        text = f"{self.estimate * scale:.{d}f}{unit}"
+        if self.low is not None and self.high is not None:
+            text += f" [{self.low * scale:.{d}f}, {self.high * scale:.{d}f}]"
+        return text
+
+
+class TestResult(BaseModel):
+    """A hypothesis test: statistic, p-value, method and sample size."""
+
+    model_config = ConfigDict(frozen=True)
+
+    statistic: float | None
+    p_value: float
+    method: str
+    n: int
+    note: str | None = None
+
+
+class Correlation(BaseModel):
+    """A correlation coefficient with its p-value and a bootstrap interval."""
+
+    model_config = ConfigDict(frozen=True)
+
+    estimate: float | None
+    p_value: float | None
+    low: float | None
+    high: float | None
+    method: Literal["pearson", "spearman"]
+    interval_method: str
+    n: int
+    meaningful: bool
+    note: str | None = None
+
+
+class VsBest(BaseModel):
+    """One model compared with the best model: Fisher exact test, adjusted p-values, Cohen's h."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    successes: int
+    n: int
+    accuracy: float
+    best: str
+    odds_ratio: float | None
+    p_value: float
+    p_bh: float
+    p_holm: float
+    cohens_h: float
+    significant_bh: bool
+
+
+class McNemarResult(BaseModel):
+    """McNemar's test on paired binary outcomes: discordant counts and the p-value."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    both: int
+    only_a: int
+    only_b: int
+    neither: int
+    statistic: float | None
+    p_value: float
+    method: str
+
+
+class TostResult(BaseModel):
+    """Two one-sided tests for equivalence of paired values within ``(-margin, margin)``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mean_difference: float
+    margin: float
+    p_value: float | None
+    p_lower: float | None
+    p_upper: float | None
+    equivalent: bool
+    alpha: float
+    method: str
+    n: int
+    note: str | None = None
+
+
+class FlipRate(BaseModel):
+    """Share of items whose outcome is not the same on every repeat."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rate: Estimate
+    flipped: list[str]
+    items: int
+    per_item: dict[str, float]  # minority share of each item's repeats: 0 = stable, 0.5 = coin flip
+
+
+# -- proportions ---------------------------------------------------------------
+
+
+def _check_counts(k: int, n: int) -> None:
+    if n < 1:
+        raise StatsInputError(f"a proportion needs n >= 1 trials (got n={n})",
+                              "there is no data for this cell; report it as missing")
+    if not 0 <= k <= n:
+        raise StatsInputError(f"successes must be between 0 and n (got k={k}, n={n})",
+                              "count successes out of the same trials as n")
+
+
+def proportion(k: int, n: int, *, method: IntervalMethod = "wilson",
+               confidence: float = CONFIDENCE) -> Estimate:
+    """Share ``k/n`` with a Wilson (default) or Clopper-Pearson interval (statsmodels)."""
+    _check_counts(k, n)
+    sm_method = "beta" if method == "clopper-pearson" else "wilson"
+    low, high = proportion_confint(k, n, alpha=1 - confidence, method=sm_method)
+    # both intervals reach 0 at k=0 and 1 at k=n exactly; remove float round-off there
+    low = 0.0 if k == 0 else float(max(0.0, low))
+    high = 1.0 if k == n else float(min(1.0, high))
+    return Estimate(estimate=k / n, low=low, high=high,
+                    method=method, n=n, confidence=confidence)
+
+
+def wilson(k: int, n: int, *, confidence: float = CONFIDENCE) -> Estimate:
+    """Wilson score interval for ``k`` successes in ``n`` trials."""
+    return proportion(k, n, method="wilson", confidence=confidence)
+
+
+def clopper_pearson(k: int, n: int, *, confidence: float = CONFIDENCE) -> Estimate:
+    """Exact (Clopper-Pearson) interval for ``k`` successes in ``n`` trials."""
+    return proportion(k, n, method="clopper-pearson", confidence=confidence)
+
+
+def binomial_test(k: int, n: int, *, p0: float = 0.5, alternative: Alternative = "two-sided",
+                  confidence: float = CONFIDENCE) -> tuple[TestResult, Estimate]:
+    """Exact binomial test of ``k/n`` against ``p0`` and the exact interval (scipy)."""
+    _check_counts(k, n)
+    res = sps.binomtest(k, n, p0, alternative=alternative)
+    ci = res.proportion_ci(confidence_level=confidence, method="exact")
+    test = TestResult(statistic=k / n, p_value=float(res.pvalue),
+                      method=f"exact binomial vs p0={p0} ({alternative})", n=n)
+    est = Estimate(estimate=k / n, low=float(ci.low), high=float(ci.high),
+                   method="clopper-pearson", n=n, confidence=confidence)
+    return test, est
+
+
+def cohens_h(p1: float, p2: float) -> float:
+    """Cohen's h effect size between two proportions: 2·asin(√p1) − 2·asin(√p2)."""
+    for p in (p1, p2):
+        if not 0.0 <= p <= 1.0:
+            raise StatsInputError(f"Cohen's h needs proportions in [0, 1] (got {p})",
+                                  "pass shares, not percentages or counts")
+    return float(proportion_effectsize(p1, p2))
+
+
+def fisher_exact(k1: int, n1: int, k2: int, n2: int,
+                 alternative: Alternative = "two-sided") -> TestResult:
+    """Fisher's exact test of ``k1/n1`` against ``k2/n2``; statistic is the odds ratio."""
+    _check_counts(k1, n1)
+    _check_counts(k2, n2)
+    table = [[k1, n1 - k1], [k2, n2 - k2]]
+    odds, p = sps.fisher_exact(table, alternative=alternative)
+    odds_f = float(odds)
+    return TestResult(statistic=odds_f if math.isfinite(odds_f) else None, p_value=float(p),
+                      method=f"fisher exact ({alternative})", n=n1 + n2,
+                      note=None if math.isfinite(odds_f) else "odds ratio is infinite "
+                      "(a zero cell); the p-value is still exact")
+
+
+def adjust_pvalues(p_values: Sequence[float], method: Literal["fdr_bh", "holm"] = "fdr_bh"
+                   ) -> list[float]:
+    """Multiple-comparison adjusted p-values (statsmodels ``multipletests``)."""
+    if not p_values:
+        return []
+    return [float(p) for p in multipletests(list(p_values), method=method)[1]]
+
+
+def compare_to_best(counts: Mapping[str, tuple[int, int]], *, alpha: float = 0.05
+                    ) -> list[VsBest]:
+    """Fisher exact test of every model against the most accurate one.
+
+    ``counts`` maps a name to ``(successes, trials)``. The best model is the
+    one with the highest accuracy (ties broken by name); it is compared with
+    nothing and gets p = 1. The other p-values are adjusted with
+    Benjamini-Hochberg and, separately, Holm.
+    """
+    if not counts:
+        return []
+    for k, n in counts.values():
+        _check_counts(k, n)
+    best = max(sorted(counts), key=lambda m: counts[m][0] / counts[m][1])
+    kb, nb = counts[best]
+    others = [m for m in sorted(counts) if m != best]
+    tests = {m: fisher_exact(counts[m][0], counts[m][1], kb, nb) for m in others}
+    raw = [tests[m].p_value for m in others]
+    bh = dict(zip(others, adjust_pvalues(raw, "fdr_bh"), strict=True))
+    holm = dict(zip(others, adjust_pvalues(raw, "holm"), strict=True))
+    out: list[VsBest] = []
+    for m in sorted(counts):
+        k, n = counts[m]
+        is_best = m == best
+        out.append(VsBest(
+            model=m, successes=k, n=n, accuracy=k / n, best=best,
+            odds_ratio=None if is_best else tests[m].statistic,
+            p_value=1.0 if is_best else tests[m].p_value,
+            p_bh=1.0 if is_best else bh[m], p_holm=1.0 if is_best else holm[m],
+            cohens_h=cohens_h(k / n, kb / nb),
+            significant_bh=False if is_best else bh[m] < alpha,
+        ))
+    return out
+
+
+# -- bootstrap -------------------------------------------------------------------
+
+
+def bootstrap_interval(data: Sequence[Sequence[float]] | Sequence[np.ndarray],
+                       statistic: Callable[..., float | np.ndarray], *, paired: bool = False,
+                       vectorized: bool = False, confidence: float = CONFIDENCE,
+                       n_resamples: int = N_RESAMPLES, seed: int = SEED
+                       ) -> tuple[float | None, float | None, str]:
+    """Bootstrap interval via ``scipy.stats.bootstrap`` (BCa, fixed seed).
+
+    When BCa is undefined (a degenerate bootstrap distribution, or resamples
+    where the statistic is undefined, e.g. a correlation of a constant
+    resample) the percentile interval over the finite resamples is returned
+    instead, and the method string says so. Returns ``(low, high, method)``.
+    """
+    arrays = tuple(np.asarray(d, dtype=float) for d in data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = sps.bootstrap(arrays, statistic, paired=paired, vectorized=vectorized,
+                            confidence_level=confidence, n_resamples=n_resamples,
+                            method="BCa", rng=np.random.default_rng(seed))
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if math.isfinite(low) and math.isfinite(high):
+        return low, high, f"bootstrap BCa ({n_resamples} resamples, seed {seed})"
+    dist = np.asarray(res.bootstrap_distribution, dtype=float)
+    finite = dist[np.isfinite(dist)]
+    if finite.size == 0:
+        return None, None, "bootstrap undefined (statistic undefined on every resample)"
+    tail = (1 - confidence) / 2 * 100
+    lo, hi = np.percentile(finite, [tail, 100 - tail])
+    return (float(lo), float(hi),
+            f"bootstrap percentile ({finite.size} of {n_resamples} resamples defined, "
+            f"seed {seed})")
+
+
+def mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE,
+                  n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Estimate:
+    """Mean of ``values`` with a bootstrap interval (e.g. a score averaged over tasks)."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        raise StatsInputError("a mean needs at least one value", "there is no data here")
+    if arr.size == 1:
+        v = float(arr[0])
+        return Estimate(estimate=v, low=None, high=None, method="mean", n=1,
+                        confidence=confidence, note="one value: no interval")
+    low, high, method = bootstrap_interval((arr,), np.mean, vectorized=True,
+                                           confidence=confidence, n_resamples=n_resamples,
+                                           seed=seed)
+    return Estimate(estimate=float(arr.mean()), low=low, high=high, method=method,
+                    n=int(arr.size), confidence=confidence)
+
+
+def composite_interval(groups: Sequence[tuple[Sequence[float], Sequence[float]]], *,
+                       confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                       seed: int = SEED) -> Estimate:
+    """Mean over groups of ratio estimates, with a cluster bootstrap interval.
+
+    Each group is ``(numerators, denominators)`` with one entry per cluster
+    (e.g. per task: successes and trials of one reliability dimension); its
+    score is ``sum(num) / sum(den)``, i.e. the per-trial rate. Clusters are
+    resampled with replacement within every group independently (one
+    ``scipy.stats.bootstrap`` sample per group), so the interval reflects the
+    uncertainty of all groups. One group gives a plain cluster-bootstrap
+    interval of its rate. Groups with one cluster are held fixed (see note).
+    """
+    pairs = [(np.asarray(n, dtype=float), np.asarray(d, dtype=float)) for n, d in groups]
+    if not pairs or any(n.size == 0 or n.shape != d.shape or d.sum() <= 0 for n, d in pairs):
+        raise StatsInputError("every group needs one numerator and a positive denominator "
+                              "per cluster", "there is no data for one of its parts")
+    ratios = [float(n.sum() / d.sum()) for n, d in pairs]
+    estimate = float(np.mean(ratios))
+    varying = [i for i, (n, _) in enumerate(pairs) if n.size >= 2]
+    fixed = sum(r for i, r in enumerate(ratios) if i not in varying)
+    clusters = int(sum(n.size for n, _ in pairs))
+    note = (f"{len(pairs) - len(varying)} group(s) with one cluster held fixed"
+            if len(varying) < len(pairs) else None)
+    if not varying:
+        return Estimate(estimate=estimate, low=None, high=None, method="ratio", n=clusters,
+                        confidence=confidence, note="one cluster per group: no interval")
+
+    def stat(*indices: np.ndarray, axis: int = -1) -> np.ndarray:
+        total = np.zeros(np.shape(indices[0])[:-1]) + fixed
+        for i, idx in zip(varying, indices, strict=True):
+            num, den = pairs[i]
+            take = idx.astype(int)
+            total = total + num[take].sum(axis=axis) / den[take].sum(axis=axis)
+        return total / len(pairs)
+
+    samples = [np.arange(pairs[i][0].size, dtype=float) for i in varying]
+    low, high, method = bootstrap_interval(samples, stat, vectorized=True, confidence=confidence,
+                                           n_resamples=n_resamples, seed=seed)
+    if low is not None and low == high:
+        note = "; ".join(filter(None, [note, "every resample gives the same value (the clusters "
+                                       "agree): within-cluster sampling error is not shown"]))
+    return Estimate(estimate=estimate, low=low, high=high, method=f"cluster {method}",
+                    n=clusters, confidence=confidence, note=note)
+
+
+def ratio_interval(numerators: Sequence[float], denominators: Sequence[float], *,
+                   confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                   seed: int = SEED) -> Estimate:
+    """``sum(num) / sum(den)`` with a bootstrap over clusters (e.g. a success rate over tasks)."""
+    return composite_interval([(numerators, denominators)], confidence=confidence,
+                              n_resamples=n_resamples, seed=seed)
+
+
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], *,
+                     confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                     seed: int = SEED) -> Estimate:
+    """Mean paired difference ``a − b`` over the same items, with a paired bootstrap interval."""
+    x, y = _paired(a, b)
+    diff = float(np.mean(x - y))
+    if x.size == 1:
+        return Estimate(estimate=diff, low=None, high=None, method="paired difference", n=1,
+                        confidence=confidence, note="one pair: no interval")
+
+    def stat(u: np.ndarray, v: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.mean(u - v, axis=axis)
+
+    low, high, method = bootstrap_interval((x, y), stat, paired=True, vectorized=True,
+                                           confidence=confidence, n_resamples=n_resamples,
+                                           seed=seed)
+    return Estimate(estimate=diff, low=low, high=high, method=f"paired {method}", n=int(x.size),
+                    confidence=confidence)
+
+
+# -- correlation -----------------------------------------------------------------
+
+MIN_CORRELATION_N = 4
+EXACT_CORRELATION_MAX_N = 8  # up to 8! = 40,320 orderings: exact permutation p-value
+
+
+def _correlation_p(x: np.ndarray, y: np.ndarray, method: str) -> float:
+    """Two-sided p-value: exact permutation test for n <= 8, else scipy's t-based value.
+
+    The asymptotic p-value is badly wrong for tiny n (a perfect rank order of
+    4 points gets p = 0 instead of the exact 1/12), and model comparisons
+    usually have few models.
+    """
+    if method == "spearman":
+        x, y = sps.rankdata(x), sps.rankdata(y)
+    if x.size <= EXACT_CORRELATION_MAX_N:
+        perm = sps.PermutationMethod(n_resamples=math.factorial(int(x.size)))
+        return float(sps.pearsonr(x, y, method=perm).pvalue)
+    return float(sps.pearsonr(x, y).pvalue)
+
+
+def correlation(x: Sequence[float], y: Sequence[float], *,
+                method: Literal["pearson", "spearman"] = "pearson",
+                confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                seed: int = SEED) -> Correlation:
+    """Pearson or Spearman correlation with its p-value (scipy) and a paired bootstrap interval.
+
+    The p-value is exact (every permutation) for up to 8 points, else scipy's.
+
+    With fewer than 4 points the coefficient is still reported but marked not
+    meaningful; with constant input it is undefined (None) and the note says why.
+    """
+    xa, ya = _paired(x, y)
+    n = int(xa.size)
+    meaningful = n >= MIN_CORRELATION_N
+    small = None if meaningful else (
+        f"only {n} points: a correlation needs at least {MIN_CORRELATION_N} to mean anything")
+    if n < 3 or np.ptp(xa) == 0 or np.ptp(ya) == 0:
+        why = "fewer than 3 points" if n < 3 else "one variable is constant"
+        return Correlation(estimate=None, p_value=None, low=None, high=None, method=method,
+                           interval_method="none", n=n, meaningful=False,
+                           note=f"correlation undefined: {why}")
+    if method == "pearson":
+        r = float(sps.pearsonr(xa, ya).statistic)
+    else:
+        r = float(sps.spearmanr(xa, ya).statistic)
+    p = _correlation_p(xa, ya, method)
+
+    def stat(u: np.ndarray, v: np.ndarray, axis: int = -1) -> np.ndarray:
+        # vectorised over resamples; Spearman's rho is Pearson's r of the ranks.
+        # A constant resample gives NaN, which bootstrap_interval leaves out.
+        if method == "spearman":
+            u, v = sps.rankdata(u, axis=axis), sps.rankdata(v, axis=axis)
+        return sps.pearsonr(u, v, axis=axis).statistic
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        low, high, imethod = bootstrap_interval((xa, ya), stat, paired=True, vectorized=True,
+                                                confidence=confidence,
+                                                n_resamples=n_resamples, seed=seed)
+    return Correlation(estimate=r, p_value=p, low=low, high=high, method=method,
+                       interval_method=imethod, n=n, meaningful=meaningful, note=small)
+
+
+# -- paired model-vs-model --------------------------------------------------------
+
+
+def _paired(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise StatsInputError(f"paired data needs two equal-length lists (got {x.shape} and "
+                              f"{y.shape})", "pair the values item by item")
+    if x.size == 0:
+        raise StatsInputError("paired data is empty", "there are no shared items to compare")
+    return x, y
+
+
+def mcnemar(a: Sequence[bool], b: Sequence[bool]) -> McNemarResult:
+    """McNemar's test of two models' pass/fail on the same items (statsmodels).
+
+    Exact (binomial) when fewer than 25 pairs disagree, else chi-square with
+    continuity correction. With no disagreement at all, p = 1.
+    """
+    x, y = _paired([bool(v) for v in a], [bool(v) for v in b])
+    both = int(np.sum((x == 1) & (y == 1)))
+    only_a = int(np.sum((x == 1) & (y == 0)))
+    only_b = int(np.sum((x == 0) & (y == 1)))
+    neither = int(np.sum((x == 0) & (y == 0)))
+    discordant = only_a + only_b
+    exact = discordant < EXACT_MCNEMAR_BELOW
+    res = sm_mcnemar([[both, only_a], [only_b, neither]], exact=exact, correction=True)
+    stat = float(res.statistic)
+    return McNemarResult(
+        n=int(x.size), both=both, only_a=only_a, only_b=only_b, neither=neither,
+        statistic=stat if math.isfinite(stat) else None, p_value=float(res.pvalue),
+        method="mcnemar exact" if exact else "mcnemar chi2 (continuity corrected)",
+    )
+
+
+def tost_paired(a: Sequence[float], b: Sequence[float], margin: float, *,
+                alpha: float = 0.05) -> TostResult:
+    """Two one-sided paired t-tests: is the mean of ``a − b`` within ``(−margin, margin)``?
+
+    Works for paired scores and for paired 0/1 outcomes (a paired difference of
+    proportions). Equivalence is claimed when the larger one-sided p < alpha.
+    With zero variance in the differences the t statistic is undefined: no
+    p-value is reported and equivalence is not claimed.
+    """
+    if margin <= 0:
+        raise StatsInputError(f"an equivalence margin must be > 0 (got {margin})",
+                              "choose the largest difference you would call negligible")
+    x, y = _paired(a, b)
+    d = x - y
+    mean = float(d.mean())
+    method = f"TOST paired t (margin ±{margin})"
+    if x.size < 2 or np.ptp(d) == 0:
+        return TostResult(mean_difference=mean, margin=margin, p_value=None, p_lower=None,
+                          p_upper=None, equivalent=False, alpha=alpha, method=method,
+                          n=int(x.size), note="no variance in the paired differences "
+                          "(every pair differs by the same amount): the test is undefined")
+    p, lower, upper = ttost_paired(x, y, -margin, margin)
+    return TostResult(mean_difference=mean, margin=margin, p_value=float(p),
+                      p_lower=float(lower[1]), p_upper=float(upper[1]),
+                      equivalent=bool(p < alpha), alpha=alpha, method=method, n=int(x.size))
+
+
+# -- repeats: pass@k, pass^k, flips ----------------------------------------------------
+
+
+def _check_k(counts: Sequence[tuple[int, int]], k: int) -> None:
+    if k < 1:
+        raise StatsInputError(f"k must be >= 1 (got {k})", "use k between 1 and the repeats")
+    if not counts:
+        raise StatsInputError("pass@k needs at least one task", "there is no data here")
+    for n, c in counts:
+        _check_counts(c, n)
+        if n < k:
+            raise StatsInputError(f"a task has {n} repeats, fewer than k={k}",
+                                  "lower k or run more repeats")
+
+
+def pass_at_k_item(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k of one task: P(at least one of k draws passes) = 1 − C(n−c,k)/C(n,k)."""
+    return float(1.0 - comb(n - c, k, exact=True) / comb(n, k, exact=True))
+
+
+def pass_hat_k_item(n: int, c: int, k: int) -> float:
+    """pass^k of one task (τ-bench): P(all k draws pass) = C(c,k)/C(n,k)."""
+    return float(comb(c, k, exact=True) / comb(n, k, exact=True))
+
+
+def _over_tasks(values: list[float], name: str, confidence: float, n_resamples: int,
+                seed: int) -> Estimate:
+    est = mean_interval(values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    return est.model_copy(update={"method": f"{name}; {est.method} over tasks"})
+
+
+def pass_at_k(counts: Sequence[tuple[int, int]], k: int, *, confidence: float = CONFIDENCE,
+              n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Estimate:
+    """Mean unbiased pass@k over tasks; ``counts`` holds ``(repeats n, successes c)`` per task."""
+    _check_k(counts, k)
+    vals = [pass_at_k_item(n, c, k) for n, c in counts]
+    return _over_tasks(vals, f"pass@{k} unbiased", confidence, n_resamples, seed)
+
+
+def pass_hat_k(counts: Sequence[tuple[int, int]], k: int, *, confidence: float = CONFIDENCE,
+               n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Estimate:
+    """Mean pass^k over tasks (τ-bench): the chance that k fresh repeats all pass."""
+    _check_k(counts, k)
+    vals = [pass_hat_k_item(n, c, k) for n, c in counts]
+    return _over_tasks(vals, f"pass^{k}", confidence, n_resamples, seed)
+
+
+def flip_rate(outcomes: Mapping[str, Sequence[bool]], *,
+              confidence: float = CONFIDENCE) -> FlipRate:
+    """Share of items (with >= 2 repeats) whose pass/fail differs between repeats (Wilson)."""
+    per_item: dict[str, float] = {}
+    flipped: list[str] = []
+    for item in sorted(outcomes):
+        runs = [bool(v) for v in outcomes[item]]
+        if len(runs) < 2:
+            continue
+        passes = sum(runs)
+        per_item[item] = min(passes, len(runs) - passes) / len(runs)
+        if 0 < passes < len(runs):
+            flipped.append(item)
+    if not per_item:
+        raise StatsInputError("no item has two or more repeats",
+                              "run with --repeats 2 or more to measure flips")
+    rate = wilson(len(flipped), len(per_item), confidence=confidence)
+    return FlipRate(rate=rate, flipped=flipped, items=len(per_item), per_item=per_item)

@@ -1,0 +1,8 @@
+"""Part B diagnostics: why a configuration is or is not eligible.
+
+``thresholds`` (the log-prob threshold sweep), ``regimes`` (named failure regimes),
+``probes`` (context length), ``cascade`` (BM25 then the model, and the ``Cascade`` router),
+``quantize`` (precisions compared). Import the submodules themselves.
+"""
+
+__all__ = ["cascade", "probes", "quantize", "regimes", "thresholds"]

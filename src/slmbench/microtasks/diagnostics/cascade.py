@@ -1,0 +1,300 @@
+"""Put the small model behind the baseline.
+
+* :func:`shortlist_rerank` - BM25 shortlists the top ``k`` options, the model re-orders the
+  shortlist by log-probability, the rest keep BM25's order. Reported: the paired gain over
+  BM25 alone on the same items, with a paired bootstrap interval (``stats.paired_bootstrap``).
+* :class:`Cascade` - a router an agent can call at run time: it answers with the baseline
+  when the baseline is confident (the margin between its top-two scores is at least
+  ``margin``, fitted on the fit split by :meth:`Cascade.fit`) and consults the model, on the
+  baseline's shortlist, only when it is not.
+
+Baselines with graded scores: BM25 over turns (ranking) and BM25 over functions (tools,
+with ``none`` scored at the fitted abstain threshold, so its argmax is the baseline's own
+decision). The rule baselines of approval and memory give no graded score to route on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from slmbench.core import stats
+from slmbench.core.errors import ConfigError
+from slmbench.microtasks.baselines import bm25_scores, fit_none_threshold, gold_of, tool_docs
+from slmbench.microtasks.datasets.records import AnyItem, RankItem, TaskName, ToolItem
+from slmbench.microtasks.eligibility import item_values
+from slmbench.microtasks.prompts import options_for, render
+from slmbench.models.base import Model
+
+
+class ScoredBaseline(Protocol):
+    """A baseline that scores every option of an item (higher is better)."""
+
+    name: str
+    task: TaskName
+
+    def scores(self, item: AnyItem) -> dict[str, float]: ...
+
+
+class BM25Turns:
+    """BM25 of the question against each shown turn; options are turn numbers."""
+
+    name = "bm25"
+    task: TaskName = "ranking"
+
+    def scores(self, item: AnyItem) -> dict[str, float]:
+        assert isinstance(item, RankItem)
+        values = bm25_scores(item.query, list(item.turns))
+        return {str(k + 1): float(v) for k, v in enumerate(values)}
+
+
+class BM25Functions:
+    """BM25 of the request against each function; ``none`` scores the abstain threshold."""
+
+    name = "bm25"
+    task: TaskName = "tools"
+
+    def __init__(self, none_threshold: float) -> None:
+        self.none_threshold = none_threshold
+
+    @classmethod
+    def fit(cls, fit_items: Sequence[ToolItem]) -> BM25Functions:
+        return cls(fit_none_threshold(fit_items))
+
+    def scores(self, item: AnyItem) -> dict[str, float]:
+        assert isinstance(item, ToolItem)
+        values = bm25_scores(item.request, tool_docs(item))
+        out = {f.name: float(v) for f, v in zip(item.functions, values, strict=True)}
+        return {**out, "none": self.none_threshold}
+
+
+def order(scores: dict[str, float], options: Sequence[str]) -> list[str]:
+    """Options by score, best first (ties: the order of ``options``)."""
+    return sorted(options, key=lambda o: (-scores[o], list(options).index(o)))
+
+
+def top_margin(scores: dict[str, float]) -> float:
+    """Score gap between the best and second-best option (inf with one option)."""
+    top = sorted(scores.values(), reverse=True)
+    return float("inf") if len(top) < 2 else top[0] - top[1]
+
+
+def restrict(item: AnyItem, keep: Sequence[str]) -> tuple[AnyItem, list[str]]:
+    """The item showing only the ``keep`` options (in their original order) and the map from
+    the restricted item's options back to the original ones."""
+    options = options_for("ranking" if isinstance(item, RankItem) else "tools", item)
+    kept = [o for o in options if o in set(keep)]
+    if isinstance(item, RankItem):
+        idx = [int(o) - 1 for o in kept]
+        gold = idx.index(item.gold) if item.gold in idx else 0
+        sub = item.model_copy(update={"turns": tuple(item.turns[i] for i in idx), "gold": gold})
+        return sub, kept
+    if isinstance(item, ToolItem):
+        funcs = tuple(f for f in item.functions if f.name in set(kept))
+        if not funcs:  # the shortlist is only "none": nothing for the model to choose
+            return item, options
+        sub_t = item.model_copy(update={"functions": funcs})
+        return sub_t, options_for("tools", sub_t)
+    raise ConfigError(f"{type(item).__name__} has no shortlist to restrict",
+                      "cascades route ranking and tools items")
+
+
+def model_order(model: Model, task: TaskName, item: AnyItem, shortlist: Sequence[str]
+                ) -> list[str]:
+    """The model's log-prob order of the shortlisted options (original option names)."""
+    sub, back = restrict(item, shortlist)
+    sub_options = options_for(task, sub)
+    lp = {s.candidate: s.logprob for s in model.score(render(task, "p0", sub), sub_options)}
+    ranked = sorted(range(len(sub_options)), key=lambda k: (-lp[sub_options[k]], k))
+    return [back[k] for k in ranked]
+
+
+# --- shortlist + re-rank ---------------------------------------------------------------------
+
+class RerankItem(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    item_id: str
+    gold: str
+    baseline: list[str]
+    reranked: list[str]
+    latency_s: float
+
+
+class Gain(BaseModel):
+    """Cascade minus baseline on one metric, paired over items."""
+
+    model_config = ConfigDict(frozen=True)
+
+    metric: str
+    baseline: float
+    cascade: float
+    gain: stats.Estimate
+
+
+class RerankResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    task: TaskName
+    model: str
+    k: int
+    n_items: int
+    gains: list[Gain]
+    items: list[RerankItem]
+
+
+def rerank(model: Model, baseline: ScoredBaseline, item: AnyItem, k: int
+           ) -> tuple[list[str], list[str], float]:
+    """Baseline order, that order with its top ``k`` re-ordered by the model, and the
+    seconds the whole decision took."""
+    start = time.perf_counter()
+    scores = baseline.scores(item)
+    base = order(scores, options_for(baseline.task, item))
+    reranked = [*model_order(model, baseline.task, item, base[:k]), *base[k:]]
+    return base, reranked, time.perf_counter() - start
+
+
+def paired_gains(golds: Sequence[str], cascade: Sequence[Sequence[str]],
+                 base: Sequence[Sequence[str]], metrics: Sequence[str]) -> list[Gain]:
+    out = []
+    for metric in metrics:
+        c = item_values(metric, golds, cascade)  # type: ignore[arg-type]
+        b = item_values(metric, golds, base)  # type: ignore[arg-type]
+        out.append(Gain(metric=metric, baseline=float(b.mean()), cascade=float(c.mean()),
+                        gain=stats.paired_bootstrap(c, b)))
+    return out
+
+
+def shortlist_rerank(model: Model, baseline: ScoredBaseline, items: Sequence[AnyItem], *,
+                     k: int = 3, metrics: Sequence[str] = ("mrr", "ndcg@5", "accuracy"),
+                     ) -> RerankResult:
+    """Re-rank the baseline's top ``k`` with the model on every item; paired gain vs baseline."""
+    if k < 2:
+        raise ConfigError(f"a shortlist needs k >= 2 (got {k})", "use --k 2 or more")
+    rows = []
+    for item in items:
+        base, reranked, seconds = rerank(model, baseline, item, k)
+        rows.append(RerankItem(item_id=item.id, gold=gold_of(item), baseline=base,
+                               reranked=reranked, latency_s=seconds))
+    gains = paired_gains([r.gold for r in rows], [r.reranked for r in rows],
+                         [r.baseline for r in rows], metrics)
+    return RerankResult(task=baseline.task, model=model.spec, k=k, n_items=len(rows),
+                        gains=gains, items=rows)
+
+
+# --- the router ------------------------------------------------------------------------------
+
+class CascadeDecision(BaseModel):
+    """One routed decision: the ranking, who made it, how sure the baseline was, how long."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ranking: list[str]
+    used_model: bool
+    baseline_margin: float
+    latency_s: float
+
+
+class Cascade:
+    """Baseline first; the small model re-ranks the baseline's top ``k`` only when the
+    baseline's top-two margin is below ``margin``.
+
+    >>> cascade = Cascade.fit(BM25Turns(), model, fit_items)   # doctest: +SKIP
+    >>> cascade.decide(item).ranking[0]                         # doctest: +SKIP
+    """
+
+    def __init__(self, baseline: ScoredBaseline, model: Model, margin: float, *,
+                 k: int = 3) -> None:
+        self.baseline, self.model, self.margin, self.k = baseline, model, margin, k
+
+    def decide(self, item: AnyItem) -> CascadeDecision:
+        start = time.perf_counter()
+        scores = self.baseline.scores(item)
+        options = options_for(self.baseline.task, item)
+        base = order(scores, options)
+        gap = top_margin(scores)
+        if gap >= self.margin:
+            ranking, used = base, False
+        else:
+            ranking = [*model_order(self.model, self.baseline.task, item, base[: self.k]),
+                       *base[self.k:]]
+            used = True
+        return CascadeDecision(ranking=ranking, used_model=used, baseline_margin=gap,
+                               latency_s=time.perf_counter() - start)
+
+    @classmethod
+    def fit(cls, baseline: ScoredBaseline, model: Model, fit_items: Sequence[AnyItem], *,
+            k: int = 3) -> Cascade:
+        """Choose ``margin`` maximising top-1 accuracy on ``fit_items`` (ties: fewer model
+        calls). The model is run once on every fit item to know what consulting it gives."""
+        if not fit_items:
+            raise ConfigError("fitting a cascade needs fit items", "raise --fit-limit")
+        rows = []
+        for item in fit_items:
+            scores = baseline.scores(item)
+            base = order(scores, options_for(baseline.task, item))
+            gold = gold_of(item)
+            by_model = model_order(model, baseline.task, item, base[:k])
+            rows.append((top_margin(scores), base[0] == gold, by_model[0] == gold))
+        return cls(baseline, model, best_margin(rows), k=k)
+
+
+def best_margin(rows: Sequence[tuple[float, bool, bool]]) -> float:
+    """The margin maximising correct answers over ``(baseline margin, baseline right, model
+    right)`` rows, where items with a margin below it go to the model (ties: the lowest,
+    i.e. the fewest model calls)."""
+    margins = np.asarray([r[0] for r in rows], dtype=float)
+    base_ok = np.asarray([r[1] for r in rows], dtype=bool)
+    model_ok = np.asarray([r[2] for r in rows], dtype=bool)
+    finite = sorted({float(m) for m in margins if np.isfinite(m)})
+    candidates = [0.0, *(m + 1e-9 for m in finite), float("inf")]
+    best, best_correct = 0.0, -1
+    for cut in candidates:
+        correct = int(np.where(margins < cut, model_ok, base_ok).sum())
+        if correct > best_correct:
+            best, best_correct = cut, correct
+    return best
+
+
+class CascadeEval(BaseModel):
+    """The router on eval items: accuracy, latency and the share of calls reaching the model."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task: TaskName
+    model: str
+    k: int
+    margin: float
+    n_items: int
+    accuracy: stats.Estimate
+    baseline_accuracy: stats.Estimate
+    model_share: stats.Estimate
+    mean_latency_s: float
+    mean_latency_baseline_s: float | None  # decisions the baseline answered
+    mean_latency_model_s: float | None  # decisions that consulted the model
+    mrr_gain: stats.Estimate  # router minus baseline alone, paired
+
+
+def evaluate(cascade: Cascade, items: Sequence[AnyItem]) -> CascadeEval:
+    decisions = [cascade.decide(i) for i in items]
+    golds = [gold_of(i) for i in items]
+    base = [order(cascade.baseline.scores(i), options_for(cascade.baseline.task, i))
+            for i in items]
+    hits = sum(d.ranking[0] == g for d, g in zip(decisions, golds, strict=True))
+    base_hits = sum(b[0] == g for b, g in zip(base, golds, strict=True))
+    used = [d for d in decisions if d.used_model]
+    alone = [d for d in decisions if not d.used_model]
+    gain = paired_gains(golds, [d.ranking for d in decisions], base, ["mrr"])[0].gain
+    return CascadeEval(
+        task=cascade.baseline.task, model=cascade.model.spec, k=cascade.k, margin=cascade.margin,
+        n_items=len(items), accuracy=stats.wilson(hits, len(items)),
+        baseline_accuracy=stats.wilson(base_hits, len(items)),
+        model_share=stats.wilson(len(used), len(items)),
+        mean_latency_s=float(np.mean([d.latency_s for d in decisions])),
+        mean_latency_baseline_s=float(np.mean([d.latency_s for d in alone])) if alone else None,
+        mean_latency_model_s=float(np.mean([d.latency_s for d in used])) if used else None,
+        mrr_gain=gain)

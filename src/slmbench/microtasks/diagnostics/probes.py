@@ -1,0 +1,157 @@
+"""Context-length probe: memory and ranking scores as the history in the prompt grows.
+
+Conversations are rebuilt from the memory dataset (one item per user turn, id
+``memory-<conversation>-<index>``). For a history of ``n`` turns:
+
+* **ranking**: the item's question over a window of ``n`` turns that holds the gold turn.
+  BFCL's prerequisite conversations have 4-14 user turns, so a window longer than the
+  conversation is padded, *before* it, with turns of other conversations (chosen by a hash of
+  the item id): older, unrelated history. The BM25 baseline ranks the same widened turns.
+* **memory**: the frozen memory prompt, with the ``n`` user turns that came before the turn
+  (same padding rule) shown first as "Earlier messages from this user".
+
+Scores are the eligibility metrics (F1 for memory; nDCG@5 and MRR for ranking) of the
+log-prob decision, with their 95% intervals (:mod:`slmbench.microtasks.eligibility`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from slmbench.core.errors import ConfigError
+from slmbench.microtasks.baselines import bm25_ranking, gold_of, rule_memory
+from slmbench.microtasks.datasets.records import MemoryItem, RankItem, TaskName
+from slmbench.microtasks.eligibility import METRICS, Metric, Scorer, interval
+from slmbench.microtasks.prompts import options_for, render
+from slmbench.models.base import Message, Model
+
+HISTORY_LENGTHS: tuple[int, ...] = (4, 8, 16, 32)
+HISTORY_HEADER = "Earlier messages from this user:"
+
+Conversations = dict[str, list[str]]
+
+
+def conversations(memory_items: Sequence[MemoryItem]) -> Conversations:
+    """User turns of every conversation, in order, rebuilt from memory item ids."""
+    turns: dict[str, dict[int, str]] = defaultdict(dict)
+    for item in memory_items:
+        conv, _, index = item.id.removeprefix("memory-").rpartition("-")
+        turns[conv][int(index)] = item.turn
+    return {c: [t[i] for i in sorted(t)] for c, t in sorted(turns.items())}
+
+
+def _padding(convs: Conversations, exclude: str, key: str, n: int) -> list[str]:
+    """``n`` turns from conversations other than ``exclude``, in an order hashed from ``key``."""
+    others = sorted((c for c in convs if c != exclude),
+                    key=lambda c: hashlib.sha256(f"{key}:{c}".encode()).hexdigest())
+    pool = [t for c in others for t in convs[c]]
+    if len(pool) < n:
+        raise ConfigError(f"only {len(pool)} turns to pad a history of {n}",
+                          "use shorter histories or the full memory dataset")
+    return pool[:n]
+
+
+def _rank_origin(item: RankItem) -> tuple[str, int]:
+    """The conversation and index of the gold turn (from the item's window provenance)."""
+    conv, _, span = item.provenance[-1].record_id.rpartition("#")
+    return conv, int(span.split("-")[0]) + item.gold
+
+
+def widen_ranking(item: RankItem, n: int, convs: Conversations) -> RankItem:
+    """The item with a window of ``n`` history turns that holds its gold turn."""
+    conv, gold_index = _rank_origin(item)
+    turns = convs[conv]
+    if len(turns) >= n:
+        shift = int(hashlib.sha256(item.id.encode()).hexdigest()[:8], 16) % n
+        start = max(0, min(gold_index - shift, len(turns) - n))
+        shown, gold = turns[start:start + n], gold_index - start
+    else:
+        pad = _padding(convs, conv, item.id, n - len(turns))
+        shown, gold = pad + turns, len(pad) + gold_index
+    return item.model_copy(update={"id": f"{item.id}@{n}", "turns": tuple(shown), "gold": gold})
+
+
+def memory_history(item: MemoryItem, n: int, convs: Conversations) -> list[str]:
+    """The ``n`` user turns shown before ``item``'s turn (older padding first)."""
+    conv, _, index = item.id.removeprefix("memory-").rpartition("-")
+    before = convs[conv][: int(index)][-n:]
+    return _padding(convs, conv, item.id, n - len(before)) + before if len(before) < n \
+        else before
+
+
+def memory_messages(item: MemoryItem, history: Sequence[str]) -> list[Message]:
+    """The frozen memory prompt with the history shown first in the user message."""
+    system, user = render("memory", "p0", item)
+    shown = "\n".join(f"[{k + 1}] {' '.join(t.split())}" for k, t in enumerate(history))
+    return [system, Message(role="user", content=f"{HISTORY_HEADER}\n{shown}\n\n{user.content}")]
+
+
+class ProbePoint(BaseModel):
+    """One task's score at one history length, with the baseline's score on the same items."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task: TaskName
+    model: str
+    n_turns: int
+    metric: Metric
+    n_items: int
+    score: float
+    ci_low: float
+    ci_high: float
+    ci_method: str
+    baseline: float
+    baseline_name: str
+
+
+def _logprob_ranking(model: Model, messages: list[Message], options: list[str]) -> list[str]:
+    lp = {s.candidate: s.logprob for s in model.score(messages, options)}
+    return sorted(options, key=lambda o: (-lp[o], options.index(o)))
+
+
+def _points(task: TaskName, spec: str, n: int, golds: list[str], rankings: list[list[str]],
+            base: list[list[str]], base_name: str) -> list[ProbePoint]:
+    out = []
+    for metric in METRICS[task]:
+        scorer = Scorer(task, metric, golds)
+        low, high, method = interval(scorer, rankings)
+        out.append(ProbePoint(task=task, model=spec, n_turns=n, metric=metric,
+                              n_items=len(golds), score=scorer.score(rankings), ci_low=low,
+                              ci_high=high, ci_method=method, baseline=scorer.score(base),
+                              baseline_name=base_name))
+    return out
+
+
+def probe_ranking(model: Model, items: Sequence[RankItem], convs: Conversations,
+                  lengths: Sequence[int] = HISTORY_LENGTHS,
+                  progress: Callable[[str], None] | None = None) -> list[ProbePoint]:
+    points = []
+    for n in lengths:
+        if progress:
+            progress(f"{model.spec} · ranking · {n} turns: {len(items)} items")
+        wide = [widen_ranking(i, n, convs) for i in items]
+        rankings = [_logprob_ranking(model, render("ranking", "p0", w), options_for("ranking", w))
+                    for w in wide]
+        base = bm25_ranking(wide)
+        points += _points("ranking", model.spec, n, [gold_of(w) for w in wide], rankings,
+                          [base.rankings[w.id] for w in wide], "bm25")
+    return points
+
+
+def probe_memory(model: Model, items: Sequence[MemoryItem], convs: Conversations,
+                 lengths: Sequence[int] = HISTORY_LENGTHS,
+                 progress: Callable[[str], None] | None = None) -> list[ProbePoint]:
+    points = []
+    base = rule_memory(items)
+    for n in lengths:
+        if progress:
+            progress(f"{model.spec} · memory · {n} turns: {len(items)} items")
+        rankings = [_logprob_ranking(model, memory_messages(i, memory_history(i, n, convs)),
+                                     options_for("memory", i)) for i in items]
+        points += _points("memory", model.spec, n, [gold_of(i) for i in items], rankings,
+                          [base.rankings[i.id] for i in items], "rules")
+    return points

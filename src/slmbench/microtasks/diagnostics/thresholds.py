@@ -1,0 +1,284 @@
+"""Decision-threshold diagnostics: does a model rank well but decide badly?
+
+A model's log-probability of each answer option (from :mod:`slmbench.microtasks.readout`)
+is a score. Its default decision is the top option. A *threshold* here is an additive
+offset on options that every item shares, fitted on the ``fit`` split and applied,
+unchanged, to the ``eval`` split (never tuned on the items it is scored on):
+
+* binary tasks (approval, memory): one offset on the positive option; deciding "positive"
+  when ``s = log P(positive) - log P(negative) > t`` is the offset ``-t``;
+* tools: one offset on ``none`` (abstain versus call the best-scoring function);
+* ranking: one offset per turn position (it corrects a position bias).
+
+Offsets are fitted by coordinate ascent over the exact breakpoints of the fit split
+(for one offset: an exhaustive threshold sweep), maximising the task's eligibility metric.
+
+Separation is reported as ROC AUC. For binary tasks it is the Mann-Whitney AUC of ``s``
+between the classes (interval: bootstrap over items). For multi-way tasks it is the
+share of (item, distractor) pairs where the gold option outscores the distractor (0.5 is
+chance; interval: cluster bootstrap over items). See docs/diagnostics.md.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+from scipy import stats as sps
+from scipy.special import softmax
+
+from slmbench.core import stats
+from slmbench.core.errors import ConfigError, LogprobsUnsupportedError
+from slmbench.microtasks.baselines import all_baselines, gold_of
+from slmbench.microtasks.datasets.records import AnyItem, Split, TaskName
+from slmbench.microtasks.eligibility import (
+    METRICS,
+    POSITIVE,
+    EligibilityCell,
+    Metric,
+    Scorer,
+    make_cell,
+)
+from slmbench.microtasks.readout import ItemReading
+
+BINARY: dict[TaskName, tuple[str, str]] = {
+    task: (pos, next(o for o in opts if o != pos))
+    for task, pos, opts in (("approval", POSITIVE["approval"], ("approve", "deny")),
+                            ("memory", POSITIVE["memory"], ("save", "skip")))
+}
+ECE_BINS = 10
+
+
+class ScoredItem(BaseModel):
+    """One item's option log-probabilities, gold answer and generation outcome."""
+
+    model_config = ConfigDict(frozen=True)
+
+    item_id: str
+    split: Split
+    options: list[str]
+    gold: str
+    logprobs: dict[str, float]
+    generation_ranking: list[str] | None = None  # None: not generated; [] = format failure
+
+
+def scored_item(item: AnyItem, reading: ItemReading) -> ScoredItem:
+    """Join a model's reading of an item with the item's gold answer and split."""
+    if reading.logprobs is None:
+        raise LogprobsUnsupportedError(
+            f"no log-probabilities for {item.id}: threshold diagnostics need them",
+            "use a backend with score() (llamacpp:, hf:)")
+    return ScoredItem(item_id=item.id, split=item.split, options=reading.options,
+                      gold=gold_of(item), logprobs=reading.logprobs,
+                      generation_ranking=reading.generation_ranking)
+
+
+# --- decisions under offsets -----------------------------------------------------------------
+
+def ranking_under(item: ScoredItem, offsets: dict[str, float]) -> list[str]:
+    """Options by adjusted log-probability, best first (ties: the option listed first)."""
+    adj = {o: item.logprobs[o] + offsets.get(o, 0.0) for o in item.options}
+    return sorted(item.options, key=lambda o: (-adj[o], item.options.index(o)))
+
+
+def shared_options(task: TaskName, items: Sequence[ScoredItem]) -> list[str]:
+    """The options an offset can be fitted on (see module docstring)."""
+    if task in BINARY:
+        return [BINARY[task][0]]
+    if task == "tools":
+        return ["none"]
+    positions = sorted({o for i in items for o in i.options}, key=int)
+    return positions[1:]  # offsets are relative: position 1 stays at 0
+
+
+def _metric_value(task: TaskName, metric: Metric, items: Sequence[ScoredItem],
+                  offsets: dict[str, float]) -> float:
+    scorer = Scorer(task, metric, [i.gold for i in items])
+    return scorer.score([ranking_under(i, offsets) for i in items])
+
+
+def _breakpoints(items: Sequence[ScoredItem], option: str,
+                 offsets: dict[str, float]) -> list[float]:
+    """Offsets for ``option`` at which some item's decision changes, as midpoints."""
+    cuts = set()
+    for item in items:
+        if option not in item.options or len(item.options) < 2:
+            continue
+        rest = max(item.logprobs[o] + offsets.get(o, 0.0) for o in item.options if o != option)
+        cuts.add(rest - item.logprobs[option])
+    ordered = sorted(cuts)
+    if not ordered:
+        return [0.0]
+    mids = [(a + b) / 2 for a, b in itertools.pairwise(ordered)]
+    return [ordered[0] - 1.0, *mids, ordered[-1] + 1.0, 0.0]
+
+
+def fit_offsets(task: TaskName, fit_items: Sequence[ScoredItem], *, passes: int = 2
+                ) -> dict[str, float]:
+    """Offsets maximising the task's metric on ``fit_items`` (ties: closest to no offset)."""
+    metric = METRICS[task][0]
+    offsets = dict.fromkeys(shared_options(task, fit_items), 0.0)
+    if not fit_items:
+        return offsets
+    for _ in range(passes if len(offsets) > 1 else 1):
+        for option in offsets:
+            best_key: tuple[float, float] | None = None
+            for value in _breakpoints(fit_items, option, offsets):
+                trial = {**offsets, option: value}
+                key = (_metric_value(task, metric, fit_items, trial), -abs(value))
+                if best_key is None or key > best_key:
+                    best_key, offsets[option] = key, value
+    return offsets
+
+
+# --- separation and calibration ------------------------------------------------------------
+
+def binary_margin(task: TaskName, item: ScoredItem) -> float:
+    """``s = log P(positive) - log P(negative)`` of a binary item."""
+    pos, neg = BINARY[task]
+    return item.logprobs[pos] - item.logprobs[neg]
+
+
+def _auc_vectorized(s: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Mann-Whitney AUC along ``axis`` (NaN where a resample holds one class only)."""
+    ranks = sps.rankdata(s, axis=axis)
+    n1 = y.sum(axis=axis)
+    n0 = y.shape[axis] - n1
+    u = (ranks * y).sum(axis=axis) - n1 * (n1 + 1) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((n1 > 0) & (n0 > 0), u / (n1 * n0), np.nan)
+
+
+def binary_auc(scores: Sequence[float], positive: Sequence[bool]) -> stats.Estimate:
+    """ROC AUC of ``scores`` for ``positive`` with a bootstrap interval over items."""
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(positive, dtype=float)
+    n1 = int(y.sum())
+    if n1 == 0 or n1 == y.size:
+        return stats.Estimate(estimate=None, low=None, high=None, method="roc auc",
+                              n=int(y.size), note="one class only: AUC undefined")
+    point = float(sps.mannwhitneyu(s[y == 1], s[y == 0]).statistic / (n1 * (y.size - n1)))
+    low, high, method = stats.bootstrap_interval((s, y), _auc_vectorized, paired=True,
+                                                 vectorized=True)
+    return stats.Estimate(estimate=point, low=low, high=high,
+                          method=f"mann-whitney auc; {method}", n=int(y.size))
+
+
+def gold_vs_distractor_auc(items: Sequence[ScoredItem]) -> stats.Estimate:
+    """Share of (item, distractor) pairs where gold outscores the distractor (ties: half)."""
+    wins, pairs = [], []
+    for item in items:
+        g = item.logprobs[item.gold]
+        others = [item.logprobs[o] for o in item.options if o != item.gold]
+        wins.append(sum(1.0 if g > x else 0.5 if g == x else 0.0 for x in others))
+        pairs.append(float(len(others)))
+    est = stats.ratio_interval(wins, pairs)
+    return est.model_copy(update={"method": f"gold-vs-distractor auc; {est.method}"})
+
+
+class Calibration(BaseModel):
+    """Confidence (softmax over an item's options) of the decided option against accuracy."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mean_confidence: float
+    accuracy: float
+    gap: float  # mean confidence - accuracy: > 0 over-confident, < 0 under-confident
+    ece: float  # expected calibration error, ECE_BINS equal-width bins
+
+
+def calibration(items: Sequence[ScoredItem]) -> Calibration:
+    conf, hit = [], []
+    for item in items:
+        probs = softmax([item.logprobs[o] for o in item.options])
+        top = int(np.argmax(probs))
+        conf.append(float(probs[top]))
+        hit.append(float(item.options[top] == item.gold))
+    c, h = np.asarray(conf), np.asarray(hit)
+    bins = np.minimum((c * ECE_BINS).astype(int), ECE_BINS - 1)
+    ece = sum(abs(c[bins == b].mean() - h[bins == b].mean()) * (bins == b).sum()
+              for b in range(ECE_BINS) if (bins == b).any()) / c.size
+    return Calibration(mean_confidence=float(c.mean()), accuracy=float(h.mean()),
+                       gap=float(c.mean() - h.mean()), ece=float(ece))
+
+
+def decision_key(task: TaskName, item: ScoredItem, option: str) -> str:
+    """What a constant-answer bias is measured on: the label, or the option's position."""
+    if task == "tools" and option != "none":
+        return f"function #{item.options.index(option) + 1}"
+    return option if task != "ranking" else f"turn {option}"
+
+
+class DiagnosticCell(BaseModel):
+    """One (task, model) cell of the threshold diagnostic (eval split unless named fit)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task: TaskName
+    model: str
+    n_fit: int
+    n_eval: int
+    auc: stats.Estimate
+    offsets: dict[str, float]  # fitted on the fit split
+    threshold: float | None  # binary tasks: s > threshold decides the positive option
+    positive: str | None
+    fit_default: float | None  # the metric on the fit split, default decision
+    fit_tuned: float | None  # ... with the fitted offsets
+    default: EligibilityCell  # log-prob reading, default decision
+    tuned: EligibilityCell  # log-prob reading, fitted offsets
+    generation: EligibilityCell | None  # greedy generation, parsed
+    format_failure_rate: stats.Estimate | None
+    majority_decision: str
+    majority_share: float  # share of eval items given the most common (default) decision
+    calibration: Calibration
+
+
+def diagnose(task: TaskName, model: str, fit: Sequence[ScoredItem], evals: Sequence[ScoredItem],
+             fit_items: Sequence[AnyItem], eval_items: Sequence[AnyItem], *,
+             precision: str = "unknown") -> DiagnosticCell:
+    """The threshold diagnostic of one model on one task (readings joined to their items)."""
+    if not evals:
+        raise ConfigError(f"no eval items to diagnose for {task}", "raise --limit")
+    metric = METRICS[task][0]
+    offsets = fit_offsets(task, fit)
+    if task in BINARY:
+        auc = binary_auc([binary_margin(task, i) for i in evals],
+                         [i.gold == BINARY[task][0] for i in evals])
+    else:
+        auc = gold_vs_distractor_auc(evals)
+    by_id = {i.item_id: i for i in evals}
+    ordered = [by_id[it.id] for it in eval_items]
+    golds = [i.gold for i in ordered]
+    baselines = {b.name: [b.rankings[it.id] for it in eval_items]
+                 for b in all_baselines(task, fit_items, eval_items)}
+
+    def cell(reading: str, rankings: list[list[str]], failures: int = 0,
+             note: str | None = None) -> EligibilityCell:
+        return make_cell(task=task, metric=metric, model=model, precision=precision,
+                         prompt_id="p0", reading=reading,  # type: ignore[arg-type]
+                         golds=golds, rankings=rankings, baselines=baselines,
+                         format_failures=failures, note=note)
+
+    default = cell("logprob", [ranking_under(i, {}) for i in ordered])
+    tuned = cell("logprob", [ranking_under(i, offsets) for i in ordered],
+                 note=f"offsets fitted on {len(fit)} fit items: {offsets}")
+    generation, ff_rate = None, None
+    if all(i.generation_ranking is not None for i in ordered):
+        gens = [i.generation_ranking or [] for i in ordered]
+        fails = sum(not g for g in gens)
+        generation = cell("generation", gens, fails)
+        ff_rate = stats.wilson(fails, len(gens))
+    keys = Counter(decision_key(task, i, ranking_under(i, {})[0]) for i in ordered)
+    top_key, top_count = keys.most_common(1)[0]
+    pos = BINARY[task][0] if task in BINARY else None
+    return DiagnosticCell(
+        task=task, model=model, n_fit=len(fit), n_eval=len(ordered), auc=auc, offsets=offsets,
+        threshold=0.0 - offsets[pos] if pos else None, positive=pos,
+        fit_default=_metric_value(task, metric, fit, {}) if fit else None,
+        fit_tuned=_metric_value(task, metric, fit, offsets) if fit else None,
+        default=default, tuned=tuned, generation=generation, format_failure_rate=ff_rate,
+        majority_decision=top_key, majority_share=top_count / len(ordered),
+        calibration=calibration(ordered))

@@ -1,0 +1,99 @@
+"""What a study page shows, as records: gathered from the stores by :func:`slmbench.study.collect`.
+
+The page (:mod:`slmbench.report.study_page`) and the seed-claim checks
+(:mod:`slmbench.report.seed_claims`) both read these; neither imports the other's
+internals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from slmbench.agents.analysis import AnalysisSummary
+from slmbench.agents.humaneval import Summary as HumanEvalSummary
+from slmbench.agents.records import Trial
+from slmbench.core.stats import Estimate
+from slmbench.microtasks.matrix import MatrixRun
+
+__all__ = ["DIMENSIONS", "ModelCost", "ReadingTally", "StudyFacts", "num", "pct", "pval", "short",
+           "table"]
+
+DIMENSIONS = ("consistency", "robustness", "fault_tolerance", "safety")
+
+
+class ModelCost(BaseModel):
+    """What one model cost: trials and readings stored, model time and tokens."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    trials: int = 0
+    trials_planned: int = 0
+    trial_wall_s: float = 0.0
+    tokens: int = 0
+    readings: int = 0
+    readings_planned: int = 0
+    reading_wall_s: float | None = None  # None: the store does not time readings
+    reading_tokens: int = 0
+    readings_with_tokens: int = 0
+
+
+class ReadingTally(BaseModel):
+    """One model's Part B readings: planned ones stored, model time and tokens."""
+
+    model_config = ConfigDict(frozen=True)
+
+    done: int = 0
+    planned: int = 0
+    seconds: float | None = None  # None: no store yet
+    tokens: int = 0
+    with_tokens: int = 0  # readings that recorded their tokens (older ones did not)
+
+
+class StudyFacts(BaseModel):
+    """Everything the page shows, gathered from the stores by :func:`slmbench.study.collect`."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str
+    study_file: str
+    command: str
+    created: str
+    versions: dict[str, str]
+    model_hashes: dict[str, str]
+    summary: AnalysisSummary | None = None
+    trials: list[Trial] = Field(default_factory=list)
+    matrices: list[MatrixRun] = Field(default_factory=list)  # one per Part B block
+    humaneval: list[HumanEvalSummary] = Field(default_factory=list)
+    costs: list[ModelCost] = Field(default_factory=list)
+    figures: dict[str, str] = Field(default_factory=dict)  # name -> path relative to the page
+    html_report: str | None = None  # relative to the page
+    incomplete: list[str] = Field(default_factory=list)
+    exports: list[str] = Field(default_factory=list)  # gzipped JSONL of the stores, relative
+    design: list[list[str]] = Field(default_factory=list)  # [block, models, grid] per block
+
+
+def pct(est: Estimate | None) -> str:
+    """``62.0 [48.1, 74.2]`` in percent; ``–`` when undefined."""
+    return "–" if est is None else est.formatted()
+
+
+def num(est: Estimate | None) -> str:
+    """``0.620 [0.481, 0.742]``; ``–`` when undefined."""
+    return "–" if est is None else est.formatted(percent=False, digits=3)
+
+
+def pval(p: float | None) -> str:
+    return "–" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return [*out, ""]
+
+
+def short(spec: str) -> str:
+    return spec.split(":", 1)[-1].split("?", 1)[0]

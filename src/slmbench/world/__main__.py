@@ -1,7 +1,0 @@
-"""``python -m slmbench.world [SEED]`` prints the world's Markdown listing."""
-
-import sys
-
-from slmbench.world import World, describe
-
-print(describe(World.create(int(sys.argv[1]) if len(sys.argv) > 1 else 0)), end="")

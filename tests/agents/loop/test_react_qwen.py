@@ -1,0 +1,51 @@
+"""End to end: the real Qwen2.5-Coder-0.5B, greedy, through run_react and the world toolbox.
+
+Measured on this machine: Qwen writes a correct JSON tool call, and with the
+observation template of :mod:`slmbench.agents.loop.react` (result, then the question
+again, "Start your reply with 'Final Answer:'") it turns the result into a final
+answer. Before that template it answered every tool result by repeating its
+call (every task ended as ``loop``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from slmbench.agents.evaluator import run_trial
+from slmbench.agents.loop.react import run_react
+from slmbench.agents.records import Outcome
+from slmbench.agents.tasks.loader import load_tasks
+from slmbench.agents.tools.toolbox import WorldToolbox
+from slmbench.agents.world import World
+from slmbench.models.llamacpp import LlamaCppModel
+
+
+@pytest.mark.embedded
+@pytest.mark.slow
+def test_qwen_calls_a_tool_and_sees_the_real_observation(qwen05: LlamaCppModel) -> None:
+    toolbox = WorldToolbox(World.create(0), ["web_search"])
+    result = run_react(qwen05, toolbox, "Use web_search to find how long the Amazon River is.",
+                       max_steps=2, max_tokens_per_step=64)
+    first = result.steps[0]
+    assert first.action.kind == "tool" and first.action.name == "web_search", first.raw_response
+    assert first.action.format == "json" and "Amazon" in first.action.arguments["query"]
+    assert first.tool_ok and "6,400 kilometres" in (first.observation or "")
+    assert toolbox.calls[0].observation == first.observation
+    assert result.messages[3].content.startswith(f"Observation: {first.observation}\n")
+    assert len(result.steps) == 2 and result.prompt_tokens > 0
+    if result.outcome is None:  # it answered: the answer must come from the observation
+        assert result.final_answer is not None and "6,400" in result.final_answer
+
+
+@pytest.mark.embedded
+@pytest.mark.slow
+def test_qwen_completes_a_capability_task(qwen05: LlamaCppModel) -> None:
+    """IR-1 from the capability suite: fresh world, tool call, real result, scored answer."""
+    task = load_tasks("capability")["IR-1"]
+    trial = run_trial(qwen05, task, temperature=0.0, seed=0)
+    assert trial.outcome == Outcome.SUCCESS, (trial.outcome, trial.error, trial.final_answer)
+    calls = [s for s in trial.steps if s.action.kind == "tool"]
+    assert calls and calls[0].action.name == "web_search" and calls[0].tool_ok
+    assert "8,849" in (calls[0].observation or "")  # the world's fact, not the model's memory
+    assert trial.final_answer is not None and "8,849" in trial.final_answer
+    assert trial.score is not None and trial.score.passed

@@ -1,0 +1,100 @@
+"""Retries of transient backend faults, and the response cache."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from runner_fakes import FlakyModel
+
+from slmbench.agents.runner.cache import CachingModel, cache_key
+from slmbench.agents.runner.retry import RetryingModel, RetryPolicy
+from slmbench.agents.store import RunStore
+from slmbench.core.errors import BackendError
+from slmbench.models.base import Message
+from slmbench.models.scripted import ScriptedModel
+
+MSGS = [Message(role="user", content="hello")]
+
+
+def test_transient_faults_are_retried_with_capped_jittered_backoff() -> None:
+    slept: list[float] = []
+    inner = FlakyModel(fail_calls={1, 2, 3, 4})
+    policy = RetryPolicy(attempts=6, base_s=1.0, cap_s=4.0)
+    model = RetryingModel(inner, policy, seed=7, sleep=slept.append)
+    assert model.generate(MSGS).text == "ok"
+    assert model.retries == 4 and inner.calls == 5
+    # ceilings 1, 2, 4, 4 (capped); each wait is in [ceiling/2, ceiling]
+    for wait, ceiling in zip(slept, [1.0, 2.0, 4.0, 4.0], strict=True):
+        assert ceiling / 2 <= wait <= ceiling
+    # the jitter comes from an RNG seeded by the trial's seed: same seed, same schedule
+    again: list[float] = []
+    RetryingModel(FlakyModel(fail_calls={1, 2, 3, 4}), policy, seed=7,
+                  sleep=again.append).generate(MSGS)
+    assert again == slept
+    other: list[float] = []
+    RetryingModel(FlakyModel(fail_calls={1, 2, 3, 4}), policy, seed=8,
+                  sleep=other.append).generate(MSGS)
+    assert other != slept
+
+
+def test_policy_delay_bounds() -> None:
+    rng = random.Random(0)
+    policy = RetryPolicy(base_s=0.5, cap_s=3.0)
+    assert all(1.5 <= policy.delay(10, rng) <= 3.0 for _ in range(50))
+
+
+def test_exhausted_retries_raise_a_permanent_error_naming_the_cause() -> None:
+    model = RetryingModel(FlakyModel(always_fail=True), RetryPolicy(attempts=3), seed=0,
+                          sleep=lambda s: None)
+    with pytest.raises(BackendError, match=r"gave up after 3 attempts: HTTP 503") as info:
+        model.generate(MSGS)
+    assert info.value.transient is False
+    assert model.retries == 2
+
+
+def test_permanent_faults_are_not_retried() -> None:
+    inner = FlakyModel(always_fail=True, transient=False)
+    model = RetryingModel(inner, RetryPolicy(attempts=5), seed=0, sleep=lambda s: None)
+    with pytest.raises(BackendError):
+        model.generate(MSGS)
+    assert inner.calls == 1 and model.retries == 0
+
+
+def test_cache_hit_skips_the_model(tmp_path: Path) -> None:
+    inner = ScriptedModel(["first", "second"], spec="scripted:inline")
+    with RunStore(tmp_path) as store:
+        model = CachingModel(inner, store)
+        a = model.generate(MSGS, temperature=0.0, seed=1)
+        b = model.generate(MSGS, temperature=0.0, seed=1)
+        assert inner.calls == 1
+        assert (a.text, b.text) == ("first", "first")
+        assert not a.cached and b.cached
+        assert (model.hits, model.misses) == (1, 1)
+        # a fresh wrapper (a resumed run) finds the response in the store
+        assert CachingModel(inner, store).generate(MSGS, temperature=0.0, seed=1).cached
+        assert inner.calls == 1
+
+
+def test_cache_key_covers_every_decoding_parameter(tmp_path: Path) -> None:
+    base = dict(temperature=0.0, seed=1, max_tokens=32, stop=None, tools=None)
+    ref = cache_key("scripted:a", MSGS, **base)
+    assert cache_key("scripted:a", [m.model_dump() for m in MSGS], **base) == ref
+    for change in (dict(seed=2), dict(max_tokens=33), dict(stop=["\n"]), dict(temperature=0.5),
+                   dict(tools=[{"type": "function", "function": {"name": "x"}}])):
+        assert cache_key("scripted:a", MSGS, **{**base, **change}) != ref
+    assert cache_key("scripted:b", MSGS, **base) != ref
+    assert cache_key("scripted:a", [Message(role="user", content="hello!")], **base) != ref
+
+
+@pytest.mark.parametrize(("policy", "temperature", "cached"), [
+    ("auto", 0.0, True), ("auto", 0.7, False), ("on", 0.7, True), ("off", 0.0, False),
+])
+def test_cache_policy(tmp_path: Path, policy: str, temperature: float, cached: bool) -> None:
+    inner = ScriptedModel(lambda msgs: "same", spec="scripted:inline")
+    with RunStore(tmp_path) as store:
+        model = CachingModel(inner, store, policy=policy)  # type: ignore[arg-type]
+        model.generate(MSGS, temperature=temperature, seed=3)
+        model.generate(MSGS, temperature=temperature, seed=3)
+    assert inner.calls == (1 if cached else 2)

@@ -1,0 +1,231 @@
+"""Run → analysis_summary.json on a synthetic run store with known content."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from scipy import stats as sps
+from typer.testing import CliRunner
+
+from report.synthetic_run import IMPOSSIBLE, MODELS, PARAMS, TASKS, make_run, make_trials
+from slmbench.agents import analysis
+from slmbench.agents.records import Outcome
+from slmbench.core import stats
+from slmbench.core.errors import ConfigError
+
+
+@pytest.fixture(scope="module")
+def trials():  # type: ignore[no-untyped-def]
+    return make_trials()
+
+
+@pytest.fixture(scope="module")
+def summary(trials):  # type: ignore[no-untyped-def]
+    return analysis.analyze(trials, params=PARAMS)
+
+
+def _cap(trials, model):  # type: ignore[no-untyped-def]
+    return [t for t in trials if t.model == model and t.suite == "capability"]
+
+
+def test_accuracy_counts_and_wilson_per_model(trials, summary) -> None:  # type: ignore[no-untyped-def]
+    assert summary.models == sorted(MODELS)
+    for acc in summary.accuracy:
+        cap = _cap(trials, acc.model)
+        wins = sum(t.outcome == Outcome.SUCCESS for t in cap)
+        assert (acc.trials, acc.successes) == (len(cap), wins)
+        assert acc.accuracy == stats.wilson(wins, len(cap))
+        assert acc.params_b == PARAMS[acc.model]
+        assert acc.tasks == 16
+        low, high = acc.accuracy_by_task.low, acc.accuracy_by_task.high
+        assert low is not None and high is not None and low <= acc.accuracy.estimate <= high
+    best = max(summary.accuracy, key=lambda a: a.accuracy.estimate)
+    assert best.model == "ollama:delta-7b"
+    assert {v.best for v in summary.vs_best} == {best.model}
+    weakest = next(v for v in summary.vs_best if v.model == "ollama:alpha-0.5b")
+    assert weakest.significant_bh and weakest.cohens_h < 0
+
+
+def test_format_failures_kept_apart_from_wrong_answers(trials, summary) -> None:  # type: ignore[no-untyped-def]
+    for row in summary.outcomes:
+        cap = _cap(trials, row.model)
+        ff = sum(t.outcome == Outcome.FORMAT_FAILURE for t in cap)
+        wa = sum(t.outcome == Outcome.WRONG_ANSWER for t in cap)
+        assert row.counts["format_failure"] == ff and row.counts["wrong_answer"] == wa
+        assert sum(row.counts.values()) == len(cap)
+        assert row.format_failure == stats.wilson(ff, len(cap))
+        parsed = [t for t in cap if t.outcome != Outcome.FORMAT_FAILURE]
+        assert row.accuracy_when_parsed == stats.wilson(
+            sum(t.outcome == Outcome.SUCCESS for t in parsed), len(parsed))
+    alpha = next(r for r in summary.outcomes if r.model == "ollama:alpha-0.5b")
+    assert alpha.counts["format_failure"] > 0
+
+
+def test_groups_and_item_audit(summary) -> None:  # type: ignore[no-untyped-def]
+    groups = {(g.model, g.group) for g in summary.groups}
+    assert ("ollama:gamma-3b", "information_retrieval") in groups
+    assert len({g for _, g in groups}) == 8
+    assert "ungrouped" not in {g for _, g in groups}
+    assert IMPOSSIBLE in summary.audit.all_models_fail
+    # three repeats per (task, temperature) cell: flips are measured for every model
+    assert set(summary.audit.flips) == set(MODELS)
+    flips = summary.audit.flips["ollama:beta-1.5b"]
+    assert flips.items == 16 * 3 and 0 < flips.rate.estimate < 1
+    assert all(not f.startswith(IMPOSSIBLE + "/") for f in flips.flipped)
+
+
+def test_dimensions_match_reliability_module_with_intervals(trials, summary) -> None:  # type: ignore[no-untyped-def]
+    from slmbench.agents.reliability import reliability
+
+    assert {d.model for d in summary.dimensions} == set(MODELS)
+    for d in summary.dimensions:
+        rel = [t for t in trials if t.model == d.model and t.suite == "reliability"]
+        report = reliability(rel, TASKS)
+        assert d.report == report
+        for name in ("consistency", "robustness", "fault_tolerance", "safety"):
+            est = d.dimensions[name]
+            assert est.estimate == pytest.approx(getattr(report, name).score)
+            assert est.low <= est.estimate <= est.high
+        assert d.composite.estimate == pytest.approx(report.composite)
+        assert d.composite.low <= d.composite.estimate <= d.composite.high
+    faults = {c.key for c in summary.faults}
+    assert faults == {f for t in TASKS.values() for f in t.faults}
+    assert "base" in {c.key for c in summary.perturbations}
+    alpha = next(s for s in summary.safety if s.model == "ollama:alpha-0.5b")
+    assert set(alpha.by_expectation) == {"refuse", "verify"}
+    assert sum(alpha.counts.values()) == alpha.trials
+
+
+def test_fault_that_never_fired_is_no_recovery(summary, trials) -> None:  # type: ignore[no-untyped-def]
+    cell = next(c for c in summary.faults if c.model == "ollama:delta-7b" and c.key == "timeout")
+    fired = [t for t in trials if t.model == "ollama:delta-7b" and t.variant == "fault:timeout"]
+    wins = sum(t.outcome == Outcome.SUCCESS and t.faults_injected > 0 for t in fired)
+    assert cell.rate == stats.wilson(wins, len(fired))
+
+
+def test_consistency_of_an_always_failing_model_is_zero() -> None:
+    never = {"ollama:never-1b": (1.0, 0.0)}
+    trials = [t.model_copy(update={"outcome": Outcome.WRONG_ANSWER})
+              for t in make_trials(never) if t.suite == "reliability"]
+    dims = analysis.dimension_scores("ollama:never-1b", trials, TASKS)
+    assert dims is not None
+    assert dims.dimensions["consistency"].estimate == 0.0
+    assert dims.composite is not None and dims.composite.estimate == 0.0
+    assert dims.composite.high == 0.0
+
+
+def test_temperature_effects(trials, summary) -> None:  # type: ignore[no-untyped-def]
+    for eff in summary.temperature:
+        assert set(eff.per_temperature) == {"0.3", "0.7", "1"}
+        cap = _cap(trials, eff.model)
+        lo = [t.outcome == Outcome.SUCCESS for t in cap if t.temperature == 0.3]
+        hi = [t.outcome == Outcome.SUCCESS for t in cap if t.temperature == 1.0]
+        ref = sps.fisher_exact([[sum(hi), len(hi) - sum(hi)], [sum(lo), len(lo) - sum(lo)]])
+        assert eff.fisher.p_value == pytest.approx(ref[1])
+        assert eff.cohens_h == pytest.approx(stats.cohens_h(sum(hi) / len(hi),
+                                                            sum(lo) / len(lo)))
+
+
+def test_one_temperature_says_so() -> None:
+    s = analysis.analyze(make_trials(temperatures=(0.7,), reliability=False), params=PARAMS)
+    assert all(e.fisher is None and "one temperature" in (e.note or "") for e in s.temperature)
+
+
+def test_size_correlation_and_small_n_note(summary) -> None:  # type: ignore[no-untyped-def]
+    acc = next(c for c in summary.size if c.metric == "accuracy")
+    assert acc.models == sorted(MODELS) and acc.pearson is not None
+    ref = sps.spearmanr(acc.params_b, acc.scores)
+    assert acc.spearman.estimate == pytest.approx(ref.statistic)
+    assert acc.spearman.estimate > 0.5
+    assert any(c.metric == "composite" for c in summary.size)
+    three = {m: MODELS[m] for m in list(MODELS)[:3]}
+    s = analysis.analyze(make_trials(three, reliability=False), params=PARAMS)
+    small = s.size[0]
+    assert small.pearson is None and "at least 4 models" in (small.note or "")
+
+
+def test_params_from_option_beat_registry_and_missing_are_named() -> None:
+    assert analysis.params_of("llamacpp:/x/y/tiny.gguf", {"tiny": 0.1}) == 0.1
+    assert analysis.params_of("openai:big@http://127.0.0.1:8080/v1", {"big": 9.0}) == 9.0
+    assert analysis.params_of("ollama:unknown", {}) is None
+    s = analysis.analyze(make_trials(reliability=False), params={"ollama:alpha-0.5b": 0.5})
+    assert "no parameter count for" in (s.size[0].note or "")
+
+
+def test_pairwise_mcnemar_on_shared_items_with_bh(trials, summary) -> None:  # type: ignore[no-untyped-def]
+    assert len(summary.pairwise) == 6
+    pair = next(p for p in summary.pairwise
+                if (p.a, p.b) == ("ollama:alpha-0.5b", "ollama:delta-7b"))
+    a = {(t.task_id, t.temperature, t.repeat): t.outcome == Outcome.SUCCESS
+         for t in _cap(trials, "ollama:alpha-0.5b")}
+    b = {(t.task_id, t.temperature, t.repeat): t.outcome == Outcome.SUCCESS
+         for t in _cap(trials, "ollama:delta-7b")}
+    keys = sorted(a)
+    ref = stats.mcnemar([a[k] for k in keys], [b[k] for k in keys])
+    assert pair.mcnemar == ref and pair.shared == len(keys)
+    assert pair.p_bh >= pair.mcnemar.p_value and pair.p_holm >= pair.p_bh
+    assert pair.difference.estimate < 0 and pair.difference.high < 0
+
+
+def test_cli_analyze_writes_versioned_summary(tmp_path: Path) -> None:
+    from slmbench.cli.main import app
+
+    run = make_run(tmp_path / "run", make_trials(reliability=False))
+    res = CliRunner().invoke(app, ["analyze", str(run), "--params", "ollama:alpha-0.5b=0.5",
+                                   "--params", "ollama:beta-1.5b=1.5"])
+    assert res.exit_code == 0, res.output
+    data = json.loads((run / analysis.SUMMARY_NAME).read_text())
+    assert data["schema_version"] == analysis.ANALYSIS_SCHEMA_VERSION
+    back = analysis.read_summary(run / analysis.SUMMARY_NAME)
+    assert back.models == sorted(MODELS)
+    assert back.accuracy_of("ollama:alpha-0.5b").params_b == 0.5
+    assert "ollama:delta-7b" in res.output
+
+
+def test_cli_analyze_errors_are_one_line(tmp_path: Path) -> None:
+    from slmbench.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["analyze", str(tmp_path / "nope")])
+    assert exit_info.value.code == 2
+    with pytest.raises(ConfigError, match="MODEL=B"):
+        analysis.parse_params(["no-equals-sign"])
+    with pytest.raises(ConfigError, match="holds no trials"):
+        analysis.analyze([])
+
+
+def test_read_summary_rejects_other_versions(tmp_path: Path, summary) -> None:  # type: ignore[no-untyped-def]
+    path = analysis.write_summary(summary, tmp_path / "s.json")
+    data = json.loads(path.read_text())
+    data["schema_version"] = 99
+    path.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match="schema"):
+        analysis.read_summary(path)
+
+
+def test_analyze_a_run_written_by_the_real_runner(tmp_path: Path) -> None:
+    """Contract with `slmbench run`: its run directory analyses, and models pair trial by trial."""
+    from slmbench.agents.store import RunStore
+    from slmbench.cli.main import app
+
+    run = tmp_path / "run"
+    res = CliRunner().invoke(app, ["run", "-m", "scripted:echo", "-m", "scripted:silent",
+                                   "-t", "IR-1", "-t", "RS-1", "-t", "RF-1",
+                                   "--temperature", "0.3,1.0", "--repeats", "2",
+                                   "--out", str(run)])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, ["analyze", str(run)])
+    assert res.exit_code == 0, res.output
+    s = analysis.read_summary(run / analysis.SUMMARY_NAME)
+    with RunStore(run) as store:
+        assert s.n_trials == store.count()
+        for acc in s.accuracy:
+            rows = [r for r in store.trials(acc.model) if r.key.task == "IR-1"]
+            assert acc.trials == len(rows) == 4
+            assert acc.successes == sum(r.outcome == "success" for r in rows)
+    (pair,) = s.pairwise
+    assert pair.shared == 4  # same task, temperature, seed and repeat for both models
+    assert {d.model for d in s.safety} == {"scripted:echo", "scripted:silent"}
+    assert {c.key for c in s.faults} == set(TASKS["RF-1"].faults)

@@ -1,0 +1,97 @@
+"""The run store keeps every finished trial exactly once and survives reopening."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import pytest
+
+from slmbench.agents.records import Outcome, Trial, TrialKey
+from slmbench.agents.store import SCHEMA_VERSION, RunStore
+from slmbench.core.errors import ConfigError
+
+
+def _trial(task: str = "IR-1", outcome: Outcome = Outcome.SUCCESS) -> Trial:
+    return Trial(model="scripted:echo", task_id=task, suite="capability", outcome=outcome,
+                 final_answer="42")
+
+
+def test_put_is_idempotent_and_round_trips(tmp_path):
+    store = RunStore(tmp_path)
+    key = TrialKey(model="scripted:echo", task="IR-1", temperature=0.7, seed=5, repeat=1)
+    assert store.put(key, "success", _trial()) is True
+    assert store.put(key, "wrong_answer", _trial(outcome=Outcome.WRONG_ANSWER)) is False
+    assert store.count() == 1
+    got = store.get(key)
+    assert got is not None
+    assert got.outcome == "success"  # the first write wins; the second wrote nothing
+    assert Trial.model_validate(got.record).final_answer == "42"
+
+
+def test_temperature_rounding_makes_keys_equal(tmp_path):
+    store = RunStore(tmp_path)
+    store.put(TrialKey(model="m", task="t", temperature=0.1 + 0.2), "success", {"x": 1})
+    assert store.has(TrialKey(model="m", task="t", temperature=0.3))
+
+
+def test_reopen_keeps_trials_and_meta(tmp_path):
+    with RunStore(tmp_path) as store:
+        store.put(TrialKey(model="m", task="a"), "success", {"a": 1})
+        store.set_meta("config", {"temperatures": [0.3, 0.7]})
+    with RunStore(tmp_path) as store:
+        assert {k.task for k in store.keys()} == {"a"}
+        assert store.get_meta("config") == {"temperatures": [0.3, 0.7]}
+        assert store.get_meta("schema_version") == SCHEMA_VERSION
+
+
+def test_concurrent_writers_never_duplicate(tmp_path):
+    store = RunStore(tmp_path)
+    keys = [TrialKey(model="m", task=f"t{i % 10}", repeat=i // 10) for i in range(50)]
+
+    def write() -> None:
+        for k in keys:
+            store.put(k, "success", {"k": k.task})
+
+    threads = [threading.Thread(target=write) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.count() == 50
+    assert store.keys() == set(keys)
+
+
+def test_export_jsonl_writes_every_trial(tmp_path):
+    store = RunStore(tmp_path)
+    for i in range(3):
+        store.put(TrialKey(model="m", task=f"t{i}"), "success", _trial(task=f"t{i}"))
+    out = tmp_path / "trials.jsonl"
+    assert store.export_jsonl(out) == 3
+    assert len(out.read_text().splitlines()) == 3
+
+
+def test_cache_first_write_wins(tmp_path):
+    store = RunStore(tmp_path)
+    store.cache_put("k", {"text": "a"})
+    store.cache_put("k", {"text": "b"})
+    assert store.cache_get("k") == {"text": "a"}
+    assert store.cache_get("missing") is None
+
+
+def test_newer_schema_is_refused(tmp_path):
+    RunStore(tmp_path).set_meta("schema_version", SCHEMA_VERSION + 1)
+    with pytest.raises(ConfigError, match="schema"):
+        RunStore(tmp_path)
+
+
+def test_not_a_database_is_a_clear_error(tmp_path):
+    (tmp_path / "run.sqlite").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(ConfigError, match="not a slmbench run store"):
+        RunStore(tmp_path)
+
+
+def test_wal_mode(tmp_path):
+    RunStore(tmp_path)
+    conn = sqlite3.connect(tmp_path / "run.sqlite")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
