@@ -10,13 +10,19 @@ calling ``generate``/``score`` from several threads is fine (the model locks).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from slmbench.models.llamacpp import LlamaCppModel, resolve_target
+if TYPE_CHECKING:
+    from slmbench.models.llamacpp import LlamaCppModel
 
 
 def _load(name: str) -> Iterator[LlamaCppModel]:
+    # Imported here, not at the top: the fast loop (`pytest -m "not embedded"`) must collect
+    # with the `test` extra alone, without llama-cpp-python.
+    from slmbench.models.llamacpp import LlamaCppModel, resolve_target
+
     model = LlamaCppModel(resolve_target(name), spec=f"llamacpp:{name}")
     yield model
     model.close()

@@ -1,12 +1,18 @@
 """The transformers backend on SmolLM2's GGUF (dequantized): slow, about a minute to load."""
 
+# ruff: noqa: E402  (imports that need an extra come after its importorskip)
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torch
+
+from extras import need
+
+torch = need("torch", "hf")
+
+need("llama_cpp", "embedded")
 
 from slmbench.core.errors import (
     ConfigError,

@@ -1,5 +1,6 @@
 """The embedded llama.cpp backend against the real SmolLM2 / Qwen GGUF models."""
 
+# ruff: noqa: E402  (imports that need an extra come after its importorskip)
 from __future__ import annotations
 
 import threading
@@ -7,12 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from llama_cpp import Llama
 from scipy.special import log_softmax
 
+from extras import need
 from slmbench.core.errors import ConfigError, ContextOverflowError, ModelSpecError
 from slmbench.models import Model, load_model
 from slmbench.models.base import Message
+
+llama_cpp = need("llama_cpp", "embedded")
+
 from slmbench.models.llamacpp import LlamaCppModel
 
 pytestmark = pytest.mark.embedded
@@ -117,7 +121,7 @@ def test_score_matches_an_independent_full_logits_evaluation(smollm: LlamaCppMod
     answer = "The capital of France is Paris."
     got = smollm.score(FRANCE, [answer, "Banana"])[0]
     prompt, _ = smollm._prompt(FRANCE)
-    ref = Llama(str(smollm.path), n_ctx=512, n_threads=2, logits_all=True, verbose=False)
+    ref = llama_cpp.Llama(str(smollm.path), n_ctx=512, n_threads=2, logits_all=True, verbose=False)
     try:
         toks = ref.tokenize(answer.encode(), add_bos=False)
         ref.eval(prompt)

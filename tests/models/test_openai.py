@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -20,8 +21,10 @@ import pytest
 from slmbench.core.errors import BackendError, LogprobsUnsupportedError, ModelSpecError
 from slmbench.models import Model, load_model
 from slmbench.models.base import Message, ToolCall
-from slmbench.models.llamacpp import LlamaCppModel, resolve_target
 from slmbench.models.openai import OpenAIModel
+
+if TYPE_CHECKING:
+    from slmbench.models.llamacpp import LlamaCppModel
 
 FRANCE = [Message(role="user", content="What is the capital of France?")]
 
@@ -36,6 +39,8 @@ def _free_port() -> int:
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A llama.cpp OpenAI-compatible server for SmolLM2 on a free loopback port."""
     port = _free_port()
+    from slmbench.models.llamacpp import resolve_target
+
     gguf = resolve_target("smollm2-135m")
     log_path = tmp_path_factory.mktemp("server") / "server.log"
     log = log_path.open("w")

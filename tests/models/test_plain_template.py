@@ -1,8 +1,11 @@
 """The built-in ``plain`` template for base models, rendered the way llama.cpp renders it."""
 
+# ruff: noqa: E402  (imports that need an extra come after its importorskip)
 from __future__ import annotations
 
-from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+from extras import need
+
+chat_format = need("llama_cpp.llama_chat_format", "embedded")
 
 from slmbench.models.llamacpp import BUILTIN_TEMPLATES, TEMPLATE_DIR
 
@@ -16,8 +19,9 @@ TURNS = [
 
 def render(messages: list[dict[str, str]], *, add_generation_prompt: bool) -> str:
     template = (TEMPLATE_DIR / "plain.jinja").read_text(encoding="utf-8")
-    formatter = Jinja2ChatFormatter(template=template, eos_token="<eos>", bos_token="<bos>",
-                                    add_generation_prompt=add_generation_prompt)
+    formatter = chat_format.Jinja2ChatFormatter(
+        template=template, eos_token="<eos>", bos_token="<bos>",
+        add_generation_prompt=add_generation_prompt)
     return formatter(messages=messages).prompt
 
 

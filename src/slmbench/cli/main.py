@@ -13,6 +13,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from slmbench.core.errors import SlmbenchError
 
@@ -61,9 +62,12 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, standalone_mode=True)
     except SlmbenchError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        # user text (file names like tasks[v2].yaml, hints like slmbench[hf]) is never markup
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False,
+                          soft_wrap=True)
         if exc.hint:
-            err_console.print(f"[bold]what to do:[/] {exc.hint}", highlight=False, soft_wrap=True)
+            err_console.print(f"[bold]what to do:[/] {escape(exc.hint)}", highlight=False,
+                              soft_wrap=True)
         sys.exit(2)
 
 

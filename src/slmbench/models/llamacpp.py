@@ -39,11 +39,10 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from llama_cpp import Llama, llama_get_logits_ith
-from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from scipy.special import log_softmax
 
 from slmbench.core.errors import (
@@ -65,6 +64,22 @@ from slmbench.models.catalog import resolve_gguf
 OPTIONS = ("n_ctx", "threads", "chat_format")
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 BUILTIN_TEMPLATES = ("plain",)
+
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+
+def _llama_cpp() -> ModuleType:
+    """llama-cpp-python, imported on first use: resolving a spec (a missing GGUF, an unpulled
+    registry name) needs no extra, and its errors come before a missing-extra error."""
+    try:
+        import llama_cpp
+        import llama_cpp.llama_chat_format
+    except ImportError as exc:
+        raise ModelSpecError(f"the llamacpp backend cannot load: {exc}",
+                             "pip install 'slmbench[embedded]'") from exc
+    return llama_cpp
 
 
 def int_option(spec: ModelSpec, key: str, default: int) -> int:
@@ -132,7 +147,7 @@ class LlamaCppModel:
         self.spec = spec or f"llamacpp:{path}"
         self.path = path
         try:
-            self._llm = Llama(str(path), n_ctx=n_ctx, n_threads=threads,
+            self._llm = _llama_cpp().Llama(str(path), n_ctx=n_ctx, n_threads=threads,
                               n_threads_batch=threads, logits_all=False, verbose=False)
         except ValueError as exc:
             raise ConfigError(f"llama.cpp could not load {path}: {exc}",
@@ -184,9 +199,10 @@ class LlamaCppModel:
         eos_id, bos_id = llm.token_eos(), llm.token_bos()
         eos = llm._model.token_get_text(eos_id) if eos_id != -1 else ""
         bos = llm._model.token_get_text(bos_id) if bos_id != -1 else ""
-        return Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos,
-                                   add_generation_prompt=add_generation_prompt,
-                                   stop_token_ids=[eos_id] if eos_id != -1 else None)
+        formatter_cls = _llama_cpp().llama_chat_format.Jinja2ChatFormatter
+        return formatter_cls(template=template, eos_token=eos, bos_token=bos,
+                             add_generation_prompt=add_generation_prompt,
+                             stop_token_ids=[eos_id] if eos_id != -1 else None)
 
     def _prompt(self, messages: Sequence[Message]) -> tuple[list[int], list[str]]:
         """Render and tokenize the prompt; return its tokens and the template's stops."""
@@ -278,7 +294,7 @@ class LlamaCppModel:
 
     def _last_logprobs(self) -> np.ndarray:
         """Log-softmax of the logits after the last evaluated token."""
-        ptr = llama_get_logits_ith(self._llm.ctx, -1)
+        ptr = _llama_cpp().llama_get_logits_ith(self._llm.ctx, -1)
         logits = np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).astype(np.float64)
         return log_softmax(logits)
 

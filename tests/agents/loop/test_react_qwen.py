@@ -9,6 +9,8 @@ call (every task ended as ``loop``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from slmbench.agents.evaluator import run_trial
@@ -17,7 +19,9 @@ from slmbench.agents.records import Outcome
 from slmbench.agents.tasks.loader import load_tasks
 from slmbench.agents.tools.toolbox import WorldToolbox
 from slmbench.agents.world import World
-from slmbench.models.llamacpp import LlamaCppModel
+
+if TYPE_CHECKING:
+    from slmbench.models.llamacpp import LlamaCppModel
 
 
 @pytest.mark.embedded

@@ -1,0 +1,28 @@
+"""Errors a user sees: one line and a hint, exit 2, with their own text printed as written."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from clirun import CliRunner
+
+
+def test_square_brackets_in_a_file_name_survive_the_error_line(
+        cli: CliRunner, home: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "tasks[v2].yaml"
+    bad.write_text("tasks: [", encoding="utf-8")
+    result = cli("tasks", "validate", str(bad))
+    assert result.code == 2
+    assert "tasks[v2].yaml" in result.err
+
+
+def test_a_hint_naming_an_extra_keeps_its_brackets(
+        cli: CliRunner, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # as if the hf extra were not installed: the hint is `pip install 'slmbench[hf]'`
+    monkeypatch.setitem(sys.modules, "slmbench.models.hf", None)
+    result = cli("run", "-m", "hf:/no/such/model", "-s", "capability", "--out",
+                 str(tmp_path / "run"))
+    assert result.code == 2
+    assert "pip install 'slmbench[hf]'" in result.err
