@@ -93,3 +93,25 @@ def test_as_messages_accepts_dicts_and_messages() -> None:
     assert [m.role for m in msgs] == ["system", "user"]
     with pytest.raises(ValidationError):
         as_messages([{"role": "wizard", "content": "x"}])
+
+
+@pytest.mark.parametrize(("spec", "says"), [
+    ("scripted:echo?delay=abc", "delay='abc'"),
+    ("scripted:echo?delay=-1", "delay='-1'"),
+    ("scripted:echo?delay=nan", "delay='nan'"),
+    ("scripted:echo?dleay=1", "unknown option(s) dleay"),
+    ("openai:m@http://127.0.0.1:9/v1?timeout=inf", "timeout='inf'"),
+    ("openai:m@http://127.0.0.1:9/v1?timeout=0", "timeout='0'"),
+    ("ollama:qwen2.5:7b?num_ctx=yes", "num_ctx='yes'"),
+    ("ollama:qwen2.5:7b?num_ctx=-5", "num_ctx='-5'"),
+])
+def test_a_bad_option_value_is_a_spec_error_naming_it(spec: str, says: str) -> None:
+    with pytest.raises(ModelSpecError) as err:
+        load_model(spec)
+    assert says in str(err.value) and err.value.hint
+
+
+def test_option_values_are_read_as_written() -> None:
+    assert load_model("scripted:echo?delay=0.25").delay_s == 0.25  # type: ignore[attr-defined]
+    assert parse_spec("llamacpp:m?threads=3").int_option("threads", 2) == 3
+    assert parse_spec("llamacpp:m").int_option("threads", 2) == 2

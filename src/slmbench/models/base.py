@@ -14,6 +14,7 @@ Options after ``?`` are backend-specific (``n_ctx``, ``threads``, ``dtype``, ``t
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -139,6 +140,39 @@ class ModelSpec:
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return self.options.get(key, default)
+
+    def check_options(self, known: Sequence[str]) -> None:
+        """Reject options the backend does not know: a typo must not pass silently."""
+        unknown = sorted(set(self.options) - set(known))
+        if unknown:
+            raise ModelSpecError(
+                f"unknown option(s) {', '.join(unknown)} for the {self.backend} backend "
+                f"in {self.raw!r}", f"known options: {', '.join(known) or 'none'}")
+
+    def int_option(self, key: str, default: int) -> int:
+        """A positive integer option (``?threads=2``), or ModelSpecError naming it."""
+        raw = self.options.get(key)
+        if raw is None:
+            return default
+        if not raw.strip().isdigit() or int(raw) < 1:
+            raise ModelSpecError(f"option {key}={raw!r} in {self.raw!r} is not a positive "
+                                 "integer", f"write e.g. ?{key}={default}")
+        return int(raw)
+
+    def seconds_option(self, key: str, default: float, *, allow_zero: bool = False) -> float:
+        """A finite number of seconds (``?timeout=60``), or ModelSpecError naming it."""
+        raw = self.options.get(key)
+        if raw is None:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+            least = "zero or more" if allow_zero else "more than zero"
+            raise ModelSpecError(f"option {key}={raw!r} in {self.raw!r} is not a number of "
+                                 f"seconds ({least})", f"write e.g. ?{key}={default:g}")
+        return value
 
 
 BACKENDS: dict[str, str] = {

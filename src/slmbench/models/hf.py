@@ -109,17 +109,11 @@ class HFModel:
 
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> HFModel:
-        unknown = sorted(set(spec.options) - set(OPTIONS))
-        if unknown:
-            raise ModelSpecError(f"unknown option(s) {', '.join(unknown)} in {spec.raw!r}",
-                                 f"the hf backend knows: {', '.join(OPTIONS)}")
+        spec.check_options(OPTIONS)
+        threads = spec.int_option("threads", 2)
         directory, gguf_file = resolve(spec.target, spec.option("gguf_file"))
-        threads = spec.option("threads", "2") or ""
-        if not threads.isdigit() or int(threads) < 1:
-            raise ModelSpecError(f"threads={threads!r} in {spec.raw!r} is not a positive integer",
-                                 "write e.g. ?threads=2")
         return cls(directory, gguf_file=gguf_file, dtype=spec.option("dtype", "fp32") or "",
-                   threads=int(threads), spec=spec.raw)
+                   threads=threads, spec=spec.raw)
 
     def _prompt_ids(self, messages: Sequence[Message]) -> torch.Tensor:
         dicts = [{"role": m.role, "content": m.content} for m in messages]

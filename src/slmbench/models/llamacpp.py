@@ -82,29 +82,6 @@ def _llama_cpp() -> ModuleType:
     return llama_cpp
 
 
-def int_option(spec: ModelSpec, key: str, default: int) -> int:
-    """Read a positive integer option from a spec, or raise ModelSpecError."""
-    raw = spec.option(key)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ModelSpecError(f"option {key}={raw!r} in {spec.raw!r} is not a positive integer",
-                             f"write e.g. ?{key}={default}")
-    return value
-
-
-def check_options(spec: ModelSpec, known: Sequence[str]) -> None:
-    """Reject options a backend does not know (a typo must not pass silently)."""
-    unknown = sorted(set(spec.options) - set(known))
-    if unknown:
-        raise ModelSpecError(f"unknown option(s) {', '.join(unknown)} for the {spec.backend} "
-                             f"backend in {spec.raw!r}", f"known options: {', '.join(known)}")
-
-
 def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Messages as the plain dicts a Hugging Face style chat template expects."""
     out: list[dict[str, Any]] = []
@@ -161,12 +138,12 @@ class LlamaCppModel:
 
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> LlamaCppModel:
-        check_options(spec, OPTIONS)
+        spec.check_options(OPTIONS)
         return cls(
             resolve_target(spec.target),
             spec=spec.raw,
-            n_ctx=int_option(spec, "n_ctx", 4096),
-            threads=int_option(spec, "threads", 2),
+            n_ctx=spec.int_option("n_ctx", 4096),
+            threads=spec.int_option("threads", 2),
             chat_format=spec.option("chat_format"),
         )
 

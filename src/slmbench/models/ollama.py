@@ -90,23 +90,13 @@ class OllamaModel:
 
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> OllamaModel:
-        unknown = sorted(set(spec.options) - set(OPTIONS))
-        if unknown:
-            raise ModelSpecError(f"unknown option(s) {', '.join(unknown)} in {spec.raw!r}",
-                                 f"the ollama backend knows: {', '.join(OPTIONS)}")
+        spec.check_options(OPTIONS)
         tag, _, host = spec.target.partition("@")
         if not tag:
             raise ModelSpecError(f"{spec.raw!r} names no model tag before '@'",
                                  "write ollama:TAG or ollama:TAG@http://HOST:11434")
-        try:
-            num_ctx = int(spec.options["num_ctx"]) if "num_ctx" in spec.options else None
-            timeout = float(spec.option("timeout", "300") or "")
-        except ValueError as exc:
-            raise ModelSpecError(f"bad option value in {spec.raw!r}: {exc}",
-                                 "num_ctx is an integer, timeout a number of seconds") from exc
-        if (num_ctx is not None and num_ctx < 1) or timeout <= 0:
-            raise ModelSpecError(f"num_ctx and timeout must be positive in {spec.raw!r}",
-                                 "write e.g. ?num_ctx=8192&timeout=120")
+        num_ctx = spec.int_option("num_ctx", 0) or None  # None: the server's default
+        timeout = spec.seconds_option("timeout", 300.0)
         return cls(tag, host or None, spec=spec.raw, num_ctx=num_ctx, timeout=timeout)
 
     def _error(self, exc: Exception) -> Exception:

@@ -111,21 +111,12 @@ class OpenAIModel:
 
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> OpenAIModel:
-        unknown = sorted(set(spec.options) - set(OPTIONS))
-        if unknown:
-            raise ModelSpecError(f"unknown option(s) {', '.join(unknown)} in {spec.raw!r}",
-                                 f"the openai backend knows: {', '.join(OPTIONS)}")
+        spec.check_options(OPTIONS)
         model, _, url = spec.target.partition("@")
         if not model:
             raise ModelSpecError(f"{spec.raw!r} names no model before '@'",
                                  "write openai:MODEL@http://HOST:PORT/v1")
-        try:
-            timeout = float(spec.option("timeout", "120") or "")
-        except ValueError:
-            timeout = 0.0
-        if timeout <= 0:
-            raise ModelSpecError(f"timeout in {spec.raw!r} is not a positive number",
-                                 "write e.g. ?timeout=60")
+        timeout = spec.seconds_option("timeout", 120.0)
         return cls(model, url or None, spec=spec.raw, timeout=timeout)
 
     def _error(self, exc: openai.OpenAIError) -> BackendError:

@@ -61,6 +61,8 @@ class Script(BaseModel):
     logprobs: dict[str, float] | None = None
 
 
+OPTIONS = ("delay",)
+
 _BUILTIN: dict[str, Responder] = {
     "echo": lambda msgs: msgs[-1].content if msgs else "",
     "silent": lambda msgs: "",
@@ -98,7 +100,8 @@ class ScriptedModel:
 
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> ScriptedModel:
-        delay = float(spec.option("delay", "0") or 0)
+        spec.check_options(OPTIONS)
+        delay = spec.seconds_option("delay", 0.0, allow_zero=True)
         if spec.target in _BUILTIN:
             return cls(_BUILTIN[spec.target], spec=spec.raw, delay_s=delay)
         path = Path(spec.target).expanduser()
