@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from clirun import CliRunner
 
 
@@ -26,3 +27,16 @@ def test_a_hint_naming_an_extra_keeps_its_brackets(
                  str(tmp_path / "run"))
     assert result.code == 2
     assert "pip install 'slmbench[hf]'" in result.err
+
+
+def test_the_cli_says_it_in_one_line_and_exits_2(cli: CliRunner, home: Path,
+                                                 tmp_path: Path) -> None:
+    task = {"id": "XX-1", "group": "data_analysis", "instruction": "How many products?",
+            "tools": ["calculator"], "difficulty": 1, "scorer": {"kind": "numeric", "value": 10},
+            "reference": {"answer": "There are 10 products."}}
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump({"suite": "capability", "tasks": [task]}), encoding="utf-8")
+    for argv in (("tasks", "validate", str(path)), ("tasks", "list", "--file", str(path))):
+        result = cli(*argv)
+        assert result.code == 2, argv
+        assert "unknown tool 'calculator'" in result.err and "parse and validate" not in result.out

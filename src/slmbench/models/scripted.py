@@ -32,10 +32,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from slmbench.core.errors import ConfigError, LogprobsUnsupportedError, ModelNotFoundError
+from slmbench.core.yamlfile import load_yaml
 from slmbench.models.base import (
     CandidateScore,
     Completion,
@@ -110,13 +110,14 @@ class ScriptedModel:
                 f"script file {path} does not exist",
                 "give a JSON/YAML script path, or use scripted:echo",
             )
+        hint = "see slmbench.models.scripted for the format"
         try:
-            text = path.read_text(encoding="utf-8")
-            data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+            data = (json.loads(path.read_text(encoding="utf-8")) if path.suffix == ".json"
+                    else load_yaml(path, hint=hint))
             script = Script.model_validate(data)
-        except (ValueError, yaml.YAMLError, ValidationError) as exc:
+        except (ValueError, ValidationError) as exc:
             raise ConfigError(f"script {path} is malformed: {exc}".splitlines()[0],
-                              "see slmbench.models.scripted for the format") from exc
+                              hint) from exc
         return cls(script, spec=spec.raw, delay_s=delay)
 
     @property

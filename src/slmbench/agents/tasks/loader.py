@@ -19,23 +19,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from slmbench.agents.tasks.model import Task
 from slmbench.core.errors import ConfigError
+from slmbench.core.yamlfile import load_yaml
 
 SHIPPED_SUITES = ("capability", "reliability")
-
-
-class _Loader(yaml.SafeLoader):
-    """Safe YAML without timestamp parsing: ``2025-03-12`` stays the string a tool expects."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 _HINT = "fix the task in the file; `slmbench tasks validate FILE` checks it (docs/tasks.md)"
 
 
@@ -64,11 +54,7 @@ def _field(loc: tuple[int | str, ...]) -> str:
 def load_suite(name_or_path: str | Path) -> list[Task]:
     """All tasks of a suite, validated; raises ConfigError naming file, task id and field."""
     path = suite_path(name_or_path)
-    try:
-        data: Any = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"{path}: cannot read YAML: {first}", _HINT) from exc
+    data: Any = load_yaml(path, hint=_HINT)
     if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
         raise ConfigError(f"{path}: a suite file is a mapping with a `tasks:` list", _HINT)
     defaults = {k: data[k] for k in ("suite", "world_seed") if k in data}
@@ -88,11 +74,24 @@ def load_suite(name_or_path: str | Path) -> list[Task]:
             raise ConfigError(
                 f"{path}: task {task_id}: field {_field(err['loc'])}: {err['msg']}", _HINT
             ) from exc
+        _check_tools(path, task, raw)
         if task.id in seen:
             raise ConfigError(f"{path}: task {task.id}: field id: duplicate task id", _HINT)
         seen.add(task.id)
         tasks.append(task)
     return tasks
+
+
+def _check_tools(path: Path, task: Task, raw: dict[str, Any]) -> None:
+    """Every tool a task names exists (a typo like ``calculator`` must not load)."""
+    from slmbench.agents.tools.toolbox import TOOL_NAMES
+
+    named = [(f"tools.{i}", t) for i, t in enumerate(task.tools)]
+    named += [(f"reference.actions.{i}.tool", a.tool) for i, a in enumerate(task.reference.actions)]
+    for where, tool in named:
+        if tool not in TOOL_NAMES:
+            raise ConfigError(f"{path}: task {task.id}: field {where}: unknown tool {tool!r}",
+                              f"tools are: {', '.join(TOOL_NAMES)}")
 
 
 def load_tasks(*names_or_paths: str | Path) -> dict[str, Task]:

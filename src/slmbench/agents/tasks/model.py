@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 Suite = Literal["capability", "reliability"]
 Group = Literal[
@@ -27,6 +27,10 @@ Alias = str | list[str]  # one name, or a list of interchangeable names
 TASK_ID = re.compile(r"^[A-Z]{1,4}-\d{1,3}$")
 
 
+MAX_TOLERANCE = 0.01
+Count = Annotated[int, Strict()]  # `difficulty: yes` is YAML's True, never the integer 1
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -34,12 +38,24 @@ class _Strict(BaseModel):
 # -- scorer specs --------------------------------------------------------------------------
 
 class NumericSpec(_Strict):
-    """The answer must state ``value`` (within ``tolerance``, absolute) in ``unit`` if given."""
+    """The answer must state ``value`` (within ``tolerance``, absolute) in ``unit`` if given.
+
+    The tolerance is finite and at most :data:`MAX_TOLERANCE` of the value (or 0.5 for a
+    value under 50): a wide tolerance would accept answers that are not the world's figure.
+    """
 
     kind: Literal["numeric"] = "numeric"
-    value: float
-    tolerance: float = Field(default=0.0, ge=0.0)
+    value: float = Field(allow_inf_nan=False)
+    tolerance: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
     unit: str | None = None
+
+    @model_validator(mode="after")
+    def _bounded(self) -> NumericSpec:
+        bound = max(MAX_TOLERANCE * abs(self.value), 0.5)
+        if self.tolerance > bound:
+            raise ValueError(f"tolerance {self.tolerance:g} is wider than {bound:g} "
+                             f"({MAX_TOLERANCE:.0%} of the value, or 0.5)")
+        return self
 
 
 class EntitiesSpec(_Strict):
@@ -69,7 +85,7 @@ class EventExists(_Strict):
 
     check: Literal["event_exists"] = "event_exists"
     fields: dict[str, Any] = Field(min_length=1)
-    count: int = Field(default=1, ge=0)  # exactly this many matching events
+    count: Count = Field(default=1, ge=0)  # exactly this many matching events
 
 
 class EventAbsent(_Strict):
@@ -197,14 +213,14 @@ class Task(_Strict):
     dimension: Dimension | None = None
     instruction: str = Field(min_length=10)
     tools: list[str] = Field(default_factory=list)
-    difficulty: int = Field(ge=1, le=5)
-    world_seed: int = 0
+    difficulty: Count = Field(ge=1, le=5)
+    world_seed: Count = 0
     scorer: ScorerSpec
     reference: Reference
     paraphrases: list[str] = Field(default_factory=list)
     faults: list[FaultKind] = Field(default_factory=list)
     fault_tool: str | None = None
-    min_repeats: int = Field(
+    min_repeats: Count = Field(
         default=1, ge=1, le=10,
         description="the fewest repeats its measurement needs: a run gives the task "
                     "max(repeats, min_repeats); consistency tasks need 2+ (pass^k)")
