@@ -102,3 +102,19 @@ def test_choice_names_exactly_one_option() -> None:
     assert not score(spec, "Yes.").passed
     assert not score(spec, "yes or no, hard to say").passed
     assert not score(spec, "I don't know").passed
+
+
+@pytest.mark.parametrize(("answer", "passed"), [
+    ("It cost 652 cents.", False), ("652 yen", False), ("¥652", False), ("652 JPY", False),
+    ("$652", True), ("652 dollars", True), ("652", True), ("652 USD in total", True),
+])
+def test_a_unit_the_scorer_does_not_convert_is_a_mismatch(answer: str, passed: bool) -> None:
+    verdict = score(NumericSpec(value=652, unit="USD"), f"Final Answer: {answer}")
+    assert verdict.passed is passed, verdict.reason
+    if not passed:
+        assert "wrong unit" in verdict.reason
+
+
+def test_an_ordinary_noun_after_a_number_is_no_unit() -> None:
+    assert score(NumericSpec(value=14, unit=None), "Final Answer: 14 employees").passed
+    assert extract_quantities("14 employees")[0].unit is None

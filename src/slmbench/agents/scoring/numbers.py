@@ -26,6 +26,18 @@ UNIT_ALIASES: dict[str, tuple[str, ...]] = {
     "weeks": ("week", "weeks"),
 }
 _SURFACE = {alias: unit for unit, aliases in UNIT_ALIASES.items() for alias in aliases}
+# Units the scorer does not convert: a number written in one of them is in *another* unit
+# ("652 cents" or "652 yen" for a dollar amount is a mismatch, never "no unit written").
+OTHER_UNITS = frozenset({
+    "¥", "₹", "₩", "cent", "cents", "pence", "penny", "yen", "jpy", "yuan", "cny", "rmb",
+    "rupee", "rupees", "inr", "won", "krw", "franc", "francs", "chf", "cad", "aud", "sek",
+    "nok", "dkk", "peso", "pesos", "mxn", "real", "reais", "brl", "ruble", "rubles", "rub",
+    "bitcoin", "btc",
+    "kg", "kilogram", "kilograms", "g", "gram", "grams", "lb", "lbs", "pound", "pounds",
+    "km", "kilometre", "kilometres", "kilometer", "kilometers", "metre", "metres", "meter",
+    "meters", "mile", "miles", "ms", "millisecond", "milliseconds", "month", "months",
+    "year", "years",
+})
 # unit -> (family, factor to the family's base unit)
 _CONVERT: dict[str, tuple[str, float]] = {
     "seconds": ("time", 1.0), "minutes": ("time", 60.0), "hours": ("time", 3600.0),
@@ -46,7 +58,7 @@ _NOT_QUANTITIES = re.compile(
     re.IGNORECASE,
 )
 _NUMBER = re.compile(
-    r"(?P<pre>(?:[$€£]|\b(?:usd|eur|gbp))\s*)?"
+    r"(?P<pre>(?:[$€£¥₹₩]|\b(?:usd|eur|gbp|jpy|cny|inr|chf|cad|aud))\s*)?"
     r"(?P<sign>[-−])?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?:\s*(?P<scale>k|mn|m|bn|thousand|million|billion)\b)?"
@@ -70,13 +82,16 @@ class Quantity(BaseModel):
 
 
 def canonical_unit(surface: str) -> str | None:
-    """The canonical unit a surface form names (``hrs`` -> ``hours``), or None."""
+    """The canonical unit a surface form names (``hrs`` -> ``hours``; ``yen`` -> ``other:yen``),
+    or None when the word is no unit at all (``14 employees``)."""
     key = surface.strip().lower()
     if key in UNIT_ALIASES:
         return key
     for unit in UNIT_ALIASES:
         if unit.lower() == key:
             return unit
+    if key in OTHER_UNITS:
+        return f"other:{key}"
     return _SURFACE.get(key)
 
 
