@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -82,6 +82,43 @@ def parse_arguments(raw: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_unparsed": raw}
 
 
+class _DeadlineStream(httpx.SyncByteStream):
+    """A response body that must arrive whole before a deadline (httpx times single reads)."""
+
+    def __init__(self, inner: httpx.SyncByteStream, deadline: float) -> None:
+        self._inner, self._deadline = inner, deadline
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._inner:
+            if time.monotonic() > self._deadline:
+                raise httpx.ReadTimeout("the answer did not arrive whole in time")
+            yield chunk
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class DeadlineTransport(httpx.HTTPTransport):
+    """An HTTP transport that bounds the *whole* exchange by ``timeout_s``.
+
+    httpx's timeouts bound each read, so a server that drips its body a byte at a time
+    ("slow loris") would hold a trial for as long as it likes; here it becomes a timeout,
+    which the runner retries.
+    """
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__()
+        self.timeout_s = timeout_s
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        deadline = time.monotonic() + self.timeout_s
+        response = super().handle_request(request)
+        assert isinstance(response.stream, httpx.SyncByteStream)
+        return httpx.Response(status_code=response.status_code, headers=response.headers,
+                              stream=_DeadlineStream(response.stream, deadline),
+                              extensions=response.extensions, request=request)
+
+
 class OpenAIModel:
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint."""
 
@@ -106,7 +143,7 @@ class OpenAIModel:
             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "none",
             max_retries=0,
             timeout=timeout,
-            http_client=http_client,
+            http_client=http_client or httpx.Client(transport=DeadlineTransport(timeout)),
         )
 
     @classmethod
@@ -163,6 +200,10 @@ class OpenAIModel:
             response = self._client.chat.completions.create(**request)
         except openai.OpenAIError as exc:
             raise self._error(exc) from exc
+        except ValueError as exc:  # a 200 whose body is cut short or not JSON
+            raise BackendError(f"the server at {self.base_url} sent an unreadable answer: "
+                               f"{exc}", "a passing fault; the runner retries it",
+                               transient=True) from exc
         latency = time.perf_counter() - start
         if not response.choices:
             raise BackendError(f"the server at {self.base_url} returned no choices",

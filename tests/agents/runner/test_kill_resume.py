@@ -1,4 +1,5 @@
-"""A real ``slmbench run`` SIGKILLed at random moments, then resumed: no trial lost or doubled."""
+"""Real ``slmbench run`` and ``slmbench study`` processes SIGKILLed 20 times at random moments,
+then resumed: every planned trial stored exactly once, none lost, none doubled (issue #21)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,19 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from slmbench.agents.runner.config import build_experiment
 from slmbench.agents.runner.executor import _default_suite_loader, _default_variants
 from slmbench.agents.runner.plan import build_plan
 from slmbench.agents.store import RunStore
 
+pytestmark = pytest.mark.slow
+
 MODEL = "scripted:echo?delay=0.02"
+GRID = {"models": [MODEL], "suites": ["capability"], "temperatures": [0.3, 0.7], "repeats": 2}
 ARGS = ["--model", MODEL, "--suite", "capability", "--temperature", "0.3,0.7", "--repeats", "2"]
-KILLS = 4
+KILLS = 20
 
 
 def slmbench(*args: str) -> list[str]:
@@ -36,17 +42,16 @@ def stored(db: Path) -> int:
         return 0
 
 
-def run_until_killed(out: Path, rng: random.Random, at_least: int) -> int:
-    """Start a run, let it store ``at_least`` more trials, SIGKILL it a random moment later."""
-    db = out / "run.sqlite"
+def run_until_killed(argv: list[str], db: Path, rng: random.Random, at_least: int) -> int:
+    """Start ``argv``, let it store ``at_least`` more trials, SIGKILL it a random moment later."""
     before = stored(db)
-    proc = subprocess.Popen(slmbench("run", *ARGS, "--out", str(out)), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
     try:
         for _ in range(1200):  # bounded: at most ~120 s
             if stored(db) >= before + at_least or proc.poll() is not None:
                 break
-            time.sleep(0.1)
+            time.sleep(0.05)
         time.sleep(rng.uniform(0.0, 0.05))  # land anywhere inside a trial
         os.kill(proc.pid, signal.SIGKILL)
     finally:
@@ -55,33 +60,60 @@ def run_until_killed(out: Path, rng: random.Random, at_least: int) -> int:
     return stored(db)
 
 
-def test_sigkilled_run_resumes_to_exactly_the_planned_grid(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    exp = build_experiment({"models": [MODEL], "suites": ["capability"],
-                            "temperatures": [0.3, 0.7], "repeats": 2})
-    planned = build_plan(exp, load_suite=_default_suite_loader(),
-                         variants=_default_variants()).keys()
+def soak(argv: list[str], db: Path, planned: int) -> subprocess.CompletedProcess[str]:
+    """SIGKILL ``argv`` KILLS times mid-run, then let it finish; returns the finishing run."""
     rng = random.Random(20260)
-    counts = [run_until_killed(out, rng, at_least=rng.randint(3, 15)) for _ in range(KILLS)]
-    assert counts == sorted(counts) and counts[-1] < len(planned)  # every kill was mid-run
-
-    done = subprocess.run(slmbench("run", *ARGS, "--out", str(out)), capture_output=True,
-                          text=True, timeout=300)
+    counts = [run_until_killed(argv, db, rng, at_least=rng.randint(1, 6)) for _ in range(KILLS)]
+    assert counts == sorted(counts) and counts[-1] < planned  # every kill was mid-run
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert f"complete: {len(planned)}/{len(planned)} trials stored" in done.stdout
+    return done
 
-    with sqlite3.connect(out / "run.sqlite") as conn:
+
+def assert_exactly(run_dir: Path, planned: set) -> None:  # type: ignore[type-arg]
+    with sqlite3.connect(run_dir / "run.sqlite") as conn:
         rows = conn.execute("SELECT model, task, variant, temperature, seed, repeat, record"
                             " FROM trials").fetchall()
     keys = {r[:6] for r in rows}
     assert len(rows) == len(keys) == len(planned)  # none duplicated, none missing
-    with RunStore(out) as store:
+    with RunStore(run_dir) as store:
         assert store.keys() == planned
-        assert len(store.get_meta("sessions")) == 1  # killed sessions never reached their end
     for row in rows:  # each stored record is the trial of its key
         record = json.loads(row[6])
         assert (record["task_id"], record["variant"], record["seed"], record["repeat"]) == \
             (row[1], row[2], row[4], row[5])
-    assert sum(1 for _ in (out / "trials.jsonl").open()) == len(planned)
+    assert sum(1 for _ in (run_dir / "trials.jsonl").open()) == len(planned)
+
+
+def planned_keys() -> set:  # type: ignore[type-arg]
+    return build_plan(build_experiment(GRID), load_suite=_default_suite_loader(),
+                      variants=_default_variants()).keys()
+
+
+def test_a_run_killed_20_times_resumes_to_exactly_the_planned_grid(tmp_path: Path) -> None:
+    out, planned = tmp_path / "run", planned_keys()
+    done = soak(slmbench("run", *ARGS, "--out", str(out)), out / "run.sqlite", len(planned))
+    assert f"complete: {len(planned)}/{len(planned)} trials stored" in done.stdout
+    assert_exactly(out, planned)
+    with RunStore(out) as store:
+        assert len(store.get_meta("sessions")) == 1  # killed sessions never reached their end
     report = json.loads((out / "reports" / "scripted_echo_delay_0.02.json").read_text())
     assert report["stored"] == report["planned"] == len(planned)
+
+
+def test_a_study_killed_20_times_resumes_to_exactly_the_planned_grid(tmp_path: Path) -> None:
+    study = tmp_path / "study.toml"
+    study.write_text(f"""name = "soak"
+out = "{tmp_path / 'study'}"
+page = "{tmp_path / 'page.md'}"
+
+[[part_a]]
+models = ["{MODEL}"]
+suites = ["capability"]
+temperatures = [0.3, 0.7]
+repeats = 2
+""", encoding="utf-8")
+    run_dir, planned = tmp_path / "study" / "part-a" / "1", planned_keys()
+    soak(slmbench("study", str(study)), run_dir / "run.sqlite", len(planned))
+    assert_exactly(run_dir, planned)
+    assert (tmp_path / "page.md").is_file()
