@@ -180,9 +180,7 @@ class Sandbox:
             file_dir = Path(tmp)
             file_dir.chmod(0o755)  # bwrap may run as an unprivileged uid and must see them
             names: list[str] = []
-            for name, text in (files or {}).items():
-                if not name or name.startswith("/") or ".." in Path(name).parts:
-                    continue
+            for name, text in _placeable(files or {}):
                 target = file_dir / name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 for d in target.relative_to(file_dir).parents:
@@ -197,20 +195,27 @@ class Sandbox:
         started_r, started_w = os.pipe()
         status_r, status_w = os.pipe()
         drop = os.geteuid() == 0
-        try:
-            proc = subprocess.Popen(
-                self._bwrap_args(file_dir, names, started_w, status_w),
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(started_w, status_w), start_new_session=True,
-                preexec_fn=self._set_limits,
-                env={"PATH": "/usr/bin:/bin"},
-                user=UNPRIVILEGED_UID if drop else None,
-                group=UNPRIVILEGED_UID if drop else None,
-                extra_groups=[] if drop else None,
-            )
-        finally:
-            os.close(started_w)
-            os.close(status_w)
+        # bwrap reads its options from an unlinked file: no host path is in any process's argv
+        # (bwrap's own pid 1 inside the sandbox keeps bwrap's command line)
+        with tempfile.TemporaryFile() as options:
+            args = self._bwrap_args(file_dir, names, started_w, status_w)
+            command = args.index(self.python)  # bwrap takes the command on its own argv
+            options.write(b"".join(a.encode() + b"\0" for a in args[1:command]))
+            options.seek(0)
+            try:
+                proc = subprocess.Popen(
+                    ["bwrap", "--args", str(options.fileno()), *args[command:]],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    pass_fds=(started_w, status_w, options.fileno()), start_new_session=True,
+                    preexec_fn=self._set_limits,
+                    env={"PATH": "/usr/bin:/bin"},
+                    user=UNPRIVILEGED_UID if drop else None,
+                    group=UNPRIVILEGED_UID if drop else None,
+                    extra_groups=[] if drop else None,
+                )
+            finally:
+                os.close(started_w)
+                os.close(status_w)
         assert proc.stdin and proc.stdout and proc.stderr
         pidfd = _open_sandbox_init(status_r, time.monotonic() + lim.wall_seconds)
         out = _Capped(proc.stdout, lim.output_bytes)
@@ -260,6 +265,26 @@ class Sandbox:
         return SandboxResult(stdout=stdout, stderr=stderr, exit_code=code_,
                              timed_out=killed is not None and killed.startswith("wall"),
                              killed_reason=killed, truncated=cut_out or cut_err)
+
+
+def _placeable(files: dict[str, str]) -> list[tuple[str, str]]:
+    """The files that can appear in ``/work``, in name order.
+
+    A name that leaves the folder (absolute, ``..``) is dropped, and so is one that clashes
+    with a name kept before it: ``a`` and ``a/b`` cannot both exist (one is a file, the
+    other needs ``a`` to be a folder), so the first in name order wins. Nothing here raises:
+    a scratch folder the model made odd must not break every later code call.
+    """
+    kept: dict[str, str] = {}
+    for name in sorted(files):
+        parts = Path(name).parts
+        if not name or name.startswith("/") or ".." in parts or name != Path(name).as_posix():
+            continue
+        prefixes = {"/".join(parts[:i]) for i in range(1, len(parts))}
+        if prefixes & kept.keys() or any(k.startswith(f"{name}/") for k in kept):
+            continue
+        kept[name] = files[name]
+    return list(kept.items())
 
 
 def _open_sandbox_init(status_fd: int, deadline: float) -> int | None:
