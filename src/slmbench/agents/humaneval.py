@@ -356,7 +356,7 @@ def _verdict(s: Summary) -> str:
     where = ("inside" if c.inside else
              "above" if est.high is not None and c.published > est.high else "below")
     return (f"{s.model}: the published {_pct(c.published)}% lies **{where}** our 95% interval "
-            f"[{_pct(est.low)}, {_pct(est.high)}] (ours minus published: "
+            f"(pass@1 {est.formatted(unit='%')}; ours minus published: "
             f"{100 * c.difference:+.1f} points, on {s.n} problems).")
 
 
@@ -407,15 +407,15 @@ def render_report(found: list[Summary], run_dirs: Iterable[Path],
         "",
         "## Results",
         "",
-        "| model | problems | passed | pass@1 % | Wilson 95% CI | published % "
+        "| model | problems | passed | pass@1 % [Wilson 95% CI] | published % "
         "| published inside CI |",
-        "|---|---:|---:|---:|---|---:|---|",
+        "|---|---:|---:|---:|---:|---|",
     ]
     for s in found:
         est, c = s.pass_at_1, s.comparison
         lines.append(
-            f"| `{s.model}` | {s.n} | {s.passed} | {_pct(est.estimate)} | "
-            f"[{_pct(est.low)}, {_pct(est.high)}] | {_pct(c.published) if c else 'n/a'} | "
+            f"| `{s.model}` | {s.n} | {s.passed} | {est.formatted()} | "
+            f"{_pct(c.published) if c else 'n/a'} | "
             f"{('yes' if c.inside else 'no') if c else 'n/a'} |")
     lines += ["", *(f"- {_verdict(s)}" for s in found)]
     partial = [s for s in found if s.n < 164]

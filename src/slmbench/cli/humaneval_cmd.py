@@ -50,8 +50,8 @@ def run_humaneval(
         summary = humaneval.summarize(store, llm.spec)
     llm.close()
     est = summary.pass_at_1
-    console.print(f"pass@1 {summary.passed}/{summary.n} = {100 * (est.estimate or 0):.1f}% "
-                  f"(Wilson 95% [{100 * (est.low or 0):.1f}, {100 * (est.high or 0):.1f}])")
+    console.print(f"pass@1 {summary.passed}/{summary.n} = {est.formatted(unit='%')} "
+                  "(Wilson 95% interval)")
     if summary.comparison:
         c = summary.comparison
         verdict = "inside" if c.inside else "OUTSIDE"
