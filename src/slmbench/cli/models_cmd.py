@@ -20,7 +20,7 @@ from slmbench.models.catalog import (
     gguf_path,
     load_registry,
 )
-from slmbench.models.catalog import pull as pull_model
+from slmbench.models.pull import pull as pull_model
 
 NO_SERVER = "no server"
 
