@@ -276,3 +276,130 @@ repeats = 1
     assert "| script.yaml |" not in text  # rows name the spec's target in full
     assert f"| {tmp_path / 'script.yaml'} | 4/4 |" in text and "| echo | 1/1 |" in text
     assert "T=0.3 | T=0.7 | T=1" in text
+
+
+# -- import: the page's exports back into stores ----------------------------------------------
+
+def roundtrip_study(tmp: Path) -> Path:
+    """Two Part A blocks, one Part B block, two HumanEval directories: every export kind."""
+    (tmp / "script.yaml").write_text(SCRIPT, encoding="utf-8")
+    write_approval(tmp / "data")
+    path = tmp / "r.toml"
+    path.write_text(f"""\
+name = "round trip"
+out = "runs/r"
+page = "docs/r.md"
+humaneval = ["runs/he-a", "runs/he-b"]
+[[part_a]]
+models = ["scripted:{tmp / 'script.yaml'}"]
+tasks = ["IR-1", "RC-1"]
+temperatures = [0.0, 0.7]
+[[part_a]]
+models = ["scripted:echo"]
+tasks = ["IR-1"]
+[part_b]
+models = ["scripted:echo", "scripted:silent"]
+tasks = ["approval"]
+prompts = ["p0", "p1"]
+source = "data"
+""", encoding="utf-8")
+    return path
+
+
+def stored(study: object) -> dict[str, object]:
+    """Every record of every store of a study, by store (relative to its ``out``)."""
+    from slmbench.agents.store import RunStore
+    from slmbench.microtasks.store import ReadingStore
+    from slmbench.study import READINGS_NAME, Study
+
+    assert isinstance(study, Study)
+    out: dict[str, object] = {}
+    for i, d in [*((f"a{b}", study.part_a_dir(b)) for b in range(len(study.part_a))),
+                 *((f"he{n}", d) for n, d in enumerate(study.humaneval))]:
+        with RunStore(d) as store:
+            out[i] = [(t.key, t.outcome, t.record) for t in store.trials()]
+    with ReadingStore(study.part_b_dir / READINGS_NAME) as readings:
+        out["b"] = readings.rows()
+    return out
+
+
+def without_time(text: str) -> str:
+    import re
+
+    return re.sub(r"generated \S+\.", "generated <time>.", text)
+
+
+def test_import_rebuilds_every_store_from_the_exports_with_identical_records(
+        tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from humaneval_fakes import fill
+    from slmbench.agents.store import RunStore
+    from slmbench.study import import_exports, run_part_b
+
+    study = load_study(roundtrip_study(tmp_path), base=tmp_path)
+    console = Console(quiet=True)
+    run_part_a(study, None, console)
+    run_part_b(study, None, console)
+    for d, (spec, passed) in zip(study.humaneval, [("scripted:a", 3), ("scripted:b", 1)],
+                                 strict=True):
+        with RunStore(d) as store:
+            fill(store, spec, passed, 5)
+    page = write_page(study, study_file=Path("r.toml"), command="c").read_text()
+    exports = tmp_path / "docs" / "r"
+    before = {p.name: p.read_bytes() for p in exports.glob("*.jsonl.gz")}
+    assert set(before) == {"trials.jsonl.gz", "readings.jsonl.gz", "humaneval.jsonl.gz"}
+
+    # a fresh clone: the exports and the study file, no store
+    imported = study.rooted(tmp_path / "clone")
+    summary = import_exports(exports, imported)
+    assert sum(summary.stores.values()) == sum(
+        len(v) for v in stored(study).values())  # type: ignore[arg-type]
+    assert stored(imported) == stored(study)  # each block, reading and result as it was stored
+
+    # the page regenerated from the imported stores: the same numbers, the same exports
+    again = write_page(imported, study_file=Path("r.toml"), command="c").read_text()
+    assert without_time(again) == without_time(page)
+    assert {p.name: p.read_bytes() for p in exports.glob("*.jsonl.gz")} == before
+
+
+def test_import_never_overwrites_a_store(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from slmbench.study import import_exports
+
+    study = load_study(write_study(tmp_path), base=tmp_path)
+    run_part_a(study, None, Console(quiet=True))
+    write_page(study, study_file=Path("s.toml"), command="c")
+    exports = tmp_path / "docs" / "tiny"
+    db = study.part_a_dir(0) / "run.sqlite"
+    size = db.stat().st_size
+    with pytest.raises(ConfigError, match="exists; import never overwrites a store") as err:
+        import_exports(exports, study)
+    assert "new --out" in err.value.hint and db.stat().st_size == size
+
+
+def bad_export(folder: Path, kind: str) -> None:
+    from slmbench.study import write_jsonl_gz
+
+    if kind == "not gzip":
+        (folder / "trials.jsonl.gz").write_bytes(b"not gzip")
+    elif kind == "not a trial":
+        write_jsonl_gz(folder / "trials.jsonl.gz", ['{"model": "m"}'])
+
+
+@pytest.mark.parametrize(("kind", "message"), [
+    ("empty", "holds none of"),
+    ("not gzip", "not a gzipped JSON-lines"),
+    ("not a trial", "line 1 is not a Trial"),
+])
+def test_a_bad_export_folder_is_refused_and_nothing_is_written(
+        tmp_path: Path, kind: str, message: str) -> None:
+    from slmbench.study import import_exports
+
+    study = load_study(write_study(tmp_path), base=tmp_path)
+    (tmp_path / "exports").mkdir()
+    bad_export(tmp_path / "exports", kind)
+    with pytest.raises(ConfigError, match=message):
+        import_exports(tmp_path / "exports", study)
+    assert not study.out.exists()

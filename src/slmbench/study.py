@@ -54,7 +54,7 @@ from slmbench.microtasks.prompts import resolve_prompt_ids
 if TYPE_CHECKING:
     from slmbench.report.study_facts import ReadingTally
 
-__all__ = ["PartB", "Study", "load_study"]
+__all__ = ["ImportSummary", "PartB", "Study", "import_exports", "load_study"]
 
 _HINT = "the study file format is in the docstring of slmbench.study (see experiments/)"
 
@@ -101,6 +101,12 @@ class Study(BaseModel):
     def part_b_dir(self) -> Path:
         return self.out / "part-b"
 
+    def rooted(self, out: Path) -> Study:
+        """This study with every store under ``out``: its part-a/part-b stores, and its HumanEval
+        directories as ``out/humaneval/<name>`` (``slmbench study/import --out``)."""
+        return self.model_copy(update={
+            "out": out, "humaneval": [out / "humaneval" / d.name for d in self.humaneval]})
+
     def resolved(self, base: Path) -> Study:
         """Relative paths resolved against ``base`` (the repository or the file's directory)."""
         def fix(p: Path) -> Path:
@@ -145,6 +151,10 @@ def load_study(path: Path, *, base: Path | None = None) -> Study:
 
 MATRIX_NAME = "eligibility.json"
 READINGS_NAME = "readings.sqlite"
+#: the exports a page carries beside it (``<page dir>/<page stem>/``), one JSON document a line
+TRIALS_EXPORT = "trials.jsonl.gz"
+READINGS_EXPORT = "readings.jsonl.gz"
+HUMANEVAL_EXPORT = "humaneval.jsonl.gz"
 
 
 def part_a_experiment(study: Study, block: int, models: list[str] | None = None) -> Experiment:
@@ -247,10 +257,14 @@ def versions() -> dict[str, str]:
 
 
 def model_hashes(specs: list[str]) -> dict[str, str]:
-    """sha256 of each llama.cpp model file, from its pull record (or hashed now)."""
+    """sha256 of each llama.cpp model file: from its pull record, else hashed now, else (no
+    file here, e.g. a fresh clone regenerating a page) the sha256 its registry entry pins."""
+    from slmbench.core.errors import ModelNotFoundError
+    from slmbench.core.sources import sha256_file
     from slmbench.models.base import parse_spec
-    from slmbench.models.catalog import file_sha256, read_record
+    from slmbench.models.catalog import PypiSource, load_registry
     from slmbench.models.llamacpp import resolve_target
+    from slmbench.models.pull import read_record
 
     out: dict[str, str] = {}
     for spec in specs:
@@ -263,9 +277,12 @@ def model_hashes(specs: list[str]) -> dict[str, str]:
             continue
         try:
             path = resolve_target(parsed.target)
-        except ConfigError:
-            continue  # not pulled: nothing to hash; the run itself would have said so
-        out[path.name] = file_sha256(path)
+        except (ConfigError, ModelNotFoundError):
+            entry = load_registry().find(parsed.target)
+            if entry is not None and isinstance(entry.source, PypiSource) and entry.source.sha256:
+                out[f"{parsed.target}.gguf"] = entry.source.sha256
+            continue  # not pulled and not pinned: nothing to show
+        out[path.name] = sha256_file(path)
     return out
 
 
@@ -309,7 +326,7 @@ def export_humaneval(run_dirs: list[Path], assets: Path) -> Path:
         with RunStore(run_dir) as store:
             rows += [json.dumps({"model": m, **r.model_dump(mode="json")}, sort_keys=True)
                      for m in store.models() for r in results(store, m)]
-    return write_jsonl_gz(assets / "humaneval.jsonl.gz", rows)
+    return write_jsonl_gz(assets / HUMANEVAL_EXPORT, rows)
 
 
 def assets_dir(study: Study) -> Path:
@@ -350,7 +367,7 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
     if study.page:  # every stored trial beside the page, so each number can be audited
         from slmbench.report.study_page import relative
 
-        dump = write_jsonl_gz(assets_dir(study) / "trials.jsonl.gz",
+        dump = write_jsonl_gz(assets_dir(study) / TRIALS_EXPORT,
                               [t.model_dump_json() for t in trials])
         facts["exports"].append(relative(dump, study.page.parent))
     if study.page:  # PNGs and the self-contained HTML beside the page (PDFs stay in the run)
@@ -443,7 +460,7 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
         if study.page:  # every raw reading beside the page
             from slmbench.report.study_page import relative
 
-            dump = write_jsonl_gz(assets_dir(study) / "readings.jsonl.gz",
+            dump = write_jsonl_gz(assets_dir(study) / READINGS_EXPORT,
                                   [json.dumps(r, sort_keys=True) for r in store.rows()])
             facts["exports"].append(relative(dump, study.page.parent))
     facts["matrices"] = matrices
@@ -454,3 +471,181 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
             encoding="utf-8")
     return out
 
+
+
+# -- rebuilding the stores from a page's exports ------------------------------------------------
+
+_IMPORT_HINT = "pass the folder beside a study page, e.g. docs/results/reference-study"
+
+
+class ImportSummary(BaseModel):
+    """What :func:`import_exports` wrote: records per store file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stores: dict[str, int]
+
+
+def read_jsonl_gz(path: Path) -> list[dict[str, Any]]:
+    """The JSON documents of a ``write_jsonl_gz`` file; ConfigError naming the line if one is
+    not JSON."""
+    import gzip
+
+    out = []
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if line.strip():
+                    try:
+                        out.append(json.loads(line))
+                    except json.JSONDecodeError as exc:
+                        raise ConfigError(f"{path}: line {n} is not JSON: {exc}",
+                                          _IMPORT_HINT) from None
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not a gzipped JSON-lines export: {exc}",
+                          _IMPORT_HINT) from None
+    return out
+
+
+def _validated(model: type[BaseModel], path: Path, rows: list[dict[str, Any]]) -> list[Any]:
+    out = []
+    for n, row in enumerate(rows, 1):
+        try:
+            out.append(model.model_validate(row))
+        except ValidationError as exc:
+            raise ConfigError(f"{path}: line {n} is not a {model.__name__}: "
+                              f"{_first_error(exc)}", _IMPORT_HINT) from None
+    return out
+
+
+def _route_trials(study: Study, trials: list[Any], path: Path) -> dict[Path, list[Any]]:
+    """Each trial into the Part A block whose grid plans its key (the only block, if one)."""
+    from slmbench.agents.runner.executor import plan_of
+
+    if not study.part_a:
+        raise ConfigError(f"{path} holds Part A trials but study {study.name!r} has no "
+                          "[part_a]", "pass the study file the page was made from")
+    plans = [{p.key for p in plan_of(part_a_experiment(study, b)).trials}
+             for b in range(len(study.part_a))]
+    out: dict[Path, list[Any]] = {study.part_a_dir(b): [] for b in range(len(study.part_a))}
+    for t in trials:
+        block = next((b for b, keys in enumerate(plans) if t.key in keys),
+                     0 if len(plans) == 1 else None)
+        if block is None:
+            k = t.key
+            raise ConfigError(f"{path}: trial {k.model} {k.task} {k.variant} T={k.temperature:g}"
+                              f" repeat {k.repeat} is in no Part A block of {study.name!r}",
+                              "pass the study file the page was made from")
+        out[study.part_a_dir(block)].append(t)
+    return {d: ts for d, ts in out.items() if ts}
+
+
+def _route_humaneval(study: Study, rows: list[dict[str, Any]],
+                     path: Path) -> dict[Path, list[tuple[str, Any]]]:
+    """HumanEval results into the study's HumanEval directories: the models in the order the
+    export lists them, one a directory, or all into the only directory."""
+    from slmbench.agents.humaneval import ProblemResult
+
+    results = _validated(ProblemResult, path, [{k: v for k, v in r.items() if k != "model"}
+                                               for r in rows])
+    models = list(dict.fromkeys(str(r.get("model")) for r in rows))
+    dirs = study.humaneval
+    if len(dirs) != 1 and len(dirs) != len(models):
+        raise ConfigError(f"{path} holds {len(models)} HumanEval model(s); study "
+                          f"{study.name!r} lists {len(dirs)} HumanEval director(ies)",
+                          "list one `humaneval` directory per model, or one for them all")
+    where = {m: dirs[0] if len(dirs) == 1 else dirs[i] for i, m in enumerate(models)}
+    out: dict[Path, list[tuple[str, Any]]] = {}
+    for row, result in zip(rows, results, strict=True):
+        out.setdefault(where[str(row.get("model"))], []).append((str(row["model"]), result))
+    return out
+
+
+def _readings(path: Path) -> list[tuple[Any, ...]]:
+    from slmbench.microtasks.readout import RawReading
+
+    rows = read_jsonl_gz(path)
+    keys = ("model", "task", "prompt_id", "item_id", "input_sha256")
+    for n, row in enumerate(rows, 1):
+        if not isinstance(row, dict) or any(not isinstance(row.get(k), str) for k in keys):
+            raise ConfigError(f"{path}: line {n} is not a reading ({', '.join(keys)}, raw)",
+                              _IMPORT_HINT)
+    _validated(RawReading, path, [r.get("raw") for r in rows])
+    # the raw outputs as stored, not re-dumped: a reading stored before a field existed stays so
+    return [(*(r[k] for k in keys), json.dumps(r["raw"])) for r in rows]
+
+
+def _write_readings(path: Path, rows: list[tuple[Any, ...]]) -> None:
+    """The readings exactly as exported, keyed by their stored input digest (nothing re-read).
+
+    The file is made by :class:`ReadingStore` (schema, kind, version); the rows go in as
+    ``ReadingStore.rows`` gave them out.
+    """
+    import sqlite3
+    import time
+    from contextlib import closing
+
+    from slmbench.microtasks.store import ReadingStore
+
+    ReadingStore(path).close()
+    now = time.time()
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.executemany("INSERT INTO readings(model, task, prompt_id, item_id, input_sha256,"
+                         " raw, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         [(*r, now) for r in rows])
+
+
+def import_exports(exports: Path, study: Study) -> ImportSummary:
+    """Rebuild the study's stores from the exports beside its page (the inverse of the exports
+    :func:`write_page` writes), so ``--page-only`` works on a clone with no store and no model.
+
+    Part A trials go to the block whose grid plans them, Part B readings to the readings store
+    as they were stored, HumanEval results to the study's HumanEval directories. Refuses (and
+    writes nothing) when a target store exists or an export is malformed.
+    """
+    from slmbench.agents.records import Trial, TrialKey
+    from slmbench.agents.store import DB_NAME, RunStore
+
+    if not exports.is_dir():
+        raise ConfigError(f"{exports} is not a folder", _IMPORT_HINT)
+    found = {n: exports / n for n in (TRIALS_EXPORT, READINGS_EXPORT, HUMANEVAL_EXPORT)
+             if (exports / n).is_file()}
+    if not found:
+        raise ConfigError(f"{exports} holds none of {TRIALS_EXPORT}, {READINGS_EXPORT}, "
+                          f"{HUMANEVAL_EXPORT}", _IMPORT_HINT)
+    trials: dict[Path, list[Any]] = {}
+    if TRIALS_EXPORT in found:
+        path = found[TRIALS_EXPORT]
+        trials = _route_trials(study, _validated(Trial, path, read_jsonl_gz(path)), path)
+    readings = _readings(found[READINGS_EXPORT]) if READINGS_EXPORT in found else []
+    humaneval: dict[Path, list[tuple[str, Any]]] = {}
+    if HUMANEVAL_EXPORT in found:
+        path = found[HUMANEVAL_EXPORT]
+        humaneval = _route_humaneval(study, read_jsonl_gz(path), path)
+    targets = [d / DB_NAME for d in [*trials, *humaneval]]
+    if READINGS_EXPORT in found:
+        targets.append(study.part_b_dir / READINGS_NAME)
+    if taken := [t for t in targets if t.exists()]:
+        raise ConfigError(f"{taken[0]} exists; import never overwrites a store",
+                          "import into a new --out directory, or delete the old stores")
+    written: dict[str, int] = {}
+    try:
+        for run_dir, ts in trials.items():
+            with RunStore(run_dir) as store:
+                written[str(store.path)] = sum(store.put(t.key, t.outcome.value, t) for t in ts)
+        for run_dir, results in humaneval.items():
+            from slmbench.agents.humaneval import VARIANT
+
+            with RunStore(run_dir) as store:
+                written[str(store.path)] = sum(
+                    store.put(TrialKey(model=m, task=r.task_id, variant=VARIANT),
+                              "pass" if r.passed else "fail", r) for m, r in results)
+        if readings:
+            _write_readings(study.part_b_dir / READINGS_NAME, readings)
+            written[str(study.part_b_dir / READINGS_NAME)] = len(readings)
+    except BaseException:
+        for t in targets:
+            for leftover in (t, t.with_name(t.name + "-wal"), t.with_name(t.name + "-shm")):
+                leftover.unlink(missing_ok=True)
+        raise
+    return ImportSummary(stores=written)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from clirun import CliRunner
 
+from slmbench.agents.runner.config import demo_dir
 from slmbench.agents.store import RunStore
-from slmbench.cli.demo_cmd import demo_dir
 
 
 def _html_path(stdout: str) -> Path:

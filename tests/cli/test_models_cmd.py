@@ -13,7 +13,6 @@ import pytest
 from clirun import CliRunner
 
 from fake_wheels import build_wheel
-from slmbench.cli import models_cmd
 from slmbench.models import catalog as reg
 from slmbench.models.catalog import Registry, load_registry
 
@@ -57,7 +56,7 @@ def test_models_lists_every_entry_with_spec_and_local_state(
         cli: CliRunner, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (home / "models").mkdir(parents=True)
     (home / "models" / "smollm2-135m.gguf").write_bytes(b"GGUF")
-    monkeypatch.setattr(models_cmd, "_ollama_tags", lambda: None)
+    monkeypatch.setattr(reg, "ollama_tags", lambda: None)
     hf = tmp_path / "hf"
     (hf / "models--Qwen--Qwen3-0.6B" / "snapshots" / "abc123").mkdir(parents=True)
     monkeypatch.setenv("HF_HUB_CACHE", str(hf))
@@ -79,7 +78,7 @@ def test_models_piped_into_a_file_keeps_every_column(
     # No terminal and no COLUMNS: rich would default to 80 columns and squeeze the table
     # until the spec column is empty.
     monkeypatch.delenv("COLUMNS")
-    monkeypatch.setattr(models_cmd, "_ollama_tags", lambda: None)
+    monkeypatch.setattr(reg, "ollama_tags", lambda: None)
     result = cli("models")
     assert result.code == 0
     assert row(result.out, "llama3.1-8b-instruct")[-2] == "hf:meta-llama/Llama-3.1-8B-Instruct"
@@ -89,7 +88,7 @@ def test_models_piped_into_a_file_keeps_every_column(
 
 def test_models_asks_the_ollama_server_which_tags_it_holds(
         cli: CliRunner, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(models_cmd, "_ollama_tags", lambda: {"mistral:7b", "qwen2.5:7b"})
+    monkeypatch.setattr(reg, "ollama_tags", lambda: {"mistral:7b", "qwen2.5:7b"})
     out = cli("models").out
     assert row(out, "mistral-7b")[-1] == "yes"
     assert row(out, "qwen2.5-7b")[-1] == "yes"

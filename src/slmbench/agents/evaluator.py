@@ -110,3 +110,18 @@ def run_trial(
         wall_s=time.perf_counter() - start, error=result.error,
         world_state=world_changes(world, task.world_seed),
     )
+
+
+def reference_failures(tasks: list[Task]) -> list[Trial]:
+    """Replay every task's reference solution under each of its variants; the trials that did
+    not succeed (none: every task is solvable as written and its scorer accepts the answer)."""
+    from slmbench.agents.tasks.reference import reference_agent
+
+    failed = []
+    for task in tasks:
+        for variant in variants(task):
+            trial = run_trial(reference_agent(task, fault_plan_for(task, variant)), task,
+                              variant=variant)
+            if trial.outcome != Outcome.SUCCESS:
+                failed.append(trial)
+    return failed

@@ -260,10 +260,24 @@ def solve(model: Model, problem: Problem, *, max_tokens: int = MAX_TOKENS,
         latency_s=completion.latency_s)
 
 
+def default_run_dir(model_spec: str) -> Path:
+    """``runs/humaneval-<model name>``: where ``slmbench humaneval`` keeps a model's run."""
+    return Path("runs") / f"humaneval-{model_name(model_spec)}"
+
+
+def pending(store: RunStore, model_spec: str, problems: Iterable[Problem]) -> int:
+    """How many of ``problems`` the store holds no result for yet."""
+    return sum(not store.has(problem_key(model_spec, p)) for p in problems)
+
+
 def run(model: Model, problems: Iterable[Problem], store: RunStore, *,
         max_tokens: int = MAX_TOKENS, sandbox: Sandbox | None = None,
-        on_result: Callable[[ProblemResult], None] | None = None) -> int:
-    """Solve every problem the store does not hold yet; returns how many were run now."""
+        on_result: Callable[[ProblemResult], None] | None = None,
+        source: dict[str, object] | None = None) -> int:
+    """Solve every problem the store does not hold yet; returns how many were run now.
+    ``source`` (the pack's provenance) is kept in the store for the results page."""
+    if source is not None:
+        store.set_meta(SOURCE_META, source)
     settings = {"prompt": PROMPT, "max_tokens": max_tokens, "temperature": 0.0}
     stored = store.get_meta(f"humaneval:{model.spec}")
     if stored is not None and stored != settings:
@@ -356,7 +370,7 @@ def _verdict(s: Summary) -> str:
     where = ("inside" if c.inside else
              "above" if est.high is not None and c.published > est.high else "below")
     return (f"{s.model}: the published {_pct(c.published)}% lies **{where}** our 95% interval "
-            f"[{_pct(est.low)}, {_pct(est.high)}] (ours minus published: "
+            f"(pass@1 {est.formatted(unit='%')}; ours minus published: "
             f"{100 * c.difference:+.1f} points, on {s.n} problems).")
 
 
@@ -407,15 +421,15 @@ def render_report(found: list[Summary], run_dirs: Iterable[Path],
         "",
         "## Results",
         "",
-        "| model | problems | passed | pass@1 % | Wilson 95% CI | published % "
+        "| model | problems | passed | pass@1 % [Wilson 95% CI] | published % "
         "| published inside CI |",
-        "|---|---:|---:|---:|---|---:|---|",
+        "|---|---:|---:|---:|---:|---|",
     ]
     for s in found:
         est, c = s.pass_at_1, s.comparison
         lines.append(
-            f"| `{s.model}` | {s.n} | {s.passed} | {_pct(est.estimate)} | "
-            f"[{_pct(est.low)}, {_pct(est.high)}] | {_pct(c.published) if c else 'n/a'} | "
+            f"| `{s.model}` | {s.n} | {s.passed} | {est.formatted()} | "
+            f"{_pct(c.published) if c else 'n/a'} | "
             f"{('yes' if c.inside else 'no') if c else 'n/a'} |")
     lines += ["", *(f"- {_verdict(s)}" for s in found)]
     partial = [s for s in found if s.n < 164]

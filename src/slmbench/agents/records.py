@@ -114,6 +114,12 @@ class Trial(BaseModel):
     def tool_sequence(self) -> list[str]:
         return [s.action.name for s in self.steps if s.action.kind == "tool" and s.action.name]
 
+    @property
+    def key(self) -> TrialKey:
+        """This trial's identity in a run store."""
+        return TrialKey(model=self.model, task=self.task_id, variant=self.variant,
+                        temperature=self.temperature, seed=self.seed, repeat=self.repeat)
+
 
 class TrialKey(BaseModel):
     """The identity of one trial in a run. Temperatures are kept to 4 decimals."""

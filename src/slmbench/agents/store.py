@@ -10,7 +10,6 @@ table caches model responses so re-scoring never re-queries a model.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -20,16 +19,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from slmbench.agents.records import TrialKey
-from slmbench.core.errors import ConfigError
+from slmbench.core.sqlite import StoreKind, open_store
 
 SCHEMA_VERSION = 1
 DB_NAME = "run.sqlite"
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
 CREATE TABLE IF NOT EXISTS trials (
     model       TEXT NOT NULL,
     task        TEXT NOT NULL,
@@ -49,6 +44,9 @@ CREATE TABLE IF NOT EXISTS cache (
     created_at REAL NOT NULL
 );
 """
+_STORE = StoreKind(kind="slmbench-run", name="run store", noun="slmbench run store",
+                   table="trials", schema=_SCHEMA, version=SCHEMA_VERSION,
+                   hint="point at a run directory made by `slmbench run`")
 
 
 class StoredTrial(BaseModel):
@@ -74,24 +72,7 @@ class RunStore:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.run_dir / DB_NAME
         self._lock = threading.RLock()
-        try:
-            self._conn = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-            self._conn.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise ConfigError(f"{self.path} is not a slmbench run store: {exc}",
-                              "point at a run directory made by `slmbench run`") from exc
-        found = self.get_meta("schema_version")
-        if found is None:
-            self.set_meta("schema_version", SCHEMA_VERSION)
-        elif int(found) != SCHEMA_VERSION:
-            raise ConfigError(
-                f"{self.path} has store schema {found}; this slmbench reads {SCHEMA_VERSION}",
-                "use the slmbench version that wrote this run",
-            )
+        self._conn = open_store(self.path, _STORE)
 
     # -- metadata -------------------------------------------------------
     def set_meta(self, key: str, value: Any) -> None:

@@ -9,19 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from slmbench.agents.analysis import SUMMARY_NAME, AnalysisSummary, analyze_run, parse_params
-from slmbench.core.stats import Estimate
-
-
-def fmt(est: Estimate | None, *, percent: bool = True) -> str:
-    """``62.0% [48.1, 74.2]`` (or ``0.62 [0.48, 0.74]``); ``–`` when undefined."""
-    if est is None or est.estimate is None:
-        return "–"
-    scale, unit = (100.0, "%") if percent else (1.0, "")
-    digits = 1 if percent else 2
-    text = f"{est.estimate * scale:.{digits}f}{unit}"
-    if est.low is not None and est.high is not None:
-        text += f" [{est.low * scale:.{digits}f}, {est.high * scale:.{digits}f}]"
-    return text
+from slmbench.report.html import fmt
 
 
 def headline(summary: AnalysisSummary) -> Table:

@@ -10,24 +10,16 @@ embedded default model, Qwen2.5-Coder-0.5B-Instruct.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from slmbench.agents.runner.config import build_experiment
+from slmbench.agents.runner.config import DEMO_MODEL, demo_experiment
 from slmbench.agents.runner.executor import execute
 from slmbench.agents.runner.progress import make_progress
 from slmbench.cli.console import wide_console
 from slmbench.cli.run_cmd import print_summary
-
-DEFAULT_MODEL = "llamacpp:qwen2.5-coder-0.5b"
-
-
-def demo_dir(model: str) -> Path:
-    """``runs/demo-<model slug>``: the same model always resumes the same demo."""
-    return Path("runs") / ("demo-" + re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_"))
 
 
 def register(app: typer.Typer) -> None:
@@ -35,7 +27,7 @@ def register(app: typer.Typer) -> None:
     def demo(
         model: Annotated[str, typer.Option(
             "--model", "-m", help="model spec (default: the embedded Qwen2.5-Coder-0.5B)")
-        ] = DEFAULT_MODEL,
+        ] = DEMO_MODEL,
         out: Annotated[Path | None, typer.Option(
             help="run directory (default runs/demo-<model>)")] = None,
         suite: Annotated[str, typer.Option(help="suite to run")] = "quick",
@@ -47,11 +39,9 @@ def register(app: typer.Typer) -> None:
         """Run the quick suite on a model, analyse it and write the HTML report."""
         from slmbench.report import build_report  # matplotlib loads only when needed
 
-        run_dir = out or demo_dir(model)
-        exp = build_experiment({
-            "name": "demo", "models": [model], "suites": [suite], "tasks": task or [],
-            "temperatures": [temperature], "repeats": repeats, "out": run_dir,
-        })
+        exp = demo_experiment(model, out=out, suite=suite, tasks=task,
+                              temperature=temperature, repeats=repeats)
+        run_dir = exp.out_dir()
         console = wide_console()
         summary = execute(exp, run_dir=run_dir, progress=make_progress(console))
         print_summary(summary, console)

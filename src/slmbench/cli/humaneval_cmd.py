@@ -15,10 +15,6 @@ from slmbench.agents.store import RunStore
 console = Console()
 
 
-def _run_dir(model: str) -> Path:
-    return Path("runs") / f"humaneval-{humaneval.model_name(model)}"
-
-
 def run_humaneval(
     model: Annotated[str, typer.Option("--model", "-m", help="model spec, e.g. "
                                        "llamacpp:qwen2.5-coder-0.5b")],
@@ -34,10 +30,10 @@ def run_humaneval(
     from slmbench.models.base import load_model
 
     problems = humaneval.load_problems(limit)
-    run_dir = out or _run_dir(model)
+    run_dir = out or humaneval.default_run_dir(model)
     llm = load_model(model)
     with RunStore(run_dir) as store:
-        todo = sum(not store.has(humaneval.problem_key(llm.spec, p)) for p in problems)
+        todo = humaneval.pending(store, llm.spec, problems)
         console.print(f"{len(problems) - todo} of {len(problems)} problems already in {run_dir}")
 
         def show(r: humaneval.ProblemResult) -> None:
@@ -45,13 +41,13 @@ def run_humaneval(
             console.print(f"{r.task_id:>14} {mark} {r.completion_tokens:>4} tok "
                           f"{r.latency_s:5.1f} s {escape(r.detail[:70])}", highlight=False)
 
-        store.set_meta(humaneval.SOURCE_META, humaneval.source_provenance())
-        humaneval.run(llm, problems, store, max_tokens=max_tokens, on_result=show)
+        humaneval.run(llm, problems, store, max_tokens=max_tokens, on_result=show,
+                      source=humaneval.source_provenance())
         summary = humaneval.summarize(store, llm.spec)
     llm.close()
     est = summary.pass_at_1
-    console.print(f"pass@1 {summary.passed}/{summary.n} = {100 * (est.estimate or 0):.1f}% "
-                  f"(Wilson 95% [{100 * (est.low or 0):.1f}, {100 * (est.high or 0):.1f}])")
+    console.print(f"pass@1 {summary.passed}/{summary.n} = {est.formatted(unit='%')} "
+                  "(Wilson 95% interval)")
     if summary.comparison:
         c = summary.comparison
         verdict = "inside" if c.inside else "OUTSIDE"

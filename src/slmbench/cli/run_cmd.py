@@ -16,9 +16,8 @@ from rich.console import Console
 from rich.table import Table
 
 from slmbench.agents.runner.config import Experiment, build_experiment, load_experiment
-from slmbench.agents.runner.executor import RunSummary, execute
+from slmbench.agents.runner.executor import RunSummary, execute, saved_experiment
 from slmbench.agents.runner.progress import make_progress
-from slmbench.agents.store import DB_NAME, RunStore
 from slmbench.cli.console import wide_console
 from slmbench.core.errors import ConfigError
 
@@ -102,15 +101,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def resume(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
         """Finish a run from the experiment saved in its store."""
-        if not (run_dir / DB_NAME).is_file():
-            raise ConfigError(f"{run_dir} is not a run directory (no {DB_NAME})",
-                              "give the --out directory of an earlier `slmbench run`")
-        with RunStore(run_dir) as store:
-            saved = store.get_meta("experiment")
-        if saved is None:
-            raise ConfigError(f"{run_dir} holds no saved experiment",
-                              "start it again with `slmbench run ... --out DIR`")
-        _run(Experiment.model_validate(saved), run_dir)
+        _run(saved_experiment(run_dir), run_dir)
 
 
 def _run(exp: Experiment, run_dir: Path) -> None:

@@ -1,4 +1,5 @@
-"""``slmbench study FILE``: run (or resume) a study's two parts and write its results page."""
+"""``slmbench study FILE``: run (or resume) a study's two parts and write its results page;
+``slmbench import EXPORTS_DIR``: rebuild a study's stores from the exports beside its page."""
 
 from __future__ import annotations
 
@@ -11,7 +12,23 @@ import typer
 from slmbench.cli.console import wide_console
 from slmbench.cli.run_cmd import print_summary
 from slmbench.core.errors import ConfigError
-from slmbench.study import check_models, load_study, run_part_a, run_part_b, write_page
+from slmbench.study import (
+    Study,
+    check_models,
+    import_exports,
+    load_study,
+    run_part_a,
+    run_part_b,
+    write_page,
+)
+
+_OUT_HELP = ("keep every store of the study under this folder instead of the file's `out` "
+             "(HumanEval directories as OUT/humaneval/<name>)")
+
+
+def _load(file: Path, out: Path | None) -> Study:
+    study = load_study(file)
+    return study if out is None else study.rooted(out)
 
 
 def register(app: typer.Typer) -> None:
@@ -24,11 +41,12 @@ def register(app: typer.Typer) -> None:
             "--model", "-m", help="run only this model of the study (repeatable)")] = None,
         page_only: Annotated[bool, typer.Option(
             "--page-only", help="write the page from what is stored; load no model")] = False,
+        out: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
     ) -> None:
         """Run what is missing of a study (resumable) and write its results page."""
         if part not in ("a", "b", "all"):
             raise ConfigError(f"--part {part!r} is not a, b or all", "e.g. --part a")
-        plan = load_study(file)
+        plan = _load(file, out)
         check_models(plan, model)
         console = wide_console()
         if not page_only:
@@ -42,3 +60,18 @@ def register(app: typer.Typer) -> None:
             return
         page = write_page(plan, study_file=file, command=f"slmbench study {shlex.quote(str(file))}")
         console.print(f"results page: {page}", highlight=False)
+
+    @app.command("import")
+    def import_(
+        exports: Annotated[Path, typer.Argument(
+            help="the folder of *.jsonl.gz exports beside a study page, e.g. "
+                 "docs/results/reference-study")],
+        study_file: Annotated[Path, typer.Option(
+            "--study", help="the study file the page was made from (it says where each "
+                            "trial, reading and HumanEval result belongs)")],
+        out: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
+    ) -> None:
+        """Rebuild a study's run and readings stores from its page's exports (no model)."""
+        summary = import_exports(exports, _load(study_file, out))
+        for path, n in summary.stores.items():
+            print(f"{path}: {n} records")

@@ -68,22 +68,15 @@ def validate(
     console.print(f"{path}: {len(tasks)} tasks parse and validate")
     if not run_reference:
         return
-    from slmbench.agents.evaluator import run_trial
-    from slmbench.agents.tasks.perturb import fault_plan_for, variants
-    from slmbench.agents.tasks.reference import reference_agent
+    from slmbench.agents.evaluator import reference_failures
 
-    failures = 0
-    for task in tasks:
-        for variant in variants(task):
-            trial = run_trial(reference_agent(task, fault_plan_for(task, variant)), task,
-                              variant=variant)
-            if trial.outcome != "success":
-                failures += 1
-                why = trial.score.reason if trial.score else trial.error
-                console.print(f"[red]FAIL[/] {task.id} ({variant}): {trial.outcome.value}: "
-                              f"{escape(str(why))}", highlight=False)
+    failures = reference_failures(tasks)
+    for trial in failures:
+        why = trial.score.reason if trial.score else trial.error
+        console.print(f"[red]FAIL[/] {trial.task_id} ({trial.variant}): {trial.outcome.value}: "
+                      f"{escape(str(why))}", highlight=False)
     if failures:
-        console.print(f"[red]{failures} reference run(s) failed[/]: those tasks are not "
+        console.print(f"[red]{len(failures)} reference run(s) failed[/]: those tasks are not "
                       "solvable as written, or their scorer rejects the intended answer")
         raise typer.Exit(1)
     console.print("every reference solution succeeds")

@@ -97,6 +97,7 @@ PINS: dict[str, PackagePin] = {
 
 
 def sha256_file(path: Path) -> str:
+    """The sha256 of a file, read in 1 MiB blocks (pinned archives, model files)."""
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):

@@ -13,7 +13,6 @@ code, so a parser fix reaches stored readings.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from slmbench.core.errors import ConfigError
+from slmbench.core.sqlite import StoreKind, open_store, read_meta
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.readout import (
     ItemReading,
@@ -38,10 +38,6 @@ STORE_KIND = "slmbench-readings"
 DEFAULT_NAME = "readings.sqlite"
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
 CREATE TABLE IF NOT EXISTS readings (
     model        TEXT NOT NULL,
     task         TEXT NOT NULL,
@@ -58,6 +54,10 @@ _HINT = "pass --store a new file, or one written by `slmbench eligibility` or `d
 
 class StoreError(ConfigError):
     """A readings store that cannot be used: not SQLite, another schema, a corrupt row."""
+
+
+_STORE = StoreKind(kind=STORE_KIND, name="readings", noun="readings store", table="readings",
+                   schema=_SCHEMA, version=SCHEMA_VERSION, hint=_HINT, error=StoreError)
 
 
 class ReadCounts(BaseModel):
@@ -89,49 +89,12 @@ class ReadingStore:
                              f"pass a file path, e.g. {self.path / DEFAULT_NAME}")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        try:
-            self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
-                                         check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open readings store {self.path}: {exc}", _HINT) from exc
-        try:
-            self._open()
-        except sqlite3.DatabaseError as exc:
-            self._conn.close()
-            raise StoreError(f"{self.path} is not a readings store: {exc}", _HINT) from exc
-        except StoreError:
-            self._conn.close()
-            raise
-
-    def _open(self) -> None:
-        tables = {r[0] for r in self._conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if tables and self._meta("kind") != STORE_KIND:
-            raise StoreError(f"{self.path} is an SQLite file but not a readings store "
-                             f"(tables: {', '.join(sorted(tables))})", _HINT)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")
-        self._conn.executescript(_SCHEMA)
-        found = self._meta("schema_version")
-        if found is None:
-            self._conn.executemany("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
-                                   [("kind", STORE_KIND), ("schema_version", SCHEMA_VERSION)])
-        elif found != str(SCHEMA_VERSION):
-            raise StoreError(f"{self.path} has readings schema {found}; this slmbench reads "
-                             f"{SCHEMA_VERSION}", "use the slmbench version that wrote it, "
-                             "or pass --store a new file")
-
-    def _meta(self, key: str) -> str | None:
-        try:
-            row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        except sqlite3.OperationalError:  # no meta table
-            return None
-        return None if row is None else str(row[0])
+        self._conn = open_store(self.path, _STORE)
 
     def note(self, key: str) -> str | None:
         """A value a command kept beside its readings (e.g. an RTN report), or None."""
         with self._lock:
-            return self._meta(f"note:{key}")
+            return read_meta(self._conn, f"note:{key}")
 
     def put_note(self, key: str, value: str) -> None:
         with self._lock:

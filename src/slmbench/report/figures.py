@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from slmbench.agents.analysis import AnalysisSummary, Cell
@@ -84,6 +86,13 @@ def _composites(s: AnalysisSummary) -> dict[str, Estimate]:
 # -- capability ---------------------------------------------------------------------
 
 
+def _labelled_point(ax: Axes, models: list[str], model: str, x: float, y: float,
+                    **bars: Any) -> None:
+    """One model as a point with its error bars (``xerr``/``yerr``), labelled with its name."""
+    ax.errorbar([x], [y], fmt="o", capsize=4, color=_color(models, model), **bars)
+    ax.annotate(short(model), (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
+
+
 def _vs_params(s: AnalysisSummary, title: str, ys: dict[str, Estimate], ylabel: str,
                scale: float, metric: str) -> Figure:
     points = [(a.model, a.params_b) for a in s.accuracy if a.params_b and a.model in ys]
@@ -92,10 +101,8 @@ def _vs_params(s: AnalysisSummary, title: str, ys: dict[str, Estimate], ylabel: 
     fig, ax = _fig(title)
     for m, p in points:
         e = ys[m]
-        ax.errorbar([p], [_val(e, scale)], yerr=_err([e], scale), fmt="o", capsize=4,
-                    color=_color(s.models, m), label=short(m))
-        ax.annotate(short(m), (p, _val(e, scale)), textcoords="offset points", xytext=(6, 4),
-                    fontsize=8)
+        _labelled_point(ax, s.models, m, p, _val(e, scale), yerr=_err([e], scale),
+                        label=short(m))
     ax.set_xscale("log")
     sizes = sorted({p for _, p in points})
     ax.set_xticks(sizes, [f"{p:g}B" for p in sizes])
@@ -197,10 +204,8 @@ def latency_vs_accuracy(s: AnalysisSummary) -> Figure:
         return not_enough_data(title, "no capability trials")
     fig, ax = _fig(title)
     for a in s.accuracy:
-        ax.errorbar([a.mean_latency_s], [_val(a.accuracy, 100)], yerr=_err([a.accuracy], 100),
-                    fmt="o", capsize=4, color=_color(s.models, a.model))
-        ax.annotate(short(a.model), (a.mean_latency_s, _val(a.accuracy, 100)),
-                    textcoords="offset points", xytext=(6, 4), fontsize=8)
+        _labelled_point(ax, s.models, a.model, a.mean_latency_s, _val(a.accuracy, 100),
+                        yerr=_err([a.accuracy], 100))
     ax.set_xlabel("mean model time per trial (s)")
     ax.set_ylabel("accuracy (%) with 95% Wilson CI")
     return fig
@@ -213,22 +218,32 @@ def _no_dimensions(title: str) -> Figure:
     return not_enough_data(title, "no reliability-suite trials in this run")
 
 
-def capability_vs_reliability(s: AnalysisSummary) -> Figure:
-    title = "Capability vs reliability"
+def _against_composite(s: AnalysisSummary, title: str, xs: dict[str, Estimate | float], *,
+                       missing: str, xlabel: str, ylabel: str) -> Figure:
+    """Each model's composite (with its interval) against one other number of it: an
+    ``Estimate`` (a percentage, with its interval) or a plain value."""
     comp = _composites(s)
-    acc = {a.model: a.accuracy for a in s.accuracy}
-    both = [m for m in s.models if m in comp and m in acc]
+    both = [m for m in s.models if m in comp and m in xs]
     if not both:
-        return not_enough_data(title, "no model has both capability accuracy and a composite")
+        return not_enough_data(title, missing)
     fig, ax = _fig(title)
     for m in both:
-        ax.errorbar([_val(acc[m], 100)], [_val(comp[m])], xerr=_err([acc[m]], 100),
-                    yerr=_err([comp[m]]), fmt="o", capsize=4, color=_color(s.models, m))
-        ax.annotate(short(m), (_val(acc[m], 100), _val(comp[m])), textcoords="offset points",
-                    xytext=(6, 4), fontsize=8)
-    ax.set_xlabel("capability accuracy (%)")
-    ax.set_ylabel("composite reliability (0–1)")
+        x = xs[m]
+        bars = {"yerr": _err([comp[m]])}
+        if isinstance(x, Estimate):
+            bars["xerr"] = _err([x], 100)
+        _labelled_point(ax, s.models, m, _val(x, 100) if isinstance(x, Estimate) else x,
+                        _val(comp[m]), **bars)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     return fig
+
+
+def capability_vs_reliability(s: AnalysisSummary) -> Figure:
+    return _against_composite(
+        s, "Capability vs reliability", {a.model: a.accuracy for a in s.accuracy},
+        missing="no model has both capability accuracy and a composite",
+        xlabel="capability accuracy (%)", ylabel="composite reliability (0–1)")
 
 
 def composite_bars(s: AnalysisSummary) -> Figure:
@@ -248,21 +263,11 @@ def composite_bars(s: AnalysisSummary) -> Figure:
 
 
 def cost_vs_reliability(s: AnalysisSummary) -> Figure:
-    title = "Cost vs reliability"
-    comp = _composites(s)
-    cost = {a.model: a.mean_latency_s for a in s.accuracy}
-    both = [m for m in s.models if m in comp and m in cost]
-    if not both:
-        return not_enough_data(title, "no model has both a composite and timed trials")
-    fig, ax = _fig(title)
-    for m in both:
-        ax.errorbar([cost[m]], [_val(comp[m])], yerr=_err([comp[m]]), fmt="o", capsize=4,
-                    color=_color(s.models, m))
-        ax.annotate(short(m), (cost[m], _val(comp[m])), textcoords="offset points",
-                    xytext=(6, 4), fontsize=8)
-    ax.set_xlabel("mean model time per capability trial (s)")
-    ax.set_ylabel("composite reliability (0–1) with 95% CI")
-    return fig
+    return _against_composite(
+        s, "Cost vs reliability", {a.model: a.mean_latency_s for a in s.accuracy},
+        missing="no model has both a composite and timed trials",
+        xlabel="mean model time per capability trial (s)",
+        ylabel="composite reliability (0–1) with 95% CI")
 
 
 def _dims(s: AnalysisSummary) -> tuple[list[str], list[str]]:

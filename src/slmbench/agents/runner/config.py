@@ -29,6 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from slmbench.agents.runner.cache import CachePolicy
+from slmbench.agents.runner.report import model_slug
 from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.core.errors import ConfigError
 from slmbench.models.base import parse_spec
@@ -152,3 +153,23 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -
                           "fix the line shown; strings need quotes, lists use [a, b]") from exc
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return build_experiment(data, source=str(path))
+
+
+#: the model ``slmbench demo`` runs when none is given: the embedded Qwen2.5-Coder-0.5B
+DEMO_MODEL = "llamacpp:qwen2.5-coder-0.5b"
+
+
+def demo_dir(model: str) -> Path:
+    """``runs/demo-<model slug>``: the same model always resumes the same demo."""
+    return Path("runs") / f"demo-{model_slug(model)}"
+
+
+def demo_experiment(model: str = DEMO_MODEL, *, out: Path | None = None, suite: str = "quick",
+                    tasks: list[str] | None = None, temperature: float = 0.0,
+                    repeats: int = 1) -> Experiment:
+    """The demo's grid: one suite (default ``quick``) on one model, into ``out`` (default
+    :func:`demo_dir`)."""
+    return build_experiment({
+        "name": "demo", "models": [model], "suites": [suite], "tasks": tasks or [],
+        "temperatures": [temperature], "repeats": repeats, "out": out or demo_dir(model),
+    })

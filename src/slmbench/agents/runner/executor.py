@@ -45,7 +45,7 @@ from slmbench.agents.runner.plan import (
 from slmbench.agents.runner.progress import PlainProgress, RunProgress
 from slmbench.agents.runner.report import RunnerStats, write_reports
 from slmbench.agents.runner.retry import RetryingModel
-from slmbench.agents.store import RunStore
+from slmbench.agents.store import DB_NAME, RunStore
 from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
 from slmbench.models.base import Model, load_model, parse_spec
 
@@ -255,6 +255,19 @@ class _Run:
             for f in futures:
                 if f.exception() is not None:
                     raise f.exception()  # type: ignore[misc]
+
+
+def saved_experiment(run_dir: Path) -> Experiment:
+    """The experiment a run directory was started with (what ``slmbench resume`` finishes)."""
+    if not (run_dir / DB_NAME).is_file():
+        raise ConfigError(f"{run_dir} is not a run directory (no {DB_NAME})",
+                          "give the --out directory of an earlier `slmbench run`")
+    with RunStore(run_dir) as store:
+        saved = store.get_meta("experiment")
+    if saved is None:
+        raise ConfigError(f"{run_dir} holds no saved experiment",
+                          "start it again with `slmbench run ... --out DIR`")
+    return Experiment.model_validate(saved)
 
 
 def _merge_meta(store: RunStore, exp: Experiment, plan: Plan) -> dict[str, int]:

@@ -17,32 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.store import RunStore
-from slmbench.core import stats
+from slmbench.core.stats import Estimate, wilson
 
-REPORT_SCHEMA_VERSION = 1
-
-
-class Rate(BaseModel):
-    """Successes out of n trials with a Wilson 95% interval."""
-
-    model_config = ConfigDict(frozen=True)
-
-    successes: int = Field(ge=0)
-    n: int = Field(ge=1)
-    rate: float
-    ci_low: float
-    ci_high: float
-
-    @classmethod
-    def of(cls, successes: int, n: int) -> Rate:
-        est = stats.wilson(successes, n)
-        return cls(successes=successes, n=n, rate=successes / n,
-                   ci_low=est.low if est.low is not None else 0.0,
-                   ci_high=est.high if est.high is not None else 1.0)
+REPORT_SCHEMA_VERSION = 2
 
 
 class TaskOutcomes(BaseModel):
@@ -53,7 +34,7 @@ class TaskOutcomes(BaseModel):
     task_id: str
     suite: str
     n: int
-    success: Rate
+    success: Estimate  # Wilson 95% interval
     outcomes: dict[str, int]
     mean_score: float | None  # mean Score.value over trials that have a score
     mean_steps: float
@@ -110,11 +91,11 @@ class ModelReport(BaseModel):
     planned: int
     stored: int
     complete: bool
-    success: Rate | None  # None when no trial is stored yet
+    success: Estimate | None  # Wilson 95% interval; None when no trial is stored yet
     outcomes: dict[str, int]
-    by_suite: dict[str, Rate]
-    by_temperature: dict[str, Rate]
-    by_variant: dict[str, Rate]
+    by_suite: dict[str, Estimate]
+    by_temperature: dict[str, Estimate]
+    by_variant: dict[str, Estimate]
     tasks: list[TaskOutcomes]
     dimensions: dict[str, Any] | None
     dimensions_note: str | None
@@ -131,8 +112,8 @@ def model_slug(spec: str, taken: Iterable[str] = ()) -> str:
     return slug
 
 
-def _rates(groups: dict[str, list[bool]]) -> dict[str, Rate]:
-    return {k: Rate.of(sum(v), len(v)) for k, v in sorted(groups.items())}
+def _rates(groups: dict[str, list[bool]]) -> dict[str, Estimate]:
+    return {k: wilson(sum(v), len(v)) for k, v in sorted(groups.items())}
 
 
 def _dimensions(trials: Sequence[Trial],
@@ -150,9 +131,11 @@ def _dimensions(trials: Sequence[Trial],
     return reliability(trials, tasks).model_dump(mode="json"), None
 
 
-def build_report(trials: Sequence[Trial], *, model: str, run_dir: Path, experiment: str | None,
-                 fingerprint: str, planned: int, runner: RunnerStats,
-                 tasks: Mapping[str, Any]) -> ModelReport:
+def build_model_report(trials: Sequence[Trial], *, model: str, run_dir: Path,
+                       experiment: str | None,
+                       fingerprint: str, planned: int, runner: RunnerStats,
+                       tasks: Mapping[str, Any]) -> ModelReport:
+    """One model's :class:`ModelReport` from its stored trials (every rate a Wilson interval)."""
     ok = [t.outcome == Outcome.SUCCESS for t in trials]
     by_suite: dict[str, list[bool]] = defaultdict(list)
     by_temp: dict[str, list[bool]] = defaultdict(list)
@@ -168,7 +151,7 @@ def build_report(trials: Sequence[Trial], *, model: str, run_dir: Path, experime
         scores = [t.score.value for t in ts if t.score is not None]
         task_rows.append(TaskOutcomes(
             task_id=task_id, suite=ts[0].suite, n=len(ts),
-            success=Rate.of(sum(t.outcome == Outcome.SUCCESS for t in ts), len(ts)),
+            success=wilson(sum(t.outcome == Outcome.SUCCESS for t in ts), len(ts)),
             outcomes=dict(Counter(t.outcome.value for t in ts)),
             mean_score=float(np.mean(scores)) if scores else None,
             mean_steps=float(np.mean([len(t.steps) for t in ts])),
@@ -190,7 +173,7 @@ def build_report(trials: Sequence[Trial], *, model: str, run_dir: Path, experime
         model=model, run_dir=str(run_dir), experiment=experiment, grid_fingerprint=fingerprint,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"), planned=planned,
         stored=len(trials), complete=len(trials) >= planned,
-        success=Rate.of(sum(ok), len(ok)) if trials else None,
+        success=wilson(sum(ok), len(ok)) if trials else None,
         outcomes=dict(Counter(t.outcome.value for t in trials)),
         by_suite=_rates(by_suite), by_temperature=_rates(by_temp), by_variant=_rates(by_variant),
         tasks=task_rows, dimensions=dims, dimensions_note=note, latency=latency,
@@ -216,9 +199,10 @@ def write_reports(store: RunStore, *, planned: dict[str, int], runner: dict[str,
     models = list(dict.fromkeys([*planned, *store.models()]))
     for model in models:
         trials = [Trial.model_validate(s.record) for s in store.trials(model)]
-        report = build_report(trials, model=model, run_dir=store.run_dir, experiment=experiment,
-                              fingerprint=fingerprint, planned=planned.get(model, len(trials)),
-                              runner=runner.get(model, RunnerStats()), tasks=tasks)
+        report = build_model_report(
+            trials, model=model, run_dir=store.run_dir, experiment=experiment,
+            fingerprint=fingerprint, planned=planned.get(model, len(trials)),
+            runner=runner.get(model, RunnerStats()), tasks=tasks)
         path = out_dir / f"{model_slug(model, (p.stem for p in written.values()))}.json"
         _write_atomic(path, report.model_dump_json(indent=2) + "\n")
         written[model] = path

@@ -1,0 +1,93 @@
+"""Opening one of slmbench's SQLite stores: WAL, a ``meta`` table, a schema-version check.
+
+Both stores (the Part A run store and the Part B readings store) open their file through
+:func:`open_store`. A file is *ours* when it is empty (a new store), when its ``meta`` table
+names the store's kind, or when it predates the kind marker but has the store's own table and a
+schema version. Anything else (not SQLite, another SQLite file, another schema version) is a
+one-line :class:`~slmbench.core.errors.ConfigError` naming the file, with a hint; nothing is
+written to a file that is refused.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from slmbench.core.errors import ConfigError
+
+META_TABLE = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class StoreKind:
+    """What one store is: its kind marker, its tables, its schema version and how to name it.
+
+    ``name`` words the schema error ("has {name} schema 2"), ``noun`` the others ("is not a
+    {noun}"); ``table`` is the store's own table, which identifies a file written before the
+    kind marker; ``hint`` tells a user what to pass instead of a refused file.
+    """
+
+    kind: str
+    name: str
+    noun: str
+    table: str
+    schema: str
+    version: int
+    hint: str
+    error: type[ConfigError] = ConfigError
+
+
+def open_store(path: Path, store: StoreKind) -> sqlite3.Connection:
+    """Connect to ``path`` as ``store`` (WAL, synchronous=FULL, autocommit), creating it if new.
+
+    Raises ``store.error`` (a :class:`ConfigError`) for a file that is not SQLite, is
+    another SQLite file, or has another schema version; the connection is closed then.
+    """
+    try:
+        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise store.error(f"cannot open {store.noun} {path}: {exc}", store.hint) from exc
+    try:
+        _check_and_create(conn, path, store)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise store.error(f"{path} is not a {store.noun}: {exc}", store.hint) from exc
+    except ConfigError:
+        conn.close()
+        raise
+    return conn
+
+
+def read_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    """The raw text stored under ``key`` in ``meta``, or None (also when there is no table)."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    except sqlite3.OperationalError:  # no meta table
+        return None
+    return None if row is None else str(row[0])
+
+
+def _check_and_create(conn: sqlite3.Connection, path: Path, store: StoreKind) -> None:
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    kind = read_meta(conn, "kind")
+    legacy = kind is None and store.table in tables and read_meta(conn, "schema_version")
+    if tables and kind != store.kind and not legacy:
+        raise store.error(f"{path} is an SQLite file but not a {store.noun} "
+                          f"(tables: {', '.join(sorted(tables))})", store.hint)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.executescript(META_TABLE + store.schema)
+    found = read_meta(conn, "schema_version")
+    if found is None:
+        conn.executemany("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
+                         [("kind", store.kind), ("schema_version", str(store.version))])
+    elif found != str(store.version):
+        raise store.error(f"{path} has {store.name} schema {found}; this slmbench reads "
+                          f"{store.version}",
+                          f"use the slmbench version that wrote it, or {store.hint}")

@@ -1,0 +1,28 @@
+"""``slmbench import``: a page's exports back into stores, through the real entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clirun import CliRunner
+
+from slmbench.study import write_jsonl_gz
+
+TRIAL = ('{"model": "scripted:echo", "task_id": "IR-1", "suite": "capability", '
+         '"outcome": "wrong_answer"}')
+
+
+def test_import_writes_the_stores_then_refuses_to_overwrite_them(
+        cli: CliRunner, home: Path, tmp_path: Path) -> None:
+    study = tmp_path / "s.toml"
+    study.write_text('name = "s"\nout = "runs/s"\npage = "docs/s.md"\n[part_a]\n'
+                     'models = ["scripted:echo"]\ntasks = ["IR-1"]\n', encoding="utf-8")
+    write_jsonl_gz(tmp_path / "docs" / "s" / "trials.jsonl.gz", [TRIAL])
+    out = tmp_path / "imported"
+    args = ("import", str(tmp_path / "docs" / "s"), "--study", str(study), "--out", str(out))
+    first = cli(*args)
+    assert first.code == 0, first.err
+    assert first.out == f"{out / 'part-a' / '1' / 'run.sqlite'}: 1 records\n"
+    again = cli(*args)
+    assert again.code == 2 and "exists; import never overwrites a store" in again.err
+    assert "Traceback" not in again.err
