@@ -18,7 +18,7 @@ from rich.table import Table
 
 from slmbench.cli.console import wide_console
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks.datasets import TASKS, load_items
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.diagnostics.cascade import (
     BM25Functions,
@@ -57,15 +57,6 @@ from slmbench.models.base import Model, load_model
 
 console = Console()
 Progress = Callable[[str], None]
-
-
-def _tasks(names: Sequence[str] | None) -> list[TaskName]:
-    chosen = list(names or TASKS)
-    unknown = [t for t in chosen if t not in TASKS]
-    if unknown:
-        raise ConfigError(f"unknown micro-task(s): {', '.join(unknown)}",
-                          f"use some of {', '.join(TASKS)}")
-    return chosen  # type: ignore[return-value]
 
 
 def _command(default: str) -> str:
@@ -127,9 +118,9 @@ def run_diagnose(models: Sequence[str], tasks: Sequence[TaskName], *, limit: int
     readings an ``eligibility`` run left in the same store.
     """
     say = progress or (lambda _msg: None)
-    pools = {t: load_items(t, source=source) for t in tasks}
+    pools = {t: registry.get(t).load_items(source) for t in tasks}
     fits = {t: fit_sample(pools[t], fit_limit, seed) for t in tasks}
-    evals = {t: select_items(pools[t], limit, seed) for t in tasks}
+    evals = {t: select_items(t, pools[t], limit, seed) for t in tasks}
     cells: list[DiagnosticCell] = []
     readings: list[ItemReading] = []
     notes: list[str] = []
@@ -218,7 +209,7 @@ def diagnose_cmd(
         f"run's store to reuse its p0 readings (default: OUT/{DEFAULT_NAME})"),
 ) -> None:
     """Threshold diagnostic per (task, model): AUC, default vs fit-split threshold, regime."""
-    tasks = _tasks(task)
+    tasks = registry.resolve(task)
     with ReadingStore(store_path or out / DEFAULT_NAME) as store:
         try:
             report = run_diagnose(model, tasks, limit=limit, fit_limit=fit_limit or limit,
@@ -264,7 +255,7 @@ def probe_cmd(
     out: Path = typer.Option(Path("probe"), "--out", help="output folder"),
 ) -> None:
     """Context-length probe: memory and ranking scores as the history in the prompt grows."""
-    tasks = _tasks(task or ["memory", "ranking"])
+    tasks = registry.resolve(task or ["memory", "ranking"])
     if set(tasks) - {"memory", "ranking"}:
         raise ConfigError("the context-length probe covers memory and ranking",
                           "use --task memory and/or --task ranking")
@@ -273,7 +264,7 @@ def probe_cmd(
     except ValueError as exc:
         raise ConfigError(f"--turns {lengths!r} is not a list of integers",
                           "write e.g. --turns 4,8,16,32") from exc
-    memory = load_items("memory")
+    memory = registry.get("memory").load_items()
     convs = conversations(memory)  # type: ignore[arg-type]
     points: list[ProbePoint] = []
 
@@ -284,10 +275,11 @@ def probe_cmd(
         loaded = load_model(spec)
         try:
             if "memory" in tasks:
-                points += probe_memory(loaded, select_items(memory, limit, seed),  # type: ignore[arg-type]
+                points += probe_memory(loaded, select_items("memory", memory, limit, seed),  # type: ignore[arg-type]
                                        convs, turns, say)
             if "ranking" in tasks:
-                ranking = select_items(load_items("ranking"), limit, seed)
+                ranking = select_items("ranking", registry.get("ranking").load_items(), limit,
+                                       seed)
                 points += probe_ranking(loaded, ranking, convs, turns, say)  # type: ignore[arg-type]
         finally:
             loaded.close()
@@ -331,15 +323,15 @@ def cascade_cmd(
     out: Path = typer.Option(Path("cascade"), "--out", help="output folder"),
 ) -> None:
     """BM25 shortlist + model re-rank (paired gain), and the Cascade router's accuracy/share."""
-    (name,) = _tasks([task])
-    pool = load_items(name)
-    fit_items, eval_items = fit_sample(pool, fit_limit or limit, seed), select_items(pool, limit,
-                                                                                     seed)
+    (name,) = registry.resolve([task])
+    pool = registry.get(name).load_items()
+    fit_items = fit_sample(pool, fit_limit or limit, seed)
+    eval_items = select_items(name, pool, limit, seed)
     baseline: ScoredBaseline
     if name == "ranking":
         baseline = BM25Turns()
         if turns:
-            convs = conversations(load_items("memory"))  # type: ignore[arg-type]
+            convs = conversations(registry.get("memory").load_items())  # type: ignore[arg-type]
             fit_items = [widen_ranking(i, turns, convs) for i in fit_items]  # type: ignore[arg-type]
             eval_items = [widen_ranking(i, turns, convs) for i in eval_items]  # type: ignore[arg-type]
     elif name == "tools":
@@ -413,7 +405,8 @@ def quantize_cmd(
         console.print(f"[yellow]{name.upper()} not run:[/] {why}", highlight=False)
     with ReadingStore(store_path or out / DEFAULT_NAME) as store:
         try:
-            report = run_quantize(model, parse_precisions(precision), _tasks(task), limit=limit,
+            report = run_quantize(model, parse_precisions(precision), registry.resolve(task),
+                                  limit=limit,
                                   gguf=gguf or (), seed=seed, margin=margin, threads=threads,
                                   command=_command("slmbench quantize"),
                                   progress=lambda m: console.print(f"[dim]{m}[/]"), store=store)

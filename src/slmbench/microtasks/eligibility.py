@@ -22,14 +22,10 @@ from pydantic import BaseModel, ConfigDict
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
+from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import TaskName
+from slmbench.microtasks.spec import Metric
 
-Metric = Literal["accuracy", "f1", "ndcg@5", "mrr"]
-METRICS: dict[TaskName, tuple[Metric, ...]] = {
-    "approval": ("accuracy",), "memory": ("f1",), "tools": ("accuracy",),
-    "ranking": ("ndcg@5", "mrr"),
-}
-POSITIVE: dict[TaskName, str] = {"memory": "save", "approval": "deny"}
 CONFIDENCE = 0.95
 N_RESAMPLES = 2000
 SEED = 20250101
@@ -79,7 +75,7 @@ class Scorer:
         if self.metric == "f1":
             golds = np.asarray(self.golds, dtype=object)
             preds = np.asarray([r[0] if r else None for r in rankings], dtype=object)
-            positive = POSITIVE[self.task]
+            positive = tasks.get(self.task).positive or ""
             return lambda idx: f1_score(list(golds[idx]), list(preds[idx]), positive)
         values = item_values(self.metric, self.golds, rankings)
         return lambda idx: float(values[idx].mean())

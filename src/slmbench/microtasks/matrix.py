@@ -10,11 +10,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from slmbench.microtasks.baselines import Baseline, all_baselines, gold_of
-from slmbench.microtasks.datasets import load_items
+from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.baselines import Baseline
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.eligibility import (
-    METRICS,
     EligibilityCell,
     PromptSummary,
     Scorer,
@@ -34,16 +33,16 @@ def _key(seed: int, item_id: str) -> str:
     return hashlib.sha256(f"{seed}:{item_id}".encode()).hexdigest()
 
 
-def select_items(items: Sequence[AnyItem], limit: int | None, seed: int = 0) -> list[AnyItem]:
-    """The eval split, or a seeded sample of ``limit`` items stratified by gold answer class."""
+def select_items(task: TaskName, items: Sequence[AnyItem], limit: int | None, seed: int = 0
+                 ) -> list[AnyItem]:
+    """The eval split, or a seeded sample of ``limit`` items stratified by the task's
+    ``stratum`` (its gold answer class unless it says otherwise)."""
     pool = sorted((i for i in items if i.split == "eval"), key=lambda i: _key(seed, i.id))
     if limit is None or limit >= len(pool):
         return pool
     groups: dict[str, list[AnyItem]] = defaultdict(list)
     for item in pool:
-        gold = gold_of(item)
-        cls = gold if gold in {"approve", "deny", "save", "skip", "none"} else "other"
-        groups[cls].append(item)
+        groups[registry.get(task).stratum_of(item)].append(item)
     quota = {c: int(limit * len(g) / len(pool)) for c, g in groups.items()}
     by_remainder = sorted(groups, key=lambda c: -(limit * len(groups[c]) / len(pool) % 1))
     for c in by_remainder[: limit - sum(quota.values())]:
@@ -104,10 +103,10 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
     chosen: dict[TaskName, list[AnyItem]] = {}
     fits: dict[TaskName, list[AnyItem]] = {}
     for task in tasks:
-        everything = load_items(task, source=source)
+        everything = registry.get(task).load_items(source)
         fits[task] = [i for i in everything if i.split == "fit"]
-        chosen[task] = select_items(everything, limit, seed)
-    baselines = {t: all_baselines(t, fits[t], chosen[t]) for t in tasks}
+        chosen[task] = select_items(task, everything, limit, seed)
+    baselines = {t: registry.get(t).baselines(fits[t], chosen[t]) for t in tasks}
     cells: list[EligibilityCell] = []
     readings: list[ItemReading] = []
     notes: set[str] = set()
@@ -118,7 +117,7 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
         try:
             for task in tasks:
                 items = chosen[task]
-                golds = [gold_of(i) for i in items]
+                golds = [registry.get(task).gold(i) for i in items]
                 for prompt_id in prompt_ids:
                     say(f"{spec} · {task} · {prompt_id}: {len(items)} items")
                     got = [reader.read(task, prompt_id, i) for i in items]
@@ -131,8 +130,8 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
             counts = counts.add(reader.counts)
     base_scores = {}
     for task in tasks:
-        golds = [gold_of(i) for i in chosen[task]]
-        scorer = Scorer(task, METRICS[task][0], golds)
+        golds = [registry.get(task).gold(i) for i in chosen[task]]
+        scorer = Scorer(task, registry.get(task).metrics[0], golds)
         base_scores[task] = {b.name: scorer.score([b.rankings[i.id] for i in chosen[task]])
                              for b in baselines[task]}
     return MatrixRun(command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -149,7 +148,7 @@ def _cells(spec: str, precision: str, task: TaskName, prompt_id: str, golds: lis
     base = {b.name: [b.rankings[r.item_id] for r in got] for b in baselines}
     fails = sum(r.format_failure for r in got)
     out = []
-    for metric in METRICS[task]:
+    for metric in registry.get(task).metrics:
         common = dict(task=task, metric=metric, model=spec, precision=precision,
                       prompt_id=prompt_id, golds=golds, baselines=base)
         out.append(make_cell(**common, reading="generation",

@@ -24,10 +24,10 @@ from pydantic import BaseModel, ConfigDict
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks.baselines import bm25_scores, fit_none_threshold, gold_of, tool_docs
+from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.baselines import bm25_scores, fit_none_threshold, tool_docs
 from slmbench.microtasks.datasets.records import AnyItem, RankItem, TaskName, ToolItem
 from slmbench.microtasks.eligibility import item_values
-from slmbench.microtasks.prompts import options_for, render
 from slmbench.models.base import Model
 
 
@@ -86,7 +86,7 @@ def top_margin(scores: dict[str, float]) -> float:
 def restrict(item: AnyItem, keep: Sequence[str]) -> tuple[AnyItem, list[str]]:
     """The item showing only the ``keep`` options (in their original order) and the map from
     the restricted item's options back to the original ones."""
-    options = options_for("ranking" if isinstance(item, RankItem) else "tools", item)
+    options = registry.get("ranking" if isinstance(item, RankItem) else "tools").options_for(item)
     kept = [o for o in options if o in set(keep)]
     if isinstance(item, RankItem):
         idx = [int(o) - 1 for o in kept]
@@ -98,7 +98,7 @@ def restrict(item: AnyItem, keep: Sequence[str]) -> tuple[AnyItem, list[str]]:
         if not funcs:  # the shortlist is only "none": nothing for the model to choose
             return item, options
         sub_t = item.model_copy(update={"functions": funcs})
-        return sub_t, options_for("tools", sub_t)
+        return sub_t, registry.get("tools").options_for(sub_t)
     raise ConfigError(f"{type(item).__name__} has no shortlist to restrict",
                       "cascades route ranking and tools items")
 
@@ -107,8 +107,9 @@ def model_order(model: Model, task: TaskName, item: AnyItem, shortlist: Sequence
                 ) -> list[str]:
     """The model's log-prob order of the shortlisted options (original option names)."""
     sub, back = restrict(item, shortlist)
-    sub_options = options_for(task, sub)
-    lp = {s.candidate: s.logprob for s in model.score(render(task, "p0", sub), sub_options)}
+    spec = registry.get(task)
+    sub_options = spec.options_for(sub)
+    lp = {s.candidate: s.logprob for s in model.score(spec.render("p0", sub), sub_options)}
     ranked = sorted(range(len(sub_options)), key=lambda k: (-lp[sub_options[k]], k))
     return [back[k] for k in ranked]
 
@@ -153,7 +154,7 @@ def rerank(model: Model, baseline: ScoredBaseline, item: AnyItem, k: int
     seconds the whole decision took."""
     start = time.perf_counter()
     scores = baseline.scores(item)
-    base = order(scores, options_for(baseline.task, item))
+    base = order(scores, registry.get(baseline.task).options_for(item))
     reranked = [*model_order(model, baseline.task, item, base[:k]), *base[k:]]
     return base, reranked, time.perf_counter() - start
 
@@ -178,7 +179,8 @@ def shortlist_rerank(model: Model, baseline: ScoredBaseline, items: Sequence[Any
     rows = []
     for item in items:
         base, reranked, seconds = rerank(model, baseline, item, k)
-        rows.append(RerankItem(item_id=item.id, gold=gold_of(item), baseline=base,
+        rows.append(RerankItem(item_id=item.id, gold=registry.get(baseline.task).gold(item),
+                               baseline=base,
                                reranked=reranked, latency_s=seconds))
     gains = paired_gains([r.gold for r in rows], [r.reranked for r in rows],
                          [r.baseline for r in rows], metrics)
@@ -214,7 +216,7 @@ class Cascade:
     def decide(self, item: AnyItem) -> CascadeDecision:
         start = time.perf_counter()
         scores = self.baseline.scores(item)
-        options = options_for(self.baseline.task, item)
+        options = registry.get(self.baseline.task).options_for(item)
         base = order(scores, options)
         gap = top_margin(scores)
         if gap >= self.margin:
@@ -236,8 +238,8 @@ class Cascade:
         rows = []
         for item in fit_items:
             scores = baseline.scores(item)
-            base = order(scores, options_for(baseline.task, item))
-            gold = gold_of(item)
+            base = order(scores, registry.get(baseline.task).options_for(item))
+            gold = registry.get(baseline.task).gold(item)
             by_model = model_order(model, baseline.task, item, base[:k])
             rows.append((top_margin(scores), base[0] == gold, by_model[0] == gold))
         return cls(baseline, model, best_margin(rows), k=k)
@@ -281,9 +283,9 @@ class CascadeEval(BaseModel):
 
 def evaluate(cascade: Cascade, items: Sequence[AnyItem]) -> CascadeEval:
     decisions = [cascade.decide(i) for i in items]
-    golds = [gold_of(i) for i in items]
-    base = [order(cascade.baseline.scores(i), options_for(cascade.baseline.task, i))
-            for i in items]
+    task = registry.get(cascade.baseline.task)
+    golds = [task.gold(i) for i in items]
+    base = [order(cascade.baseline.scores(i), task.options_for(i)) for i in items]
     hits = sum(d.ranking[0] == g for d, g in zip(decisions, golds, strict=True))
     base_hits = sum(b[0] == g for b, g in zip(base, golds, strict=True))
     used = [d for d in decisions if d.used_model]

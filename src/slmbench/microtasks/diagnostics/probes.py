@@ -23,10 +23,11 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks.baselines import bm25_ranking, gold_of, rule_memory
+from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.baselines import bm25_ranking, rule_memory
 from slmbench.microtasks.datasets.records import MemoryItem, RankItem, TaskName
-from slmbench.microtasks.eligibility import METRICS, Metric, Scorer, interval
-from slmbench.microtasks.prompts import options_for, render
+from slmbench.microtasks.eligibility import Scorer, interval
+from slmbench.microtasks.spec import Metric
 from slmbench.models.base import Message, Model
 
 HISTORY_LENGTHS: tuple[int, ...] = (4, 8, 16, 32)
@@ -85,7 +86,7 @@ def memory_history(item: MemoryItem, n: int, convs: Conversations) -> list[str]:
 
 def memory_messages(item: MemoryItem, history: Sequence[str]) -> list[Message]:
     """The frozen memory prompt with the history shown first in the user message."""
-    system, user = render("memory", "p0", item)
+    system, user = registry.get("memory").render("p0", item)
     shown = "\n".join(f"[{k + 1}] {' '.join(t.split())}" for k, t in enumerate(history))
     return [system, Message(role="user", content=f"{HISTORY_HEADER}\n{shown}\n\n{user.content}")]
 
@@ -116,7 +117,7 @@ def _logprob_ranking(model: Model, messages: list[Message], options: list[str]) 
 def _points(task: TaskName, spec: str, n: int, golds: list[str], rankings: list[list[str]],
             base: list[list[str]], base_name: str) -> list[ProbePoint]:
     out = []
-    for metric in METRICS[task]:
+    for metric in registry.get(task).metrics:
         scorer = Scorer(task, metric, golds)
         low, high, method = interval(scorer, rankings)
         out.append(ProbePoint(task=task, model=spec, n_turns=n, metric=metric,
@@ -130,14 +131,15 @@ def probe_ranking(model: Model, items: Sequence[RankItem], convs: Conversations,
                   lengths: Sequence[int] = HISTORY_LENGTHS,
                   progress: Callable[[str], None] | None = None) -> list[ProbePoint]:
     points = []
+    task = registry.get("ranking")
     for n in lengths:
         if progress:
             progress(f"{model.spec} · ranking · {n} turns: {len(items)} items")
         wide = [widen_ranking(i, n, convs) for i in items]
-        rankings = [_logprob_ranking(model, render("ranking", "p0", w), options_for("ranking", w))
+        rankings = [_logprob_ranking(model, task.render("p0", w), task.options_for(w))
                     for w in wide]
         base = bm25_ranking(wide)
-        points += _points("ranking", model.spec, n, [gold_of(w) for w in wide], rankings,
+        points += _points("ranking", model.spec, n, [task.gold(w) for w in wide], rankings,
                           [base.rankings[w.id] for w in wide], "bm25")
     return points
 
@@ -146,12 +148,13 @@ def probe_memory(model: Model, items: Sequence[MemoryItem], convs: Conversations
                  lengths: Sequence[int] = HISTORY_LENGTHS,
                  progress: Callable[[str], None] | None = None) -> list[ProbePoint]:
     points = []
+    task = registry.get("memory")
     base = rule_memory(items)
     for n in lengths:
         if progress:
             progress(f"{model.spec} · memory · {n} turns: {len(items)} items")
         rankings = [_logprob_ranking(model, memory_messages(i, memory_history(i, n, convs)),
-                                     options_for("memory", i)) for i in items]
-        points += _points("memory", model.spec, n, [gold_of(i) for i in items], rankings,
+                                     task.options_for(i)) for i in items]
+        points += _points("memory", model.spec, n, [task.gold(i) for i in items], rankings,
                           [base.rankings[i.id] for i in items], "rules")
     return points

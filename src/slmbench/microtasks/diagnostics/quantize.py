@@ -34,10 +34,9 @@ from torch import nn
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks.baselines import all_baselines, gold_of
-from slmbench.microtasks.datasets import load_items
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import TaskName
-from slmbench.microtasks.eligibility import METRICS, EligibilityCell, make_cell
+from slmbench.microtasks.eligibility import EligibilityCell, make_cell
 from slmbench.microtasks.matrix import precision_of, select_items
 from slmbench.microtasks.readout import ItemReading, Reading
 from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore
@@ -273,10 +272,10 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
     say = progress or (lambda _m: None)
     load = loader or (lambda src, p: load_precision(src, p, threads=threads))
     levels = [*precisions, *gguf]
-    pools = {t: load_items(t) for t in tasks}
-    chosen = {t: select_items(pools[t], limit, seed) for t in tasks}
-    baselines = {t: all_baselines(t, [i for i in pools[t] if i.split == "fit"], chosen[t])
-                 for t in tasks}
+    pools = {t: registry.get(t).load_items() for t in tasks}
+    chosen = {t: select_items(t, pools[t], limit, seed) for t in tasks}
+    baselines = {t: registry.get(t).baselines([i for i in pools[t] if i.split == "fit"],
+                                              chosen[t]) for t in tasks}
     readings: dict[str, list[ItemReading]] = {}
     rtn: dict[str, RtnReport] = {}
     seconds: dict[str, float] = {}
@@ -334,7 +333,7 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
     cells: list[EligibilityCell] = []
     comparisons: list[PrecisionComparison] = []
     for task in tasks:
-        golds = {i.id: gold_of(i) for i in chosen[task]}
+        golds = {i.id: registry.get(task).gold(i) for i in chosen[task]}
         gold_list = [golds[i.id] for i in chosen[task]]
         base = {b.name: [b.rankings[i.id] for i in chosen[task]] for b in baselines[task]}
         by_level: dict[tuple[str, Reading], EligibilityCell] = {}
@@ -344,7 +343,7 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
                 ranks = [r.ranking(reading) for r in got]
                 if any(r is None for r in ranks):
                     continue
-                cell = make_cell(task=task, metric=METRICS[task][0], model=source,
+                cell = make_cell(task=task, metric=registry.get(task).metrics[0], model=source,
                                  precision=level if kind_of(level) != "gguf" else
                                  f"{precision_of(level)} ({level})", prompt_id="p0",
                                  reading=reading, golds=gold_list,
