@@ -402,7 +402,7 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
 
 def planned_items(b: PartB) -> dict[str, list[Any]]:
     """The eval items block ``b`` reads, per task (the same sample ``run_matrix`` takes)."""
-    from slmbench.microtasks.matrix import select_items
+    from slmbench.microtasks.session import select_items
 
     return {t: select_items(t, micro_tasks.get(t).load_items(b.source), b.limit, b.seed)
             for t in b.tasks}

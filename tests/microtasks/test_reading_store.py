@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from slmbench.agents.store import RunStore
-from slmbench.cli.diagnose_cmd import run_diagnose
 from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import ApprovalItem
+from slmbench.microtasks.diagnostics.diagnose import run_diagnose
 from slmbench.microtasks.matrix import run_matrix
 from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, RawReading, read_item
 from slmbench.microtasks.spec import MicroTask

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Protocol
 
 import numpy as np
@@ -27,7 +28,9 @@ from slmbench.core.errors import ConfigError
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.baselines import bm25_scores, fit_none_threshold, tool_docs
 from slmbench.microtasks.datasets.records import AnyItem, RankItem, TaskName, ToolItem
+from slmbench.microtasks.diagnostics.probes import conversations, widen_ranking
 from slmbench.microtasks.eligibility import item_values
+from slmbench.microtasks.session import Progress, Session, fit_sample, logprob_order, select_items
 from slmbench.models.base import Model
 
 
@@ -109,9 +112,8 @@ def model_order(model: Model, task: TaskName, item: AnyItem, shortlist: Sequence
     sub, back = restrict(item, shortlist)
     spec = registry.get(task)
     sub_options = spec.options_for(sub)
-    lp = {s.candidate: s.logprob for s in model.score(spec.render("p0", sub), sub_options)}
-    ranked = sorted(range(len(sub_options)), key=lambda k: (-lp[sub_options[k]], k))
-    return [back[k] for k in ranked]
+    ranked = logprob_order(model, spec.render("p0", sub), sub_options)
+    return [back[sub_options.index(o)] for o in ranked]
 
 
 # --- shortlist + re-rank ---------------------------------------------------------------------
@@ -300,3 +302,50 @@ def evaluate(cascade: Cascade, items: Sequence[AnyItem]) -> CascadeEval:
         mean_latency_baseline_s=float(np.mean([d.latency_s for d in alone])) if alone else None,
         mean_latency_model_s=float(np.mean([d.latency_s for d in used])) if used else None,
         mrr_gain=gain)
+
+
+class CascadeReport(BaseModel):
+    """Everything one ``slmbench cascade`` run measured, as written to cascade.json."""
+
+    command: str
+    created: str
+    model: str
+    task: TaskName
+    k: int
+    n_fit: int
+    rerank: RerankResult
+    router: CascadeEval
+
+
+def run_cascade(spec: str, task: TaskName, *, k: int = 3, turns: int | None = None,
+                limit: int | None = None, fit_limit: int | None = None, seed: int = 0,
+                command: str = "", progress: Progress | None = None,
+                session: Session | None = None) -> CascadeReport:
+    """Shortlist re-rank (paired gain over BM25) and the router, fitted on fit items.
+
+    ``turns`` (ranking only) widens every item to that many history turns.
+    """
+    pool = registry.get(task).load_items()
+    fit_items, eval_items = fit_sample(pool, fit_limit, seed), select_items(task, pool, limit,
+                                                                            seed)
+    baseline: ScoredBaseline
+    if task == "ranking":
+        baseline = BM25Turns()
+        if turns:
+            convs = conversations(registry.get("memory").load_items())  # type: ignore[arg-type]
+            fit_items = [widen_ranking(i, turns, convs) for i in fit_items]  # type: ignore[arg-type]
+            eval_items = [widen_ranking(i, turns, convs) for i in eval_items]  # type: ignore[arg-type]
+    elif task == "tools":
+        baseline = BM25Functions.fit([i for i in pool if i.split == "fit"])  # type: ignore[misc]
+    else:
+        raise ConfigError(f"no graded baseline score to route {task} on",
+                          "cascade ranking or tools")
+    say = progress or (lambda _m: None)
+    with (session or Session()).model(spec) as loaded:
+        say(f"re-ranking {len(eval_items)} eval items (k={k})")
+        rerank_result = shortlist_rerank(loaded, baseline, eval_items, k=k)
+        say(f"fitting the router's margin on {len(fit_items)} fit items")
+        router = evaluate(Cascade.fit(baseline, loaded, fit_items, k=k), eval_items)
+    return CascadeReport(command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
+                         model=spec, task=task, k=k, n_fit=len(fit_items), rerank=rerank_result,
+                         router=router)

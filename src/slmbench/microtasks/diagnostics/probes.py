@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
@@ -27,6 +28,7 @@ from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.baselines import bm25_ranking, rule_memory
 from slmbench.microtasks.datasets.records import MemoryItem, RankItem, TaskName
 from slmbench.microtasks.eligibility import Scorer, interval
+from slmbench.microtasks.session import Progress, Session, logprob_order, select_items
 from slmbench.microtasks.spec import Metric
 from slmbench.models.base import Message, Model
 
@@ -109,11 +111,6 @@ class ProbePoint(BaseModel):
     baseline_name: str
 
 
-def _logprob_ranking(model: Model, messages: list[Message], options: list[str]) -> list[str]:
-    lp = {s.candidate: s.logprob for s in model.score(messages, options)}
-    return sorted(options, key=lambda o: (-lp[o], options.index(o)))
-
-
 def _points(task: TaskName, spec: str, n: int, golds: list[str], rankings: list[list[str]],
             base: list[list[str]], base_name: str) -> list[ProbePoint]:
     out = []
@@ -136,7 +133,7 @@ def probe_ranking(model: Model, items: Sequence[RankItem], convs: Conversations,
         if progress:
             progress(f"{model.spec} · ranking · {n} turns: {len(items)} items")
         wide = [widen_ranking(i, n, convs) for i in items]
-        rankings = [_logprob_ranking(model, task.render("p0", w), task.options_for(w))
+        rankings = [logprob_order(model, task.render("p0", w), task.options_for(w))
                     for w in wide]
         base = bm25_ranking(wide)
         points += _points("ranking", model.spec, n, [task.gold(w) for w in wide], rankings,
@@ -153,8 +150,45 @@ def probe_memory(model: Model, items: Sequence[MemoryItem], convs: Conversations
     for n in lengths:
         if progress:
             progress(f"{model.spec} · memory · {n} turns: {len(items)} items")
-        rankings = [_logprob_ranking(model, memory_messages(i, memory_history(i, n, convs)),
-                                     task.options_for(i)) for i in items]
+        rankings = [logprob_order(model, memory_messages(i, memory_history(i, n, convs)),
+                                  task.options_for(i)) for i in items]
         points += _points("memory", model.spec, n, [task.gold(i) for i in items], rankings,
                           [base.rankings[i.id] for i in items], "rules")
     return points
+
+
+PROBE_TASKS = ("memory", "ranking")
+
+
+class ProbeReport(BaseModel):
+    """Everything one ``slmbench probe`` run measured, as written to probe.json."""
+
+    command: str
+    created: str
+    models: list[str]
+    lengths: list[int]
+    limit: int | None
+    points: list[ProbePoint]
+
+
+def run_probe(models: Sequence[str], tasks: Sequence[TaskName], lengths: Sequence[int], *,
+              limit: int | None = None, seed: int = 0, command: str = "",
+              progress: Progress | None = None, session: Session | None = None) -> ProbeReport:
+    """The context-length probe of every model on memory and/or ranking eval samples."""
+    if not tasks or set(tasks) - set(PROBE_TASKS):
+        raise ConfigError("the context-length probe covers memory and ranking",
+                          "use --task memory and/or --task ranking")
+    memory = registry.get("memory").load_items()
+    convs = conversations(memory)  # type: ignore[arg-type]
+    points: list[ProbePoint] = []
+    for spec in models:
+        with (session or Session()).model(spec) as loaded:
+            if "memory" in tasks:
+                points += probe_memory(loaded, select_items("memory", memory, limit, seed),  # type: ignore[arg-type]
+                                       convs, lengths, progress)
+            if "ranking" in tasks:
+                ranking = select_items("ranking", registry.get("ranking").load_items(), limit,
+                                       seed)
+                points += probe_ranking(loaded, ranking, convs, lengths, progress)  # type: ignore[arg-type]
+    return ProbeReport(command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
+                       models=list(models), lengths=list(lengths), limit=limit, points=points)

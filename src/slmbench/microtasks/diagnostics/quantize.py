@@ -37,9 +37,10 @@ from slmbench.core.errors import ConfigError
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.eligibility import EligibilityCell, make_cell
-from slmbench.microtasks.matrix import precision_of, select_items
+from slmbench.microtasks.prompts import FROZEN
 from slmbench.microtasks.readout import ItemReading, Reading
-from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore
+from slmbench.microtasks.session import Block, Session, precision_of, select_items
+from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model, load_model
 
 GROUP_SIZE = 128
@@ -269,7 +270,6 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
     stored ones are reused, so an interrupted run resumes; a level whose readings are all
     stored is not loaded, and its RTN report comes from the store.
     """
-    say = progress or (lambda _m: None)
     load = loader or (lambda src, p: load_precision(src, p, threads=threads))
     levels = [*precisions, *gguf]
     pools = {t: registry.get(t).load_items() for t in tasks}
@@ -284,7 +284,7 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
         notes.append(f"{source} is a GGUF file: transformers dequantizes its quantized weights "
                      "to fp32, so 'fp32' here is that quantization expanded, not the "
                      "original full-precision model, and rtn4 re-quantizes it")
-    counts = ReadCounts()
+    session = Session(store, progress=progress)
     kept: Model | None = None  # an fp32 hf model, rounded in place by the rtn level after it
     for n, level in enumerate(levels):
         label = f"{source}#{level}"  # the readings' key in the store
@@ -308,24 +308,21 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
                     store.put_note(f"rtn:{label}", report.model_dump_json())
             return model
 
-        reader = Reader(label, load_level, store)
         reuse = (level == "fp32" and n + 1 < len(levels) and levels[n + 1] in RTN_PRECISIONS)
-        try:
-            for task in tasks:
-                say(f"{level} · {task}: {len(chosen[task])} items")
-                readings[f"{level}|{task}"] = [reader.read(task, "p0", i)
-                                               for i in chosen[task]]
+        try:  # keep an fp32 hf model open: the next level rounds these weights (no reload)
+            got = session.read(label, [Block(t, FROZEN, chosen[t]) for t in tasks],
+                               loader=load_level,
+                               keep=lambda m, reuse=reuse: reuse and hasattr(m, "model"))
         except BaseException:
-            reader.close()
             if kept is not None:
                 kept.close()
             raise
-        if reuse and reader.loaded and hasattr(reader.model(), "model"):
-            kept = reader.model()  # saves a second load: the next level rounds these weights
+        if got.kept is not None:
+            kept = got.kept
         else:
-            reader.close()
             gc.collect()
-        counts = counts.add(reader.counts)
+        for block in got.blocks:
+            readings[f"{level}|{block.block.task}"] = block.readings
         if level not in rtn and store is not None and (kept_rtn := store.note(f"rtn:{label}")):
             rtn[level] = RtnReport.model_validate_json(kept_rtn)  # measured by an earlier run
     if kept is not None:
@@ -369,4 +366,4 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
         command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
         source=source, precisions=levels, tasks=list(tasks), limit=limit, margin=margin,
         cells=cells, comparisons=comparisons, rtn=rtn, load_seconds=seconds,
-        readings=readings, notes=notes, read_counts=counts)
+        readings=readings, notes=notes, read_counts=session.counts)
