@@ -52,7 +52,8 @@ def test_a_registered_task_runs_through_eligibility(greeting: tasks.MicroTask,
     (cell,) = run.cells
     assert (cell.task, cell.metric, cell.reading, cell.n_items) == ("greeting", "accuracy",
                                                                     "generation", 40)
-    assert cell.score == 1.0 and cell.format_failures == 0  # "Greeting." parsed as greeting
+    assert cell.score.estimate == 1.0  # "Greeting." parsed as greeting
+    assert cell.format_failures == 0
     # the rule misses "hey", "hiya", "howdy" and takes "hello world is a program": 24 of 40
     assert cell.tau_anchor == "rules" and cell.tau == pytest.approx(0.6)
     assert cell.eligible and cell.note == NO_LOGPROBS_NOTE

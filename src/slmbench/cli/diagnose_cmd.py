@@ -15,6 +15,7 @@ from rich.table import Table
 
 from slmbench.cli.console import wide_console
 from slmbench.core.errors import ConfigError
+from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.diagnostics.cascade import run_cascade
 from slmbench.microtasks.diagnostics.diagnose import DiagnosticReport, run_diagnose
@@ -38,6 +39,10 @@ def _ci(low: float | None, high: float | None) -> str:
     return "-" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
 
 
+def _est(e: Estimate) -> str:
+    return e.formatted(percent=False, digits=3, missing="-")
+
+
 DIAG_COLUMNS = ("task", "model", "n fit/eval", "AUC [95% CI]", "metric", "τ",
                 "default (lp) [CI]", "threshold", "re-thresholded [CI]", "generation [CI]",
                 "fmt fail", "majority", "conf − acc", "regime")
@@ -54,9 +59,7 @@ def diagnostic_rows(report: DiagnosticReport) -> list[list[str]]:
             cell.task, cell.model, f"{cell.n_fit}/{cell.n_eval}",
             "-" if auc.estimate is None else f"{auc.estimate:.3f} {_ci(auc.low, auc.high)}",
             d.metric, f"{d.tau:.3f} ({d.tau_anchor})",
-            f"{d.score:.3f} {_ci(d.ci_low, d.ci_high)}", thr,
-            f"{t.score:.3f} {_ci(t.ci_low, t.ci_high)}",
-            "-" if g is None else f"{g.score:.3f} {_ci(g.ci_low, g.ci_high)}",
+            _est(d.score), thr, _est(t.score), "-" if g is None else _est(g.score),
             "-" if cell.format_failure_rate is None else
             f"{cell.format_failure_rate.estimate:.0%}",
             f"{cell.majority_decision} {cell.majority_share:.0%}",
@@ -140,7 +143,7 @@ def probe_cmd(
     (out / "probe.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     cols = ("task", "model", "turns", "metric", "n", "score [95% CI]", "baseline")
     rows = [[p.task, p.model, str(p.n_turns), p.metric, str(p.n_items),
-             f"{p.score:.3f} {_ci(p.ci_low, p.ci_high)}", f"{p.baseline:.3f} ({p.baseline_name})"]
+             _est(p.score), f"{p.baseline:.3f} ({p.baseline_name})"]
             for p in report.points]
     (out / "probe.md").write_text(f"# Context-length probe\n\n`{report.command}`\n\n"
                                   + markdown_table(cols, rows), encoding="utf-8")
@@ -234,7 +237,7 @@ def quantize_cmd(
     cell_cols = ("task", "precision", "reading", "metric", "n", "score [95% CI]", "τ",
                  "fmt fail", "eligible")
     cell_rows = [[c.task, c.precision, c.reading, c.metric, str(c.n_items),
-                  f"{c.score:.3f} {_ci(c.ci_low, c.ci_high)}", f"{c.tau:.3f} ({c.tau_anchor})",
+                  _est(c.score), f"{c.tau:.3f} ({c.tau_anchor})",
                   str(c.format_failures) if c.reading == "generation" else "-",
                   "yes" if c.eligible else "no"] for c in report.cells]
     cmp_cols = ("task", "reading", "vs", "accuracy", "Δ [95% CI]", "McNemar p",

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from slmbench.cli.console import wide_console
+from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.matrix import MatrixRun, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
@@ -40,6 +41,13 @@ def prepare_cmd(
             console.print(f"  note: {note}")
 
 
+def _ci(e: Estimate, sign: str = "") -> str:
+    """``[low, high]`` of an estimate, ``-`` when it has no interval (one item)."""
+    if e.low is None or e.high is None:
+        return "-"
+    return f"[{e.low:{sign}.3f}, {e.high:{sign}.3f}]"
+
+
 def matrix_table(run: MatrixRun) -> Table:
     table = Table(title="Micro-task eligibility (eligible = 95% lower bound > τ)",
                   title_justify="left")
@@ -49,9 +57,8 @@ def matrix_table(run: MatrixRun) -> Table:
     for c in run.cells:
         table.add_row(
             c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric, str(c.n_items),
-            f"{c.score:.3f}", f"[{c.ci_low:.3f}, {c.ci_high:.3f}]",
-            f"{c.tau:.3f} ({c.tau_anchor})",
-            f"{c.diff:+.3f} [{c.diff_low:+.3f}, {c.diff_high:+.3f}]",
+            f"{c.score.estimate:.3f}", _ci(c.score), f"{c.tau:.3f} ({c.tau_anchor})",
+            f"{c.diff.estimate:+.3f} {_ci(c.diff, '+')}",
             str(c.format_failures) if c.reading == "generation" else "-",
             "[green]yes[/]" if c.eligible else "[red]no[/]")
     return table
@@ -69,9 +76,9 @@ def matrix_markdown(run: MatrixRun) -> str:
         fails = str(c.format_failures) if c.reading == "generation" else "-"
         lines.append(
             f"| {c.task} | {c.model} | {c.precision} | {c.prompt_id} | {c.reading} | {c.metric} "
-            f"| {c.n_items} | {c.score:.3f} | [{c.ci_low:.3f}, {c.ci_high:.3f}] "
-            f"| {c.tau:.3f} ({c.tau_anchor}) | {c.diff:+.3f} [{c.diff_low:+.3f}, "
-            f"{c.diff_high:+.3f}] | {fails} | {'yes' if c.eligible else 'no'} |")
+            f"| {c.n_items} | {c.score.estimate:.3f} | {_ci(c.score)} "
+            f"| {c.tau:.3f} ({c.tau_anchor}) | {c.diff.estimate:+.3f} {_ci(c.diff, '+')} "
+            f"| {fails} | {'yes' if c.eligible else 'no'} |")
     return "\n".join(lines) + "\n"
 
 

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
+from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.baselines import bm25_ranking, rule_memory
@@ -103,10 +104,7 @@ class ProbePoint(BaseModel):
     n_turns: int
     metric: Metric
     n_items: int
-    score: float
-    ci_low: float
-    ci_high: float
-    ci_method: str
+    score: stats.Estimate  # the metric with its 95% interval
     baseline: float
     baseline_name: str
 
@@ -116,11 +114,9 @@ def _points(task: TaskName, spec: str, n: int, golds: list[str], rankings: list[
     out = []
     for metric in registry.get(task).metrics:
         scorer = Scorer(task, metric, golds)
-        low, high, method = interval(scorer, rankings)
         out.append(ProbePoint(task=task, model=spec, n_turns=n, metric=metric,
-                              n_items=len(golds), score=scorer.score(rankings), ci_low=low,
-                              ci_high=high, ci_method=method, baseline=scorer.score(base),
-                              baseline_name=base_name))
+                              n_items=len(golds), score=interval(scorer, rankings),
+                              baseline=scorer.score(base), baseline_name=base_name))
     return out
 
 
