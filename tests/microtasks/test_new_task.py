@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,3 +66,14 @@ def test_an_unregistered_task_is_refused_by_name(tmp_path: Path) -> None:
         run_matrix(["scripted:echo"], ["greeting"], ["p0"], source=tmp_path)
     with pytest.raises(ConfigError, match="already registered"):
         tasks.register(dataclasses.replace(greeting_task.TASK, name="approval"))
+
+
+def test_the_recipe_in_the_docs_is_this_task() -> None:
+    """docs/microtasks.md "A new micro-task" shows exactly the module and YAML run above."""
+    docs = Path(__file__).resolve().parents[2] / "docs" / "microtasks.md"
+    section = docs.read_text(encoding="utf-8").split("## A new micro-task", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    blocks = dict(re.findall(r"```(python|yaml)\n(.*?)\n```", section, flags=re.DOTALL))
+    here = Path(greeting_task.__file__)
+    assert blocks["python"] + "\n" == here.read_text(encoding="utf-8")
+    assert blocks["yaml"] + "\n" == here.with_name("greeting.yaml").read_text(encoding="utf-8")
