@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks import tasks as registry
-from slmbench.microtasks.baselines import bm25_ranking, rule_memory
-from slmbench.microtasks.datasets.records import MemoryItem, RankItem, TaskName
+from slmbench.microtasks.baselines import Baseline, bm25_ranking, rule_memory
+from slmbench.microtasks.datasets.records import Item, MemoryItem, RankItem, TaskName
 from slmbench.microtasks.eligibility import Scorer, interval
 from slmbench.microtasks.session import Progress, Session, logprob_order, select_items
 from slmbench.microtasks.spec import Metric
@@ -109,48 +109,54 @@ class ProbePoint(BaseModel):
     baseline_name: str
 
 
-def _points(task: TaskName, spec: str, n: int, golds: list[str], rankings: list[list[str]],
-            base: list[list[str]], base_name: str) -> list[ProbePoint]:
-    out = []
-    for metric in registry.get(task).metrics:
-        scorer = Scorer(task, metric, golds)
-        out.append(ProbePoint(task=task, model=spec, n_turns=n, metric=metric,
-                              n_items=len(golds), score=interval(scorer, rankings),
-                              baseline=scorer.score(base), baseline_name=base_name))
-    return out
+def _probe(model: Model, name: TaskName, lengths: Sequence[int], progress: Progress | None,
+           shown: Callable[[int], tuple[list[Item], list[list[Message]]]],
+           baseline: Callable[[list[Item]], Baseline]) -> list[ProbePoint]:
+    """Per history length: the items and prompts ``shown(n)`` gives, read by log-prob, and
+    every metric of the task against ``baseline`` on the same items."""
+    task = registry.get(name)
+    points = []
+    for n in lengths:
+        items, prompts = shown(n)
+        if progress:
+            progress(f"{model.spec} · {name} · {n} turns: {len(items)} items")
+        rankings = [logprob_order(model, m, task.options_for(i))
+                    for i, m in zip(items, prompts, strict=True)]
+        golds = [task.gold(i) for i in items]
+        base = baseline(items)
+        base_rankings = [base.rankings[i.id] for i in items]
+        for metric in task.metrics:
+            scorer = Scorer(name, metric, golds)
+            points.append(ProbePoint(task=name, model=model.spec, n_turns=n, metric=metric,
+                                     n_items=len(golds), score=interval(scorer, rankings),
+                                     baseline=scorer.score(base_rankings),
+                                     baseline_name=base.name))
+    return points
 
 
 def probe_ranking(model: Model, items: Sequence[RankItem], convs: Conversations,
                   lengths: Sequence[int] = HISTORY_LENGTHS,
-                  progress: Callable[[str], None] | None = None) -> list[ProbePoint]:
-    points = []
+                  progress: Progress | None = None) -> list[ProbePoint]:
+    """Ranking over windows of each length that hold the gold turn; BM25 on the same turns."""
     task = registry.get("ranking")
-    for n in lengths:
-        if progress:
-            progress(f"{model.spec} · ranking · {n} turns: {len(items)} items")
+
+    def shown(n: int) -> tuple[list[Item], list[list[Message]]]:
         wide = [widen_ranking(i, n, convs) for i in items]
-        rankings = [logprob_order(model, task.render("p0", w), task.options_for(w))
-                    for w in wide]
-        base = bm25_ranking(wide)
-        points += _points("ranking", model.spec, n, [task.gold(w) for w in wide], rankings,
-                          [base.rankings[w.id] for w in wide], "bm25")
-    return points
+        return list(wide), [task.render("p0", w) for w in wide]
+
+    return _probe(model, "ranking", lengths, progress, shown,
+                  lambda wide: bm25_ranking(wide))  # type: ignore[arg-type]
 
 
 def probe_memory(model: Model, items: Sequence[MemoryItem], convs: Conversations,
                  lengths: Sequence[int] = HISTORY_LENGTHS,
-                 progress: Callable[[str], None] | None = None) -> list[ProbePoint]:
-    points = []
-    task = registry.get("memory")
+                 progress: Progress | None = None) -> list[ProbePoint]:
+    """Memory with each length of earlier turns shown first; the rules see the turn only."""
     base = rule_memory(items)
-    for n in lengths:
-        if progress:
-            progress(f"{model.spec} · memory · {n} turns: {len(items)} items")
-        rankings = [logprob_order(model, memory_messages(i, memory_history(i, n, convs)),
-                                  task.options_for(i)) for i in items]
-        points += _points("memory", model.spec, n, [task.gold(i) for i in items], rankings,
-                          [base.rankings[i.id] for i in items], "rules")
-    return points
+    return _probe(model, "memory", lengths, progress,
+                  lambda n: (list(items), [memory_messages(i, memory_history(i, n, convs))
+                                           for i in items]),
+                  lambda _items: base)
 
 
 PROBE_TASKS = ("memory", "ranking")
