@@ -48,7 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from slmbench.agents.runner.config import Experiment
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks.datasets.records import TASKS, TaskName
+from slmbench.microtasks import tasks as micro_tasks
 from slmbench.microtasks.prompts import resolve_prompt_ids
 
 if TYPE_CHECKING:
@@ -65,7 +65,8 @@ class PartB(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     models: list[str] = Field(min_length=1)
-    tasks: list[TaskName] = Field(default_factory=lambda: list(TASKS), min_length=1)
+    tasks: list[micro_tasks.KnownTask] = Field(default_factory=lambda: list(micro_tasks.names()),
+                                               min_length=1)
     prompts: list[str] = Field(default_factory=lambda: ["p0", "p1", "p2", "p3"], min_length=1)
     limit: int | None = Field(default=None, ge=1, description="eval items per task; None: all")
     seed: int = Field(default=0, ge=0)
@@ -416,12 +417,12 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     return study.page
 
 
-def planned_items(b: PartB) -> dict[TaskName, list[Any]]:
+def planned_items(b: PartB) -> dict[str, list[Any]]:
     """The eval items block ``b`` reads, per task (the same sample ``run_matrix`` takes)."""
-    from slmbench.microtasks.datasets import load_items
-    from slmbench.microtasks.matrix import select_items
+    from slmbench.microtasks.session import select_items
 
-    return {t: select_items(load_items(t, source=b.source), b.limit, b.seed) for t in b.tasks}
+    return {t: select_items(t, micro_tasks.get(t).load_items(b.source), b.limit, b.seed)
+            for t in b.tasks}
 
 
 def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTally]:

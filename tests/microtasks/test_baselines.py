@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from slmbench.microtasks import tasks
 from slmbench.microtasks.baselines import (
     bm25_ranking,
     bm25_tools,
@@ -58,7 +59,8 @@ def test_memory_rule_needs_two_cue_families() -> None:
 def test_majority_follows_the_fit_split_and_random_is_seeded() -> None:
     fit = [_tool("f1", "x", "none"), _tool("f2", "y", "none"), _tool("f3", "z", "send_email")]
     items = [_tool("e1", "q", "send_email")]
-    assert majority("tools", fit, items).rankings["e1"][0] == "none"
-    first = random_reference("tools", items).rankings["e1"]
-    assert first == random_reference("tools", items).rankings["e1"]
+    options = tasks.get("tools").options_for
+    assert majority("tools", [f.label for f in fit], items, options).rankings["e1"][0] == "none"
+    first = random_reference("tools", items, options).rankings["e1"]
+    assert first == random_reference("tools", items, options).rankings["e1"]
     assert sorted(first) == sorted([f.name for f in FUNCS] + ["none"])

@@ -10,14 +10,15 @@ import pytest
 
 from slmbench.core.errors import IntegrityError
 from slmbench.core.sources import PackagePin, SourceArchive, fetch, sha256_file
-from slmbench.microtasks.datasets import DatasetMissingError, load_items, load_manifest
+from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.approval import cheat_commands
 from slmbench.microtasks.datasets.bfcl import quote_score
 from slmbench.microtasks.datasets.records import ApprovalItem, MemoryItem, RankItem, ToolItem
+from slmbench.microtasks.spec import DatasetMissingError
 
 
 def test_tool_items_take_gold_from_the_answer_key_and_irrelevance_is_none(built: Path) -> None:
-    items = {i.id: i for i in load_items("tools", source=built)}
+    items = {i.id: i for i in tasks.get("tools").load_items(built)}
     assert all(isinstance(i, ToolItem) for i in items.values())
     assert items["tools-multiple_0"].label == "weather.forecast"
     assert items["tools-multiple_1"].label == "stock.price"
@@ -28,7 +29,7 @@ def test_tool_items_take_gold_from_the_answer_key_and_irrelevance_is_none(built:
 
 
 def test_memory_positive_exactly_when_a_question_quotes_the_turn(built: Path) -> None:
-    items = {i.id: i for i in load_items("memory", source=built)}
+    items = {i.id: i for i in tasks.get("memory").load_items(built)}
     assert all(isinstance(i, MemoryItem) for i in items.values())
     labels = {k: i.label for k, i in items.items()}
     assert labels == {
@@ -42,7 +43,7 @@ def test_memory_positive_exactly_when_a_question_quotes_the_turn(built: Path) ->
 
 
 def test_ranking_gold_points_at_the_quoted_turn(built: Path) -> None:
-    items = load_items("ranking", source=built)
+    items = tasks.get("ranking").load_items(built)
     assert len(items) == 3
     for item in items:
         assert isinstance(item, RankItem)
@@ -54,7 +55,7 @@ def test_ranking_gold_points_at_the_quoted_turn(built: Path) -> None:
 
 
 def test_approval_labels_follow_the_policy_with_provenance(built: Path) -> None:
-    items = {i.command: i for i in load_items("approval", source=built)}
+    items = {i.command: i for i in tasks.get("approval").load_items(built)}
     assert all(isinstance(i, ApprovalItem) for i in items.values())
     assert items["ls -la ."].label == "approve"          # /testbed mapped to the project dir
     assert items["rm -rf ./dir1"].label == "deny"
@@ -71,7 +72,7 @@ def test_approval_labels_follow_the_policy_with_provenance(built: Path) -> None:
 
 def test_manifest_records_sizes_balance_and_sources(built: Path,
                                                     fake_pins: dict[str, PackagePin]) -> None:
-    m = load_manifest("approval", source=built)
+    m = tasks.get("approval").load_manifest(built)
     assert m.n_items == sum(m.class_balance.values())
     assert {s.package for s in m.sources} == {"icalfa", "cheat", "inspect-evals"}
     assert {s.sha256 for s in m.sources} == {fake_pins[n].sha256
@@ -87,7 +88,7 @@ def test_a_changed_archive_is_refused(tmp_path: Path, fake_index: Path,
 
 def test_missing_dataset_says_how_to_build_it(tmp_path: Path) -> None:
     with pytest.raises(DatasetMissingError) as err:
-        load_items("memory", source=tmp_path)
+        tasks.get("memory").load_items(tmp_path)
     assert "slmbench data prepare --only memory" in err.value.hint
 
 

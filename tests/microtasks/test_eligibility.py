@@ -5,14 +5,8 @@ from __future__ import annotations
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from slmbench.microtasks.eligibility import (
-    by_prompt,
-    decide,
-    f1_score,
-    item_values,
-    make_cell,
-    tau_sweep,
-)
+from slmbench.core import stats
+from slmbench.microtasks.eligibility import by_prompt, decide, item_values, make_cell, tau_sweep
 
 N = 40
 
@@ -33,20 +27,21 @@ def test_decision_flips_exactly_where_the_lower_bound_crosses_tau() -> None:
     low = proportion_confint(36, N, alpha=0.05, method="wilson")[0]  # 0.7695...
     just_below = int(low * N)  # baseline accuracy 30/40 = 0.75 < low
     below, above = _cell(36, just_below), _cell(36, just_below + 1)  # 31/40 = 0.775 > low
-    assert below.ci_low == pytest.approx(low)
-    assert below.tau < below.ci_low and below.eligible
-    assert above.tau > above.ci_low and not above.eligible
+    assert below.score.low == pytest.approx(low)
+    assert below.tau < low and below.eligible
+    assert above.tau > low and not above.eligible
     assert not decide(0.5, 0.5)  # equal is not above
+    assert not decide(None, 0.0)  # no interval: cannot tell, so not eligible
 
 
 def test_cell_reports_interval_tau_anchor_and_paired_difference() -> None:
     cell = _cell(30, 20)
-    assert cell.score == 0.75 and cell.ci_method == "wilson"
-    assert cell.ci_low < 0.75 < cell.ci_high
+    assert cell.score == stats.wilson(30, N)  # the interval is core.stats' Wilson, n = 40
     assert (cell.tau, cell.tau_anchor) == (0.5, "rules")
-    assert cell.diff == pytest.approx(0.25)
-    assert cell.diff_low < 0.25 < cell.diff_high
-    assert cell.diff_low > 0  # 10 more right, none worse: the paired interval excludes 0
+    d = cell.diff
+    assert d.estimate == pytest.approx(0.25) and d.n == N and "paired bootstrap BCa" in d.method
+    assert d.low is not None and d.high is not None and d.low < 0.25 < d.high
+    assert d.low > 0  # 10 more right, none worse: the paired interval excludes 0
 
 
 def test_tau_is_the_best_baseline() -> None:
@@ -65,9 +60,14 @@ def test_bootstrap_metrics_are_reproducible_and_bracket_the_point() -> None:
                   baselines={"rules": [["save"]] * 40})
     a, b = make_cell(**kwargs), make_cell(**kwargs)
     assert a == b
-    assert a.score == pytest.approx(f1_score(golds, [p[0] for p in preds], "save"))
-    assert a.ci_low <= a.score <= a.ci_high
-    assert a.ci_method.startswith("bootstrap")
+    # 20 saves found, 4 of the 20 skips (k = 5, 15, 25, 35) wrongly saved: F1 = 40 / 44
+    assert a.score.estimate == pytest.approx(2 * 20 / (2 * 20 + 4))
+    assert a.score.low is not None and a.score.high is not None
+    assert a.score.low <= a.score.estimate <= a.score.high < 1.0
+    assert a.score.method.startswith("f1; paired bootstrap BCa") and a.score.n == 40
+    # always "save" (the rules here): F1 = 40 / 60; the model is better on the same items
+    assert a.diff.estimate == pytest.approx(40 / 44 - 40 / 60)
+    assert a.diff.low is not None and a.diff.low > 0
 
 
 def test_ranking_metrics() -> None:

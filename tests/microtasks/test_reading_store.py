@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from slmbench.agents.store import RunStore
-from slmbench.cli.diagnose_cmd import run_diagnose
-from slmbench.microtasks import prompts, readout
+from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import ApprovalItem
+from slmbench.microtasks.diagnostics.diagnose import run_diagnose
 from slmbench.microtasks.matrix import run_matrix
-from slmbench.microtasks.prompts import prompt_set
 from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, RawReading, read_item
+from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadingStore, StoreError, cached_read
 from slmbench.models.base import CandidateScore, Completion, Message
 from slmbench.models.scripted import Script, ScriptedModel
@@ -123,11 +123,11 @@ def test_an_edited_prompt_or_item_is_a_miss(tmp_path: Path,
         assert store.get(SPEC, "approval", "p1", ITEM) is None
         assert store.get("scripted:other", "approval", "p0", ITEM) is None
 
-        original = prompt_set("approval")
+        original = tasks.get("approval").prompt_set()
         p0 = original.prompts["p0"]
         edited = original.model_copy(update={"prompts": {
             **original.prompts, "p0": p0.model_copy(update={"user": p0.user + " Be brief."})}})
-        monkeypatch.setattr(prompts, "prompt_set", lambda task: edited)
+        monkeypatch.setattr(MicroTask, "prompt_set", lambda self: edited)
         assert store.get(SPEC, "approval", "p0", ITEM) is None
         cached_read(store, model, "approval", "p0", ITEM)
         assert model.generated == 2  # the edited prompt was read anew
@@ -145,7 +145,7 @@ def test_derived_fields_are_rebuilt_from_the_raw_outputs_on_load(
         assert got.logprob_ranking == ["approve", "deny"]  # "Approve" counts for approve
         assert got.generation_ranking == ["deny"]  # the parser's alias "denied"
 
-        monkeypatch.setattr(readout, "parse_reply", lambda task, text, options: [])
+        monkeypatch.setattr(MicroTask, "parse_reply", lambda self, text, options: [])
         reparsed = store.get(SPEC, "approval", "p0", ITEM)
         assert reparsed is not None and reparsed.format_failure  # today's parser decides
 

@@ -9,17 +9,10 @@ from pathlib import Path
 import pytest
 
 from slmbench.cli.main import main
-from slmbench.microtasks.datasets import load_items
+from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import ApprovalItem, RankItem, ToolItem
 from slmbench.microtasks.matrix import precision_of, run_matrix
-from slmbench.microtasks.prompts import (
-    PROMPT_IDS,
-    options_for,
-    parse_reply,
-    prompt_set,
-    render,
-    resolve_prompt_ids,
-)
+from slmbench.microtasks.prompts import PROMPT_IDS, resolve_prompt_ids
 from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, read_item
 from slmbench.models.scripted import Script, ScriptedModel
 
@@ -51,6 +44,10 @@ def test_unparseable_reply_is_a_format_failure() -> None:
     assert got.format_failure and got.generation_ranking == []
 
 
+def parse_reply(task: str, text: str, options: list[str]) -> list[str]:
+    return tasks.get(task).parse_reply(text, options)
+
+
 def test_parse_reply() -> None:
     opts = ["get_weather", "get_weather_forecast", "none"]
     assert parse_reply("tools", "`get_weather_forecast`", opts) == ["get_weather_forecast"]
@@ -67,14 +64,15 @@ def test_every_task_has_the_frozen_prompt_and_three_paraphrases() -> None:
     rank = RankItem(id="r", split="eval", provenance=(), query="Where?", turns=("a", "b"), gold=0)
     items = {"approval": ITEM, "tools": tool, "ranking": rank}
     for task in ("approval", "memory", "tools", "ranking"):
-        assert sorted(prompt_set(task).prompts) == sorted(PROMPT_IDS)
-        texts = {prompt_set(task).prompts[p].user for p in PROMPT_IDS}
+        prompts = tasks.get(task).prompt_set().prompts
+        assert sorted(prompts) == sorted(PROMPT_IDS)
+        texts = {prompts[p].user for p in PROMPT_IDS}
         assert len(texts) == 4  # paraphrases really differ
     for task, item in items.items():
         for p in PROMPT_IDS:
-            user = render(task, p, item)[1].content
+            user = tasks.get(task).render(p, item)[1].content
             assert "{" not in user.replace("{'", "")  # every placeholder filled
-    assert options_for("tools", tool) == ["weather", "none"]
+    assert tasks.get("tools").options_for(tool) == ["weather", "none"]
     assert resolve_prompt_ids("all") == list(PROMPT_IDS)
 
 
@@ -83,7 +81,7 @@ def test_matrix_on_fixture_datasets_with_a_scripted_model(built: Path) -> None:
                           spec="scripted:deny")
     run = run_matrix(["scripted:deny"], ["approval", "ranking"], ["p0", "p1"], source=built,
                      loader=lambda spec: model)
-    n_appr = len([i for i in load_items("approval", source=built) if i.split == "eval"])
+    n_appr = len([i for i in tasks.get("approval").load_items(built) if i.split == "eval"])
     approval = [c for c in run.cells if c.task == "approval"]
     assert {(c.prompt_id, c.reading) for c in approval} == {
         ("p0", "generation"), ("p0", "logprob"), ("p1", "generation"), ("p1", "logprob")}

@@ -6,6 +6,7 @@ import pytest
 from synthetic_run import make_trials
 
 from slmbench.agents.analysis import analyze
+from slmbench.core.stats import Estimate
 from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.report.seed_claims import CLAIMS, check_claims
@@ -80,9 +81,10 @@ def test_a_drop_too_small_for_the_trials_is_undecided_and_a_large_one_holds() ->
 def cell(model: str, prompt: str, low: float, high: float, tau: float = 0.6) -> EligibilityCell:
     return EligibilityCell(
         task="approval", model=model, precision="q4", prompt_id=prompt, reading="logprob",
-        metric="accuracy", n_items=20, score=(low + high) / 2, ci_low=low, ci_high=high,
-        ci_method="wilson", tau=tau, tau_anchor="rules", baseline_scores={"rules": tau},
-        diff=(low + high) / 2 - tau, diff_low=low - tau, diff_high=high - tau,
+        metric="accuracy", n_items=20, tau=tau, tau_anchor="rules", baseline_scores={"rules": tau},
+        score=Estimate(estimate=(low + high) / 2, low=low, high=high, method="wilson", n=20),
+        diff=Estimate(estimate=(low + high) / 2 - tau, low=low - tau, high=high - tau,
+                      method="paired", n=20),
         format_failures=0, eligible=low > tau)
 
 

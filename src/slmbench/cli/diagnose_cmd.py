@@ -4,164 +4,43 @@ and ``slmbench quantize`` (precisions of one model, eligibility per cell)."""
 
 from __future__ import annotations
 
-import hashlib
 import shlex
 import sys
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
-from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
 
 from slmbench.cli.console import wide_console
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks.datasets import TASKS, load_items
-from slmbench.microtasks.datasets.records import AnyItem, TaskName
-from slmbench.microtasks.diagnostics.cascade import (
-    BM25Functions,
-    BM25Turns,
-    Cascade,
-    CascadeEval,
-    RerankResult,
-    ScoredBaseline,
-    evaluate,
-    shortlist_rerank,
-)
-from slmbench.microtasks.diagnostics.probes import (
-    ProbePoint,
-    conversations,
-    probe_memory,
-    probe_ranking,
-    widen_ranking,
-)
-from slmbench.microtasks.diagnostics.regimes import Regime, classify
-from slmbench.microtasks.diagnostics.thresholds import (
-    DiagnosticCell,
-    ScoredItem,
-    diagnose,
-    scored_item,
-)
-from slmbench.microtasks.matrix import precision_of, select_items
-from slmbench.microtasks.readout import ItemReading
-from slmbench.microtasks.store import (
-    DEFAULT_NAME,
-    ReadCounts,
-    Reader,
-    ReadingStore,
-    StoreError,
-)
-from slmbench.models.base import Model, load_model
+from slmbench.core.stats import Estimate
+from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.diagnostics.cascade import run_cascade
+from slmbench.microtasks.diagnostics.diagnose import DiagnosticReport, run_diagnose
+from slmbench.microtasks.diagnostics.probes import run_probe
+from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 
 console = Console()
-Progress = Callable[[str], None]
-
-
-def _tasks(names: Sequence[str] | None) -> list[TaskName]:
-    chosen = list(names or TASKS)
-    unknown = [t for t in chosen if t not in TASKS]
-    if unknown:
-        raise ConfigError(f"unknown micro-task(s): {', '.join(unknown)}",
-                          f"use some of {', '.join(TASKS)}")
-    return chosen  # type: ignore[return-value]
 
 
 def _command(default: str) -> str:
     return "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else default
 
 
-def fit_sample(items: Sequence[AnyItem], limit: int | None, seed: int = 0) -> list[AnyItem]:
-    """A seeded sample of ``limit`` items of the fit split (all of it when ``limit`` is None)."""
-    pool = sorted((i for i in items if i.split == "fit"),
-                  key=lambda i: hashlib.sha256(f"{seed}:{i.id}".encode()).hexdigest())
-    return pool if limit is None else pool[:limit]
-
-
-def read_all(reader: Reader, task: TaskName, items: Sequence[AnyItem], notes: list[str],
-             ) -> tuple[list[AnyItem], list[ItemReading]]:
-    """Read every item under ``p0``; an item the model cannot read (e.g. its prompt does not
-    fit the context) is skipped, with a note. Store and model-loading errors still stop."""
-    kept, got = [], []
-    for item in items:
-        try:
-            got.append(reader.read(task, "p0", item))
-            kept.append(item)
-        except StoreError:
-            raise
-        except ConfigError as exc:
-            if not reader.loaded:
-                raise
-            notes.append(f"{reader.spec}: {item.id} skipped: {exc}")
-    return kept, got
+def _say(message: str) -> None:
+    console.print(f"[dim]{message}[/]")
 
 
 # --- diagnose ---------------------------------------------------------------------------------
 
-class DiagnosticReport(BaseModel):
-    """Everything one ``slmbench diagnose`` run measured, as written to diagnostics.json."""
-
-    command: str
-    created: str
-    models: list[str]
-    tasks: list[TaskName]
-    limit: int | None
-    fit_limit: int | None
-    seed: int
-    cells: list[DiagnosticCell]
-    regimes: list[Regime]
-    readings: list[ItemReading]
-    notes: list[str]
-    read_counts: ReadCounts = Field(default_factory=ReadCounts)
-
-
-def run_diagnose(models: Sequence[str], tasks: Sequence[TaskName], *, limit: int | None,
-                 fit_limit: int | None, seed: int = 0, source: Path | None = None,
-                 command: str = "", progress: Progress | None = None,
-                 loader: Callable[[str], Model] = load_model,
-                 store: ReadingStore | None = None) -> DiagnosticReport:
-    """Read the fit and eval samples under ``p0`` and diagnose each (task, model).
-
-    With a ``store``, readings are committed as made and reused, including the ``p0``
-    readings an ``eligibility`` run left in the same store.
-    """
-    say = progress or (lambda _msg: None)
-    pools = {t: load_items(t, source=source) for t in tasks}
-    fits = {t: fit_sample(pools[t], fit_limit, seed) for t in tasks}
-    evals = {t: select_items(pools[t], limit, seed) for t in tasks}
-    cells: list[DiagnosticCell] = []
-    readings: list[ItemReading] = []
-    notes: list[str] = []
-    counts = ReadCounts()
-    for spec in models:
-        reader = Reader(spec, loader, store)
-        try:
-            for task in tasks:
-                say(f"{spec} · {task}: {len(fits[task])} fit + {len(evals[task])} eval items")
-                fit_items, fit_read = read_all(reader, task, fits[task], notes)
-                eval_items, eval_read = read_all(reader, task, evals[task], notes)
-                if evals[task] and not eval_items:
-                    raise ConfigError(f"every {task} eval item was skipped; the first: "
-                                      f"{notes[-len(evals[task])]}", "fix the cause above")
-                readings += fit_read + eval_read
-                fit: list[ScoredItem] = [scored_item(i, r)
-                                         for i, r in zip(fit_items, fit_read, strict=True)]
-                ev = [scored_item(i, r) for i, r in zip(eval_items, eval_read, strict=True)]
-                cells.append(diagnose(task, spec, fit, ev, fit_items, eval_items,
-                                      precision=precision_of(spec)))
-        finally:
-            reader.close()
-            counts = counts.add(reader.counts)
-    return DiagnosticReport(
-        command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
-        models=list(models), tasks=list(tasks), limit=limit, fit_limit=fit_limit, seed=seed,
-        cells=cells, regimes=[classify(c) for c in cells], readings=readings, notes=notes,
-        read_counts=counts)
-
-
 def _ci(low: float | None, high: float | None) -> str:
     return "-" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
+
+
+def _est(e: Estimate) -> str:
+    return e.formatted(percent=False, digits=3, missing="-")
 
 
 DIAG_COLUMNS = ("task", "model", "n fit/eval", "AUC [95% CI]", "metric", "τ",
@@ -180,9 +59,7 @@ def diagnostic_rows(report: DiagnosticReport) -> list[list[str]]:
             cell.task, cell.model, f"{cell.n_fit}/{cell.n_eval}",
             "-" if auc.estimate is None else f"{auc.estimate:.3f} {_ci(auc.low, auc.high)}",
             d.metric, f"{d.tau:.3f} ({d.tau_anchor})",
-            f"{d.score:.3f} {_ci(d.ci_low, d.ci_high)}", thr,
-            f"{t.score:.3f} {_ci(t.ci_low, t.ci_high)}",
-            "-" if g is None else f"{g.score:.3f} {_ci(g.ci_low, g.ci_high)}",
+            _est(d.score), thr, _est(t.score), "-" if g is None else _est(g.score),
             "-" if cell.format_failure_rate is None else
             f"{cell.format_failure_rate.estimate:.0%}",
             f"{cell.majority_decision} {cell.majority_share:.0%}",
@@ -218,12 +95,12 @@ def diagnose_cmd(
         f"run's store to reuse its p0 readings (default: OUT/{DEFAULT_NAME})"),
 ) -> None:
     """Threshold diagnostic per (task, model): AUC, default vs fit-split threshold, regime."""
-    tasks = _tasks(task)
+    tasks = registry.resolve(task)
     with ReadingStore(store_path or out / DEFAULT_NAME) as store:
         try:
             report = run_diagnose(model, tasks, limit=limit, fit_limit=fit_limit or limit,
                                   seed=seed, command=_command("slmbench diagnose"),
-                                  progress=lambda m: console.print(f"[dim]{m}[/]"), store=store)
+                                  progress=_say, store=store)
         except KeyboardInterrupt:
             console.print(store.resume_hint(), highlight=False)
             raise typer.Exit(130) from None
@@ -246,15 +123,6 @@ def diagnose_cmd(
 
 # --- probe ------------------------------------------------------------------------------------
 
-class ProbeReport(BaseModel):
-    command: str
-    created: str
-    models: list[str]
-    lengths: list[int]
-    limit: int | None
-    points: list[ProbePoint]
-
-
 def probe_cmd(
     model: list[str] = typer.Option(..., "--model", "-m", help="model spec (repeatable)"),
     task: list[str] | None = typer.Option(None, "--task", "-t", help="memory and/or ranking"),
@@ -264,42 +132,19 @@ def probe_cmd(
     out: Path = typer.Option(Path("probe"), "--out", help="output folder"),
 ) -> None:
     """Context-length probe: memory and ranking scores as the history in the prompt grows."""
-    tasks = _tasks(task or ["memory", "ranking"])
-    if set(tasks) - {"memory", "ranking"}:
-        raise ConfigError("the context-length probe covers memory and ranking",
-                          "use --task memory and/or --task ranking")
     try:
         turns = [int(x) for x in lengths.split(",") if x.strip()]
     except ValueError as exc:
         raise ConfigError(f"--turns {lengths!r} is not a list of integers",
                           "write e.g. --turns 4,8,16,32") from exc
-    memory = load_items("memory")
-    convs = conversations(memory)  # type: ignore[arg-type]
-    points: list[ProbePoint] = []
-
-    def say(message: str) -> None:
-        console.print(f"[dim]{message}[/]")
-
-    for spec in model:
-        loaded = load_model(spec)
-        try:
-            if "memory" in tasks:
-                points += probe_memory(loaded, select_items(memory, limit, seed),  # type: ignore[arg-type]
-                                       convs, turns, say)
-            if "ranking" in tasks:
-                ranking = select_items(load_items("ranking"), limit, seed)
-                points += probe_ranking(loaded, ranking, convs, turns, say)  # type: ignore[arg-type]
-        finally:
-            loaded.close()
-    report = ProbeReport(command=_command("slmbench probe"),
-                         created=datetime.now(UTC).isoformat(timespec="seconds"),
-                         models=list(model), lengths=turns, limit=limit, points=points)
+    report = run_probe(model, registry.resolve(task or ["memory", "ranking"]), turns,
+                       limit=limit, seed=seed, command=_command("slmbench probe"), progress=_say)
     out.mkdir(parents=True, exist_ok=True)
     (out / "probe.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     cols = ("task", "model", "turns", "metric", "n", "score [95% CI]", "baseline")
     rows = [[p.task, p.model, str(p.n_turns), p.metric, str(p.n_items),
-             f"{p.score:.3f} {_ci(p.ci_low, p.ci_high)}", f"{p.baseline:.3f} ({p.baseline_name})"]
-            for p in points]
+             _est(p.score), f"{p.baseline:.3f} ({p.baseline_name})"]
+            for p in report.points]
     (out / "probe.md").write_text(f"# Context-length probe\n\n`{report.command}`\n\n"
                                   + markdown_table(cols, rows), encoding="utf-8")
     print_table("Context-length probe (log-prob decisions)", cols, rows)
@@ -307,17 +152,6 @@ def probe_cmd(
 
 
 # --- cascade ----------------------------------------------------------------------------------
-
-class CascadeReport(BaseModel):
-    command: str
-    created: str
-    model: str
-    task: TaskName
-    k: int
-    n_fit: int
-    rerank: RerankResult
-    router: CascadeEval
-
 
 def cascade_cmd(
     model: str = typer.Option(..., "--model", "-m", help="model spec"),
@@ -331,34 +165,10 @@ def cascade_cmd(
     out: Path = typer.Option(Path("cascade"), "--out", help="output folder"),
 ) -> None:
     """BM25 shortlist + model re-rank (paired gain), and the Cascade router's accuracy/share."""
-    (name,) = _tasks([task])
-    pool = load_items(name)
-    fit_items, eval_items = fit_sample(pool, fit_limit or limit, seed), select_items(pool, limit,
-                                                                                     seed)
-    baseline: ScoredBaseline
-    if name == "ranking":
-        baseline = BM25Turns()
-        if turns:
-            convs = conversations(load_items("memory"))  # type: ignore[arg-type]
-            fit_items = [widen_ranking(i, turns, convs) for i in fit_items]  # type: ignore[arg-type]
-            eval_items = [widen_ranking(i, turns, convs) for i in eval_items]  # type: ignore[arg-type]
-    elif name == "tools":
-        baseline = BM25Functions.fit([i for i in pool if i.split == "fit"])  # type: ignore[misc]
-    else:
-        raise ConfigError(f"no graded baseline score to route {name} on",
-                          "cascade ranking or tools")
-    loaded = load_model(model)
-    try:
-        console.print(f"[dim]re-ranking {len(eval_items)} eval items (k={k})[/]")
-        rerank_result = shortlist_rerank(loaded, baseline, eval_items, k=k)
-        console.print(f"[dim]fitting the router's margin on {len(fit_items)} fit items[/]")
-        router = evaluate(Cascade.fit(baseline, loaded, fit_items, k=k), eval_items)
-    finally:
-        loaded.close()
-    report = CascadeReport(command=_command("slmbench cascade"),
-                           created=datetime.now(UTC).isoformat(timespec="seconds"),
-                           model=model, task=name, k=k, n_fit=len(fit_items),
-                           rerank=rerank_result, router=router)
+    (name,) = registry.resolve([task])
+    report = run_cascade(model, name, k=k, turns=turns, limit=limit, fit_limit=fit_limit or limit,
+                         seed=seed, command=_command("slmbench cascade"), progress=_say)
+    rerank_result, router, n_eval = report.rerank, report.router, report.rerank.n_items
     out.mkdir(parents=True, exist_ok=True)
     (out / "cascade.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     cols = ("metric", "BM25 alone", f"BM25 top-{k} + model", "paired gain [95% CI]")
@@ -367,16 +177,16 @@ def cascade_cmd(
             for g in rerank_result.gains]
     r = router
     router_text = (
-        f"Cascade router (margin {r.margin:.3f} fitted on {len(fit_items)} fit items): "
+        f"Cascade router (margin {r.margin:.3f} fitted on {report.n_fit} fit items): "
         f"accuracy {r.accuracy.estimate:.3f} {_ci(r.accuracy.low, r.accuracy.high)} vs BM25 "
         f"{r.baseline_accuracy.estimate:.3f}; MRR gain {r.mrr_gain.estimate:+.3f} "
         f"{_ci(r.mrr_gain.low, r.mrr_gain.high)}; model consulted on "
         f"{r.model_share.estimate:.0%} {_ci(r.model_share.low, r.model_share.high)} of calls; "
         f"mean latency {r.mean_latency_s * 1000:.0f} ms per decision")
     (out / "cascade.md").write_text(
-        f"# Cascade: {name}, {model}\n\n`{report.command}`\n\n{len(eval_items)} eval items\n\n"
+        f"# Cascade: {name}, {model}\n\n`{report.command}`\n\n{n_eval} eval items\n\n"
         + markdown_table(cols, rows) + f"\n{router_text}\n", encoding="utf-8")
-    print_table(f"Shortlist re-rank on {len(eval_items)} {name} items", cols, rows)
+    print_table(f"Shortlist re-rank on {n_eval} {name} items", cols, rows)
     console.print(router_text, highlight=False)
     console.print(f"wrote {out / 'cascade.json'}")
 
@@ -409,14 +219,15 @@ def quantize_cmd(
     except ImportError as exc:
         raise ConfigError(f"quantize needs torch and transformers: {exc}",
                           "pip install 'slmbench[hf]'") from exc
+    levels, tasks = parse_precisions(precision), registry.resolve(task)
     for name, why in NOT_AVAILABLE.items():
         console.print(f"[yellow]{name.upper()} not run:[/] {why}", highlight=False)
     with ReadingStore(store_path or out / DEFAULT_NAME) as store:
         try:
-            report = run_quantize(model, parse_precisions(precision), _tasks(task), limit=limit,
-                                  gguf=gguf or (), seed=seed, margin=margin, threads=threads,
-                                  command=_command("slmbench quantize"),
-                                  progress=lambda m: console.print(f"[dim]{m}[/]"), store=store)
+            report = run_quantize(model, levels, tasks, limit=limit, gguf=gguf or (), seed=seed,
+                                  margin=margin, threads=threads,
+                                  command=_command("slmbench quantize"), progress=_say,
+                                  store=store)
         except KeyboardInterrupt:
             console.print(store.resume_hint(), highlight=False)
             raise typer.Exit(130) from None
@@ -426,7 +237,7 @@ def quantize_cmd(
     cell_cols = ("task", "precision", "reading", "metric", "n", "score [95% CI]", "τ",
                  "fmt fail", "eligible")
     cell_rows = [[c.task, c.precision, c.reading, c.metric, str(c.n_items),
-                  f"{c.score:.3f} {_ci(c.ci_low, c.ci_high)}", f"{c.tau:.3f} ({c.tau_anchor})",
+                  _est(c.score), f"{c.tau:.3f} ({c.tau_anchor})",
                   str(c.format_failures) if c.reading == "generation" else "-",
                   "yes" if c.eligible else "no"] for c in report.cells]
     cmp_cols = ("task", "reading", "vs", "accuracy", "Δ [95% CI]", "McNemar p",

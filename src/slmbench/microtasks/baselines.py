@@ -1,4 +1,4 @@
-"""Non-LLM baselines for the four micro-tasks, and the majority / random references.
+"""Non-LLM baselines for the built-in micro-tasks, and the majority / random references.
 
 Every baseline returns, per item, the item's options in decided order (the same shape as a
 model's reading in :mod:`slmbench.microtasks.readout`), so one metric function scores both.
@@ -12,6 +12,9 @@ model's reading in :mod:`slmbench.microtasks.readout`), so one metric function s
   when at least two cue families fire.
 * majority: the most frequent gold answer on the ``fit`` split (for ranking: turn positions
   by how often they held the gold turn); random: a seeded shuffle of the options per item.
+
+Which baseline a task uses is its declaration (``MicroTask.baseline``); every task also gets
+the majority and random references (``MicroTask.baselines``).
 """
 
 from __future__ import annotations
@@ -27,16 +30,16 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from slmbench.microtasks.datasets.records import (
-    AnyItem,
     ApprovalItem,
+    Item,
     MemoryItem,
     RankItem,
     TaskName,
     ToolItem,
 )
-from slmbench.microtasks.prompts import options_for
 
 Rankings = dict[str, list[str]]
+Options = Callable[[Item], list[str]]
 
 
 class Baseline(BaseModel):
@@ -48,13 +51,6 @@ class Baseline(BaseModel):
     task: TaskName
     rankings: Rankings
     fitted: dict[str, float] = {}
-
-
-def gold_of(item: AnyItem) -> str:
-    """The correct option of an item (for ranking: the gold turn's number)."""
-    if isinstance(item, RankItem):
-        return str(item.gold + 1)
-    return item.label
 
 
 # --- BM25 -----------------------------------------------------------------------------------
@@ -159,43 +155,25 @@ def rule_memory(items: Sequence[MemoryItem], min_cues: int = 2) -> Baseline:
 
 # --- references -----------------------------------------------------------------------------
 
-def majority(task: TaskName, fit_items: Sequence[AnyItem], items: Sequence[AnyItem]) -> Baseline:
+def majority(task: TaskName, fit_golds: Sequence[str], items: Sequence[Item],
+             options: Options) -> Baseline:
     """Always the fit split's most frequent gold answer (ties: first seen)."""
-    counts = Counter(gold_of(i) for i in fit_items)
-    order = [g for g, _ in counts.most_common()]
+    order = [g for g, _ in Counter(fit_golds).most_common()]
     rankings: Rankings = {}
     for item in items:
-        options = options_for(task, item)
-        rankings[item.id] = ([o for o in order if o in options]
-                             + [o for o in options if o not in order])
+        allowed = options(item)
+        rankings[item.id] = ([o for o in order if o in allowed]
+                             + [o for o in allowed if o not in order])
     return Baseline(name="majority", task=task, rankings=rankings)
 
 
-def random_reference(task: TaskName, items: Sequence[AnyItem], seed: int = 0) -> Baseline:
+def random_reference(task: TaskName, items: Sequence[Item], options: Options,
+                     seed: int = 0) -> Baseline:
     """A uniform random order of each item's options, seeded by the item id."""
     rankings: Rankings = {}
     for item in items:
-        options = options_for(task, item)
+        shuffled = options(item)
         digest = hashlib.sha256(f"{seed}:{item.id}".encode()).hexdigest()
-        random.Random(int(digest[:16], 16)).shuffle(options)
-        rankings[item.id] = options
+        random.Random(int(digest[:16], 16)).shuffle(shuffled)
+        rankings[item.id] = shuffled
     return Baseline(name="random", task=task, rankings=rankings)
-
-
-def task_baseline(task: TaskName, fit_items: Sequence[AnyItem],
-                  items: Sequence[AnyItem]) -> Baseline:
-    """The task's non-LLM baseline (BM25 or rules), fitted on ``fit_items`` where it learns."""
-    builders: dict[TaskName, Callable[[], Baseline]] = {
-        "approval": lambda: rule_approval(items),  # type: ignore[arg-type]
-        "memory": lambda: rule_memory(items),  # type: ignore[arg-type]
-        "tools": lambda: bm25_tools(items, fit_none_threshold(fit_items)),  # type: ignore[arg-type]
-        "ranking": lambda: bm25_ranking(items),  # type: ignore[arg-type]
-    }
-    return builders[task]()
-
-
-def all_baselines(task: TaskName, fit_items: Sequence[AnyItem],
-                  items: Sequence[AnyItem]) -> list[Baseline]:
-    """The task baseline, then the majority and random references, on ``items``."""
-    return [task_baseline(task, fit_items, items), majority(task, fit_items, items),
-            random_reference(task, items)]

@@ -1,12 +1,15 @@
 """The CI-aware pass rule: a configuration is eligible only if its 95% lower bound beats τ.
 
 τ for a task is the best point score among the non-LLM baselines (the task baseline and the
-majority / random references) on the *same items* the model saw. Intervals:
+majority / random references) on the *same items* the model saw. τ is set here and nowhere
+else. Every interval comes from :mod:`slmbench.core.stats` (its one confidence level,
+resample count and seed):
 
-* accuracy: Wilson (``statsmodels.stats.proportion.proportion_confint``);
-* F1, nDCG@5, MRR: percentile bootstrap over items (``scipy.stats.bootstrap``, fixed seed,
-  ``N_RESAMPLES`` resamples);
-* the paired difference model - τ-baseline on the same items: paired bootstrap, same seed.
+* accuracy: Wilson (``stats.wilson``);
+* nDCG@5, MRR: BCa bootstrap of the mean over items (``stats.mean_interval``);
+* F1: BCa bootstrap over items (``stats.f1_interval``);
+* the paired difference model - τ-baseline on the same items: paired BCa bootstrap
+  (``stats.paired_bootstrap``; ``stats.paired_f1_difference`` for F1).
 
 A reply that names no option (format failure) counts as wrong and is also counted apart.
 """
@@ -14,25 +17,18 @@ A reply that names no option (format failure) counts as wrong and is also counte
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from scipy import stats as sps
-from statsmodels.stats.proportion import proportion_confint
 
+from slmbench.core import stats
+from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import TaskName
+from slmbench.microtasks.spec import Metric
 
-Metric = Literal["accuracy", "f1", "ndcg@5", "mrr"]
-METRICS: dict[TaskName, tuple[Metric, ...]] = {
-    "approval": ("accuracy",), "memory": ("f1",), "tools": ("accuracy",),
-    "ranking": ("ndcg@5", "mrr"),
-}
-POSITIVE: dict[TaskName, str] = {"memory": "save", "approval": "deny"}
-CONFIDENCE = 0.95
-N_RESAMPLES = 2000
-SEED = 20250101
+CELL_VERSION = 2  # 2: score and diff are stats.Estimate (1: flat ci_low/ci_high, diff_low/high)
 TAU_GRID: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -60,64 +56,44 @@ def item_values(metric: Metric, golds: Sequence[str],
     return np.asarray(out, dtype=float)
 
 
-def f1_score(golds: Sequence[str], preds: Sequence[str | None], positive: str) -> float:
-    """F1 of the positive class; 0.0 when there is nothing to find and nothing found."""
-    tp = sum(g == positive and p == positive for g, p in zip(golds, preds, strict=True))
-    fp = sum(g != positive and p == positive for g, p in zip(golds, preds, strict=True))
-    fn = sum(g == positive and p != positive for g, p in zip(golds, preds, strict=True))
-    return 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
-
-
 class Scorer:
-    """Scores a set of rankings on fixed items, and on any resample of those items."""
+    """Scores a set of rankings on fixed items."""
 
     def __init__(self, task: TaskName, metric: Metric, golds: Sequence[str]) -> None:
         self.task, self.metric, self.golds = task, metric, list(golds)
 
-    def by_index(self, rankings: Sequence[Sequence[str]]) -> Callable[[np.ndarray], float]:
-        """A function of item indices -> the metric on those items (for the bootstrap)."""
-        if self.metric == "f1":
-            golds = np.asarray(self.golds, dtype=object)
-            preds = np.asarray([r[0] if r else None for r in rankings], dtype=object)
-            positive = POSITIVE[self.task]
-            return lambda idx: f1_score(list(golds[idx]), list(preds[idx]), positive)
-        values = item_values(self.metric, self.golds, rankings)
-        return lambda idx: float(values[idx].mean())
-
     def score(self, rankings: Sequence[Sequence[str]]) -> float:
-        return self.by_index(rankings)(np.arange(len(self.golds)))
+        """The metric's point value on these items."""
+        if self.metric == "f1":
+            return stats.f1_score(*self.positives(rankings))
+        return float(item_values(self.metric, self.golds, rankings).mean())
+
+    def positives(self, rankings: Sequence[Sequence[str]]) -> tuple[list[bool], list[bool]]:
+        """Per item: is the gold the positive class, is the decision (top option) positive."""
+        positive = tasks.get(self.task).positive
+        return ([g == positive for g in self.golds],
+                [bool(r) and r[0] == positive for r in rankings])
 
 
-def bootstrap_interval(stat: Callable[[np.ndarray], float], n: int) -> tuple[float, float]:
-    """Percentile bootstrap CI of ``stat`` over item indices 0..n-1."""
-    if n < 2:
-        value = stat(np.arange(n))
-        return value, value
-    res = sps.bootstrap((np.arange(n),), stat, vectorized=False, paired=False,
-                        n_resamples=N_RESAMPLES, confidence_level=CONFIDENCE,
-                        method="percentile", rng=np.random.default_rng(SEED))
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-
-def interval(scorer: Scorer, rankings: Sequence[Sequence[str]]) -> tuple[float, float, str]:
-    """The score's 95% interval: Wilson for accuracy, bootstrap otherwise."""
+def interval(scorer: Scorer, rankings: Sequence[Sequence[str]]) -> stats.Estimate:
+    """The score with its 95% interval (see the module docstring for the method per metric)."""
     n = len(scorer.golds)
     if scorer.metric == "accuracy":
-        hits = round(scorer.score(rankings) * n)
-        low, high = proportion_confint(hits, n, alpha=1 - CONFIDENCE, method="wilson")
-        return float(low), float(high), "wilson"
-    low, high = bootstrap_interval(scorer.by_index(rankings), n)
-    return low, high, f"bootstrap-percentile({N_RESAMPLES})"
+        return stats.wilson(round(scorer.score(rankings) * n), n)
+    if scorer.metric == "f1":
+        gold, pred = scorer.positives(rankings)
+        return stats.f1_interval(gold, pred)
+    return stats.mean_interval(item_values(scorer.metric, scorer.golds, rankings))
 
 
 def paired_difference(scorer: Scorer, model: Sequence[Sequence[str]],
-                      baseline: Sequence[Sequence[str]]) -> tuple[float, float, float]:
-    """Point, low, high of (model - baseline) on the same items, paired bootstrap."""
-    fm, fb = scorer.by_index(model), scorer.by_index(baseline)
-    n = len(scorer.golds)
-    point = fm(np.arange(n)) - fb(np.arange(n))
-    low, high = bootstrap_interval(lambda idx: fm(idx) - fb(idx), n)
-    return point, low, high
+                      baseline: Sequence[Sequence[str]]) -> stats.Estimate:
+    """(model - baseline) on the same items, with a paired bootstrap interval."""
+    if scorer.metric == "f1":
+        gold, pred = scorer.positives(model)
+        return stats.paired_f1_difference(gold, pred, scorer.positives(baseline)[1])
+    return stats.paired_bootstrap(item_values(scorer.metric, scorer.golds, model),
+                                  item_values(scorer.metric, scorer.golds, baseline))
 
 
 # --- cells ----------------------------------------------------------------------------------
@@ -134,24 +110,20 @@ class EligibilityCell(BaseModel):
     reading: Literal["generation", "logprob"]
     metric: Metric
     n_items: int
-    score: float
-    ci_low: float
-    ci_high: float
-    ci_method: str
+    score: stats.Estimate  # the metric with its 95% interval
     tau: float
     tau_anchor: str
     baseline_scores: dict[str, float]
-    diff: float
-    diff_low: float
-    diff_high: float
+    diff: stats.Estimate  # model - τ-baseline on the same items, paired
     format_failures: int
     eligible: bool
     note: str | None = None
+    version: Literal[2] = CELL_VERSION
 
 
-def decide(ci_low: float, tau: float) -> bool:
-    """The pass rule: strictly above τ."""
-    return ci_low > tau
+def decide(ci_low: float | None, tau: float) -> bool:
+    """The pass rule: the lower bound strictly above τ (no interval: cannot tell, not eligible)."""
+    return ci_low is not None and ci_low > tau
 
 
 def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, prompt_id: str,
@@ -160,18 +132,15 @@ def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, pro
               format_failures: int = 0, note: str | None = None) -> EligibilityCell:
     """Score one configuration against τ = the best baseline's point score on the same items."""
     scorer = Scorer(task, metric, golds)
-    score = scorer.score(rankings)
-    low, high, method = interval(scorer, rankings)
+    score = interval(scorer, rankings)
     base_scores = {name: scorer.score(r) for name, r in baselines.items()}
     anchor = max(base_scores, key=lambda k: base_scores[k])
-    diff, d_low, d_high = paired_difference(scorer, rankings, baselines[anchor])
     tau = base_scores[anchor]
     return EligibilityCell(
         task=task, model=model, precision=precision, prompt_id=prompt_id, reading=reading,
-        metric=metric, n_items=len(golds), score=score, ci_low=low, ci_high=high,
-        ci_method=method, tau=tau, tau_anchor=anchor, baseline_scores=base_scores, diff=diff,
-        diff_low=d_low, diff_high=d_high, format_failures=format_failures,
-        eligible=decide(low, tau), note=note)
+        metric=metric, n_items=len(golds), score=score, tau=tau, tau_anchor=anchor,
+        baseline_scores=base_scores, diff=paired_difference(scorer, rankings, baselines[anchor]),
+        format_failures=format_failures, eligible=decide(score.low, tau), note=note)
 
 
 class TauSweepRow(BaseModel):
@@ -191,10 +160,10 @@ def tau_sweep(cells: Sequence[EligibilityCell]) -> list[TauSweepRow]:
     for name in anchors:
         scored = [c for c in cells if name in c.baseline_scores]
         rows.append(TauSweepRow(anchor=f"baseline:{name}", total=len(scored), eligible=sum(
-            decide(c.ci_low, c.baseline_scores[name]) for c in scored)))
+            decide(c.score.low, c.baseline_scores[name]) for c in scored)))
     for value in TAU_GRID:
         rows.append(TauSweepRow(anchor=f"fixed:{value}", total=len(cells),
-                                eligible=sum(decide(c.ci_low, value) for c in cells)))
+                                eligible=sum(decide(c.score.low, value) for c in cells)))
     return rows
 
 

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from slmbench.microtasks.baselines import Baseline, all_baselines, gold_of
-from slmbench.microtasks.datasets import load_items
+from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.baselines import Baseline
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.eligibility import (
-    METRICS,
     EligibilityCell,
     PromptSummary,
     Scorer,
@@ -24,49 +21,9 @@ from slmbench.microtasks.eligibility import (
     tau_sweep,
 )
 from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, ItemReading
-from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore
-from slmbench.models.base import Model, load_model, parse_spec
-
-Progress = Callable[[str], None]
-
-
-def _key(seed: int, item_id: str) -> str:
-    return hashlib.sha256(f"{seed}:{item_id}".encode()).hexdigest()
-
-
-def select_items(items: Sequence[AnyItem], limit: int | None, seed: int = 0) -> list[AnyItem]:
-    """The eval split, or a seeded sample of ``limit`` items stratified by gold answer class."""
-    pool = sorted((i for i in items if i.split == "eval"), key=lambda i: _key(seed, i.id))
-    if limit is None or limit >= len(pool):
-        return pool
-    groups: dict[str, list[AnyItem]] = defaultdict(list)
-    for item in pool:
-        gold = gold_of(item)
-        cls = gold if gold in {"approve", "deny", "save", "skip", "none"} else "other"
-        groups[cls].append(item)
-    quota = {c: int(limit * len(g) / len(pool)) for c, g in groups.items()}
-    by_remainder = sorted(groups, key=lambda c: -(limit * len(groups[c]) / len(pool) % 1))
-    for c in by_remainder[: limit - sum(quota.values())]:
-        quota[c] += 1
-    chosen = [i for c, g in groups.items() for i in g[: quota[c]]]
-    return sorted(chosen, key=lambda i: _key(seed, i.id))
-
-
-def precision_of(spec: str) -> str:
-    """Weight precision of a model spec: its ``precision`` option, else the registry's."""
-    parsed = parse_spec(spec)
-    if parsed.option("precision"):
-        return str(parsed.option("precision"))
-    try:
-        from slmbench.models.catalog import load_registry
-
-        name = parsed.target
-        if name.endswith(".gguf"):
-            name = Path(name).name.removesuffix(".gguf")
-        entry = load_registry().find(name)
-    except Exception:  # the registry is optional here; fall back to "unknown"
-        entry = None
-    return str(getattr(entry, "quantization", None) or "unknown")
+from slmbench.microtasks.session import Block, Progress, Session, precision_of, select_items
+from slmbench.microtasks.store import ReadCounts, ReadingStore
+from slmbench.models.base import Model
 
 
 class MatrixRun(BaseModel):
@@ -92,7 +49,7 @@ class MatrixRun(BaseModel):
 def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Sequence[str],
                *, limit: int | None = None, seed: int = 0, source: Path | None = None,
                command: str = "", progress: Progress | None = None,
-               loader: Callable[[str], Model] = load_model,
+               loader: Callable[[str], Model] | None = None,
                store: ReadingStore | None = None) -> MatrixRun:
     """Read every (model, task, prompt, item) and score the cells.
 
@@ -100,39 +57,28 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
     rerun after an interruption reads only what is missing (and loads no model that has
     nothing left to read).
     """
-    say = progress or (lambda _msg: None)
     chosen: dict[TaskName, list[AnyItem]] = {}
     fits: dict[TaskName, list[AnyItem]] = {}
     for task in tasks:
-        everything = load_items(task, source=source)
+        everything = registry.get(task).load_items(source)
         fits[task] = [i for i in everything if i.split == "fit"]
-        chosen[task] = select_items(everything, limit, seed)
-    baselines = {t: all_baselines(t, fits[t], chosen[t]) for t in tasks}
+        chosen[task] = select_items(task, everything, limit, seed)
+    baselines = {t: registry.get(t).baselines(fits[t], chosen[t]) for t in tasks}
+    session = Session(store, loader, progress)
     cells: list[EligibilityCell] = []
     readings: list[ItemReading] = []
-    notes: set[str] = set()
-    counts = ReadCounts()
     for spec in models:
-        reader = Reader(spec, loader, store)
+        got = session.read(spec, [Block(t, p, chosen[t]) for t in tasks for p in prompt_ids])
         precision = precision_of(spec)
-        try:
-            for task in tasks:
-                items = chosen[task]
-                golds = [gold_of(i) for i in items]
-                for prompt_id in prompt_ids:
-                    say(f"{spec} · {task} · {prompt_id}: {len(items)} items")
-                    got = [reader.read(task, prompt_id, i) for i in items]
-                    readings.extend(got)
-                    cells.extend(_cells(spec, precision, task, prompt_id, golds, got,
-                                        baselines[task]))
-                    notes.update(f"{spec}: {r.note}" for r in got if r.note)
-        finally:
-            reader.close()
-            counts = counts.add(reader.counts)
+        for block in got.blocks:
+            readings.extend(block.readings)
+            golds = [registry.get(block.block.task).gold(i) for i in block.items]
+            cells.extend(_cells(spec, precision, block.block.task, block.block.prompt_id, golds,
+                                block.readings, baselines[block.block.task]))
     base_scores = {}
     for task in tasks:
-        golds = [gold_of(i) for i in chosen[task]]
-        scorer = Scorer(task, METRICS[task][0], golds)
+        golds = [registry.get(task).gold(i) for i in chosen[task]]
+        scorer = Scorer(task, registry.get(task).metrics[0], golds)
         base_scores[task] = {b.name: scorer.score([b.rankings[i.id] for i in chosen[task]])
                              for b in baselines[task]}
     return MatrixRun(command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -140,8 +86,8 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
                      limit=limit, seed=seed,
                      items={t: [i.id for i in chosen[t]] for t in tasks},
                      baseline_scores=base_scores, cells=cells, tau_sweep=tau_sweep(cells),
-                     by_prompt=by_prompt(cells), readings=readings, notes=sorted(notes),
-                     read_counts=counts)
+                     by_prompt=by_prompt(cells), readings=readings, notes=sorted(session.notes),
+                     read_counts=session.counts)
 
 
 def _cells(spec: str, precision: str, task: TaskName, prompt_id: str, golds: list[str],
@@ -149,7 +95,7 @@ def _cells(spec: str, precision: str, task: TaskName, prompt_id: str, golds: lis
     base = {b.name: [b.rankings[r.item_id] for r in got] for b in baselines}
     fails = sum(r.format_failure for r in got)
     out = []
-    for metric in METRICS[task]:
+    for metric in registry.get(task).metrics:
         common = dict(task=task, metric=metric, model=spec, precision=precision,
                       prompt_id=prompt_id, golds=golds, baselines=base)
         out.append(make_cell(**common, reading="generation",

@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from scipy.special import logsumexp
 
 from slmbench.core.errors import LogprobsUnsupportedError
+from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
-from slmbench.microtasks.prompts import options_for, parse_reply, prompt_set, render
 from slmbench.models.base import Message, Model
 
 Reading = Literal["generation", "logprob"]
@@ -99,9 +99,10 @@ class RawReading(BaseModel):
 
 
 def model_input(task: TaskName, prompt_id: str, item: AnyItem) -> ModelInput:
-    forms = [f for o in options_for(task, item) for f in surface_forms(o)]
-    return ModelInput(messages=render(task, prompt_id, item), candidates=forms,
-                      max_tokens=prompt_set(task).max_tokens)
+    spec = tasks.get(task)
+    forms = [f for o in spec.options_for(item) for f in surface_forms(o)]
+    return ModelInput(messages=spec.render(prompt_id, item), candidates=forms,
+                      max_tokens=spec.prompt_set().max_tokens)
 
 
 def read_raw(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> RawReading:
@@ -130,7 +131,8 @@ def build_reading(task: TaskName, prompt_id: str, item: AnyItem, raw: RawReading
 
     Raises ``ValueError`` if ``raw`` does not have one log-prob per candidate form.
     """
-    options = options_for(task, item)
+    spec = tasks.get(task)
+    options = spec.options_for(item)
     forms = [(o, f) for o in options for f in surface_forms(o)]
     logprobs: dict[str, float] | None = None
     ranked = None
@@ -145,7 +147,7 @@ def build_reading(task: TaskName, prompt_id: str, item: AnyItem, raw: RawReading
         ranked = sorted(options, key=lambda o: (-logprobs[o], options.index(o)))
     return ItemReading(item_id=item.id, task=task, prompt_id=prompt_id, options=options,
                        logprobs=logprobs, logprob_ranking=ranked, reply=raw.reply,
-                       generation_ranking=parse_reply(task, raw.reply, options), note=raw.note)
+                       generation_ranking=spec.parse_reply(raw.reply, options), note=raw.note)
 
 
 def read_item(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> ItemReading:

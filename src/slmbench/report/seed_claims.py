@@ -157,7 +157,7 @@ def none_eligible(f: StudyFacts) -> Check:
     if not cells:
         return Check("cannot tell", "no Part B configuration stored")
     good = sum(c.eligible for c in cells)
-    open_ = sum((not c.eligible) and c.ci_high > c.tau for c in cells)
+    open_ = sum((not c.eligible) and (c.score.high is None or c.score.high > c.tau) for c in cells)
     models = sorted({short(c.model) for c in cells})
     text = (f"{good} of {len(cells)} configurations eligible ({', '.join(models)}); "
             f"{open_} more have τ inside their interval, undecided at n="

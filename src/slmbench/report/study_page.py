@@ -187,8 +187,8 @@ def _part_b(m: MatrixRun, block: int, blocks: int) -> list[str]:
     rows = []
     for c in sorted(m.cells, key=lambda c: (c.task, c.metric, c.model, c.prompt_id, c.reading)):
         rows.append([c.task, c.metric, short(c.model), c.prompt_id, c.reading, str(c.n_items),
-                     f"{c.score:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}]",
-                     f"{c.tau:.3f} ({c.tau_anchor})", f"{c.diff:+.3f}",
+                     c.score.formatted(percent=False, digits=3),
+                     f"{c.tau:.3f} ({c.tau_anchor})", f"{c.diff.estimate:+.3f}",
                      "**yes**" if c.eligible else "no"])
     lines += table(["task", "metric", "model", "prompt", "reading", "n", "score [95% CI]",
                     "τ (baseline)", "model − τ", "eligible"], rows)

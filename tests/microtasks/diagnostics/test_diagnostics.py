@@ -75,7 +75,7 @@ def test_threshold_is_fitted_on_fit_items_and_applied_unchanged_to_eval() -> Non
     assert cell.threshold == pytest.approx(-offsets["deny"])
     assert cell.fit_tuned == 1.0 and cell.fit_default == 0.5
     # the fit threshold (~2) still says "deny" for every eval item: no leak from eval
-    assert cell.tuned.score == pytest.approx(0.5)
+    assert cell.tuned.score.estimate == pytest.approx(0.5)
     assert cell.auc.estimate == 1.0
 
 
@@ -86,9 +86,9 @@ def test_miscalibrated_but_separating_model_is_fixed_by_the_threshold() -> None:
     fit = approval_scores(fit_items, margins_for(labels, **spec, seed=3))
     evals = approval_scores(eval_items, margins_for(labels, **spec, seed=4))
     cell = diagnose("approval", "m", fit, evals, fit_items, eval_items)
-    assert cell.default.score == pytest.approx(0.5)  # always "deny" at threshold 0
+    assert cell.default.score.estimate == pytest.approx(0.5)  # always "deny" at threshold 0
     assert cell.majority_decision == "deny" and cell.majority_share == 1.0
-    assert cell.tuned.score == 1.0 and cell.tuned.eligible and not cell.default.eligible
+    assert cell.tuned.score.estimate == 1.0 and cell.tuned.eligible and not cell.default.eligible
     assert cell.auc.low is not None and cell.auc.low > 0.9
     assert cell.calibration.gap > 0.3  # confident "deny" on half the items: over-confident
 
@@ -102,7 +102,7 @@ def test_position_offsets_undo_a_position_bias() -> None:
     cell = diagnose("ranking", "m", fit, evals, fit_items, eval_items)
     assert cell.majority_decision == "turn 1" and cell.majority_share == 1.0
     assert cell.default.metric == "ndcg@5"
-    assert cell.tuned.score == 1.0 > cell.default.score
+    assert cell.tuned.score.estimate == 1.0 > (cell.default.score.estimate or 0)
     assert cell.offsets["2"] > 1.0  # the other positions were lifted relative to "1"
 
 
@@ -179,4 +179,4 @@ def test_probe_reports_a_point_per_length_with_the_baseline() -> None:
     points = probe_ranking(NeedleModel(), [rank], conversations(items), lengths=(4, 8))
     assert [(p.n_turns, p.metric) for p in points] == [(4, "ndcg@5"), (4, "mrr"),
                                                        (8, "ndcg@5"), (8, "mrr")]
-    assert all(p.score == 1.0 and p.baseline_name == "bm25" for p in points)
+    assert all(p.score.estimate == 1.0 and p.baseline_name == "bm25" for p in points)

@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
 from slmbench.core.sources import SourceArchive
 from slmbench.microtasks.datasets.records import (
@@ -168,6 +169,7 @@ class Located:
     questions: dict[str, MemoryQuestion]
 
 
+@cache  # memory and ranking are built from the same located quotes
 def locate_questions(src: SourceArchive) -> Located:
     turns = list(conversation_turns(src))
     questions = {q.id: q for q in memory_questions(src)}
@@ -180,6 +182,12 @@ def locate_questions(src: SourceArchive) -> Located:
         else:
             gold[q.id] = turn
     return Located(turns, gold, missed, questions)
+
+
+def located_note(located: Located) -> str:
+    """The manifest note saying how many questions' quotes were found."""
+    return (f"quotes located for {len(located.gold)} of {len(located.questions)} questions "
+            f"(threshold {QUOTE_THRESHOLD})")
 
 
 def build_memory(src: SourceArchive, located: Located) -> list[MemoryItem]:

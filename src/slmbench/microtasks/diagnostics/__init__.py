@@ -1,8 +1,9 @@
 """Part B diagnostics: why a configuration is or is not eligible.
 
-``thresholds`` (the log-prob threshold sweep), ``regimes`` (named failure regimes),
+``thresholds`` (the log-prob threshold sweep), ``regimes`` (named failure regimes), ``diagnose``
+(the diagnose run: readings -> thresholds -> regimes),
 ``probes`` (context length), ``cascade`` (BM25 then the model, and the ``Cascade`` router),
 ``quantize`` (precisions compared). Import the submodules themselves.
 """
 
-__all__ = ["cascade", "probes", "quantize", "regimes", "thresholds"]
+__all__ = ["cascade", "diagnose", "probes", "quantize", "regimes", "thresholds"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Protocol
 
 import numpy as np
@@ -24,10 +25,12 @@ from pydantic import BaseModel, ConfigDict
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks.baselines import bm25_scores, fit_none_threshold, gold_of, tool_docs
+from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.baselines import bm25_scores, fit_none_threshold, tool_docs
 from slmbench.microtasks.datasets.records import AnyItem, RankItem, TaskName, ToolItem
+from slmbench.microtasks.diagnostics.probes import conversations, widen_ranking
 from slmbench.microtasks.eligibility import item_values
-from slmbench.microtasks.prompts import options_for, render
+from slmbench.microtasks.session import Progress, Session, fit_sample, logprob_order, select_items
 from slmbench.models.base import Model
 
 
@@ -86,7 +89,7 @@ def top_margin(scores: dict[str, float]) -> float:
 def restrict(item: AnyItem, keep: Sequence[str]) -> tuple[AnyItem, list[str]]:
     """The item showing only the ``keep`` options (in their original order) and the map from
     the restricted item's options back to the original ones."""
-    options = options_for("ranking" if isinstance(item, RankItem) else "tools", item)
+    options = registry.get("ranking" if isinstance(item, RankItem) else "tools").options_for(item)
     kept = [o for o in options if o in set(keep)]
     if isinstance(item, RankItem):
         idx = [int(o) - 1 for o in kept]
@@ -98,7 +101,7 @@ def restrict(item: AnyItem, keep: Sequence[str]) -> tuple[AnyItem, list[str]]:
         if not funcs:  # the shortlist is only "none": nothing for the model to choose
             return item, options
         sub_t = item.model_copy(update={"functions": funcs})
-        return sub_t, options_for("tools", sub_t)
+        return sub_t, registry.get("tools").options_for(sub_t)
     raise ConfigError(f"{type(item).__name__} has no shortlist to restrict",
                       "cascades route ranking and tools items")
 
@@ -107,10 +110,10 @@ def model_order(model: Model, task: TaskName, item: AnyItem, shortlist: Sequence
                 ) -> list[str]:
     """The model's log-prob order of the shortlisted options (original option names)."""
     sub, back = restrict(item, shortlist)
-    sub_options = options_for(task, sub)
-    lp = {s.candidate: s.logprob for s in model.score(render(task, "p0", sub), sub_options)}
-    ranked = sorted(range(len(sub_options)), key=lambda k: (-lp[sub_options[k]], k))
-    return [back[k] for k in ranked]
+    spec = registry.get(task)
+    sub_options = spec.options_for(sub)
+    ranked = logprob_order(model, spec.render("p0", sub), sub_options)
+    return [back[sub_options.index(o)] for o in ranked]
 
 
 # --- shortlist + re-rank ---------------------------------------------------------------------
@@ -153,7 +156,7 @@ def rerank(model: Model, baseline: ScoredBaseline, item: AnyItem, k: int
     seconds the whole decision took."""
     start = time.perf_counter()
     scores = baseline.scores(item)
-    base = order(scores, options_for(baseline.task, item))
+    base = order(scores, registry.get(baseline.task).options_for(item))
     reranked = [*model_order(model, baseline.task, item, base[:k]), *base[k:]]
     return base, reranked, time.perf_counter() - start
 
@@ -178,7 +181,8 @@ def shortlist_rerank(model: Model, baseline: ScoredBaseline, items: Sequence[Any
     rows = []
     for item in items:
         base, reranked, seconds = rerank(model, baseline, item, k)
-        rows.append(RerankItem(item_id=item.id, gold=gold_of(item), baseline=base,
+        rows.append(RerankItem(item_id=item.id, gold=registry.get(baseline.task).gold(item),
+                               baseline=base,
                                reranked=reranked, latency_s=seconds))
     gains = paired_gains([r.gold for r in rows], [r.reranked for r in rows],
                          [r.baseline for r in rows], metrics)
@@ -214,7 +218,7 @@ class Cascade:
     def decide(self, item: AnyItem) -> CascadeDecision:
         start = time.perf_counter()
         scores = self.baseline.scores(item)
-        options = options_for(self.baseline.task, item)
+        options = registry.get(self.baseline.task).options_for(item)
         base = order(scores, options)
         gap = top_margin(scores)
         if gap >= self.margin:
@@ -236,8 +240,8 @@ class Cascade:
         rows = []
         for item in fit_items:
             scores = baseline.scores(item)
-            base = order(scores, options_for(baseline.task, item))
-            gold = gold_of(item)
+            base = order(scores, registry.get(baseline.task).options_for(item))
+            gold = registry.get(baseline.task).gold(item)
             by_model = model_order(model, baseline.task, item, base[:k])
             rows.append((top_margin(scores), base[0] == gold, by_model[0] == gold))
         return cls(baseline, model, best_margin(rows), k=k)
@@ -281,9 +285,9 @@ class CascadeEval(BaseModel):
 
 def evaluate(cascade: Cascade, items: Sequence[AnyItem]) -> CascadeEval:
     decisions = [cascade.decide(i) for i in items]
-    golds = [gold_of(i) for i in items]
-    base = [order(cascade.baseline.scores(i), options_for(cascade.baseline.task, i))
-            for i in items]
+    task = registry.get(cascade.baseline.task)
+    golds = [task.gold(i) for i in items]
+    base = [order(cascade.baseline.scores(i), task.options_for(i)) for i in items]
     hits = sum(d.ranking[0] == g for d, g in zip(decisions, golds, strict=True))
     base_hits = sum(b[0] == g for b, g in zip(base, golds, strict=True))
     used = [d for d in decisions if d.used_model]
@@ -298,3 +302,50 @@ def evaluate(cascade: Cascade, items: Sequence[AnyItem]) -> CascadeEval:
         mean_latency_baseline_s=float(np.mean([d.latency_s for d in alone])) if alone else None,
         mean_latency_model_s=float(np.mean([d.latency_s for d in used])) if used else None,
         mrr_gain=gain)
+
+
+class CascadeReport(BaseModel):
+    """Everything one ``slmbench cascade`` run measured, as written to cascade.json."""
+
+    command: str
+    created: str
+    model: str
+    task: TaskName
+    k: int
+    n_fit: int
+    rerank: RerankResult
+    router: CascadeEval
+
+
+def run_cascade(spec: str, task: TaskName, *, k: int = 3, turns: int | None = None,
+                limit: int | None = None, fit_limit: int | None = None, seed: int = 0,
+                command: str = "", progress: Progress | None = None,
+                session: Session | None = None) -> CascadeReport:
+    """Shortlist re-rank (paired gain over BM25) and the router, fitted on fit items.
+
+    ``turns`` (ranking only) widens every item to that many history turns.
+    """
+    pool = registry.get(task).load_items()
+    fit_items, eval_items = fit_sample(pool, fit_limit, seed), select_items(task, pool, limit,
+                                                                            seed)
+    baseline: ScoredBaseline
+    if task == "ranking":
+        baseline = BM25Turns()
+        if turns:
+            convs = conversations(registry.get("memory").load_items())  # type: ignore[arg-type]
+            fit_items = [widen_ranking(i, turns, convs) for i in fit_items]  # type: ignore[arg-type]
+            eval_items = [widen_ranking(i, turns, convs) for i in eval_items]  # type: ignore[arg-type]
+    elif task == "tools":
+        baseline = BM25Functions.fit([i for i in pool if i.split == "fit"])  # type: ignore[misc]
+    else:
+        raise ConfigError(f"no graded baseline score to route {task} on",
+                          "cascade ranking or tools")
+    say = progress or (lambda _m: None)
+    with (session or Session()).model(spec) as loaded:
+        say(f"re-ranking {len(eval_items)} eval items (k={k})")
+        rerank_result = shortlist_rerank(loaded, baseline, eval_items, k=k)
+        say(f"fitting the router's margin on {len(fit_items)} fit items")
+        router = evaluate(Cascade.fit(baseline, loaded, fit_items, k=k), eval_items)
+    return CascadeReport(command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
+                         model=spec, task=task, k=k, n_fit=len(fit_items), rerank=rerank_result,
+                         router=router)

@@ -19,14 +19,18 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
+from slmbench.core import stats
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks.baselines import bm25_ranking, gold_of, rule_memory
-from slmbench.microtasks.datasets.records import MemoryItem, RankItem, TaskName
-from slmbench.microtasks.eligibility import METRICS, Metric, Scorer, interval
-from slmbench.microtasks.prompts import options_for, render
+from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.baselines import Baseline, bm25_ranking, rule_memory
+from slmbench.microtasks.datasets.records import Item, MemoryItem, RankItem, TaskName
+from slmbench.microtasks.eligibility import Scorer, interval
+from slmbench.microtasks.session import Progress, Session, logprob_order, select_items
+from slmbench.microtasks.spec import Metric
 from slmbench.models.base import Message, Model
 
 HISTORY_LENGTHS: tuple[int, ...] = (4, 8, 16, 32)
@@ -85,7 +89,7 @@ def memory_history(item: MemoryItem, n: int, convs: Conversations) -> list[str]:
 
 def memory_messages(item: MemoryItem, history: Sequence[str]) -> list[Message]:
     """The frozen memory prompt with the history shown first in the user message."""
-    system, user = render("memory", "p0", item)
+    system, user = registry.get("memory").render("p0", item)
     shown = "\n".join(f"[{k + 1}] {' '.join(t.split())}" for k, t in enumerate(history))
     return [system, Message(role="user", content=f"{HISTORY_HEADER}\n{shown}\n\n{user.content}")]
 
@@ -100,58 +104,93 @@ class ProbePoint(BaseModel):
     n_turns: int
     metric: Metric
     n_items: int
-    score: float
-    ci_low: float
-    ci_high: float
-    ci_method: str
+    score: stats.Estimate  # the metric with its 95% interval
     baseline: float
     baseline_name: str
 
 
-def _logprob_ranking(model: Model, messages: list[Message], options: list[str]) -> list[str]:
-    lp = {s.candidate: s.logprob for s in model.score(messages, options)}
-    return sorted(options, key=lambda o: (-lp[o], options.index(o)))
-
-
-def _points(task: TaskName, spec: str, n: int, golds: list[str], rankings: list[list[str]],
-            base: list[list[str]], base_name: str) -> list[ProbePoint]:
-    out = []
-    for metric in METRICS[task]:
-        scorer = Scorer(task, metric, golds)
-        low, high, method = interval(scorer, rankings)
-        out.append(ProbePoint(task=task, model=spec, n_turns=n, metric=metric,
-                              n_items=len(golds), score=scorer.score(rankings), ci_low=low,
-                              ci_high=high, ci_method=method, baseline=scorer.score(base),
-                              baseline_name=base_name))
-    return out
+def _probe(model: Model, name: TaskName, lengths: Sequence[int], progress: Progress | None,
+           shown: Callable[[int], tuple[list[Item], list[list[Message]]]],
+           baseline: Callable[[list[Item]], Baseline]) -> list[ProbePoint]:
+    """Per history length: the items and prompts ``shown(n)`` gives, read by log-prob, and
+    every metric of the task against ``baseline`` on the same items."""
+    task = registry.get(name)
+    points = []
+    for n in lengths:
+        items, prompts = shown(n)
+        if progress:
+            progress(f"{model.spec} · {name} · {n} turns: {len(items)} items")
+        rankings = [logprob_order(model, m, task.options_for(i))
+                    for i, m in zip(items, prompts, strict=True)]
+        golds = [task.gold(i) for i in items]
+        base = baseline(items)
+        base_rankings = [base.rankings[i.id] for i in items]
+        for metric in task.metrics:
+            scorer = Scorer(name, metric, golds)
+            points.append(ProbePoint(task=name, model=model.spec, n_turns=n, metric=metric,
+                                     n_items=len(golds), score=interval(scorer, rankings),
+                                     baseline=scorer.score(base_rankings),
+                                     baseline_name=base.name))
+    return points
 
 
 def probe_ranking(model: Model, items: Sequence[RankItem], convs: Conversations,
                   lengths: Sequence[int] = HISTORY_LENGTHS,
-                  progress: Callable[[str], None] | None = None) -> list[ProbePoint]:
-    points = []
-    for n in lengths:
-        if progress:
-            progress(f"{model.spec} · ranking · {n} turns: {len(items)} items")
+                  progress: Progress | None = None) -> list[ProbePoint]:
+    """Ranking over windows of each length that hold the gold turn; BM25 on the same turns."""
+    task = registry.get("ranking")
+
+    def shown(n: int) -> tuple[list[Item], list[list[Message]]]:
         wide = [widen_ranking(i, n, convs) for i in items]
-        rankings = [_logprob_ranking(model, render("ranking", "p0", w), options_for("ranking", w))
-                    for w in wide]
-        base = bm25_ranking(wide)
-        points += _points("ranking", model.spec, n, [gold_of(w) for w in wide], rankings,
-                          [base.rankings[w.id] for w in wide], "bm25")
-    return points
+        return list(wide), [task.render("p0", w) for w in wide]
+
+    return _probe(model, "ranking", lengths, progress, shown,
+                  lambda wide: bm25_ranking(wide))  # type: ignore[arg-type]
 
 
 def probe_memory(model: Model, items: Sequence[MemoryItem], convs: Conversations,
                  lengths: Sequence[int] = HISTORY_LENGTHS,
-                 progress: Callable[[str], None] | None = None) -> list[ProbePoint]:
-    points = []
+                 progress: Progress | None = None) -> list[ProbePoint]:
+    """Memory with each length of earlier turns shown first; the rules see the turn only."""
     base = rule_memory(items)
-    for n in lengths:
-        if progress:
-            progress(f"{model.spec} · memory · {n} turns: {len(items)} items")
-        rankings = [_logprob_ranking(model, memory_messages(i, memory_history(i, n, convs)),
-                                     options_for("memory", i)) for i in items]
-        points += _points("memory", model.spec, n, [gold_of(i) for i in items], rankings,
-                          [base.rankings[i.id] for i in items], "rules")
-    return points
+    return _probe(model, "memory", lengths, progress,
+                  lambda n: (list(items), [memory_messages(i, memory_history(i, n, convs))
+                                           for i in items]),
+                  lambda _items: base)
+
+
+PROBE_TASKS = ("memory", "ranking")
+
+
+class ProbeReport(BaseModel):
+    """Everything one ``slmbench probe`` run measured, as written to probe.json."""
+
+    command: str
+    created: str
+    models: list[str]
+    lengths: list[int]
+    limit: int | None
+    points: list[ProbePoint]
+
+
+def run_probe(models: Sequence[str], tasks: Sequence[TaskName], lengths: Sequence[int], *,
+              limit: int | None = None, seed: int = 0, command: str = "",
+              progress: Progress | None = None, session: Session | None = None) -> ProbeReport:
+    """The context-length probe of every model on memory and/or ranking eval samples."""
+    if not tasks or set(tasks) - set(PROBE_TASKS):
+        raise ConfigError("the context-length probe covers memory and ranking",
+                          "use --task memory and/or --task ranking")
+    memory = registry.get("memory").load_items()
+    convs = conversations(memory)  # type: ignore[arg-type]
+    points: list[ProbePoint] = []
+    for spec in models:
+        with (session or Session()).model(spec) as loaded:
+            if "memory" in tasks:
+                points += probe_memory(loaded, select_items("memory", memory, limit, seed),  # type: ignore[arg-type]
+                                       convs, lengths, progress)
+            if "ranking" in tasks:
+                ranking = select_items("ranking", registry.get("ranking").load_items(), limit,
+                                       seed)
+                points += probe_ranking(loaded, ranking, convs, lengths, progress)  # type: ignore[arg-type]
+    return ProbeReport(command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
+                       models=list(models), lengths=list(lengths), limit=limit, points=points)

@@ -34,13 +34,13 @@ from torch import nn
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks.baselines import all_baselines, gold_of
-from slmbench.microtasks.datasets import load_items
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import TaskName
-from slmbench.microtasks.eligibility import METRICS, EligibilityCell, make_cell
-from slmbench.microtasks.matrix import precision_of, select_items
+from slmbench.microtasks.eligibility import EligibilityCell, make_cell
+from slmbench.microtasks.prompts import FROZEN
 from slmbench.microtasks.readout import ItemReading, Reading
-from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore
+from slmbench.microtasks.session import Block, Session, precision_of, select_items
+from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model, load_model
 
 GROUP_SIZE = 128
@@ -270,13 +270,12 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
     stored ones are reused, so an interrupted run resumes; a level whose readings are all
     stored is not loaded, and its RTN report comes from the store.
     """
-    say = progress or (lambda _m: None)
     load = loader or (lambda src, p: load_precision(src, p, threads=threads))
     levels = [*precisions, *gguf]
-    pools = {t: load_items(t) for t in tasks}
-    chosen = {t: select_items(pools[t], limit, seed) for t in tasks}
-    baselines = {t: all_baselines(t, [i for i in pools[t] if i.split == "fit"], chosen[t])
-                 for t in tasks}
+    pools = {t: registry.get(t).load_items() for t in tasks}
+    chosen = {t: select_items(t, pools[t], limit, seed) for t in tasks}
+    baselines = {t: registry.get(t).baselines([i for i in pools[t] if i.split == "fit"],
+                                              chosen[t]) for t in tasks}
     readings: dict[str, list[ItemReading]] = {}
     rtn: dict[str, RtnReport] = {}
     seconds: dict[str, float] = {}
@@ -285,7 +284,7 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
         notes.append(f"{source} is a GGUF file: transformers dequantizes its quantized weights "
                      "to fp32, so 'fp32' here is that quantization expanded, not the "
                      "original full-precision model, and rtn4 re-quantizes it")
-    counts = ReadCounts()
+    session = Session(store, progress=progress)
     kept: Model | None = None  # an fp32 hf model, rounded in place by the rtn level after it
     for n, level in enumerate(levels):
         label = f"{source}#{level}"  # the readings' key in the store
@@ -309,24 +308,21 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
                     store.put_note(f"rtn:{label}", report.model_dump_json())
             return model
 
-        reader = Reader(label, load_level, store)
         reuse = (level == "fp32" and n + 1 < len(levels) and levels[n + 1] in RTN_PRECISIONS)
-        try:
-            for task in tasks:
-                say(f"{level} · {task}: {len(chosen[task])} items")
-                readings[f"{level}|{task}"] = [reader.read(task, "p0", i)
-                                               for i in chosen[task]]
+        try:  # keep an fp32 hf model open: the next level rounds these weights (no reload)
+            got = session.read(label, [Block(t, FROZEN, chosen[t]) for t in tasks],
+                               loader=load_level,
+                               keep=lambda m, reuse=reuse: reuse and hasattr(m, "model"))
         except BaseException:
-            reader.close()
             if kept is not None:
                 kept.close()
             raise
-        if reuse and reader.loaded and hasattr(reader.model(), "model"):
-            kept = reader.model()  # saves a second load: the next level rounds these weights
+        if got.kept is not None:
+            kept = got.kept
         else:
-            reader.close()
             gc.collect()
-        counts = counts.add(reader.counts)
+        for block in got.blocks:
+            readings[f"{level}|{block.block.task}"] = block.readings
         if level not in rtn and store is not None and (kept_rtn := store.note(f"rtn:{label}")):
             rtn[level] = RtnReport.model_validate_json(kept_rtn)  # measured by an earlier run
     if kept is not None:
@@ -334,7 +330,7 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
     cells: list[EligibilityCell] = []
     comparisons: list[PrecisionComparison] = []
     for task in tasks:
-        golds = {i.id: gold_of(i) for i in chosen[task]}
+        golds = {i.id: registry.get(task).gold(i) for i in chosen[task]}
         gold_list = [golds[i.id] for i in chosen[task]]
         base = {b.name: [b.rankings[i.id] for i in chosen[task]] for b in baselines[task]}
         by_level: dict[tuple[str, Reading], EligibilityCell] = {}
@@ -344,7 +340,7 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
                 ranks = [r.ranking(reading) for r in got]
                 if any(r is None for r in ranks):
                     continue
-                cell = make_cell(task=task, metric=METRICS[task][0], model=source,
+                cell = make_cell(task=task, metric=registry.get(task).metrics[0], model=source,
                                  precision=level if kind_of(level) != "gguf" else
                                  f"{precision_of(level)} ({level})", prompt_id="p0",
                                  reading=reading, golds=gold_list,
@@ -370,4 +366,4 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
         command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
         source=source, precisions=levels, tasks=list(tasks), limit=limit, margin=margin,
         cells=cells, comparisons=comparisons, rtn=rtn, load_seconds=seconds,
-        readings=readings, notes=notes, read_counts=counts)
+        readings=readings, notes=notes, read_counts=session.counts)

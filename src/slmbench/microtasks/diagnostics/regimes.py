@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.diagnostics.thresholds import DiagnosticCell
+from slmbench.microtasks.eligibility import EligibilityCell
 
 RegimeName = Literal["eligible", "format_failure", "threshold_fixable", "label_bias",
                      "capability_deficit"]
@@ -83,6 +84,10 @@ def rules(cell: DiagnosticCell) -> dict[RegimeName, bool]:
     }
 
 
+def _low(cell: EligibilityCell) -> str:
+    return "undefined" if cell.score.low is None else f"{cell.score.low:.3f}"
+
+
 def _reason(name: RegimeName, cell: DiagnosticCell, sep: Separation) -> str:
     frozen = cell.generation or cell.default
     tau = f"τ={frozen.tau:.3f} ({frozen.tau_anchor})"
@@ -90,18 +95,18 @@ def _reason(name: RegimeName, cell: DiagnosticCell, sep: Separation) -> str:
     auc_text = ("AUC undefined" if auc.estimate is None else
                 f"AUC {auc.estimate:.3f} [{auc.low:.3f}, {auc.high:.3f}]")
     if name == "eligible":
-        return f"{frozen.reading} {frozen.metric} lower bound {frozen.ci_low:.3f} > {tau}"
+        return (f"{frozen.reading} {frozen.metric} lower bound {_low(frozen)} > {tau}")
     if name == "format_failure":
         return (f"{_format_rate(cell):.0%} of replies name no option "
                 f"(bound {FORMAT_FAILURE_BOUND:.0%})")
     if name == "threshold_fixable":
         return (f"{auc_text}; re-thresholded {cell.tuned.metric} lower bound "
-                f"{cell.tuned.ci_low:.3f} > {tau} (default {cell.default.ci_low:.3f})")
+                f"{_low(cell.tuned)} > {tau} (default {_low(cell.default)})")
     if name == "label_bias":
         return (f"{cell.majority_share:.0%} of decisions are {cell.majority_decision!r} "
                 f"(bound {BIAS_BOUND:.0%}); {auc_text}")
     return (f"{auc_text} ({sep}); best fit-split threshold gives lower bound "
-            f"{cell.tuned.ci_low:.3f} <= {tau}")
+            f"{_low(cell.tuned)} <= {tau}")
 
 
 def classify(cell: DiagnosticCell) -> Regime:

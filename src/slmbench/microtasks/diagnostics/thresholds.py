@@ -32,23 +32,12 @@ from scipy.special import softmax
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError, LogprobsUnsupportedError
-from slmbench.microtasks.baselines import all_baselines, gold_of
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import AnyItem, Split, TaskName
-from slmbench.microtasks.eligibility import (
-    METRICS,
-    POSITIVE,
-    EligibilityCell,
-    Metric,
-    Scorer,
-    make_cell,
-)
+from slmbench.microtasks.eligibility import EligibilityCell, Scorer, make_cell
 from slmbench.microtasks.readout import ItemReading
+from slmbench.microtasks.spec import Metric
 
-BINARY: dict[TaskName, tuple[str, str]] = {
-    task: (pos, next(o for o in opts if o != pos))
-    for task, pos, opts in (("approval", POSITIVE["approval"], ("approve", "deny")),
-                            ("memory", POSITIVE["memory"], ("save", "skip")))
-}
 ECE_BINS = 10
 
 
@@ -72,7 +61,7 @@ def scored_item(item: AnyItem, reading: ItemReading) -> ScoredItem:
             f"no log-probabilities for {item.id}: threshold diagnostics need them",
             "use a backend with score() (llamacpp:, hf:)")
     return ScoredItem(item_id=item.id, split=item.split, options=reading.options,
-                      gold=gold_of(item), logprobs=reading.logprobs,
+                      gold=registry.get(reading.task).gold(item), logprobs=reading.logprobs,
                       generation_ranking=reading.generation_ranking)
 
 
@@ -84,11 +73,18 @@ def ranking_under(item: ScoredItem, offsets: dict[str, float]) -> list[str]:
     return sorted(item.options, key=lambda o: (-adj[o], item.options.index(o)))
 
 
+def binary_pair(task: TaskName) -> tuple[str, str] | None:
+    """A binary task's (positive, negative) options; None for other shapes."""
+    spec = registry.get(task)
+    return (spec.positive or "", spec.negative()) if spec.shape == "binary" else None
+
+
 def shared_options(task: TaskName, items: Sequence[ScoredItem]) -> list[str]:
     """The options an offset can be fitted on (see module docstring)."""
-    if task in BINARY:
-        return [BINARY[task][0]]
-    if task == "tools":
+    pair = binary_pair(task)
+    if pair:
+        return [pair[0]]
+    if registry.get(task).shape == "choice":
         return ["none"]
     positions = sorted({o for i in items for o in i.options}, key=int)
     return positions[1:]  # offsets are relative: position 1 stays at 0
@@ -119,7 +115,7 @@ def _breakpoints(items: Sequence[ScoredItem], option: str,
 def fit_offsets(task: TaskName, fit_items: Sequence[ScoredItem], *, passes: int = 2
                 ) -> dict[str, float]:
     """Offsets maximising the task's metric on ``fit_items`` (ties: closest to no offset)."""
-    metric = METRICS[task][0]
+    metric = registry.get(task).metrics[0]
     offsets = dict.fromkeys(shared_options(task, fit_items), 0.0)
     if not fit_items:
         return offsets
@@ -138,7 +134,7 @@ def fit_offsets(task: TaskName, fit_items: Sequence[ScoredItem], *, passes: int 
 
 def binary_margin(task: TaskName, item: ScoredItem) -> float:
     """``s = log P(positive) - log P(negative)`` of a binary item."""
-    pos, neg = BINARY[task]
+    pos, neg = binary_pair(task) or ("", "")
     return item.logprobs[pos] - item.logprobs[neg]
 
 
@@ -207,9 +203,10 @@ def calibration(items: Sequence[ScoredItem]) -> Calibration:
 
 def decision_key(task: TaskName, item: ScoredItem, option: str) -> str:
     """What a constant-answer bias is measured on: the label, or the option's position."""
-    if task == "tools" and option != "none":
+    shape = registry.get(task).shape
+    if shape == "choice" and option != "none":
         return f"function #{item.options.index(option) + 1}"
-    return option if task != "ranking" else f"turn {option}"
+    return option if shape != "ranking" else f"turn {option}"
 
 
 class DiagnosticCell(BaseModel):
@@ -242,18 +239,19 @@ def diagnose(task: TaskName, model: str, fit: Sequence[ScoredItem], evals: Seque
     """The threshold diagnostic of one model on one task (readings joined to their items)."""
     if not evals:
         raise ConfigError(f"no eval items to diagnose for {task}", "raise --limit")
-    metric = METRICS[task][0]
+    metric = registry.get(task).metrics[0]
     offsets = fit_offsets(task, fit)
-    if task in BINARY:
+    pair = binary_pair(task)
+    if pair:
         auc = binary_auc([binary_margin(task, i) for i in evals],
-                         [i.gold == BINARY[task][0] for i in evals])
+                         [i.gold == pair[0] for i in evals])
     else:
         auc = gold_vs_distractor_auc(evals)
     by_id = {i.item_id: i for i in evals}
     ordered = [by_id[it.id] for it in eval_items]
     golds = [i.gold for i in ordered]
     baselines = {b.name: [b.rankings[it.id] for it in eval_items]
-                 for b in all_baselines(task, fit_items, eval_items)}
+                 for b in registry.get(task).baselines(fit_items, eval_items)}
 
     def cell(reading: str, rankings: list[list[str]], failures: int = 0,
              note: str | None = None) -> EligibilityCell:
@@ -273,7 +271,7 @@ def diagnose(task: TaskName, model: str, fit: Sequence[ScoredItem], evals: Seque
         ff_rate = stats.wilson(fails, len(gens))
     keys = Counter(decision_key(task, i, ranking_under(i, {})[0]) for i in ordered)
     top_key, top_count = keys.most_common(1)[0]
-    pos = BINARY[task][0] if task in BINARY else None
+    pos = pair[0] if pair else None
     return DiagnosticCell(
         task=task, model=model, n_fit=len(fit), n_eval=len(ordered), auc=auc, offsets=offsets,
         threshold=0.0 - offsets[pos] if pos else None, positive=pos,

@@ -1,31 +1,26 @@
 """Frozen micro-task prompts (``p0``) and three neutral paraphrases (``p1``-``p3``) per task.
 
-The text lives in ``<task>.yaml`` next to this module; code here only fills in an item's
-fields, lists the item's answer options and parses a generated reply back to options.
+A task's text lives in its YAML (``<task>.yaml`` next to this module for the built-in
+tasks); code here loads a prompt set, fills in an item's fields and parses a generated reply
+back to options. Which fields and options an item has is the task's business
+(:class:`slmbench.microtasks.spec.MicroTask`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks.datasets.records import (
-    AnyItem,
-    ApprovalItem,
-    MemoryItem,
-    RankItem,
-    TaskName,
-    ToolItem,
-)
 from slmbench.models.base import Message
 
-__all__ = ["FROZEN", "PROMPT_DIR", "PROMPT_IDS", "PromptSet", "PromptText", "options_for",
-           "parse_reply", "prompt_set", "render", "resolve_prompt_ids"]
+__all__ = ["FROZEN", "PROMPT_DIR", "PROMPT_IDS", "PromptSet", "PromptText", "fill",
+           "load_prompt_set", "parse_reply", "resolve_prompt_ids"]
 
 PROMPT_DIR = Path(__file__).parent
 PROMPT_IDS = ("p0", "p1", "p2", "p3")
@@ -51,11 +46,20 @@ class PromptSet(BaseModel):
 
 
 @cache
-def prompt_set(task: TaskName) -> PromptSet:
-    path = PROMPT_DIR / f"{task}.yaml"
+def load_prompt_set(path: Path) -> PromptSet:
+    """The prompt set in a YAML file; every id of ``PROMPT_IDS`` must be there."""
     if not path.is_file():
-        raise ConfigError(f"no prompt file for micro-task {task!r}", "reinstall slmbench")
-    return PromptSet.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        raise ConfigError(f"no prompt file {path}", "reinstall slmbench, or write the file")
+    try:
+        found = PromptSet.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    except (ValidationError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path} is not a prompt set: {str(exc).splitlines()[0]}",
+                          "see microtasks/prompts/approval.yaml for the shape") from exc
+    missing = [p for p in PROMPT_IDS if p not in found.prompts]
+    if missing:
+        raise ConfigError(f"{path} lacks prompt(s) {', '.join(missing)}",
+                          "every task has the frozen p0 and the paraphrases p1-p3")
+    return found
 
 
 def resolve_prompt_ids(spec: str) -> list[str]:
@@ -70,51 +74,30 @@ def resolve_prompt_ids(spec: str) -> list[str]:
     return ids
 
 
-def options_for(task: TaskName, item: AnyItem) -> list[str]:
-    """The answers an item allows, in a fixed order."""
-    if isinstance(item, ToolItem):
-        return [f.name for f in item.functions] + ["none"]
-    if isinstance(item, RankItem):
-        return [str(k + 1) for k in range(len(item.turns))]
-    return list(prompt_set(task).options)
-
-
-def _fields(item: AnyItem) -> dict[str, str]:
-    if isinstance(item, ApprovalItem):
-        return {"command": item.command}
-    if isinstance(item, MemoryItem):
-        return {"turn": item.turn}
-    if isinstance(item, ToolItem):
-        lines = [f"- {f.name}: {' '.join(f.description.split())}" for f in item.functions]
-        return {"functions": "\n".join(lines), "request": item.request}
-    turns = "\n\n".join(f"[{k + 1}] {t}" for k, t in enumerate(item.turns))
-    return {"turns": turns, "query": item.query}
-
-
-def render(task: TaskName, prompt_id: str, item: AnyItem) -> list[Message]:
-    """The chat messages one prompt makes of one item."""
-    text = prompt_set(task).prompts[prompt_id]
-    fields = _fields(item)
+def fill(prompts: PromptSet, prompt_id: str, fields: Mapping[str, str]) -> list[Message]:
+    """The chat messages of one prompt with an item's fields filled in."""
+    text = prompts.prompts[prompt_id]
     return [Message(role="system", content=text.system),
             Message(role="user", content=text.user.format(**fields))]
 
 
-def parse_reply(task: TaskName, text: str, options: list[str]) -> list[str]:
+def parse_reply(text: str, options: list[str], aliases: Mapping[str, str], *,
+                ranking: bool = False) -> list[str]:
     """Options a reply names, in order of appearance; ``[]`` means a format failure.
 
-    Ranking replies give turn numbers (every valid number, deduplicated). Other tasks give
-    one option: the earliest option or alias named as a whole word (the longest wins at the
-    same position, so ``get_weather_forecast`` beats ``get_weather``).
+    Ranking replies give option numbers (every valid number, deduplicated). Other replies
+    give one option: the earliest option or alias named as a whole word (the longest wins at
+    the same position, so ``get_weather_forecast`` beats ``get_weather``).
     """
     clean = text.replace("`", " ").replace("*", " ")
-    if task == "ranking":
+    if ranking:
         found: list[str] = []
         for num in re.findall(r"\d+", clean):
             if num.lstrip("0") in options and num.lstrip("0") not in found:
                 found.append(num.lstrip("0"))
         return found
     names = {o.lower(): o for o in options}
-    names.update({a.lower(): o for a, o in prompt_set(task).aliases.items() if o in options})
+    names.update({a.lower(): o for a, o in aliases.items() if o in options})
     best: tuple[int, int, str] | None = None
     lowered = clean.lower()
     for name, option in names.items():

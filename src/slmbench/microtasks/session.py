@@ -1,0 +1,193 @@
+"""The one read loop of Part B: which items a run reads, and reading them model by model.
+
+Every command that reads a model's decisions on items (``eligibility``, ``diagnose``,
+``quantize``, a study's Part B) goes through :class:`Session`: per model spec, a
+:class:`~slmbench.microtasks.store.Reader` reads each :class:`Block` (task, prompt, items)
+through the optional readings store, loading the model only for a reading the store does
+not hold, and closing it after. ``probe`` and ``cascade`` read log-probabilities of edited
+prompts (longer histories, shortlists), which the store does not key; they share
+:func:`logprob_order` and the model's lifetime (:meth:`Session.model`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from slmbench.core.errors import ConfigError
+from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.datasets.records import Item, TaskName
+from slmbench.microtasks.readout import ItemReading
+from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore, StoreError
+from slmbench.models.base import Message, Model, load_model, parse_spec
+
+Progress = Callable[[str], None]
+Loader = Callable[[str], Model]
+
+
+# --- which items -----------------------------------------------------------------------------
+
+def _key(seed: int, item_id: str) -> str:
+    return hashlib.sha256(f"{seed}:{item_id}".encode()).hexdigest()
+
+
+def select_items(task: TaskName, items: Sequence[Item], limit: int | None, seed: int = 0
+                 ) -> list[Item]:
+    """The eval split, or a seeded sample of ``limit`` items stratified by the task's
+    ``stratum`` (its gold answer class unless it says otherwise)."""
+    pool = sorted((i for i in items if i.split == "eval"), key=lambda i: _key(seed, i.id))
+    if limit is None or limit >= len(pool):
+        return pool
+    groups: dict[str, list[Item]] = defaultdict(list)
+    for item in pool:
+        groups[registry.get(task).stratum_of(item)].append(item)
+    quota = {c: int(limit * len(g) / len(pool)) for c, g in groups.items()}
+    by_remainder = sorted(groups, key=lambda c: -(limit * len(groups[c]) / len(pool) % 1))
+    for c in by_remainder[: limit - sum(quota.values())]:
+        quota[c] += 1
+    chosen = [i for c, g in groups.items() for i in g[: quota[c]]]
+    return sorted(chosen, key=lambda i: _key(seed, i.id))
+
+
+def fit_sample(items: Sequence[Item], limit: int | None, seed: int = 0) -> list[Item]:
+    """A seeded sample of ``limit`` items of the fit split (all of it when ``limit`` is None)."""
+    pool = sorted((i for i in items if i.split == "fit"), key=lambda i: _key(seed, i.id))
+    return pool if limit is None else pool[:limit]
+
+
+def precision_of(spec: str) -> str:
+    """Weight precision of a model spec: its ``precision`` option, else the registry's."""
+    parsed = parse_spec(spec)
+    if parsed.option("precision"):
+        return str(parsed.option("precision"))
+    try:
+        from slmbench.models.catalog import load_registry
+
+        name = parsed.target
+        if name.endswith(".gguf"):
+            name = Path(name).name.removesuffix(".gguf")
+        entry = load_registry().find(name)
+    except Exception:  # the registry is optional here; fall back to "unknown"
+        entry = None
+    return str(getattr(entry, "quantization", None) or "unknown")
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Block:
+    """Items of one task read under one prompt."""
+
+    task: TaskName
+    prompt_id: str
+    items: Sequence[Item]
+
+
+@dataclass(frozen=True)
+class BlockReading:
+    """A block as read: the items read (in order) and their readings."""
+
+    block: Block
+    items: list[Item]
+    readings: list[ItemReading]
+
+
+@dataclass
+class ModelReadings:
+    """Every block one model spec read, and the model if ``keep`` asked to keep it open."""
+
+    spec: str
+    blocks: list[BlockReading]
+    kept: Model | None = None
+
+
+@dataclass
+class Session:
+    """Reads blocks of items for one model spec after another, through one optional store.
+
+    ``counts`` says where the readings came from; ``notes`` collects each reading's note
+    (e.g. no log-probabilities) and every item skipped as unreadable, once each.
+    """
+
+    store: ReadingStore | None = None
+    loader: Loader | None = None  # None: slmbench.models.base.load_model
+    progress: Progress | None = None
+    counts: ReadCounts = field(default_factory=ReadCounts)
+    notes: list[str] = field(default_factory=list)
+
+    def _loader(self) -> Loader:
+        return self.loader or load_model
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def read(self, spec: str, blocks: Sequence[Block], *, skip_unreadable: bool = False,
+             loader: Loader | None = None, keep: Callable[[Model], bool] | None = None
+             ) -> ModelReadings:
+        """Read every block with ``spec`` (loaded by ``loader``, else the session's).
+
+        ``skip_unreadable``: an item the loaded model refuses with a ``ConfigError`` (e.g. its
+        prompt does not fit the context) is skipped with a note; a block whose every item is
+        skipped is an error. Store and loading errors always stop the run. The model is
+        closed at the end unless ``keep(model)`` says otherwise (then it is returned, open).
+        """
+        reader = Reader(spec, loader or self._loader(), self.store)
+        kept: Model | None = None
+        try:
+            got = [self._block(reader, b, skip_unreadable) for b in blocks]
+            if keep is not None and reader.loaded and keep(reader.model()):
+                kept = reader.model()
+        finally:
+            if kept is None:
+                reader.close()
+            self.counts = self.counts.add(reader.counts)
+        return ModelReadings(spec=spec, blocks=got, kept=kept)
+
+    def _block(self, reader: Reader, block: Block, skip_unreadable: bool) -> BlockReading:
+        if self.progress:
+            splits = "/".join(sorted({i.split for i in block.items}))
+            self.progress(f"{reader.spec} · {block.task} · {block.prompt_id}: "
+                          f"{len(block.items)} {splits} items")
+        items: list[Item] = []
+        readings: list[ItemReading] = []
+        first_skip = None
+        for item in block.items:
+            try:
+                reading = reader.read(block.task, block.prompt_id, item)
+            except StoreError:
+                raise
+            except ConfigError as exc:
+                if not (skip_unreadable and reader.loaded):
+                    raise
+                first_skip = first_skip or f"{reader.spec}: {item.id} skipped: {exc}"
+                self._note(f"{reader.spec}: {item.id} skipped: {exc}")
+                continue
+            items.append(item)
+            readings.append(reading)
+            if reading.note:
+                self._note(f"{reader.spec}: {reading.note}")
+        if block.items and not items:
+            raise ConfigError(f"every {block.task} item of the block was skipped; the first: "
+                              f"{first_skip}", "fix the cause above")
+        return BlockReading(block=block, items=items, readings=readings)
+
+    @contextmanager
+    def model(self, spec: str) -> Iterator[Model]:
+        """The loaded model for direct use (probe, cascade), closed when the block ends."""
+        loaded = self._loader()(spec)
+        try:
+            yield loaded
+        finally:
+            loaded.close()
+
+
+def logprob_order(model: Model, messages: list[Message], options: Sequence[str]) -> list[str]:
+    """``options`` by the model's log-probability as the reply to ``messages``, best first
+    (ties: the order of ``options``)."""
+    lp = {s.candidate: s.logprob for s in model.score(messages, list(options))}
+    return sorted(options, key=lambda o: (-lp[o], list(options).index(o)))

