@@ -148,6 +148,18 @@ def test_every_package_names_its_public_surface(init: Path) -> None:
     assert "__all__" in names, f"{init.relative_to(SRC)} has no __all__"
 
 
+def test_no_test_imports_library_code_from_the_cli() -> None:
+    # The CLI parses, calls and prints; anything a test needs lives in the library.
+    offenders = []
+    for path in Path(__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("slmbench.cli"):
+                names = {a.name for a in node.names}
+                if names - {"main", "app"}:
+                    offenders.append(f"{path.name}: from {node.module} import {sorted(names)}")
+    assert offenders == []
+
+
 def test_test_module_names_are_unique() -> None:
     # Two tests/**/test_x.py files make collection fail with "import file mismatch" on a
     # clean clone, though each runs fine alone (a helper's tests/microtasks/test_store.py
