@@ -19,7 +19,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from slmbench.agents.records import TrialKey
-from slmbench.core.sqlite import StoreKind, open_store
+from slmbench.core.errors import ConfigError
+from slmbench.core.sqlite import StoreKind, open_store, writing
 
 SCHEMA_VERSION = 1
 DB_NAME = "run.sqlite"
@@ -69,14 +70,18 @@ class RunStore:
 
     def __init__(self, run_dir: str | Path) -> None:
         self.run_dir = Path(run_dir)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        if self.run_dir.exists() and not self.run_dir.is_dir():
+            raise ConfigError(f"run directory {self.run_dir} is a file",
+                              "give --out (or `out` in the experiment) a folder's path")
         self.path = self.run_dir / DB_NAME
+        with writing(self.run_dir, "run directory"):
+            self.run_dir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._conn = open_store(self.path, _STORE)
 
     # -- metadata -------------------------------------------------------
     def set_meta(self, key: str, value: Any) -> None:
-        with self._lock:
+        with self._lock, writing(self.path, "run store"):
             self._conn.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -92,7 +97,7 @@ class RunStore:
     def put(self, key: TrialKey, outcome: str, record: BaseModel | dict[str, Any]) -> bool:
         """Store a finished trial. Returns False (and writes nothing) if the key exists."""
         payload = record.model_dump_json() if isinstance(record, BaseModel) else json.dumps(record)
-        with self._lock:
+        with self._lock, writing(self.path, "run store"):
             cur = self._conn.execute(
                 "INSERT INTO trials(model, task, variant, temperature, seed, repeat, outcome,"
                 " record, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -159,11 +164,12 @@ class RunStore:
         path = Path(path)
         tmp = path.with_suffix(path.suffix + ".tmp")
         n = 0
-        with tmp.open("w", encoding="utf-8") as fh:
-            for t in self.trials():
-                fh.write(t.model_dump_json() + "\n")
-                n += 1
-        tmp.replace(path)
+        with writing(path, "trial export"):
+            with tmp.open("w", encoding="utf-8") as fh:
+                for t in self.trials():
+                    fh.write(t.model_dump_json() + "\n")
+                    n += 1
+            tmp.replace(path)
         return n
 
     # -- response cache -------------------------------------------------
@@ -173,7 +179,7 @@ class RunStore:
         return json.loads(row[0]) if row else None
 
     def cache_put(self, key: str, value: dict[str, Any]) -> None:
-        with self._lock:
+        with self._lock, writing(self.path, "run store"):
             self._conn.execute(
                 "INSERT INTO cache(key, value, created_at) VALUES (?, ?, ?)"
                 " ON CONFLICT DO NOTHING",

@@ -22,6 +22,13 @@ class ConfigError(SlmbenchError):
     """Bad input: a malformed file, an unknown name, an invalid option."""
 
 
+class StoreWriteError(SlmbenchError):
+    """A store or output file could not be written (disk full, read-only, no permission).
+
+    What was stored before stays readable; the same command resumes once the cause is fixed.
+    """
+
+
 class ModelSpecError(ConfigError):
     """A model spec string that names no backend or misses a part."""
 

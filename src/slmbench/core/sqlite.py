@@ -11,10 +11,18 @@ written to a file that is refused.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from slmbench.core.errors import ConfigError
+from slmbench.core.errors import ConfigError, StoreWriteError
+
+# SQLite's primary result codes for "the file cannot take this write": PERM, READONLY, IOERR,
+# FULL, CANTOPEN (https://sqlite.org/rescode.html)
+_CANNOT_WRITE = frozenset({3, 8, 10, 13, 14})
+RESUME_HINT = ("free disk space or make the folder writable, then run the same command again: "
+               "it resumes where it stopped")
 
 META_TABLE = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -54,7 +62,11 @@ def open_store(path: Path, store: StoreKind) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         raise store.error(f"cannot open {store.noun} {path}: {exc}", store.hint) from exc
     try:
-        _check_and_create(conn, path, store)
+        with writing(path, store.noun):
+            _check_and_create(conn, path, store)
+    except StoreWriteError:
+        conn.close()
+        raise
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise store.error(f"{path} is not a {store.noun}: {exc}", store.hint) from exc
@@ -82,12 +94,34 @@ def _check_and_create(conn: sqlite3.Connection, path: Path, store: StoreKind) ->
                           f"(tables: {', '.join(sorted(tables))})", store.hint)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
-    conn.executescript(META_TABLE + store.schema)
     found = read_meta(conn, "schema_version")
-    if found is None:
-        conn.executemany("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
-                         [("kind", store.kind), ("schema_version", str(store.version))])
-    elif found != str(store.version):
+    if found is None:  # a new store: tables and marker in one transaction, or nothing at all
+        conn.executescript(
+            "BEGIN;" + META_TABLE + store.schema
+            + f"INSERT OR IGNORE INTO meta(key, value) VALUES ('kind', {_quote(store.kind)}),"
+            f" ('schema_version', {_quote(str(store.version))}); COMMIT;")
+        return
+    if found != str(store.version):
         raise store.error(f"{path} has {store.name} schema {found}; this slmbench reads "
                           f"{store.version}",
                           f"use the slmbench version that wrote it, or {store.hint}")
+    conn.executescript(META_TABLE + store.schema)  # CREATE ... IF NOT EXISTS: a no-op on ours
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+@contextmanager
+def writing(path: Path, noun: str) -> Iterator[None]:
+    """Turn a failed write to ``path`` (disk full, read-only, I/O error) into one
+    :class:`StoreWriteError` line. SQLite rolls the failed statement back, so what was
+    stored before stays readable and a resumed run picks up from there."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorcode & 0xFF not in _CANNOT_WRITE:
+            raise
+        raise StoreWriteError(f"cannot write to {noun} {path}: {exc}", RESUME_HINT) from exc
+    except OSError as exc:
+        raise StoreWriteError(f"cannot write to {noun} {path}: {exc}", RESUME_HINT) from exc

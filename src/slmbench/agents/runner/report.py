@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.store import RunStore
+from slmbench.core.sqlite import writing
 from slmbench.core.stats import Estimate, wilson
 
 REPORT_SCHEMA_VERSION = 2
@@ -185,8 +186,9 @@ def build_model_report(trials: Sequence[Trial], *, model: str, run_dir: Path,
 
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    with writing(path, "run report"):
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
 
 
 def write_reports(store: RunStore, *, planned: dict[str, int], runner: dict[str, RunnerStats],
@@ -194,7 +196,8 @@ def write_reports(store: RunStore, *, planned: dict[str, int], runner: dict[str,
                   tasks: Mapping[str, Any]) -> dict[str, Path]:
     """Write ``reports/<slug>.json`` for every model planned or stored, and ``trials.jsonl``."""
     out_dir = store.run_dir / "reports"
-    out_dir.mkdir(parents=True, exist_ok=True)
+    with writing(out_dir, "reports folder"):
+        out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     models = list(dict.fromkeys([*planned, *store.models()]))
     for model in models:
