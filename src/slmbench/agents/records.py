@@ -38,6 +38,9 @@ class Outcome(StrEnum):
 
 
 ActionKind = Literal["tool", "final", "invalid"]
+# The grammar the ReAct protocol teaches: {"name": ..., "arguments": {...}} as JSON, or
+# "Final Answer: ..."; native tool calls are structured. Everything else is tolerance.
+STRICT_FORMATS = frozenset({"json", "final", "native"})
 
 
 class Action(BaseModel):
@@ -49,8 +52,15 @@ class Action(BaseModel):
     name: str | None = None
     arguments: dict[str, Any] = Field(default_factory=dict)
     answer: str | None = None
-    format: str | None = None  # which syntax matched: json, fenced_json, action_lines, xml, call
+    # which rule read it: json, fenced_json, action_lines, xml, call, final, native, with
+    # +alias / +python / +args_only for tolerant readings (slmbench.agents.loop.parse)
+    format: str | None = None
     error: str | None = None  # why a response is invalid (format failure reason)
+
+    @property
+    def strict(self) -> bool:
+        """Read by the strict grammar the protocol teaches (canonical JSON or Final Answer)."""
+        return self.kind != "invalid" and self.format in STRICT_FORMATS
 
 
 class FaultPlan(BaseModel):

@@ -96,29 +96,65 @@ yourself: every answer must come from a tool result.
 Tools:
 {tools}
 
-Each reply is exactly one of these two:
-1. A tool call: one JSON object on one line, like the "call" lines above.
-2. When a tool result contains the answer:
-Final Answer: <the short, exact answer>
-
-Your first reply is always a tool call."""
+Each reply is exactly one of these two, at any step:
+1. A tool call: one JSON object on one line, {"name": <tool>, "arguments": {...}}, like the \
+examples above.
+2. Final Answer: <the short, exact answer>"""
 
 INVALID_FEEDBACK = "Observation: I could not read your reply: {error}."
-# How a tool result is shown to the model: the result, then the question again
-# (see the module docstring for why the question is repeated).
+# How a tool result is shown to the model: the result, then the question again (a
+# reminder, no instruction: see the module docstring).
 OBSERVATION = """\
 Observation: {observation}
 
-Using this result, answer my question: {instruction}
-Start your reply with 'Final Answer:'. (If the result is not enough, call another tool instead.)"""
-# A successful call made again is not run again (no second e-mail, no second
-# booking); the model is told so and asked to move on.
+My question was: {instruction}"""
+# A successful call made again is not run again (no second e-mail, no second booking).
 REPEATED_CALL = """\
-Observation: you already called {name} with exactly these arguments; its result is above.
+Observation: you already called {name} with exactly these arguments; its result is above \
+and it was not run again.
 
-Using that result, answer my question: {instruction}
-Start your reply with 'Final Answer:'. (If it is not enough, call a different tool or change \
-the arguments.)"""
+My question was: {instruction}"""
+
+
+class Prompts(BaseModel):
+    """The wording of one ReAct prompt set: protocol, observation and feedback templates."""
+
+    model_config = ConfigDict(frozen=True)
+
+    protocol: str
+    observation: str
+    repeated_call: str
+    invalid_feedback: str
+    example_label: str
+
+
+# ``legacy`` is the wording before issue #15, kept only to measure the change
+# (docs/results/harness-validity.md): it tells the model after every result,
+# errors included, to start with 'Final Answer:', and forbids a first reply
+# that is not a tool call.
+PROMPT_SETS: dict[str, Prompts] = {
+    "neutral": Prompts(protocol=PROTOCOL, observation=OBSERVATION, repeated_call=REPEATED_CALL,
+                       invalid_feedback=INVALID_FEEDBACK, example_label="example"),
+    "legacy": Prompts(
+        protocol=(
+            "You answer questions by calling tools. You know nothing about this company or the "
+            "world yourself: every answer must come from a tool result.\n\nTools:\n{tools}\n\n"
+            "Each reply is exactly one of these two:\n"
+            '1. A tool call: one JSON object on one line, like the "call" lines above.\n'
+            "2. When a tool result contains the answer:\n"
+            "Final Answer: <the short, exact answer>\n\nYour first reply is always a tool call."),
+        observation=(
+            "Observation: {observation}\n\nUsing this result, answer my question: {instruction}"
+            "\nStart your reply with 'Final Answer:'. (If the result is not enough, call another "
+            "tool instead.)"),
+        repeated_call=(
+            "Observation: you already called {name} with exactly these arguments; its result is "
+            "above.\n\nUsing that result, answer my question: {instruction}\nStart your reply "
+            "with 'Final Answer:'. (If it is not enough, call a different tool or change the "
+            "arguments.)"),
+        invalid_feedback=INVALID_FEEDBACK, example_label="call"),
+}
+DEFAULT_PROMPTS = "neutral"
 
 
 class AgentResult(BaseModel):
@@ -158,18 +194,21 @@ def example_call(spec: ToolSpec) -> str:
     return json.dumps({"name": spec.name, "arguments": args})
 
 
-def describe_tools(specs: Sequence[ToolSpec]) -> str:
+def describe_tools(specs: Sequence[ToolSpec], label: str = "example") -> str:
     """Three lines per tool: name and description, JSON schema of the arguments, an example."""
     return "\n".join(
         f"- {s.name}: {s.description}\n  arguments (JSON schema): {json.dumps(s.parameters)}"
-        f"\n  call: {example_call(s)}"
+        f"\n  {label}: {example_call(s)}"
         for s in specs
     )
 
 
-def build_system_prompt(specs: Sequence[ToolSpec], template: str | None = None) -> str:
-    """The ReAct system prompt; ``{tools}`` in the template becomes the tool list."""
-    return (template or PROTOCOL).replace("{tools}", describe_tools(specs))
+def build_system_prompt(specs: Sequence[ToolSpec], template: str | None = None,
+                        prompts: str = DEFAULT_PROMPTS) -> str:
+    """The ReAct system prompt of prompt set ``prompts``; ``{tools}`` becomes the tool list."""
+    chosen = PROMPT_SETS[prompts]
+    return (template or chosen.protocol).replace(
+        "{tools}", describe_tools(specs, chosen.example_label))
 
 
 class ToolboxBroken(Exception):
@@ -267,13 +306,17 @@ def run_react(
     token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     time_budget_s: float | None = None,
     system_prompt: str | None = None,
+    prompts: str = DEFAULT_PROMPTS,
 ) -> AgentResult:
     """Run the text ReAct loop until a final answer or a terminal outcome; never raises
-    for model, format or tool failures (they become the result's ``outcome``)."""
+    for model, format or tool failures (they become the result's ``outcome``).
+
+    ``prompts`` names the wording in :data:`PROMPT_SETS` (``legacy`` only to measure it)."""
     specs = toolbox.specs()
-    names = [s.name for s in specs]
+    wording = PROMPT_SETS[prompts]
     run = Run("react", token_budget=token_budget, time_budget_s=time_budget_s)
-    run.messages = [Message(role="system", content=build_system_prompt(specs, system_prompt)),
+    run.messages = [Message(role="system",
+                            content=build_system_prompt(specs, system_prompt, prompts)),
                     Message(role="user", content=instruction)]
     invalid_in_a_row = 0
     answered: set[str] = set()  # calls that cleanly succeeded: not run again
@@ -289,7 +332,7 @@ def run_react(
             return run.finish(outcome, error=cause)
         run.account(completion)
         raw = completion.text
-        action = parse_action(raw, tool_names=names)
+        action = parse_action(raw, tools=specs)
         run.messages.append(Message(role="assistant", content=raw.strip()))
         if run.repeated(raw):
             run.record(raw, action, completion)
@@ -303,7 +346,7 @@ def run_react(
             if invalid_in_a_row >= FORMAT_FAILURE_AFTER:
                 run.record(raw, action, completion)
                 return run.finish(Outcome.FORMAT_FAILURE, error=action.error)
-            feedback = INVALID_FEEDBACK.format(error=action.error)
+            feedback = wording.invalid_feedback.format(error=action.error)
             run.record(raw, action, completion, observation=feedback)
             run.messages.append(Message(role="user", content=feedback))
             continue
@@ -311,7 +354,7 @@ def run_react(
         assert action.name is not None
         key = call_key(action.name, action.arguments)
         if key in answered:
-            feedback = REPEATED_CALL.format(name=action.name, instruction=instruction)
+            feedback = wording.repeated_call.format(name=action.name, instruction=instruction)
             run.record(raw, action, completion, observation=feedback)
             run.messages.append(Message(role="user", content=feedback))
             continue
@@ -323,6 +366,6 @@ def run_react(
         if result.ok and result.injected_fault is None:
             answered.add(key)
         run.record(raw, action, completion, result=result)
-        run.messages.append(Message(role="user", content=OBSERVATION.format(
+        run.messages.append(Message(role="user", content=wording.observation.format(
             observation=result.observation, instruction=instruction)))
     return run.finish(Outcome.STEP_LIMIT, error=f"no final answer after {max_steps} steps")
