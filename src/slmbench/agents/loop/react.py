@@ -10,15 +10,15 @@ Choices, and why:
 * **Observations are user messages** starting ``Observation:``, not ``tool``
   messages: the chat templates of many small models have no tool role (or
   drop its content), and every template renders a user turn.
-  Each observation repeats the question and says how to answer, final answer
-  first: "Using this result, answer my question: ... Start your reply with
-  'Final Answer:'. (If the result is not enough, call another tool instead.)"
-  Measured with Qwen2.5-Coder-0.5B, greedy: with any wording that offered
-  "the next tool call" as an equal choice it answered every tool result by
-  repeating its call (all 23 quick-suite trials ended as ``loop``); with this
-  one it answers IR-1, DA-1 and MR-3 from the result. Qwen2.5-Coder-1.5B gave
-  the same answers under both wordings. Its own ``<tool_response>`` framing
-  (the native scaffold through the GGUF template) did not help the 0.5B.
+  Each observation is the result and the question again ("My question was:
+  ..."), and nothing that steers toward answering, retrying or refusing
+  (issue #15): the old wording told the model after every result, errors
+  and injected faults included, to start its reply with 'Final Answer:',
+  which works against the recovery and refusals being scored. That wording is
+  kept as the ``legacy`` prompt set only to measure the change
+  (docs/results/harness-validity.md). Before, a neutral wording once made
+  Qwen2.5-Coder-0.5B repeat its call on every quick-suite trial: if it does,
+  that is the model's behaviour, reported with the forensics, not tuned away.
 * **A successful call made again is not run again** (no second e-mail or
   booking): the model is told it already has that result. Calls that failed
   or carried an injected fault may be retried: retrying is recovery.
@@ -28,7 +28,9 @@ Choices, and why:
   Qwen2.5-Coder-0.5B (greedy), every prompt variant that explained the
   Observation messages made its first reply start with "Observation: ..."
   (an invented result, cut to an empty reply by the stop string). Each tool
-  gets a ``call:`` example line built from its required arguments: with the
+  gets an ``example:`` line built from its required arguments, in the
+  canonical shape the strict grammar reads (a line labelled ``call:`` invited
+  ``{"call": ...}`` objects): with the
   bare schema the model copied schema keys (``minimum``, ``type``) into its
   arguments. A leading ``Thought:`` line is accepted but not asked for: asking
   for it made the model answer from memory instead of calling a tool.
@@ -41,7 +43,9 @@ Choices, and why:
 * **Tool errors:** an error observation (bad arguments, no such record, an
   injected fault) is shown to the model, which should recover. Only a broken
   toolbox — ``call`` raising although its contract says it never raises, e.g.
-  the sandbox a tool needs is unavailable — ends the trial as ``tool_error``.
+  — ends the trial as ``tool_error``. A tool that cannot run on this machine
+  (``ToolResult.environment_error``, e.g. no bubblewrap) ends it as
+  ``environment_error``: never the model's failure.
 * **Backend errors:** :class:`~slmbench.core.errors.BackendError` from the model
   ends the trial as ``backend_error`` with its cause; the runner decides
   whether to retry the trial.
@@ -366,6 +370,8 @@ def run_react(
         if result.ok and result.injected_fault is None:
             answered.add(key)
         run.record(raw, action, completion, result=result)
+        if result.environment_error:
+            return run.finish(Outcome.ENVIRONMENT_ERROR, error=result.observation)
         run.messages.append(Message(role="user", content=wording.observation.format(
             observation=result.observation, instruction=instruction)))
     return run.finish(Outcome.STEP_LIMIT, error=f"no final answer after {max_steps} steps")
