@@ -24,7 +24,7 @@ from slmbench.agents.tools.common import StrictParams
 from slmbench.agents.tools.sandbox import Sandbox, SandboxLimits
 from slmbench.agents.world import World
 
-_SHOW = "\n__slmbench_value__ = ({expr})\nif __slmbench_value__ is not None:\n" \
+_SHOW = "__slmbench_value__ = ({expr})\nif __slmbench_value__ is not None:\n" \
     "    print(repr(__slmbench_value__))\n"
 
 
@@ -45,7 +45,9 @@ def repl_source(code: str) -> str:
     expr = ast.get_source_segment(source, last.value)
     if expr is None:
         return source
-    return source[:start] + _SHOW.format(expr=expr)
+    prefix = source[:start]
+    sep = "" if not prefix or prefix.endswith("\n") else "\n"
+    return prefix + sep + _SHOW.format(expr=expr)
 
 
 class CodeInterpreter:
