@@ -34,13 +34,19 @@ have been told its reply was unreadable and might have corrected it.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
 
 from slmbench.agents.loop.react import FORMAT_FAILURE_AFTER
-from slmbench.agents.records import Forensics, Outcome, Step, Trial
+from slmbench.agents.records import NOT_THE_MODELS, Forensics, Outcome, Step, Trial
 from slmbench.agents.scoring import classify
+from slmbench.core import stats
+from slmbench.core.stats import Estimate
 
-__all__ = ["CAUSES", "diagnose", "step_labels", "strict_format_failure"]
+__all__ = ["CAUSES", "FailureBreakdown", "breakdown", "diagnose", "forensics_of", "step_labels",
+           "strict_format_failure"]
 
 # Every cause, in the order figures stack them.
 CAUSES = ("no_call", "unparseable", "unknown_tool", "invalid_arguments", "wrong_tool",
@@ -138,3 +144,54 @@ def diagnose(trial: Trial, task_tools: Collection[str] | None = None) -> Forensi
     labels = list(dict.fromkeys([x for s in per_step for x in s] + _trial_labels(trial)))
     return Forensics(steps=per_step, labels=labels, cause=_cause(trial, per_step, labels),
                      strict_format_failure=strict_format_failure(trial))
+
+
+class FailureBreakdown(BaseModel):
+    """How one model's trials failed: causes, step labels and strict-vs-tolerant format failures.
+
+    Counts are over the trials the model is answerable for (backend and environment
+    errors excluded); ``tolerant_steps`` are steps read only by a tolerant parser rule.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    trials: int
+    causes: dict[str, int]  # cause -> failing trials, in CAUSES order
+    step_labels: dict[str, int]  # label -> steps
+    steps: int
+    tolerant_steps: int
+    format_failure: Estimate  # under the tolerant parser (what the run scored)
+    strict_format_failure: Estimate  # the same responses under the strict grammar
+
+
+def forensics_of(trial: Trial, task_tools: Collection[str] | None = None) -> Forensics:
+    """The trial's stored forensics, or :func:`diagnose` for a record without them."""
+    return trial.forensics if trial.forensics is not None else diagnose(trial, task_tools)
+
+
+def breakdown(model: str, trials: Sequence[Trial],
+              task_tools: Mapping[str, Collection[str]] | None = None) -> FailureBreakdown:
+    """The :class:`FailureBreakdown` of ``model``'s ``trials`` (``task_tools``: id -> tools)."""
+    counted = [t for t in trials if t.outcome not in NOT_THE_MODELS]
+    found = [forensics_of(t, (task_tools or {}).get(t.task_id)) for t in counted]
+    causes = Counter(f.cause for f in found if f.cause)
+    labels = Counter(x for f in found for s in f.steps for x in s)
+    steps = [s for t in counted for s in t.steps]
+    n = len(counted)
+    formats = sum(t.outcome == Outcome.FORMAT_FAILURE for t in counted)
+    return FailureBreakdown(
+        model=model, trials=n,
+        causes={c: causes[c] for c in CAUSES if causes[c]} | {
+            c: k for c, k in causes.items() if c not in CAUSES},
+        step_labels=dict(sorted(labels.items())), steps=len(steps),
+        tolerant_steps=sum(1 for s in steps if s.action.kind != "invalid" and not s.action.strict),
+        format_failure=_share(formats, n),
+        strict_format_failure=_share(sum(f.strict_format_failure for f in found), n))
+
+
+def _share(k: int, n: int) -> Estimate:
+    if n == 0:
+        return Estimate(estimate=None, low=None, high=None, method="wilson", n=0,
+                        note="no trials")
+    return stats.wilson(k, n)
