@@ -12,7 +12,8 @@ from slmbench.report import FIGURES, ReportFiles
 from slmbench.report import figures as figs
 
 STUDY = {"accuracy_vs_params", "accuracy_vs_temperature", "capability_vs_reliability",
-         "composite_bars", "composite_vs_params", "cost_vs_reliability", "failure_causes", "fault_heatmap",
+         "composite_bars", "composite_vs_params", "cost_vs_reliability", "failure_causes",
+         "fault_heatmap",
          "latency_vs_accuracy", "per_group_accuracy", "perturbation_heatmap",
          "reliability_bars", "reliability_dimensions", "radar", "safety_breakdown",
          "temperature_sensitivity"}
