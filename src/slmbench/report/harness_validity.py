@@ -19,8 +19,9 @@ from pathlib import Path
 from slmbench.agents.analysis import load_trials, shipped_tasks
 from slmbench.agents.comparison import PairedComparison, compare_trials, pair_trials
 from slmbench.agents.forensics import CAUSES, FailureBreakdown, breakdown, forensics_of
-from slmbench.agents.records import Trial
+from slmbench.agents.records import NOT_THE_MODELS, Trial
 from slmbench.agents.store import RunStore
+from slmbench.core import stats
 from slmbench.report.study_facts import pct, pval, short, table
 
 __all__ = ["COMMAND", "render_harness_page", "write_harness_page"]
@@ -56,15 +57,20 @@ def _side_by_side(pairs: Sequence[tuple[Trial, Trial]], tools: dict[str, list[st
     for old, new in pairs:
         f_old, f_new = forensics_of(old, tools.get(old.task_id)), forensics_of(
             new, tools.get(new.task_id))
-        rows.append([old.task_id, old.variant, old.outcome.value, f_old.cause or "–",
+        rows.append([old.task_id, old.variant, str(old.repeat), old.outcome.value,
+                     f_old.cause or "–",
                      str(len(old.steps)), new.outcome.value, f_new.cause or "–",
                      str(len(new.steps))])
     return rows
 
 
-def _breakdown_rows(label: str, b: FailureBreakdown) -> list[str]:
+def _breakdown_rows(label: str, b: FailureBreakdown, trials: Sequence[Trial]) -> list[str]:
+    counted = [t for t in trials if t.outcome not in NOT_THE_MODELS]
+    tolerant = sum(any(s.action.kind != "invalid" and not s.action.strict for s in t.steps)
+                   for t in counted)
+    share = stats.wilson(tolerant, len(counted)) if counted else None
     return [label, str(b.trials), pct(b.format_failure), pct(b.strict_format_failure),
-            f"{b.tolerant_steps}/{b.steps}"]
+            pct(share), f"{b.tolerant_steps}/{b.steps}"]
 
 
 def render_harness_page(legacy: Sequence[Trial], neutral: Sequence[Trial], *,
@@ -112,10 +118,15 @@ def render_harness_page(legacy: Sequence[Trial], neutral: Sequence[Trial], *,
               "*Strict* replays the same responses counting every reading outside the taught "
               "grammar (`{\"name\", \"arguments\"}` JSON or `Final Answer:`) as unreadable, "
               "two in a row ending the trial: a counterfactual, since a strict parser would "
-              "have told the model its reply was unreadable. Wilson 95% intervals.", ""]
+              "have told the model its reply was unreadable. The next column is the share of "
+              "trials in which a strict parser would have rejected at least one reply. Wilson "
+              "95% intervals.", ""]
     lines += table(["prompt", "trials", "format failure % (tolerant)",
-                    "format failure % (strict)", "steps read only by a tolerant rule"],
-                   [_breakdown_rows("legacy", b_old), _breakdown_rows("neutral", b_new)])
+                    "format failure % (strict replay)",
+                    "trials with a reply only a tolerant rule reads %",
+                    "steps read only by a tolerant rule"],
+                   [_breakdown_rows("legacy", b_old, legacy),
+                    _breakdown_rows("neutral", b_new, neutral)])
     fmts = sorted(set(_formats(legacy)) | set(_formats(neutral)))
     lines += ["Which parser rule read each action (steps):", ""]
     lines += table(["rule", "legacy", "neutral"],
@@ -133,7 +144,7 @@ def render_harness_page(legacy: Sequence[Trial], neutral: Sequence[Trial], *,
                        [[x, str(b_old.step_labels.get(x, 0)), str(b_new.step_labels.get(x, 0))]
                         for x in labels])
     lines += ["## Every trial", ""]
-    lines += table(["task", "variant", "legacy outcome", "legacy cause", "legacy steps",
+    lines += table(["task", "variant", "repeat", "legacy outcome", "legacy cause", "legacy steps",
                     "neutral outcome", "neutral cause", "neutral steps"],
                    _side_by_side(pairs, tools))
     return "\n".join(lines).rstrip() + "\n"
