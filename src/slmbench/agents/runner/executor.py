@@ -327,7 +327,8 @@ def check_sandbox(exp: Experiment, plan: Plan) -> None:
             f"{len(needing)} planned task(s) need code_interpreter ({', '.join(needing[:3])}"
             f"{', ...' if len(needing) > 3 else ''}) but {exc}",
             "install bubblewrap (`make system-deps`, or sudo apt-get install bubblewrap), "
-            "or pass --skip-code-tasks",
+            + ("or use --toolset task --skip-code-tasks" if exp.toolset == "all"
+               else "or pass --skip-code-tasks"),
         ) from exc
 
 
