@@ -75,7 +75,8 @@ def _breakdown_rows(label: str, b: FailureBreakdown, trials: Sequence[Trial]) ->
 
 def render_harness_page(legacy: Sequence[Trial], neutral: Sequence[Trial], *,
                         fingerprints: tuple[str | None, str | None] = (None, None),
-                        runs: tuple[str, str] = ("legacy", "neutral")) -> str:
+                        runs: tuple[str, str] = ("legacy", "neutral"),
+                        planned: tuple[int | None, int | None] = (None, None)) -> str:
     """The Markdown page for the two runs' trials (see the module docstring)."""
     tasks = shipped_tasks()
     tools = {i: list(t.tools) for i, t in tasks.items()}
@@ -92,7 +93,11 @@ def render_harness_page(legacy: Sequence[Trial], neutral: Sequence[Trial], *,
         f"Model: {', '.join(short(m) for m in models)}. The grid is what `slmbench demo` runs: "
         "the quick suite with its variants, greedy (T=0), one repeat; both runs plan the same "
         "trials (same tasks, variants and seeds), so they pair trial by trial. Harness "
-        f"fingerprints: legacy `{fingerprints[0]}`, neutral `{fingerprints[1]}`.", "",
+        f"fingerprints: legacy `{fingerprints[0]}`, neutral `{fingerprints[1]}`. Stored: "
+        f"legacy {len(legacy)} of {planned[0] or '?'} planned trials, neutral {len(neutral)} "
+        f"of {planned[1] or '?'}"
+        + ("" if (len(legacy), len(neutral)) == planned else
+           " (**incomplete**: finish the runs and regenerate the page)") + ".", "",
         "- **legacy**: after every tool result (errors and injected faults included) the "
         "model was told \"Using this result, answer my question: ... Start your reply with "
         "'Final Answer:'. (If the result is not enough, call another tool instead.)\", and "
@@ -154,12 +159,14 @@ def write_harness_page(legacy_run: str | Path, neutral_run: str | Path,
                        out: str | Path) -> Path:
     """Render the page from two run directories and write it to ``out``."""
     legacy, neutral = load_trials(legacy_run), load_trials(neutral_run)
-    prints = []
+    prints, planned = [], []
     for run in (legacy_run, neutral_run):
         with RunStore(run) as store:
             prints.append(store.get_meta("harness_fingerprint"))
+            planned.append(sum((store.get_meta("planned", {}) or {}).values()) or None)
     text = render_harness_page(legacy, neutral,
                                fingerprints=(prints[0], prints[1]),
+                               planned=(planned[0], planned[1]),
                                runs=(str(legacy_run), str(neutral_run)))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
