@@ -347,3 +347,9 @@ def test_the_per_model_report_rates_only_trials_that_are_the_models(tmp_path: Pa
     assert report.success is not None and (report.success.successes, report.success.n) == (1, 1)
     assert report.outcomes == {"success": 1, "backend_error": 1, "environment_error": 1}
     assert {t.task_id: t.success for t in report.tasks}["CD-1"] is None
+
+
+def test_a_loop_on_a_failing_call_is_blamed_on_what_kept_failing() -> None:
+    bad = "error: invalid arguments for query_table: table: Field required"
+    trial = _trial(Outcome.LOOP, [_step(i, CALL, bad, False) for i in range(3)])
+    assert diagnose(trial, ["query_table"]).cause == "invalid_arguments"

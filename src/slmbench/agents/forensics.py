@@ -19,9 +19,10 @@ Trial labels, from the final answer and the steps before it:
 
 :func:`diagnose` gives every label and the ``cause``: the label that explains the
 outcome (None for a success). A format failure's cause is its last step's
-label; a loop's is ``repeated_call`` when it repeated a call, else the last
-step's label; a wrong answer's the trial label if any, else the last failing
-step's label, else ``wrong_from_result`` (it had a result and answered wrong);
+label; a loop's is ``repeated_call`` when it repeated a successful call, else
+its last failing step's label (e.g. the same invalid arguments again); a wrong
+answer's the trial label if any, else the last failing step's label, else
+``wrong_from_result`` (it had a result and answered wrong);
 a terminal outcome with no label is its own name (``step_limit``, ``tool_error``,
 ``backend_error``).
 
@@ -45,7 +46,7 @@ from slmbench.agents.scoring import classify
 from slmbench.core import stats
 from slmbench.core.stats import Estimate
 
-__all__ = ["CAUSES", "FailureBreakdown", "breakdown", "diagnose", "forensics_of", "step_labels",
+__all__ = ["CAUSES", "FailureBreakdown", "breakdown", "diagnose", "step_labels",
            "strict_format_failure"]
 
 # Every cause, in the order figures stack them.
@@ -122,10 +123,11 @@ def _cause(trial: Trial, per_step: list[list[str]], labels: list[str]) -> str | 
     last = per_step[-1] if per_step else []
     if outcome == Outcome.FORMAT_FAILURE:
         return last[0] if last else "unparseable"
-    if outcome == Outcome.LOOP:
-        if trial.steps and trial.steps[-1].action.kind == "tool":
+    if outcome == Outcome.LOOP:  # a repeated successful call, else what kept failing
+        if any("repeated_call" in s for s in per_step):
             return "repeated_call"
-        return last[0] if last else "repeated_call"
+        failing = [s[0] for s in per_step if s]
+        return failing[-1] if failing else "repeated_call"
     trial_level = [x for x in labels if x in ("gave_up_after_error", "answered_after_error",
                                               "refused", "answered_without_result")]
     if trial_level:
@@ -165,16 +167,12 @@ class FailureBreakdown(BaseModel):
     strict_format_failure: Estimate  # the same responses under the strict grammar
 
 
-def forensics_of(trial: Trial, task_tools: Collection[str] | None = None) -> Forensics:
-    """The trial's stored forensics, or :func:`diagnose` for a record without them."""
-    return trial.forensics if trial.forensics is not None else diagnose(trial, task_tools)
-
-
 def breakdown(model: str, trials: Sequence[Trial],
               task_tools: Mapping[str, Collection[str]] | None = None) -> FailureBreakdown:
     """The :class:`FailureBreakdown` of ``model``'s ``trials`` (``task_tools``: id -> tools)."""
     counted = [t for t in trials if t.outcome not in NOT_THE_MODELS]
-    found = [forensics_of(t, (task_tools or {}).get(t.task_id)) for t in counted]
+    # recomputed from the steps (the stored Trial.forensics is what the rules said then)
+    found = [diagnose(t, (task_tools or {}).get(t.task_id)) for t in counted]
     causes = Counter(f.cause for f in found if f.cause)
     labels = Counter(x for f in found for s in f.steps for x in s)
     steps = [s for t in counted for s in t.steps]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from slmbench.agents.analysis import load_trials, shipped_tasks
 from slmbench.agents.comparison import PairedComparison, compare_trials, pair_trials
-from slmbench.agents.forensics import CAUSES, FailureBreakdown, breakdown, forensics_of
+from slmbench.agents.forensics import CAUSES, FailureBreakdown, breakdown, diagnose
 from slmbench.agents.records import NOT_THE_MODELS, Trial
 from slmbench.agents.store import RunStore
 from slmbench.core import stats
@@ -55,7 +55,7 @@ def _side_by_side(pairs: Sequence[tuple[Trial, Trial]], tools: dict[str, list[st
                   ) -> list[list[str]]:
     rows = []
     for old, new in pairs:
-        f_old, f_new = forensics_of(old, tools.get(old.task_id)), forensics_of(
+        f_old, f_new = diagnose(old, tools.get(old.task_id)), diagnose(
             new, tools.get(new.task_id))
         rows.append([old.task_id, old.variant, str(old.repeat), old.outcome.value,
                      f_old.cause or "–",
