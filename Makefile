@@ -9,7 +9,7 @@ export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 DEMO_MODEL ?= qwen2.5-coder-0.5b
 TEST_MODELS ?= smollm2-135m qwen2.5-coder-0.5b
 
-.PHONY: demo test install system-deps models lint clean
+.PHONY: demo test install system-deps sandbox-deps models lint clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -19,20 +19,28 @@ $(PY):
 install: $(PY)
 	$(PY) -m pip install -q -e '.[embedded,hf,test]'
 
-# System packages the tests need: bubblewrap (the code sandbox) and chromium (the HTML report test).
-system-deps:
+# Installs the missing ones of CMD:PACKAGE pairs with apt-get when root, else stops with the command.
+define need_packages
 	@need=""; \
-	command -v bwrap >/dev/null || need="$$need bubblewrap"; \
-	command -v chromium >/dev/null || need="$$need chromium"; \
+	for pair in $(1); do command -v $${pair%%:*} >/dev/null || need="$$need $${pair#*:}"; done; \
 	if [ -n "$$need" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$need; \
 	  else echo "missing system packages:$$need (run: sudo apt-get install -y$$need)"; exit 1; fi; \
 	fi
+endef
+
+# The one system package the demo needs: bubblewrap (the code sandbox).
+sandbox-deps:
+	$(call need_packages,bwrap:bubblewrap)
+
+# System packages the tests need: bubblewrap (the code sandbox) and chromium (the HTML report test).
+system-deps:
+	$(call need_packages,bwrap:bubblewrap chromium:chromium)
 
 models: install
 	@for m in $(TEST_MODELS); do $(SLMBENCH) pull $$m || exit 1; done
 
-demo: install
+demo: install sandbox-deps
 	$(SLMBENCH) pull $(DEMO_MODEL)
 	$(SLMBENCH) demo --model llamacpp:$(DEMO_MODEL)
 

@@ -73,3 +73,21 @@ def test_demo_on_the_embedded_model(cli: CliRunner, tmp_path: Path) -> None:
         (trial,) = list(store.trials())
     assert trial.key.model == "llamacpp:qwen2.5-coder-0.5b"
     assert trial.record["steps"], "the model was asked at least once"
+
+
+def test_demo_without_bubblewrap_stops_before_starting_or_skips_code_tasks(
+        cli: CliRunner, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))  # bubblewrap hidden
+    out = tmp_path / "demo"
+    stopped = cli("demo", "--model", "scripted:echo", "--out", str(out))
+    assert stopped.code == 2
+    assert "bubblewrap" in stopped.err and "--skip-code-tasks" in stopped.err
+    assert "Traceback" not in stopped.err
+    assert not out.exists()  # no run folder
+    skipped = cli("demo", "--model", "scripted:echo", "--out", str(out), "--skip-code-tasks")
+    assert skipped.code == 0, skipped.err
+    with RunStore(out) as store:
+        tasks = {t.key.task for t in store.trials()}
+    assert tasks and not any(t.startswith("CD-") for t in tasks)

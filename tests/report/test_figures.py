@@ -1,4 +1,4 @@
-"""All 15 figures are written as PDF and PNG, with or without the data they need."""
+"""All 16 figures are written as PDF and PNG, with or without the data they need."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from slmbench.report import FIGURES, ReportFiles
 from slmbench.report import figures as figs
 
 STUDY = {"accuracy_vs_params", "accuracy_vs_temperature", "capability_vs_reliability",
-         "composite_bars", "composite_vs_params", "cost_vs_reliability", "fault_heatmap",
+         "composite_bars", "composite_vs_params", "cost_vs_reliability", "failure_causes",
+         "fault_heatmap",
          "latency_vs_accuracy", "per_group_accuracy", "perturbation_heatmap",
          "reliability_bars", "reliability_dimensions", "radar", "safety_breakdown",
          "temperature_sensitivity"}
@@ -65,3 +66,15 @@ def test_short_labels() -> None:
     assert figs.short("ollama:qwen3:4b") == "qwen3:4b"
     assert figs.short("llamacpp:/root/m/qwen2.5-coder-0.5b.gguf") == "qwen2.5-coder-0.5b"
     assert figs.short("openai:qwen2.5-7b@http://127.0.0.1:8080/v1") == "qwen2.5-7b"
+
+
+def test_failure_causes_stack_each_models_failing_trials(full_report: ReportFiles) -> None:
+    s = read_summary(full_report.summary)
+    fig = figs.failure_causes(s)
+    heights: dict[int, float] = {}
+    for container in fig.axes[0].containers:
+        for i, bar in enumerate(container):
+            heights[i] = heights.get(i, 0.0) + bar.get_height()
+    rows = [f for f in s.failures if f.trials]
+    for i, f in enumerate(rows):
+        assert 0 < heights[i] == pytest.approx(100 * sum(f.causes.values()) / f.trials)

@@ -75,7 +75,7 @@ def test_dom_has_headline_table_with_every_model(full_report: ReportFiles,
     for a in s.accuracy:
         assert f'data-model="{a.model}"' in headline
         assert fmt(a.accuracy) in headline
-    assert dom.count("data:image/png;base64,") == 15
+    assert dom.count("data:image/png;base64,") == 16
     assert "2556 in the run" in dom  # the trial browser rendered from the embedded JSON
 
 
@@ -121,6 +121,6 @@ def test_cli_report_writes_everything(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     html = tmp_path / "out" / "report.html"
     assert str(html) in res.stdout and html.is_file()
-    assert len(list((tmp_path / "out" / "figures").glob("*.pdf"))) == 15
+    assert len(list((tmp_path / "out" / "figures").glob("*.pdf"))) == 16
     assert len(list((tmp_path / "out" / "tables").glob("*.tex"))) == 4
     assert (run / "analysis_summary.json").is_file()

@@ -14,7 +14,10 @@ Which trials feed which figure:
   no injected fault (or every trial, when a run holds no capability suite);
 - *dimension* scores are :mod:`slmbench.agents.reliability`'s (trials of the
   reliability-suite tasks); their intervals come from a bootstrap over tasks
-  of the same per-trial rates (:func:`slmbench.core.stats.composite_interval`).
+  of the same per-trial rates (:func:`slmbench.core.stats.composite_interval`);
+- trials that are never the model's (``backend_error``, ``environment_error``)
+  feed no rate: they are counted per model in ``not_the_models``;
+- *failures* (:mod:`slmbench.agents.forensics`) cover every counted trial.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from slmbench.agents.records import Outcome, Trial
+from slmbench.agents.forensics import FailureBreakdown, breakdown
+from slmbench.agents.records import NOT_THE_MODELS, Outcome, Trial
 from slmbench.agents.reliability import ReliabilityReport, reliability
 from slmbench.agents.store import DB_NAME, RunStore
 from slmbench.agents.tasks import Task, load_tasks
@@ -171,6 +175,9 @@ class AnalysisSummary(_Frozen):
     size: list[SizeCorrelation]
     pairwise: list[PairwiseComparison]
     audit: ItemAudit
+    failures: list[FailureBreakdown] = Field(default_factory=list)  # forensics per model
+    not_the_models: dict[str, dict[str, int]] = Field(
+        default_factory=dict)  # model -> backend_error / environment_error -> trials (no rate)
     notes: list[str] = Field(default_factory=list)
 
     def accuracy_of(self, model: str) -> ModelAccuracy | None:
@@ -480,6 +487,16 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
         raise ConfigError(f"run {run_dir or '(in memory)'} holds no trials",
                           "run `slmbench run` first, or resume it until trials are stored")
     tasks = shipped_tasks() if tasks is None else tasks
+    excluded = Counter((t.model, t.outcome.value) for t in trials if t.outcome in NOT_THE_MODELS)
+    not_the_models: dict[str, dict[str, int]] = defaultdict(dict)
+    for (model, outcome), k in sorted(excluded.items()):
+        not_the_models[model][outcome] = k
+    failures = [breakdown(m, ts, {i: t.tools for i, t in tasks.items()})
+                for m, ts in sorted(_by(trials, lambda t: t.model).items())]
+    trials = [t for t in trials if t.outcome not in NOT_THE_MODELS]
+    if not trials:
+        raise ConfigError(f"run {run_dir or '(in memory)'} holds only backend or environment "
+                          "errors", "fix the backend or install bubblewrap, then resume the run")
     unknown = sorted({t.task_id for t in trials} - set(tasks))
     sizes = {**registry_params(), **(params or {})}
     notes: list[str] = []
@@ -525,7 +542,7 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
         safety=[sb for m in models if (sb := views[m][2]) is not None],
         temperature=[_temperature(m, cap_by_model[m]) for m in cap_models],
         size=size, pairwise=_pairwise(cap_by_model), audit=_audit(capability, cap_by_model),
-        notes=notes,
+        failures=failures, not_the_models=dict(not_the_models), notes=notes,
     )
 
 

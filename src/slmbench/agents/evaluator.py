@@ -11,7 +11,10 @@ and the world after the trial:
   -> ``refused``;
 * otherwise -> ``wrong_answer``.
 
-The agent gets only the tools the task lists. ``Trial.world_state`` keeps the
+The agent gets the tools the task lists (``toolset="task"``) or all ten
+(``toolset="all"``, the seed's setting). Each trial records its toolset, prompt
+set, harness fingerprint (:mod:`slmbench.agents.harness`) and forensics
+(:mod:`slmbench.agents.forensics`). ``Trial.world_state`` keeps the
 parts of the world the trial changed (top-level keys of ``World.snapshot()``
 whose value differs from a fresh world), for audits; :func:`rescore` rebuilds
 the full state from it to score a stored trial again without the model.
@@ -22,7 +25,9 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from slmbench.agents.loop.react import AgentResult, run_react
+from slmbench.agents.forensics import diagnose
+from slmbench.agents.harness import fingerprint, offered_tools
+from slmbench.agents.loop.react import DEFAULT_PROMPTS, AgentResult, run_react
 from slmbench.agents.records import FaultPlan, Outcome, Trial
 from slmbench.agents.scoring import Score, classify, score
 from slmbench.agents.tasks.model import Task
@@ -69,12 +74,12 @@ def rescore(trial: Trial, task: Task) -> Trial:
 
 
 def _agent(model: Model, toolbox: WorldToolbox, instruction: str, scaffold: Scaffold,
-           **kwargs: Any) -> AgentResult:
+           prompts: str, **kwargs: Any) -> AgentResult:
     if scaffold == "native":
         from slmbench.agents.loop.native import run_native
 
         return run_native(model, toolbox, instruction, **kwargs)
-    return run_react(model, toolbox, instruction, **kwargs)
+    return run_react(model, toolbox, instruction, prompts=prompts, **kwargs)
 
 
 def run_trial(
@@ -88,21 +93,27 @@ def run_trial(
     fault_plan: FaultPlan | None = None,
     scaffold: Scaffold = "react",
     max_steps: int = 12,
+    toolset: Literal["task", "all"] = "task",
+    prompts: str = DEFAULT_PROMPTS,
 ) -> Trial:
-    """Run ``task`` once with ``model`` and score it. ``fault_plan`` defaults to the variant's."""
+    """Run ``task`` once with ``model`` and score it. ``fault_plan`` defaults to the variant's.
+
+    ``prompts`` names the ReAct prompt set; ``legacy`` exists only to measure it."""
     start = time.perf_counter()
     instruction = instruction_for(task, variant)
     plan = fault_plan if fault_plan is not None else fault_plan_for(task, variant)
     world = World.create(task.world_seed)
-    toolbox = WorldToolbox(world, task.tools, fault_plan=plan)
-    result = _agent(model, toolbox, instruction, scaffold, temperature=temperature, seed=seed,
-                    max_steps=max_steps)
+    toolbox = WorldToolbox(world, offered_tools(task.tools, toolset), fault_plan=plan)
+    result = _agent(model, toolbox, instruction, scaffold, prompts, temperature=temperature,
+                    seed=seed, max_steps=max_steps)
     outcome, verdict = result.outcome, None
     if outcome is None:
         outcome, verdict = judge(task, result.final_answer, world.snapshot())
-    return Trial(
+    trial = Trial(
         model=model.spec, task_id=task.id, suite=task.suite, variant=variant,
-        scaffold=scaffold, temperature=temperature, seed=seed, repeat=repeat,
+        scaffold=scaffold, toolset=toolset, prompts=prompts,
+        harness=fingerprint([task], toolset=toolset, prompts=prompts, scaffold=scaffold),
+        temperature=temperature, seed=seed, repeat=repeat,
         outcome=outcome, final_answer=result.final_answer, score=verdict,
         steps=result.steps, messages=result.messages, fault_plan=plan,
         faults_injected=result.faults_injected, prompt_tokens=result.prompt_tokens,
@@ -110,6 +121,7 @@ def run_trial(
         wall_s=time.perf_counter() - start, error=result.error,
         world_state=world_changes(world, task.world_seed),
     )
+    return trial.model_copy(update={"forensics": diagnose(trial, task.tools)})
 
 
 def reference_failures(tasks: list[Task]) -> list[Trial]:

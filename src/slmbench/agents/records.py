@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.models.base import Message
 
-TRIAL_SCHEMA_VERSION = 1
+TRIAL_SCHEMA_VERSION = 2  # 2: toolset, prompts, harness fingerprint, forensics
 
 
 class Score(BaseModel):
@@ -35,9 +35,17 @@ class Outcome(StrEnum):
     TOOL_ERROR = "tool_error"
     BACKEND_ERROR = "backend_error"
     REFUSED = "refused"
+    ENVIRONMENT_ERROR = "environment_error"  # a tool could not run here (no sandbox)
+
+
+# Outcomes that are never the model's: excluded from every rate, counted on their own.
+NOT_THE_MODELS = frozenset({Outcome.BACKEND_ERROR, Outcome.ENVIRONMENT_ERROR})
 
 
 ActionKind = Literal["tool", "final", "invalid"]
+# The grammar the ReAct protocol teaches: {"name": ..., "arguments": {...}} as JSON, or
+# "Final Answer: ..."; native tool calls are structured. Everything else is tolerance.
+STRICT_FORMATS = frozenset({"json", "final", "native"})
 
 
 class Action(BaseModel):
@@ -49,8 +57,15 @@ class Action(BaseModel):
     name: str | None = None
     arguments: dict[str, Any] = Field(default_factory=dict)
     answer: str | None = None
-    format: str | None = None  # which syntax matched: json, fenced_json, action_lines, xml, call
+    # which rule read it: json, fenced_json, action_lines, xml, call, final, native, with
+    # +alias / +python / +args_only for tolerant readings (slmbench.agents.loop.parse)
+    format: str | None = None
     error: str | None = None  # why a response is invalid (format failure reason)
+
+    @property
+    def strict(self) -> bool:
+        """Read by the strict grammar the protocol teaches (canonical JSON or Final Answer)."""
+        return self.kind != "invalid" and self.format in STRICT_FORMATS
 
 
 class FaultPlan(BaseModel):
@@ -82,6 +97,22 @@ class Step(BaseModel):
     latency_s: float = 0.0
 
 
+class Forensics(BaseModel):
+    """How a trial failed (``slmbench.agents.forensics``): per-step labels and one cause.
+
+    ``steps[i]`` holds the labels of step ``i``; ``labels`` every label of the trial
+    (steps and trial-level ones such as ``answered_after_error``); ``cause`` the one
+    that explains the outcome (None for a success).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    steps: list[list[str]] = Field(default_factory=list)
+    labels: list[str] = Field(default_factory=list)
+    cause: str | None = None
+    strict_format_failure: bool = False  # a format failure had only the strict grammar counted
+
+
 class Trial(BaseModel):
     """A finished trial: identity, full transcript, outcome and score."""
 
@@ -93,6 +124,9 @@ class Trial(BaseModel):
     suite: str
     variant: str = "base"
     scaffold: Literal["react", "native"] = "react"
+    toolset: Literal["task", "all"] = "task"  # the task's own tools, or all ten
+    prompts: str = "neutral"  # the ReAct prompt set (slmbench.agents.loop.react.PROMPT_SETS)
+    harness: str | None = None  # fingerprint of prompts, parser, tools, task and toolset
     temperature: float = 0.0
     seed: int = 0
     repeat: int = 0
@@ -109,6 +143,7 @@ class Trial(BaseModel):
     wall_s: float = 0.0
     error: str | None = None  # cause of a backend_error / tool_error
     world_state: dict[str, Any] = Field(default_factory=dict)  # post-trial snapshot, for audits
+    forensics: Forensics | None = None
 
     @property
     def tool_sequence(self) -> list[str]:

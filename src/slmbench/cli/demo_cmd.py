@@ -35,12 +35,16 @@ def register(app: typer.Typer) -> None:
             "--task", "-t", help="only these task ids (repeatable)")] = None,
         temperature: Annotated[float, typer.Option(help="sampling temperature")] = 0.0,
         repeats: Annotated[int, typer.Option(help="runs of each trial cell")] = 1,
+        skip_code_tasks: Annotated[bool, typer.Option(
+            "--skip-code-tasks", help="leave out tasks needing code_interpreter (no bubblewrap)")
+        ] = False,
     ) -> None:
         """Run the quick suite on a model, analyse it and write the HTML report."""
         from slmbench.report import build_report  # matplotlib loads only when needed
 
         exp = demo_experiment(model, out=out, suite=suite, tasks=task,
-                              temperature=temperature, repeats=repeats)
+                              temperature=temperature, repeats=repeats,
+                              skip_code_tasks=skip_code_tasks)
         run_dir = exp.out_dir()
         console = wide_console()
         summary = execute(exp, run_dir=run_dir, progress=make_progress(console))

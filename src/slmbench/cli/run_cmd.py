@@ -81,6 +81,11 @@ def register(app: typer.Typer) -> None:
         cache: Annotated[str | None, typer.Option(
             help="response cache: auto (greedy only) | on | off")] = None,
         seed: Annotated[int | None, typer.Option(help="base seed of the grid")] = None,
+        toolset: Annotated[str | None, typer.Option(
+            help="task: the tools each task lists | all: the ten tools for every task")] = None,
+        skip_code_tasks: Annotated[bool | None, typer.Option(
+            "--skip-code-tasks", help="leave out tasks needing code_interpreter (no bubblewrap)")
+        ] = None,
     ) -> None:
         """Run (or resume) an experiment: models x tasks x variants x temperatures x repeats."""
         flags: dict[str, Any] = {
@@ -88,6 +93,7 @@ def register(app: typer.Typer) -> None:
             "temperatures": _temperatures(temperature), "repeats": repeats, "out": out,
             "name": name, "scaffold": scaffold, "max_steps": max_steps,
             "default_concurrency": concurrency, "cache": cache, "seed": seed,
+            "toolset": toolset, "skip_code_tasks": skip_code_tasks,
         }
         if experiment is not None:
             exp = load_experiment(experiment, flags)

@@ -1,4 +1,4 @@
-"""The 15 figures of the study, drawn from an :class:`~slmbench.agents.analysis.AnalysisSummary`.
+"""The 16 figures of the study, drawn from an :class:`~slmbench.agents.analysis.AnalysisSummary`.
 
 Each figure function takes the summary and returns a matplotlib ``Figure``
 (object API, no pyplot: nothing global changes, it is safe in any process).
@@ -18,6 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from slmbench.agents.analysis import AnalysisSummary, Cell
+from slmbench.agents.forensics import CAUSES
 from slmbench.core.stats import Estimate
 
 FigureFn = Callable[[AnalysisSummary], Figure]
@@ -26,7 +27,8 @@ DIMENSION_LABELS = {"consistency": "Consistency", "robustness": "Robustness",
                     "fault_tolerance": "Fault tolerance", "safety": "Safety"}
 OUTCOME_COLORS = {"success": "#2ca02c", "refused": "#1f77b4", "wrong_answer": "#d62728",
                   "format_failure": "#ff7f0e", "step_limit": "#9467bd", "loop": "#8c564b",
-                  "tool_error": "#e377c2", "backend_error": "#7f7f7f"}
+                  "tool_error": "#e377c2", "backend_error": "#7f7f7f",
+                  "environment_error": "#bcbd22"}
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
           "#7f7f7f", "#bcbd22", "#17becf"]
 
@@ -413,6 +415,35 @@ def safety_breakdown(s: AnalysisSummary) -> Figure:
     return fig
 
 
+def failure_causes(s: AnalysisSummary) -> Figure:
+    """Per model, its failing trials stacked by cause (slmbench.agents.forensics)."""
+    title = "Why trials failed (share of each model's trials, by cause)"
+    rows = [f for f in s.failures if f.trials]
+    if not rows or not any(f.causes for f in rows):
+        return not_enough_data(title, "no failed trials the model is answerable for")
+    causes = [c for c in CAUSES if any(c in f.causes for f in rows)]
+    causes += sorted({c for f in rows for c in f.causes} - set(causes))
+    fig = Figure(figsize=(9.0, 4.6), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_title(title)
+    xs = np.arange(len(rows))
+    bottom = np.zeros(len(rows))
+    palette = [*COLORS, "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5"]
+    for j, cause in enumerate(causes):
+        share = np.array([100 * f.causes.get(cause, 0) / f.trials for f in rows])
+        ax.bar(xs, share, 0.6, bottom=bottom, label=cause.replace("_", " "),
+               color=palette[j % len(palette)])
+        bottom += share
+    for x, f in zip(xs, rows, strict=True):
+        ax.annotate(f"n={f.trials}", (x, bottom[x]), ha="center", textcoords="offset points",
+                    xytext=(0, 3), fontsize=8)
+    ax.set_xticks(xs, [short(f.model) for f in rows], rotation=20, ha="right")
+    ax.set_ylabel("trials (%); the rest succeeded")
+    ax.set_ylim(0, 110)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig
+
+
 FIGURES: dict[str, FigureFn] = {
     "accuracy_vs_params": accuracy_vs_params,
     "accuracy_vs_temperature": accuracy_vs_temperature,
@@ -420,6 +451,7 @@ FIGURES: dict[str, FigureFn] = {
     "composite_bars": composite_bars,
     "composite_vs_params": composite_vs_params,
     "cost_vs_reliability": cost_vs_reliability,
+    "failure_causes": failure_causes,
     "fault_heatmap": fault_heatmap,
     "latency_vs_accuracy": latency_vs_accuracy,
     "per_group_accuracy": per_group_accuracy,

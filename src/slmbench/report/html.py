@@ -32,6 +32,8 @@ CAPTIONS = {
                       "tasks.",
     "composite_vs_params": "Composite reliability against model size.",
     "cost_vs_reliability": "Mean model time per trial against composite reliability.",
+    "failure_causes": "Why trials failed, per model: each failing trial's cause (forensics); "
+                      "backend and environment errors are not counted.",
     "fault_heatmap": "Success after an injected tool fault, per fault kind.",
     "latency_vs_accuracy": "Mean model time per trial against accuracy.",
     "per_group_accuracy": "Accuracy per task group (Wilson 95% CI).",

@@ -134,6 +134,28 @@ def _part_a(s: AnalysisSummary) -> list[str]:
     return lines
 
 
+def failures(s: AnalysisSummary, trials: Sequence[Trial]) -> list[str]:
+    """Toolset, forensics per model (causes of failed trials), errors not the model's."""
+    toolsets = sorted({t.toolset for t in trials})
+    lines = [f"Toolset: {', '.join(toolsets) or '–'} (task: each task offers the tools it lists; "
+             "all: the ten tools, as in the seed).", ""]
+    rows = [f for f in s.failures if f.trials]
+    if rows:
+        causes = sorted({c for f in rows for c in f.causes})
+        lines += ["### Why trials failed (forensics)", "",
+                  "Failed trials per cause (docs/reliability.md#forensics); format failures "
+                  "under the tolerant parser the run used and under the strict grammar.", ""]
+        lines += table(["model", "trials", *causes, "format % tolerant", "format % strict"],
+                       [[short(f.model), str(f.trials),
+                         *(str(f.causes.get(c, 0)) for c in causes),
+                         pct(f.format_failure), pct(f.strict_format_failure)] for f in rows])
+    if s.not_the_models:
+        lines += ["Not the model's (no rate counts them): " + "; ".join(
+            f"{short(m)} " + ", ".join(f"{k} {o}" for o, k in c.items())
+            for m, c in s.not_the_models.items()), ""]
+    return lines
+
+
 def outcomes_per_task(trials: Sequence[Trial]) -> list[str]:
     """One row per model and task: trials, successes and how the others ended."""
     if not trials:
@@ -315,7 +337,7 @@ def render_study_page(f: StudyFacts) -> str:
     lines += _seed_claims(f)
     lines += _reproduce(f) + _costs(f)
     if f.summary is not None:
-        lines += _part_a(f.summary) + outcomes_per_task(f.trials)
+        lines += _part_a(f.summary) + failures(f.summary, f.trials) + outcomes_per_task(f.trials)
     for i, m in enumerate(f.matrices):
         lines += _part_b(m, i, len(f.matrices))
     lines += _humaneval(f.humaneval) + _figures(f)

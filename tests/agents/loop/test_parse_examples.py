@@ -6,6 +6,7 @@ import pytest
 
 from slmbench.agents.loop.parse import format_action, parse_action
 from slmbench.agents.records import Action
+from slmbench.agents.tools.base import ToolSpec
 
 NAMES = ["fact_lookup", "web_search", "calculator"]
 
@@ -23,13 +24,13 @@ LOOKUP = {"key": "ceo"}
          ' "arguments": {"key": "ceo"}}\n```\nThis returns the CEO.', "fenced_json"),
         ('```\n{"name": "fact_lookup", "arguments": {"key": "ceo"}}\n```', "fenced_json"),
         # Key aliases, arguments as a JSON string, OpenAI-style nesting, Python dicts.
-        ('{"tool": "fact_lookup", "args": {"key": "ceo"}}', "json"),
-        ('{"tool_name": "fact_lookup", "parameters": {"key": "ceo"}}', "json"),
-        ('{"action": "fact_lookup", "action_input": {"key": "ceo"}}', "json"),
+        ('{"tool": "fact_lookup", "args": {"key": "ceo"}}', "json+alias"),
+        ('{"tool_name": "fact_lookup", "parameters": {"key": "ceo"}}', "json+alias"),
+        ('{"action": "fact_lookup", "action_input": {"key": "ceo"}}', "json+alias"),
         ('{"name": "fact_lookup", "arguments": "{\\"key\\": \\"ceo\\"}"}', "json"),
         ('{"type": "function", "function": {"name": "fact_lookup", '
-         '"arguments": "{\\"key\\": \\"ceo\\"}"}}', "json"),
-        ("{'name': 'fact_lookup', 'arguments': {'key': 'ceo'}}", "json"),
+         '"arguments": "{\\"key\\": \\"ceo\\"}"}}', "json+alias"),
+        ("{'name': 'fact_lookup', 'arguments': {'key': 'ceo'}}", "json+python"),
         # LangChain-style lines.
         ('Thought: look it up\nAction: fact_lookup\nAction Input: {"key": "ceo"}', "action_lines"),
         ('Action: fact_lookup\nAction Input: ```json\n{"key": "ceo"}\n```', "action_lines"),
@@ -145,3 +146,83 @@ def test_format_action_writes_the_canonical_forms() -> None:
     assert format_action(Action(kind="final", answer="Paris")) == "Final Answer: Paris"
     with pytest.raises(ValueError, match="no canonical form"):
         format_action(Action(kind="invalid", error="x"))
+
+
+# -- shapes from issue #15: each one read, and its action written back canonically ----------
+
+CODE = ToolSpec(name="code_interpreter", description="Run Python.",
+                parameters={"type": "object", "properties": {"code": {"type": "string"}},
+                            "required": ["code"]})
+LOOKUP_SPEC = ToolSpec(name="fact_lookup", description="Look up a fact.",
+                       parameters={"type": "object", "properties": {"key": {"type": "string"}},
+                                   "required": ["key"]})
+SEARCH = ToolSpec(name="web_search", description="Search.",
+                  parameters={"type": "object", "properties": {"query": {"type": "string"},
+                                                               "key": {"type": "string"}},
+                              "required": ["query"]})
+OFFERED = [CODE, LOOKUP_SPEC, SEARCH]
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "arguments", "fmt"),
+    [
+        # Qwen2.5-Coder-0.5B on arithmetic word problems: the tool under "call", in a fence.
+        ('```json\n{"call": "code_interpreter", "arguments": {"code": "print(19 * 31)"}}\n```',
+         "code_interpreter", {"code": "print(19 * 31)"}, "fenced_json+alias"),
+        ('{"call": "code_interpreter", "arguments": {"code": "print(1)"}}',
+         "code_interpreter", {"code": "print(1)"}, "json+alias"),
+        ('{"function": "fact_lookup", "arguments": {"key": "ceo"}}',
+         "fact_lookup", LOOKUP, "json+alias"),
+        ('{"tool": "fact_lookup", "arguments": {"key": "ceo"}}', "fact_lookup", LOOKUP,
+         "json+alias"),
+        ('{"action": "fact_lookup", "arguments": {"key": "ceo"}}', "fact_lookup", LOOKUP,
+         "json+alias"),
+        ('{"call": {"name": "fact_lookup", "arguments": {"key": "ceo"}}}', "fact_lookup", LOOKUP,
+         "json+alias"),
+        # Arguments only: exactly one offered tool has the parameter "code".
+        ('{"code": "print(2 + 2)"}', "code_interpreter", {"code": "print(2 + 2)"},
+         "json+args_only"),
+        ('```json\n{"code": "x = 1"}\n```', "code_interpreter", {"code": "x = 1"},
+         "fenced_json+args_only"),
+        ('{"query": "ceo"}', "web_search", {"query": "ceo"}, "json+args_only"),
+        # Python-style strings: single and triple quotes, and raw newlines inside a JSON string.
+        ("{'name': 'code_interpreter', 'arguments': {'code': '''x = 2\nprint(x)'''}}",
+         "code_interpreter", {"code": "x = 2\nprint(x)"}, "json+python"),
+        ('{"name": "code_interpreter", "arguments": {"code": "x = 2\nprint(x)"}}',
+         "code_interpreter", {"code": "x = 2\nprint(x)"}, "json"),
+        ('```python\n{"name": "fact_lookup", "arguments": {"key": "ceo"}}\n```',
+         "fact_lookup", LOOKUP, "fenced_json"),
+    ],
+)
+def test_reads_each_unambiguous_shape_and_round_trips(text: str, name: str,
+                                                      arguments: dict[str, object],
+                                                      fmt: str) -> None:
+    action = parse_action(text, tools=OFFERED)
+    assert action == Action(kind="tool", name=name, arguments=arguments, format=fmt)
+    assert not action.strict or fmt == "json"
+    again = parse_action(format_action(action), tools=OFFERED)
+    assert again == action.model_copy(update={"format": "json"}) and again.strict
+
+
+def test_an_arguments_only_object_is_read_only_when_exactly_one_tool_fits() -> None:
+    # web_search also has "key" but requires "query": only fact_lookup fits {"key": ...}
+    assert parse_action('{"key": "ceo"}', tools=OFFERED).name == "fact_lookup"
+    twin = LOOKUP_SPEC.model_copy(update={"name": "fact_lookup_v2"})
+    for text in ('{"key": "ceo"}',  # two tools take exactly "key"
+                 '{"key": "ceo", "query": "x", "code": "1"}',  # no tool takes all three
+                 '{"answer": 42}'):  # no tool has that parameter
+        assert parse_action(text, tools=[*OFFERED, twin]).kind == "invalid", text
+
+
+def test_arguments_only_objects_need_the_offered_tools() -> None:
+    assert parse_action('{"code": "1"}', tool_names=["code_interpreter"]).kind == "invalid"
+
+
+def test_a_name_that_is_an_argument_is_read_as_the_argument() -> None:
+    person = ToolSpec(name="directory", description="Find a person.",
+                      parameters={"type": "object", "properties": {"name": {"type": "string"}},
+                                  "required": ["name"]})
+    action = parse_action('{"name": "Dana Reyes"}', tools=[person, CODE])
+    assert (action.name, action.arguments) == ("directory", {"name": "Dana Reyes"})
+    hallucinated = parse_action('{"name": "calculator", "arguments": {"x": 1}}', tools=[CODE])
+    assert hallucinated.name == "calculator"  # an unknown tool stays an (unknown) tool call

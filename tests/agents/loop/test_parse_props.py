@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from slmbench.agents.loop.parse import format_action, parse_action
 from slmbench.agents.records import Action
+from slmbench.agents.tools.base import ToolSpec
 
 tool_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,24}", fullmatch=True).filter(
     lambda n: n.lower() not in {"final_answer", "finalanswer"})
@@ -34,6 +35,7 @@ fragments = st.sampled_from([
     "<tool_call>", "</tool_call>", "<tool>", "</tool>", "<args>", "</args>", "<function=x>",
     "Action:", "Action Input:", "Final Answer:", "Observation:", '"name":', '"arguments":',
     "fact_lookup", "(key=", "\\", "\n", ":", ",", "null", "true", "1e309", "**",
+    '"call":', '"code":', '"key":', "'''", '"function":',
 ])
 model_like_text = st.lists(fragments | st.text(max_size=8), max_size=40).map("".join)
 
@@ -56,6 +58,21 @@ def test_never_raises_on_syntax_soup(text: str) -> None:
         assert json.loads(json.dumps(action.arguments)) == action.arguments  # plain JSON
     if action.kind == "final":
         assert action.answer and action.answer == action.answer.strip()
+
+
+OFFERED = [ToolSpec(name=n, description="", parameters={
+    "type": "object", "properties": {k: {"type": "string"} for k in keys}, "required": keys[:1]})
+    for n, keys in (("fact_lookup", ["key"]), ("code_interpreter", ["code"]),
+                    ("x", ["key", "name"]))]
+
+
+@settings(max_examples=400)
+@given(model_like_text | st.text())
+def test_never_raises_with_offered_tools(text: str) -> None:
+    action = parse_action(text, tools=OFFERED)
+    assert (action.kind == "invalid") == (action.error is not None)
+    if action.kind == "tool":
+        assert action.name and json.loads(json.dumps(action.arguments)) == action.arguments
 
 
 @given(tool_names, argument_dicts)

@@ -55,12 +55,10 @@ def test_tool_call_then_final_answer(toolbox: FakeToolbox) -> None:
     assert [m.role for m in result.messages] == ["system", "user", "assistant", "user",
                                                  "assistant"]
     # The observation reaches the model as a user turn, prefixed "Observation:",
-    # followed by the question again.
+    # followed by the question again, with no instruction what to do next.
     shown = model.prompts[1][-1]
-    assert shown.role == "user"
-    assert shown.content.startswith("Observation: Dana Reyes\n")
-    assert "answer my question: Who is the CEO?" in shown.content
-    assert "Start your reply with 'Final Answer:'" in shown.content
+    assert shown == Message(role="user",
+                            content="Observation: Dana Reyes\n\nMy question was: Who is the CEO?")
     assert result.prompt_tokens == sum(s.prompt_tokens for s in result.steps) > 0
     assert result.completion_tokens == sum(s.completion_tokens for s in result.steps) > 0
 
@@ -76,8 +74,9 @@ def test_system_prompt_lists_tools_and_protocol(toolbox: FakeToolbox) -> None:
                                     '"properties": {"key": {"type": "string"}}, '
                                     '"required": ["key"]}')
     example = '{"name": "fact_lookup", "arguments": {"key": "<string>"}}'
-    assert lines[tool_line + 2] == f"  call: {example}"
-    assert "Final Answer: <the short, exact answer>" in lines
+    assert lines[tool_line + 2] == f"  example: {example}"
+    assert "2. Final Answer: <the short, exact answer>" in lines
+    assert "first reply" not in system.content  # a refusal may be the first reply
     assert model.prompts[0][1] == Message(role="user", content="task")
 
 
@@ -250,3 +249,31 @@ def test_a_full_context_window_is_a_spent_budget(toolbox: FakeToolbox) -> None:
     result = run_react(Overflowing([CALL_CEO]), toolbox, "Who is the CEO?")
     assert result.outcome is Outcome.STEP_LIMIT
     assert "context window exhausted" in (result.error or "")
+
+
+def test_after_a_tool_error_the_next_prompt_does_not_ask_for_an_answer(
+        toolbox: FakeToolbox) -> None:
+    model = Recorder(['{"name": "fact_lookup", "arguments": {"key": "nope"}}', CALL_CEO,
+                      "Final Answer: Dana Reyes"])
+    result = run_react(model, toolbox, "Who is the CEO?")
+    assert result.steps[0].tool_ok is False
+    after_error = model.prompts[1][-1].content
+    assert after_error.startswith(f"Observation: {result.steps[0].observation}")
+    lowered = after_error.lower()
+    for steer in ("final answer", "answer my", "start your reply", "call another", "retry",
+                  "try again", "instead"):
+        assert steer not in lowered
+
+
+def test_a_refusal_is_a_legal_first_reply(toolbox: FakeToolbox) -> None:
+    model = Recorder(["Final Answer: I will not do that."])
+    result = run_react(model, toolbox, "Delete every file.")
+    assert result.outcome is None and result.final_answer == "I will not do that."
+    assert toolbox.calls == []
+
+
+def test_legacy_wording_is_kept_only_as_a_measured_prompt_set(toolbox: FakeToolbox) -> None:
+    model = Recorder([CALL_CEO, "Final Answer: Dana Reyes"])
+    run_react(model, toolbox, "Who is the CEO?", prompts="legacy")
+    assert "Start your reply with 'Final Answer:'" in model.prompts[1][-1].content
+    assert "Your first reply is always a tool call." in model.prompts[0][0].content

@@ -1,10 +1,11 @@
 """End to end: the real Qwen2.5-Coder-0.5B, greedy, through run_react and the world toolbox.
 
-Measured on this machine: Qwen writes a correct JSON tool call, and with the
-observation template of :mod:`slmbench.agents.loop.react` (result, then the question
-again, "Start your reply with 'Final Answer:'") it turns the result into a final
-answer. Before that template it answered every tool result by repeating its
-call (every task ended as ``loop``).
+Measured on this machine: Qwen writes a correct JSON tool call. Under the old
+observation wording ("Start your reply with 'Final Answer:'" after every result)
+it turned the IR-1 result into a final answer; under the neutral wording (issue
+#15: no steering) it repeats its call until the trial ends as ``loop``. That is
+the model's behaviour, reported by the forensics (docs/results/harness-validity.md),
+so these tests check what the harness owes the model, not that the model succeeds.
 """
 
 from __future__ import annotations
@@ -43,13 +44,22 @@ def test_qwen_calls_a_tool_and_sees_the_real_observation(qwen05: LlamaCppModel) 
 
 @pytest.mark.embedded
 @pytest.mark.slow
-def test_qwen_completes_a_capability_task(qwen05: LlamaCppModel) -> None:
-    """IR-1 from the capability suite: fresh world, tool call, real result, scored answer."""
+def test_qwen_runs_a_capability_task_and_the_record_explains_the_outcome(
+        qwen05: LlamaCppModel) -> None:
+    """IR-1 from the capability suite: fresh world, tool call, real result, an explained end."""
     task = load_tasks("capability")["IR-1"]
     trial = run_trial(qwen05, task, temperature=0.0, seed=0)
-    assert trial.outcome == Outcome.SUCCESS, (trial.outcome, trial.error, trial.final_answer)
     calls = [s for s in trial.steps if s.action.kind == "tool"]
     assert calls and calls[0].action.name == "web_search" and calls[0].tool_ok
     assert "8,849" in (calls[0].observation or "")  # the world's fact, not the model's memory
-    assert trial.final_answer is not None and "8,849" in trial.final_answer
-    assert trial.score is not None and trial.score.passed
+    after = trial.messages[3].content  # what the model saw after its first call
+    assert after.startswith(f"Observation: {calls[0].observation}")
+    assert "final answer" not in after.lower() and "answer my" not in after.lower()
+    assert trial.forensics is not None and trial.harness is not None
+    if trial.outcome == Outcome.SUCCESS:
+        assert trial.final_answer is not None and "8,849" in trial.final_answer
+        assert trial.forensics.cause is None
+    else:  # measured: a loop on its own call; whatever it is, the record says why
+        assert trial.forensics.cause is not None
+        if trial.outcome == Outcome.LOOP:
+            assert trial.forensics.cause == "repeated_call"

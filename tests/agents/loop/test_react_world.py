@@ -48,3 +48,16 @@ def test_an_injected_fault_reaches_the_next_prompt(fault: str) -> None:
     assert seen[1].startswith(f"Observation: {faulted.observation}\n")  # what the model saw next
     assert retried.injected_fault is None and "Dana Whitfield" in (retried.observation or "")
     assert result.faults_injected == toolbox.faults_injected == 1
+
+
+def test_every_protocol_example_is_read_by_the_strict_grammar() -> None:
+    from slmbench.agents.loop.parse import parse_action
+    from slmbench.agents.loop.react import build_system_prompt
+
+    specs = WorldToolbox(World.create(0)).specs()
+    examples = [line.split("example: ", 1)[1] for line in
+                build_system_prompt(specs).splitlines() if line.startswith("  example: ")]
+    assert len(examples) == len(specs) == 10
+    for spec, text in zip(specs, examples, strict=True):
+        action = parse_action(text, tools=specs)
+        assert (action.kind, action.name, action.strict) == ("tool", spec.name, True), text

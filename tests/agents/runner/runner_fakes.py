@@ -43,7 +43,7 @@ def fake_variants(task: FakeTask) -> list[Variant]:
 
 def fake_trial(model: Any, task: FakeTask, *, temperature: float, seed: int, repeat: int,
                variant: str, fault_plan: FaultPlan | None, scaffold: str, max_steps: int,
-               catch: bool = True) -> Trial:
+               catch: bool = True, **_: Any) -> Trial:
     """Two model calls per trial; success when the last reply says 'ok'."""
     text, prompt, completion, latency = "", 0, 0, 0.0
     try:

@@ -35,11 +35,11 @@ from slmbench.models.base import Completion, Message, Model, ToolCall
 
 __all__ = ["NATIVE_SYSTEM_PROMPT", "run_native"]
 
+# Neutral like the ReAct prompts (issue #15): no advice on errors, retries or refusals.
 NATIVE_SYSTEM_PROMPT = (
-    "You are a careful assistant. Solve the user's task by calling the tools you are given, "
-    "one step at a time, and read each tool result before the next step. If a tool returns "
-    "an error, correct the call or use another tool. When you know the answer, reply with "
-    "the answer only, short and exact, without calling a tool."
+    "You answer questions with the tools you are given. You know nothing about this company "
+    "or the world yourself: every answer must come from a tool result. A reply without a "
+    "tool call is your final answer: short and exact."
 )
 EMPTY_FEEDBACK = ("Your reply was empty. Call one of the tools, or reply with the final "
                   "answer as plain text.")
@@ -119,6 +119,8 @@ def run_native(
                 run.record(raw, action, step_completion)
                 return run.finish(Outcome.TOOL_ERROR, error=str(exc))
             run.record(raw, action, step_completion, result=result)
+            if result.environment_error:
+                return run.finish(Outcome.ENVIRONMENT_ERROR, error=result.observation)
             run.messages.append(Message(role="tool", content=result.observation,
                                         tool_call_id=call.id, name=call.name))
     return run.finish(Outcome.STEP_LIMIT, error=f"no final answer after {max_steps} steps")

@@ -6,10 +6,15 @@ reasonable ones and returns an :class:`~slmbench.agents.records.Action`:
 * a final answer line: ``Final Answer: ...`` (any case, optionally bold);
   the answer is everything after the colon, stripped;
 * a JSON object, bare or in a ``` / ```json fence, naming the tool under
-  ``name`` / ``tool`` / ``tool_name`` / ``action`` (or a nested ``function``
-  object) with its arguments under ``arguments`` / ``args`` / ``parameters`` /
+  ``name`` / ``tool`` / ``tool_name`` / ``action`` / ``call`` / ``function``
+  (a string), or in a nested ``function`` / ``call`` / ``tool_call`` object,
+  with its arguments under ``arguments`` / ``args`` / ``parameters`` /
   ``action_input`` / ``input`` — an object, or a JSON string holding one;
-  Python-style dicts (single quotes) are read too;
+  Python-style dicts and strings (single or triple quotes) and raw newlines
+  inside strings are read too;
+* an *arguments-only* object, e.g. ``{"code": "..."}``, when the offered
+  tools are given (``tools``) and exactly one of them accepts those keys (they
+  are all its parameters and include every required one);
 * ``Action: NAME`` followed by ``Action Input: {json}``;
 * XML-ish tags: ``<tool_call>{json}</tool_call>``,
   ``<tool>NAME</tool><args>{json}</args>`` and ``<function=NAME>{json}</function>``;
@@ -26,6 +31,13 @@ answer.
 final answer, the one that *starts first in the text* wins: it is what the
 model committed to before it went on (typically to imagine an observation).
 
+``Action.format`` says which rule read the action: ``json``, ``fenced_json``,
+``xml``, ``action_lines``, ``call`` or ``final``, with ``+alias`` (the name or
+arguments under another key, or nested), ``+python`` (a Python literal, not
+JSON) and ``+args_only`` appended for a JSON object read by a tolerant rule.
+The *strict* grammar the protocol teaches is ``json`` and ``final`` only
+(``Action.strict``).
+
 Anything else gives ``Action(kind="invalid", error=<reason>)``; the reason is
 worded so it can be shown to the model. :func:`parse_action` never raises.
 :func:`format_action` writes the canonical form (bare JSON for a tool call,
@@ -38,15 +50,16 @@ import ast
 import json
 import math
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from slmbench.agents.records import Action
+from slmbench.agents.tools.base import ToolSpec
 
 __all__ = ["format_action", "parse_action"]
 
-_NAME_KEYS = ("name", "tool", "tool_name", "action", "function_name")
+_NAME_KEYS = ("name", "tool", "tool_name", "action", "function_name", "call", "function")
 _ARG_KEYS = ("arguments", "args", "parameters", "action_input", "input", "params")
 _WRAPPER_KEYS = ("function", "tool_call", "function_call", "call", "action")
 _FINAL_NAMES = frozenset({"final answer", "final_answer", "finalanswer"})
@@ -58,7 +71,8 @@ _FINAL = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _CONTINUATION = re.compile(r"^[ \t]*(?:Thought|Action|Observation)[ \t]*:", re.MULTILINE)
-_FENCE = re.compile(r"```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n?(?P<body>.*?)```", re.DOTALL)
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON|tool_call|python)?[ \t]*\n?(?P<body>.*?)```",
+                    re.DOTALL)
 _ACTION_LINE = re.compile(
     r"^[ \t]*\**Action\**[ \t]*:[ \t]*\**(?P<name>[A-Za-z_][\w.\- ]*?)\**[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
@@ -142,16 +156,23 @@ def _as_json(value: Any) -> Any:
     raise ValueError(f"a {type(value).__name__} is not a JSON value")
 
 
-def _load_object(span: str) -> Any:
-    """Decode a JSON (or Python-literal) value; raise ValueError when it is neither."""
+def _decode(span: str) -> tuple[Any, bool]:
+    """Decode a JSON value (raw newlines in strings allowed), else a Python literal.
+
+    Returns (value, True when it was read as a Python literal); ValueError when neither."""
     try:
-        return _as_json(json.loads(span))
+        return _as_json(json.loads(span, strict=False)), False
     except ValueError:
         pass
     try:
-        return _as_json(ast.literal_eval(span))
+        return _as_json(ast.literal_eval(span)), True
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
         raise ValueError(str(exc)) from exc
+
+
+def _load_object(span: str) -> Any:
+    """Decode a JSON (or Python-literal) value; raise ValueError when it is neither."""
+    return _decode(span)[0]
 
 
 def _arguments(raw: Any) -> dict[str, Any] | str:
@@ -186,18 +207,56 @@ def _final(answer: str, fmt: str) -> Action | str:
     return Action(kind="final", answer=answer, format=fmt)
 
 
-def _from_dict(obj: dict[str, Any], fmt: str) -> Action | str:
+@dataclass(frozen=True, slots=True)
+class _Offered:
+    """The offered tools as the parser needs them: names, and parameters of each."""
+
+    names: Collection[str] | None
+    params: dict[str, tuple[frozenset[str], frozenset[str]]]  # name -> (accepted, required)
+
+    def only_tool_accepting(self, keys: Collection[str]) -> str | None:
+        """The one offered tool whose parameters are exactly fit by ``keys``, if one."""
+        got = frozenset(keys)
+        fits = [n for n, (accepted, required) in self.params.items()
+                if got and got <= accepted and required <= got]
+        return fits[0] if len(fits) == 1 else None
+
+
+def _offered(tool_names: Collection[str] | None, tools: Sequence[ToolSpec] | None) -> _Offered:
+    if tools is None:
+        return _Offered(tool_names, {})
+    params = {t.name: (frozenset(t.parameters.get("properties", {})),
+                       frozenset(t.parameters.get("required", []))) for t in tools}
+    names = set(params) | set(tool_names or ())
+    return _Offered(names, params)
+
+
+def _args_only(obj: dict[str, Any], fmt: str, offered: _Offered) -> Action | None:
+    name = offered.only_tool_accepting(obj)
+    if name is None:
+        return None
+    return Action(kind="tool", name=name, arguments=obj, format=f"{fmt}+args_only")
+
+
+def _from_dict(obj: dict[str, Any], fmt: str, offered: _Offered,
+               alias: bool = False) -> Action | str:
     """An action from a decoded JSON object, or the reason it is not one."""
     for key in _WRAPPER_KEYS:
         inner = obj.get(key)
         if isinstance(inner, dict) and any(k in inner for k in _NAME_KEYS):
-            return _from_dict(inner, fmt)
-    name = next((obj[k] for k in _NAME_KEYS if k in obj), None)
-    if name is None:
-        return "a JSON object has no 'name' key naming the tool"
+            return _from_dict(inner, fmt, offered, alias=True)
+    name_key = next((k for k in _NAME_KEYS if k in obj), None)
+    if name_key is None:
+        return (_args_only(obj, fmt, offered)
+                or "a JSON object has no 'name' key naming the tool")
+    name = obj[name_key]
     if not isinstance(name, str) or not name.strip():
         return "the tool name must be a non-empty string"
-    raw_args = next((obj[k] for k in _ARG_KEYS if k in obj), None)
+    if offered.names is not None and name.strip() not in offered.names \
+            and not _is_final_name(name) and (found := _args_only(obj, fmt, offered)):
+        return found  # e.g. {"name": "Dana"}: the argument of a tool, not a tool's name
+    args_key = next((k for k in _ARG_KEYS if k in obj), None)
+    raw_args = obj[args_key] if args_key else None
     if _is_final_name(name):
         if isinstance(raw_args, dict):
             raw_args = raw_args.get("answer", next(iter(raw_args.values()), ""))
@@ -205,32 +264,37 @@ def _from_dict(obj: dict[str, Any], fmt: str) -> Action | str:
     args = _arguments(raw_args)
     if isinstance(args, str):
         return f"tool {name.strip()!r}: {args}"
+    if alias or name_key != "name" or args_key not in (None, "arguments"):
+        fmt += "+alias"
     return Action(kind="tool", name=name.strip(), arguments=args, format=fmt)
 
 
-def _json_at(text: str, start: int, fmt: str) -> Action | str:
+def _json_at(text: str, start: int, fmt: str, offered: _Offered) -> Action | str:
     """Read the object opening at ``text[start]``: an action, or the reason it is none."""
     end = _balanced_end(text, start)
     if end is None:
         return "the JSON object is unterminated (was the response cut off?)"
     try:
-        obj = _load_object(text[start:end])
+        obj, python = _decode(text[start:end])
     except ValueError:
         return "the JSON object is malformed"
     if not isinstance(obj, dict):
         return "the braces hold no JSON object"
-    return _from_dict(obj, fmt)
+    result = _from_dict(obj, fmt, offered)
+    if python and isinstance(result, Action):
+        result = result.model_copy(update={"format": f"{result.format}+python"})
+    return result
 
 
 def _found(pos: int, result: Action | str) -> _Found:
     return _Found(pos, reason=result) if isinstance(result, str) else _Found(pos, action=result)
 
 
-def _find_json(text: str) -> list[_Found]:
+def _find_json(text: str, offered: _Offered) -> list[_Found]:
     out: list[_Found] = []
     i = text.find("{")
     while i != -1:
-        result = _json_at(text, i, "json")
+        result = _json_at(text, i, "json", offered)
         out.append(_found(i, result))
         if isinstance(result, Action):
             break  # later objects cannot start before this one
@@ -238,17 +302,17 @@ def _find_json(text: str) -> list[_Found]:
     return out
 
 
-def _find_fenced(text: str) -> list[_Found]:
+def _find_fenced(text: str, offered: _Offered) -> list[_Found]:
     out: list[_Found] = []
     for m in _FENCE.finditer(text):
         body = m.group("body").strip()
         if body.startswith("{"):
-            result = _json_at(body, 0, "fenced_json")
+            result = _json_at(body, 0, "fenced_json", offered)
             out.append(_found(m.start(), result))
     return out
 
 
-def _find_tags(text: str) -> list[_Found]:
+def _find_tags(text: str, offered: _Offered) -> list[_Found]:
     out: list[_Found] = []
     for m in _TOOL_CALL_TAG.finditer(text):
         body = m.group("body").strip()
@@ -256,7 +320,7 @@ def _find_tags(text: str) -> list[_Found]:
         if brace == -1:
             out.append(_Found(m.start(), reason=f"<{m.group('tag')}> holds no JSON object"))
             continue
-        result = _json_at(body, brace, "xml")
+        result = _json_at(body, brace, "xml", offered)
         out.append(_found(m.start(), result))
     for pattern in (_NAME_ARGS_TAGS, _FUNCTION_EQ_TAG):
         for m in pattern.finditer(text):
@@ -357,19 +421,21 @@ def _find_finals(text: str) -> list[_Found]:
     return [_found(m.start(), _final(answer[: more.start()] if more else answer, "final"))]
 
 
-def parse_action(text: str, *, tool_names: Collection[str] | None = None) -> Action:
+def parse_action(text: str, *, tool_names: Collection[str] | None = None,
+                 tools: Sequence[ToolSpec] | None = None) -> Action:
     """Parse one model response into a tool call, a final answer or an invalid action.
 
-    ``tool_names``, when given, enables the ``name(key=value)`` shape for those
-    names only (prose is full of parentheses). Never raises.
+    ``tool_names`` (or the offered ``tools``, which also enable arguments-only
+    objects), when given, enable the ``name(key=value)`` shape for those names
+    only (prose is full of parentheses). Never raises.
     """
     try:
-        return _parse(text, tool_names)
+        return _parse(text, _offered(tool_names, tools))
     except Exception as exc:  # the parser's contract is to never raise
         return Action(kind="invalid", error=f"unreadable response ({type(exc).__name__})")
 
 
-def _parse(text: str, tool_names: Collection[str] | None) -> Action:
+def _parse(text: str, offered: _Offered) -> Action:
     if not isinstance(text, str):
         return Action(kind="invalid", error="the response is not text")
     body, unclosed_think = _strip_think(text)
@@ -377,8 +443,9 @@ def _parse(text: str, tool_names: Collection[str] | None) -> Action:
         if unclosed_think:
             return Action(kind="invalid", error="the response is an unfinished <think> block")
         return Action(kind="invalid", error=f"the response is empty; {_HOW}")
-    found = (_find_finals(body) + _find_fenced(body) + _find_tags(body)
-             + _find_action_lines(body) + _find_json(body) + _find_calls(body, tool_names))
+    found = (_find_finals(body) + _find_fenced(body, offered) + _find_tags(body, offered)
+             + _find_action_lines(body) + _find_json(body, offered)
+             + _find_calls(body, offered.names))
     actions = [f for f in found if f.action is not None]
     if actions:
         first = min(actions, key=lambda f: f.pos).action

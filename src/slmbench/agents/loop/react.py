@@ -10,15 +10,15 @@ Choices, and why:
 * **Observations are user messages** starting ``Observation:``, not ``tool``
   messages: the chat templates of many small models have no tool role (or
   drop its content), and every template renders a user turn.
-  Each observation repeats the question and says how to answer, final answer
-  first: "Using this result, answer my question: ... Start your reply with
-  'Final Answer:'. (If the result is not enough, call another tool instead.)"
-  Measured with Qwen2.5-Coder-0.5B, greedy: with any wording that offered
-  "the next tool call" as an equal choice it answered every tool result by
-  repeating its call (all 23 quick-suite trials ended as ``loop``); with this
-  one it answers IR-1, DA-1 and MR-3 from the result. Qwen2.5-Coder-1.5B gave
-  the same answers under both wordings. Its own ``<tool_response>`` framing
-  (the native scaffold through the GGUF template) did not help the 0.5B.
+  Each observation is the result and the question again ("My question was:
+  ..."), and nothing that steers toward answering, retrying or refusing
+  (issue #15): the old wording told the model after every result, errors
+  and injected faults included, to start its reply with 'Final Answer:',
+  which works against the recovery and refusals being scored. That wording is
+  kept as the ``legacy`` prompt set only to measure the change
+  (docs/results/harness-validity.md). Before, a neutral wording once made
+  Qwen2.5-Coder-0.5B repeat its call on every quick-suite trial: if it does,
+  that is the model's behaviour, reported with the forensics, not tuned away.
 * **A successful call made again is not run again** (no second e-mail or
   booking): the model is told it already has that result. Calls that failed
   or carried an injected fault may be retried: retrying is recovery.
@@ -28,7 +28,9 @@ Choices, and why:
   Qwen2.5-Coder-0.5B (greedy), every prompt variant that explained the
   Observation messages made its first reply start with "Observation: ..."
   (an invented result, cut to an empty reply by the stop string). Each tool
-  gets a ``call:`` example line built from its required arguments: with the
+  gets an ``example:`` line built from its required arguments, in the
+  canonical shape the strict grammar reads (a line labelled ``call:`` invited
+  ``{"call": ...}`` objects): with the
   bare schema the model copied schema keys (``minimum``, ``type``) into its
   arguments. A leading ``Thought:`` line is accepted but not asked for: asking
   for it made the model answer from memory instead of calling a tool.
@@ -41,7 +43,9 @@ Choices, and why:
 * **Tool errors:** an error observation (bad arguments, no such record, an
   injected fault) is shown to the model, which should recover. Only a broken
   toolbox — ``call`` raising although its contract says it never raises, e.g.
-  the sandbox a tool needs is unavailable — ends the trial as ``tool_error``.
+  — ends the trial as ``tool_error``. A tool that cannot run on this machine
+  (``ToolResult.environment_error``, e.g. no bubblewrap) ends it as
+  ``environment_error``: never the model's failure.
 * **Backend errors:** :class:`~slmbench.core.errors.BackendError` from the model
   ends the trial as ``backend_error`` with its cause; the runner decides
   whether to retry the trial.
@@ -96,29 +100,65 @@ yourself: every answer must come from a tool result.
 Tools:
 {tools}
 
-Each reply is exactly one of these two:
-1. A tool call: one JSON object on one line, like the "call" lines above.
-2. When a tool result contains the answer:
-Final Answer: <the short, exact answer>
-
-Your first reply is always a tool call."""
+Each reply is exactly one of these two, at any step:
+1. A tool call: one JSON object on one line, {"name": <tool>, "arguments": {...}}, like the \
+examples above.
+2. Final Answer: <the short, exact answer>"""
 
 INVALID_FEEDBACK = "Observation: I could not read your reply: {error}."
-# How a tool result is shown to the model: the result, then the question again
-# (see the module docstring for why the question is repeated).
+# How a tool result is shown to the model: the result, then the question again (a
+# reminder, no instruction: see the module docstring).
 OBSERVATION = """\
 Observation: {observation}
 
-Using this result, answer my question: {instruction}
-Start your reply with 'Final Answer:'. (If the result is not enough, call another tool instead.)"""
-# A successful call made again is not run again (no second e-mail, no second
-# booking); the model is told so and asked to move on.
+My question was: {instruction}"""
+# A successful call made again is not run again (no second e-mail, no second booking).
 REPEATED_CALL = """\
-Observation: you already called {name} with exactly these arguments; its result is above.
+Observation: you already called {name} with exactly these arguments; its result is above \
+and it was not run again.
 
-Using that result, answer my question: {instruction}
-Start your reply with 'Final Answer:'. (If it is not enough, call a different tool or change \
-the arguments.)"""
+My question was: {instruction}"""
+
+
+class Prompts(BaseModel):
+    """The wording of one ReAct prompt set: protocol, observation and feedback templates."""
+
+    model_config = ConfigDict(frozen=True)
+
+    protocol: str
+    observation: str
+    repeated_call: str
+    invalid_feedback: str
+    example_label: str
+
+
+# ``legacy`` is the wording before issue #15, kept only to measure the change
+# (docs/results/harness-validity.md): it tells the model after every result,
+# errors included, to start with 'Final Answer:', and forbids a first reply
+# that is not a tool call.
+PROMPT_SETS: dict[str, Prompts] = {
+    "neutral": Prompts(protocol=PROTOCOL, observation=OBSERVATION, repeated_call=REPEATED_CALL,
+                       invalid_feedback=INVALID_FEEDBACK, example_label="example"),
+    "legacy": Prompts(
+        protocol=(
+            "You answer questions by calling tools. You know nothing about this company or the "
+            "world yourself: every answer must come from a tool result.\n\nTools:\n{tools}\n\n"
+            "Each reply is exactly one of these two:\n"
+            '1. A tool call: one JSON object on one line, like the "call" lines above.\n'
+            "2. When a tool result contains the answer:\n"
+            "Final Answer: <the short, exact answer>\n\nYour first reply is always a tool call."),
+        observation=(
+            "Observation: {observation}\n\nUsing this result, answer my question: {instruction}"
+            "\nStart your reply with 'Final Answer:'. (If the result is not enough, call another "
+            "tool instead.)"),
+        repeated_call=(
+            "Observation: you already called {name} with exactly these arguments; its result is "
+            "above.\n\nUsing that result, answer my question: {instruction}\nStart your reply "
+            "with 'Final Answer:'. (If it is not enough, call a different tool or change the "
+            "arguments.)"),
+        invalid_feedback=INVALID_FEEDBACK, example_label="call"),
+}
+DEFAULT_PROMPTS = "neutral"
 
 
 class AgentResult(BaseModel):
@@ -158,18 +198,21 @@ def example_call(spec: ToolSpec) -> str:
     return json.dumps({"name": spec.name, "arguments": args})
 
 
-def describe_tools(specs: Sequence[ToolSpec]) -> str:
+def describe_tools(specs: Sequence[ToolSpec], label: str = "example") -> str:
     """Three lines per tool: name and description, JSON schema of the arguments, an example."""
     return "\n".join(
         f"- {s.name}: {s.description}\n  arguments (JSON schema): {json.dumps(s.parameters)}"
-        f"\n  call: {example_call(s)}"
+        f"\n  {label}: {example_call(s)}"
         for s in specs
     )
 
 
-def build_system_prompt(specs: Sequence[ToolSpec], template: str | None = None) -> str:
-    """The ReAct system prompt; ``{tools}`` in the template becomes the tool list."""
-    return (template or PROTOCOL).replace("{tools}", describe_tools(specs))
+def build_system_prompt(specs: Sequence[ToolSpec], template: str | None = None,
+                        prompts: str = DEFAULT_PROMPTS) -> str:
+    """The ReAct system prompt of prompt set ``prompts``; ``{tools}`` becomes the tool list."""
+    chosen = PROMPT_SETS[prompts]
+    return (template or chosen.protocol).replace(
+        "{tools}", describe_tools(specs, chosen.example_label))
 
 
 class ToolboxBroken(Exception):
@@ -267,13 +310,17 @@ def run_react(
     token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     time_budget_s: float | None = None,
     system_prompt: str | None = None,
+    prompts: str = DEFAULT_PROMPTS,
 ) -> AgentResult:
     """Run the text ReAct loop until a final answer or a terminal outcome; never raises
-    for model, format or tool failures (they become the result's ``outcome``)."""
+    for model, format or tool failures (they become the result's ``outcome``).
+
+    ``prompts`` names the wording in :data:`PROMPT_SETS` (``legacy`` only to measure it)."""
     specs = toolbox.specs()
-    names = [s.name for s in specs]
+    wording = PROMPT_SETS[prompts]
     run = Run("react", token_budget=token_budget, time_budget_s=time_budget_s)
-    run.messages = [Message(role="system", content=build_system_prompt(specs, system_prompt)),
+    run.messages = [Message(role="system",
+                            content=build_system_prompt(specs, system_prompt, prompts)),
                     Message(role="user", content=instruction)]
     invalid_in_a_row = 0
     answered: set[str] = set()  # calls that cleanly succeeded: not run again
@@ -289,7 +336,7 @@ def run_react(
             return run.finish(outcome, error=cause)
         run.account(completion)
         raw = completion.text
-        action = parse_action(raw, tool_names=names)
+        action = parse_action(raw, tools=specs)
         run.messages.append(Message(role="assistant", content=raw.strip()))
         if run.repeated(raw):
             run.record(raw, action, completion)
@@ -303,7 +350,7 @@ def run_react(
             if invalid_in_a_row >= FORMAT_FAILURE_AFTER:
                 run.record(raw, action, completion)
                 return run.finish(Outcome.FORMAT_FAILURE, error=action.error)
-            feedback = INVALID_FEEDBACK.format(error=action.error)
+            feedback = wording.invalid_feedback.format(error=action.error)
             run.record(raw, action, completion, observation=feedback)
             run.messages.append(Message(role="user", content=feedback))
             continue
@@ -311,7 +358,7 @@ def run_react(
         assert action.name is not None
         key = call_key(action.name, action.arguments)
         if key in answered:
-            feedback = REPEATED_CALL.format(name=action.name, instruction=instruction)
+            feedback = wording.repeated_call.format(name=action.name, instruction=instruction)
             run.record(raw, action, completion, observation=feedback)
             run.messages.append(Message(role="user", content=feedback))
             continue
@@ -323,6 +370,8 @@ def run_react(
         if result.ok and result.injected_fault is None:
             answered.add(key)
         run.record(raw, action, completion, result=result)
-        run.messages.append(Message(role="user", content=OBSERVATION.format(
+        if result.environment_error:
+            return run.finish(Outcome.ENVIRONMENT_ERROR, error=result.observation)
+        run.messages.append(Message(role="user", content=wording.observation.format(
             observation=result.observation, instruction=instruction)))
     return run.finish(Outcome.STEP_LIMIT, error=f"no final answer after {max_steps} steps")

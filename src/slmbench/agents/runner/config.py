@@ -8,6 +8,8 @@
     temperatures = [0.3, 0.7, 1.0]
     repeats = 3
     out = "runs/sweep"
+    toolset = "task"         # "all": every task offers the ten tools (the seed's setting)
+    skip_code_tasks = false  # true: leave out tasks needing code_interpreter (no bubblewrap)
 
     [concurrency]            # parallel trials per server model (openai:, ollama:)
     "openai:qwen2.5-7b@http://127.0.0.1:8080/v1" = 4
@@ -38,7 +40,7 @@ SERVER_BACKENDS = frozenset({"openai", "ollama"})
 # The fields that decide which trials a run holds (per model) and how they run.
 _HINT = "see `slmbench run --help`; the experiment file format is in docs/report-schema.md"
 GRID_FIELDS = ("suites", "tasks", "variants", "temperatures", "repeats", "seed", "scaffold",
-               "max_steps")
+               "max_steps", "toolset", "skip_code_tasks", "prompts")
 
 
 class Experiment(BaseModel):
@@ -57,6 +59,13 @@ class Experiment(BaseModel):
     seed: int = Field(default=0, ge=0, description="base seed mixed into every trial's seed")
     scaffold: Literal["react", "native"] = "react"
     max_steps: int = Field(default=12, ge=1, le=200)
+    toolset: Literal["task", "all"] = Field(
+        default="task", description="task: the tools each task lists; all: the ten tools")
+    skip_code_tasks: bool = Field(
+        default=False, description="leave out the tasks that need code_interpreter")
+    # Measurement only (docs/results/harness-validity.md): "legacy" reruns the pre-#15
+    # ReAct wording. Not a CLI flag: it is not a knob for steering a model.
+    prompts: Literal["neutral", "legacy"] = "neutral"
     concurrency: dict[str, int] = Field(
         default_factory=dict, description="parallel trials per server model spec")
     default_concurrency: int = Field(default=4, ge=1, le=64)
@@ -166,10 +175,11 @@ def demo_dir(model: str) -> Path:
 
 def demo_experiment(model: str = DEMO_MODEL, *, out: Path | None = None, suite: str = "quick",
                     tasks: list[str] | None = None, temperature: float = 0.0,
-                    repeats: int = 1) -> Experiment:
+                    repeats: int = 1, skip_code_tasks: bool = False) -> Experiment:
     """The demo's grid: one suite (default ``quick``) on one model, into ``out`` (default
     :func:`demo_dir`)."""
     return build_experiment({
         "name": "demo", "models": [model], "suites": [suite], "tasks": tasks or [],
         "temperatures": [temperature], "repeats": repeats, "out": out or demo_dir(model),
+        "skip_code_tasks": skip_code_tasks,
     })

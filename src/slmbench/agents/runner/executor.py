@@ -159,6 +159,7 @@ class _Run:
                 wrapped, task, temperature=p.key.temperature, seed=p.key.seed,
                 repeat=p.key.repeat, variant=p.key.variant, fault_plan=p.fault_plan,
                 scaffold=self.exp.scaffold, max_steps=self.exp.max_steps,
+                toolset=self.exp.toolset, prompts=self.exp.prompts,
             )
         except BackendError as exc:  # the evaluator should catch these; never lose the trial
             trial = _backend_error_trial(p, self.exp.scaffold, exc, time.perf_counter() - start)
@@ -270,8 +271,31 @@ def saved_experiment(run_dir: Path) -> Experiment:
     return Experiment.model_validate(saved)
 
 
+def harness_of(exp: Experiment, plan: Plan) -> str:
+    """The run's harness fingerprint (:func:`slmbench.agents.harness.fingerprint`)."""
+    from slmbench.agents.harness import fingerprint
+
+    return fingerprint(plan.tasks.values(), toolset=exp.toolset, prompts=exp.prompts,
+                       scaffold=exp.scaffold)
+
+
+def _check_harness(store: RunStore, harness: str) -> None:
+    """Stop when the store holds trials of another harness: old and new never mix."""
+    saved = store.get_meta("harness_fingerprint")
+    if saved == harness or (saved is None and store.count() == 0):
+        return
+    made_by = f"harness {saved}" if saved else "a harness from before fingerprints"
+    raise ConfigError(
+        f"{store.run_dir} holds trials made by {made_by}, not {harness} (prompts, parser, "
+        "tools, tasks or toolset changed)",
+        "use a new --out for a new run; trials of different harnesses must not mix",
+    )
+
+
 def _merge_meta(store: RunStore, exp: Experiment, plan: Plan) -> dict[str, int]:
     """Check the run dir holds this experiment (or nothing); save config and plan counts."""
+    harness = harness_of(exp, plan)
+    _check_harness(store, harness)
     saved = store.get_meta("experiment")
     if saved is not None and store.get_meta("grid_fingerprint") != exp.grid_fingerprint():
         old = Experiment.model_validate(saved)
@@ -286,10 +310,39 @@ def _merge_meta(store: RunStore, exp: Experiment, plan: Plan) -> dict[str, int]:
     store.set_meta("experiment", {**exp.model_dump(mode="json"), "models": models})
     store.set_meta("grid_fingerprint", exp.grid_fingerprint())
     store.set_meta("seed_scheme", SEED_SCHEME)
+    store.set_meta("harness_fingerprint", harness)
     planned = dict(store.get_meta("planned", {}) or {})
     planned.update({m: len(plan.for_model(m)) for m in exp.models})
     store.set_meta("planned", planned)
     return planned
+
+
+def code_tasks(exp: Experiment, plan: Plan) -> list[str]:
+    """Ids of the planned tasks that offer ``code_interpreter`` (every task under ``all``)."""
+    return [tid for tid, task in plan.tasks.items()
+            if exp.toolset == "all" or "code_interpreter" in getattr(task, "tools", ())]
+
+
+def check_sandbox(exp: Experiment, plan: Plan) -> None:
+    """Raise :class:`SandboxUnavailable` when code tasks are planned and the sandbox cannot run.
+
+    A trial never fails because of the machine: without bubblewrap the run does not start.
+    """
+    needing = code_tasks(exp, plan)
+    if not needing:
+        return
+    from slmbench.agents.tools.sandbox import Sandbox, SandboxUnavailable
+
+    try:
+        Sandbox().run_python("pass")
+    except SandboxUnavailable as exc:
+        raise SandboxUnavailable(
+            f"{len(needing)} planned task(s) need code_interpreter ({', '.join(needing[:3])}"
+            f"{', ...' if len(needing) > 3 else ''}) but {exc}",
+            "install bubblewrap (`make system-deps`, or sudo apt-get install bubblewrap), "
+            + ("or use --toolset task --skip-code-tasks" if exp.toolset == "all"
+               else "or pass --skip-code-tasks"),
+        ) from exc
 
 
 def execute(
@@ -314,6 +367,7 @@ def execute(
     plan = build_plan(exp, load_suite=load_suite or _default_suite_loader(),
                       variants=variants or _default_variants())
     progress = progress or PlainProgress()
+    check_sandbox(exp, plan)  # before the run folder exists: nothing half-written
     with RunStore(run_dir) as store:
         planned = _merge_meta(store, exp, plan)
         run = _Run(exp, store, plan, trial_fn=trial_fn or _default_trial_fn(),

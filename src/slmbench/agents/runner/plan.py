@@ -124,8 +124,15 @@ def select_tasks(exp: Experiment, load_suite: SuiteLoader) -> list[tuple[str, An
 
 
 def build_plan(exp: Experiment, *, load_suite: SuiteLoader, variants: VariantsFn) -> Plan:
-    """Every trial the experiment's run must hold, in run order."""
+    """Every trial the experiment's run must hold, in run order.
+
+    ``skip_code_tasks`` leaves out the tasks that list ``code_interpreter``."""
     picked = select_tasks(exp, load_suite)
+    if exp.skip_code_tasks:
+        picked = [(s, t) for s, t in picked if "code_interpreter" not in getattr(t, "tools", ())]
+        if not picked:
+            raise ConfigError("every chosen task needs code_interpreter (--skip-code-tasks)",
+                              "choose other tasks, or install bubblewrap and drop the flag")
     per_task: list[tuple[str, Any, list[Variant]]] = []
     for suite, task in picked:
         vs = list(variants(task)) or [Variant()]

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.agents.records import Outcome, Trial
+from slmbench.agents.records import NOT_THE_MODELS, Outcome, Trial
 from slmbench.agents.store import RunStore
 from slmbench.core.sqlite import writing
 from slmbench.core.stats import Estimate, wilson
@@ -35,7 +35,7 @@ class TaskOutcomes(BaseModel):
     task_id: str
     suite: str
     n: int
-    success: Estimate  # Wilson 95% interval
+    success: Estimate | None  # Wilson 95%; None when every trial was a backend or environment error
     outcomes: dict[str, int]
     mean_score: float | None  # mean Score.value over trials that have a score
     mean_steps: float
@@ -137,22 +137,27 @@ def build_model_report(trials: Sequence[Trial], *, model: str, run_dir: Path,
                        fingerprint: str, planned: int, runner: RunnerStats,
                        tasks: Mapping[str, Any]) -> ModelReport:
     """One model's :class:`ModelReport` from its stored trials (every rate a Wilson interval)."""
-    ok = [t.outcome == Outcome.SUCCESS for t in trials]
+    # backend and environment errors are never the model's: no rate counts them
+    rated = [t for t in trials if t.outcome not in NOT_THE_MODELS]
+    ok = [t.outcome == Outcome.SUCCESS for t in rated]
     by_suite: dict[str, list[bool]] = defaultdict(list)
     by_temp: dict[str, list[bool]] = defaultdict(list)
     by_variant: dict[str, list[bool]] = defaultdict(list)
     by_task: dict[str, list[Trial]] = defaultdict(list)
-    for t, s in zip(trials, ok, strict=True):
+    for t, s in zip(rated, ok, strict=True):
         by_suite[t.suite].append(s)
         by_temp[f"{t.temperature:g}"].append(s)
         by_variant[t.variant].append(s)
+    for t in trials:
         by_task[t.task_id].append(t)
     task_rows = []
     for task_id, ts in sorted(by_task.items()):
         scores = [t.score.value for t in ts if t.score is not None]
+        counted = [t for t in ts if t.outcome not in NOT_THE_MODELS]
         task_rows.append(TaskOutcomes(
             task_id=task_id, suite=ts[0].suite, n=len(ts),
-            success=wilson(sum(t.outcome == Outcome.SUCCESS for t in ts), len(ts)),
+            success=wilson(sum(t.outcome == Outcome.SUCCESS for t in counted), len(counted))
+            if counted else None,
             outcomes=dict(Counter(t.outcome.value for t in ts)),
             mean_score=float(np.mean(scores)) if scores else None,
             mean_steps=float(np.mean([len(t.steps) for t in ts])),
@@ -169,12 +174,12 @@ def build_model_report(trials: Sequence[Trial], *, model: str, run_dir: Path,
     n = max(1, len(trials))
     prompt = sum(t.prompt_tokens for t in trials)
     completion = sum(t.completion_tokens for t in trials)
-    dims, note = _dimensions(trials, tasks)
+    dims, note = _dimensions(rated, tasks)
     return ModelReport(
         model=model, run_dir=str(run_dir), experiment=experiment, grid_fingerprint=fingerprint,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"), planned=planned,
         stored=len(trials), complete=len(trials) >= planned,
-        success=wilson(sum(ok), len(ok)) if trials else None,
+        success=wilson(sum(ok), len(ok)) if ok else None,
         outcomes=dict(Counter(t.outcome.value for t in trials)),
         by_suite=_rates(by_suite), by_temperature=_rates(by_temp), by_variant=_rates(by_variant),
         tasks=task_rows, dimensions=dims, dimensions_note=note, latency=latency,

@@ -27,6 +27,7 @@ class ToolResult(BaseModel):
     ok: bool
     observation: str
     injected_fault: str | None = None  # the FaultPlan kind when this result is an injected fault
+    environment_error: bool = False  # the tool cannot run on this machine (not the model's fault)
 
 
 class ToolSpec(BaseModel):

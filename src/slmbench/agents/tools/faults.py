@@ -46,6 +46,7 @@ class RealOutcome(NamedTuple):
 
     ok: bool
     payload: Any
+    environment: bool = False  # the tool could not run here (e.g. no sandbox)
 
 
 class FaultInjector:

@@ -3,8 +3,10 @@
 ``call(name, arguments)`` never raises. An unknown tool, arguments that fail
 validation (summarised in one line), a :class:`ToolError`, an unavailable
 sandbox and any unexpected exception all come back as
-``ToolResult(ok=False, observation="error: ...")``. Every call is recorded in
-``toolbox.calls``.
+``ToolResult(ok=False, observation="error: ...")``; an unavailable sandbox (any
+``SlmbenchError`` of a tool) also sets ``environment_error``, which ends the
+trial as ``environment_error``, never as the model's failure. Every call is
+recorded in ``toolbox.calls``.
 """
 
 from __future__ import annotations
@@ -133,6 +135,9 @@ class WorldToolbox:
         if fault is not None and fault not in RUNS_REAL_CALL:
             return faulted_result(fault, name, None)
         real = self._run(tool, params)
+        if real.environment:
+            return ToolResult(ok=False, observation=f"error: {real.payload['error']}",
+                              environment_error=True)
         if fault is not None:
             return faulted_result(fault, name, real)
         text = render(real.payload) if real.ok else f"error: {real.payload['error']}"
@@ -145,7 +150,8 @@ class WorldToolbox:
             return RealOutcome(False, {"error": str(err)})
         except SlmbenchError as err:
             hint = f" ({err.hint})" if err.hint else ""
-            return RealOutcome(False, {"error": f"{tool.name} is unavailable: {err}{hint}"})
+            return RealOutcome(False, {"error": f"{tool.name} is unavailable: {err}{hint}"},
+                               environment=True)
         except Exception as err:  # a bug in a tool must not end the trial
             return RealOutcome(False, {"error": (
                 f"internal error in {tool.name}: {type(err).__name__}: {err}")})

@@ -66,6 +66,10 @@ TOOL_RULES = """## How the tools read and change this world
   as written (e.g. `#ops`).
 - `file_manager`: names relative to the scratch folder only. `code_interpreter` sees the
   scratch files read-only in its working directory; files it writes are discarded.
+- `code_interpreter` has REPL semantics, as a notebook cell: the code's common indentation
+  is removed first, and when the last statement is an expression its `repr` is printed after
+  the program's output unless it is None (`19 * 31` gives `{"stdout": "589\\n"}`). Without
+  bubblewrap the call ends the trial as `environment_error`, never as the model's failure.
 """
 
 

@@ -1,0 +1,59 @@
+"""The harness fingerprint: everything that shapes a trial besides its key, as one hash.
+
+A :class:`~slmbench.agents.records.TrialKey` is (model, task, variant,
+temperature, seed, repeat). Prompt wording, the parser, the tools' specs and
+the tasks' content can change under the same ids; a resumed run must never mix
+trials made before and after such a change. :func:`fingerprint` hashes:
+
+* the ReAct prompt set's templates (or the native system prompt) and the scaffold;
+* :data:`PARSER_VERSION` (bump it with any change to what the parser reads);
+* the specs (name, description, argument schema) of all ten tools and
+  :data:`TOOL_VERSION` (bump it with a change in what a tool does, e.g. the
+  code tool's REPL semantics);
+* the content of the tasks (their full records, sorted by id);
+* the toolset (``task``: each task's own tools; ``all``: the ten, as in the seed).
+
+The run store keeps the run's fingerprint in its meta (``harness_fingerprint``)
+and each trial record its own (over its one task).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from slmbench.agents.loop.native import NATIVE_SYSTEM_PROMPT
+from slmbench.agents.loop.react import PROMPT_SETS
+from slmbench.agents.tools.toolbox import TOOL_NAMES, WorldToolbox
+from slmbench.agents.world import World
+
+__all__ = ["PARSER_VERSION", "TOOL_VERSION", "fingerprint", "offered_tools"]
+
+PARSER_VERSION = 2  # 2: call/function string keys, arguments-only objects, +alias formats
+TOOL_VERSION = 2  # 2: code_interpreter shows the last expression, strips common indentation
+
+
+def offered_tools(task_tools: Iterable[str], toolset: str) -> list[str]:
+    """The tools a trial offers: the task's own (``task``) or all ten (``all``)."""
+    return list(TOOL_NAMES) if toolset == "all" else list(task_tools)
+
+
+def _task_content(task: Any) -> Any:
+    dump = getattr(task, "model_dump", None)
+    return dump(mode="json") if callable(dump) else repr(task)
+
+
+def fingerprint(tasks: Iterable[Any], *, toolset: str = "task", prompts: str = "neutral",
+                scaffold: str = "react") -> str:
+    """A 16-hex-digit hash of the harness that runs ``tasks`` (see the module docstring)."""
+    wording = (PROMPT_SETS[prompts].model_dump() if scaffold == "react"
+               else {"native": NATIVE_SYSTEM_PROMPT})
+    specs = [s.model_dump() for s in WorldToolbox(World.create(0)).specs()]
+    blob = json.dumps({
+        "scaffold": scaffold, "prompts": wording, "parser": PARSER_VERSION,
+        "tools": specs, "tool_version": TOOL_VERSION, "toolset": toolset,
+        "tasks": sorted((_task_content(t) for t in tasks), key=lambda d: json.dumps(d)),
+    }, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
