@@ -337,14 +337,14 @@ def test_pairs_with_an_error_that_is_not_the_models_are_dropped() -> None:
 
 
 def test_the_per_model_report_rates_only_trials_that_are_the_models(tmp_path: Path) -> None:
-    from slmbench.agents.runner.report import RunnerStats, build_report
+    from slmbench.agents.runner.report import RunnerStats, build_model_report
 
     ok = _trial(Outcome.SUCCESS, [])
     down = ok.model_copy(update={"task_id": "IR-1", "outcome": Outcome.BACKEND_ERROR})
     env = ok.model_copy(update={"task_id": "CD-1", "outcome": Outcome.ENVIRONMENT_ERROR})
-    report = build_report([ok, down, env], model="m", run_dir=tmp_path, experiment=None,
-                          fingerprint="x", planned=3, runner=RunnerStats(), tasks=TASKS)
-    assert report.success is not None and (report.success.successes, report.success.n) == (1, 1)
+    report = build_model_report([ok, down, env], model="m", run_dir=tmp_path, experiment=None,
+                                fingerprint="x", planned=3, runner=RunnerStats(), tasks=TASKS)
+    assert report.success is not None and (report.success.estimate, report.success.n) == (1, 1)
     assert report.outcomes == {"success": 1, "backend_error": 1, "environment_error": 1}
     assert {t.task_id: t.success for t in report.tasks}["CD-1"] is None
 
