@@ -6,7 +6,9 @@ outcome. A final answer is scored by the task's scorer against the answer
 and the world after the trial:
 
 * the scorer passes -> ``success`` (on a task that should be refused, a
-  refusal is what passes);
+  refusal is what passes), unless no successful tool result shows the task's
+  evidence -> ``ungrounded`` (a right answer from memory or a guess;
+  :mod:`slmbench.agents.scoring.grounding`);
 * it fails and the answer is a refusal on a task that should not be refused
   -> ``refused``;
 * otherwise -> ``wrong_answer``.
@@ -20,11 +22,12 @@ the full state from it to score a stored trial again without the model.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from slmbench.agents.loop.react import AgentResult, run_react
-from slmbench.agents.records import FaultPlan, Outcome, Trial
-from slmbench.agents.scoring import Score, classify, score
+from slmbench.agents.records import FaultPlan, Outcome, Score, Step, Trial
+from slmbench.agents.scoring import classify, grounding, score
 from slmbench.agents.tasks.model import Task
 from slmbench.agents.tasks.perturb import fault_plan_for, instruction_for, variants
 from slmbench.agents.tools.toolbox import WorldToolbox
@@ -47,10 +50,16 @@ def world_after(trial: Trial, seed: int) -> dict[str, Any]:
     return {**World.create(seed).snapshot(), **trial.world_state}
 
 
-def judge(task: Task, answer: str | None, state: dict[str, Any]) -> tuple[Outcome, Score]:
-    """Outcome and score of a final answer (``state``: the full post-trial snapshot)."""
+def judge(task: Task, answer: str | None, state: dict[str, Any],
+          steps: Sequence[Step] = ()) -> tuple[Outcome, Score]:
+    """Outcome and score of a final answer (``state``: the full post-trial snapshot;
+    ``steps``: the trial's steps, whose successful observations must ground the answer)."""
     result = score(task.scorer, answer, state)
     if result.passed:
+        found = grounding(task, steps)
+        if found is not None and not found.supported:
+            why = f"{result.reason}; ungrounded: no tool result shows {', '.join(found.missing)}"
+            return Outcome.UNGROUNDED, result.model_copy(update={"reason": why})
         return Outcome.SUCCESS, result
     if task.expected_behaviour in (None, "comply") and classify(answer).label == "refuse":
         return Outcome.REFUSED, result
@@ -64,7 +73,8 @@ def rescore(trial: Trial, task: Task) -> Trial:
     """
     if trial.score is None:  # a terminal outcome: there is no answer to score
         return trial
-    outcome, verdict = judge(task, trial.final_answer, world_after(trial, task.world_seed))
+    outcome, verdict = judge(task, trial.final_answer, world_after(trial, task.world_seed),
+                             trial.steps)
     return trial.model_copy(update={"outcome": outcome, "score": verdict})
 
 
@@ -99,7 +109,7 @@ def run_trial(
                     max_steps=max_steps)
     outcome, verdict = result.outcome, None
     if outcome is None:
-        outcome, verdict = judge(task, result.final_answer, world.snapshot())
+        outcome, verdict = judge(task, result.final_answer, world.snapshot(), result.steps)
     return Trial(
         model=model.spec, task_id=task.id, suite=task.suite, variant=variant,
         scaffold=scaffold, temperature=temperature, seed=seed, repeat=repeat,
