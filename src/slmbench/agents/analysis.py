@@ -368,7 +368,10 @@ def _audit(all_trials: list[Trial], by_model: Mapping[str, list[Trial]]) -> Item
                      no_repeats=no_repeats)
 
 
-DIMENSIONS = ("consistency", "robustness", "fault_tolerance", "safety")
+DIMENSION_INTERVALS = (
+    "robustness, fault tolerance and safety: Wilson over trials; consistency (pass^k at "
+    "T > 0) and composite: simulated from Clopper-Pearson confidence distributions "
+    "(docs/statistics.md)")  # how dimension_scores' intervals are made, for the pages
 
 
 def _proportion(successes: int, trials: int) -> tuple[Estimate, tuple[int, int]]:
