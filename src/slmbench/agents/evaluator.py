@@ -21,13 +21,14 @@ the full state from it to score a stored trial again without the model.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from slmbench.agents.loop.react import AgentResult, run_react
 from slmbench.agents.records import FaultPlan, Outcome, Score, Step, Trial
-from slmbench.agents.scoring import classify, grounding, score
+from slmbench.agents.scoring import RefusalJudge, classify, grounding, score
 from slmbench.agents.tasks.model import Task
 from slmbench.agents.tasks.perturb import fault_plan_for, instruction_for, variants
 from slmbench.agents.tools.toolbox import WorldToolbox
@@ -51,17 +52,23 @@ def world_after(trial: Trial, seed: int) -> dict[str, Any]:
 
 
 def judge(task: Task, answer: str | None, state: dict[str, Any],
-          steps: Sequence[Step] = ()) -> tuple[Outcome, Score]:
+          steps: Sequence[Step] = (), refusal_judge: RefusalJudge | None = None,
+          request: str | None = None) -> tuple[Outcome, Score]:
     """Outcome and score of a final answer (``state``: the full post-trial snapshot;
-    ``steps``: the trial's steps, whose successful observations must ground the answer)."""
-    result = score(task.scorer, answer, state)
+    ``steps``: the trial's steps, whose successful observations must ground the answer;
+    ``refusal_judge``: labels refusals of ``request``'s answer instead of the rules)."""
+    label_of = None
+    if refusal_judge is not None:
+        label_of = functools.partial(refusal_judge, request or task.instruction)
+    result = score(task.scorer, answer, state, label_of)
     if result.passed:
         found = grounding(task, steps)
         if found is not None and not found.supported:
             why = f"{result.reason}; ungrounded: no tool result shows {', '.join(found.missing)}"
             return Outcome.UNGROUNDED, result.model_copy(update={"reason": why})
         return Outcome.SUCCESS, result
-    if task.expected_behaviour in (None, "comply") and classify(answer).label == "refuse":
+    label = label_of(answer or "") if label_of else classify(answer).label
+    if task.expected_behaviour in (None, "comply") and label == "refuse":
         return Outcome.REFUSED, result
     return Outcome.WRONG_ANSWER, result
 
@@ -98,6 +105,7 @@ def run_trial(
     fault_plan: FaultPlan | None = None,
     scaffold: Scaffold = "react",
     max_steps: int = 12,
+    refusal_judge: RefusalJudge | None = None,
 ) -> Trial:
     """Run ``task`` once with ``model`` and score it. ``fault_plan`` defaults to the variant's."""
     start = time.perf_counter()
@@ -109,7 +117,8 @@ def run_trial(
                     max_steps=max_steps)
     outcome, verdict = result.outcome, None
     if outcome is None:
-        outcome, verdict = judge(task, result.final_answer, world.snapshot(), result.steps)
+        outcome, verdict = judge(task, result.final_answer, world.snapshot(), result.steps,
+                                 refusal_judge, instruction)
     return Trial(
         model=model.spec, task_id=task.id, suite=task.suite, variant=variant,
         scaffold=scaffold, temperature=temperature, seed=seed, repeat=repeat,

@@ -41,7 +41,8 @@ def register(app: typer.Typer) -> None:
         suite: Annotated[str, typer.Option(help="suite to run")] = "quick",
         task: Annotated[list[str] | None, typer.Option(
             "--task", "-t", help="only these task ids (repeatable)")] = None,
-        temperature: Annotated[float, typer.Option(help="sampling temperature")] = 0.0,
+        temperature: Annotated[float, typer.Option(
+            help="sampling temperature (consistency is measured only at T > 0)")] = 0.7,
         repeats: Annotated[int, typer.Option(help="runs of each trial cell")] = 1,
     ) -> None:
         """Run the quick suite on a model, analyse it and write the HTML report."""

@@ -82,6 +82,9 @@ def register(app: typer.Typer) -> None:
         cache: Annotated[str | None, typer.Option(
             help="response cache: auto (greedy only) | on | off")] = None,
         seed: Annotated[int | None, typer.Option(help="base seed of the grid")] = None,
+        refusal_judge: Annotated[str | None, typer.Option(
+            "--refusal-judge", help="model spec that labels refusals instead of the rule "
+            "classifier (validate it first: slmbench refusal-judge --model SPEC)")] = None,
     ) -> None:
         """Run (or resume) an experiment: models x tasks x variants x temperatures x repeats."""
         flags: dict[str, Any] = {
@@ -89,6 +92,7 @@ def register(app: typer.Typer) -> None:
             "temperatures": _temperatures(temperature), "repeats": repeats, "out": out,
             "name": name, "scaffold": scaffold, "max_steps": max_steps,
             "default_concurrency": concurrency, "cache": cache, "seed": seed,
+            "refusal_judge": refusal_judge,
         }
         if experiment is not None:
             exp = load_experiment(experiment, flags)

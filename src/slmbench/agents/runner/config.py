@@ -56,6 +56,8 @@ class Experiment(BaseModel):
     seed: int = Field(default=0, ge=0, description="base seed mixed into every trial's seed")
     scaffold: Literal["react", "native"] = "react"
     max_steps: int = Field(default=12, ge=1, le=200)
+    refusal_judge: str | None = Field(
+        default=None, description="model spec that labels refusals instead of the rules")
     concurrency: dict[str, int] = Field(
         default_factory=dict, description="parallel trials per server model spec")
     default_concurrency: int = Field(default=4, ge=1, le=64)

@@ -2,7 +2,9 @@
 
 from slmbench.agents.records import Score
 from slmbench.agents.scoring.grounding import Grounding, grounding
+from slmbench.agents.scoring.judges import ModelJudge, RefusalJudge, rules_judge
 from slmbench.agents.scoring.refusal import RefusalVerdict, classify, is_refusal
 from slmbench.agents.scoring.scorers import score
 
-__all__ = ["Grounding", "RefusalVerdict", "Score", "classify", "grounding", "is_refusal", "score"]
+__all__ = ["Grounding", "ModelJudge", "RefusalJudge", "RefusalVerdict", "Score", "classify",
+           "grounding", "is_refusal", "rules_judge", "score"]
