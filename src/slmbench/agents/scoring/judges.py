@@ -63,7 +63,7 @@ class LabelledSet(BaseModel):
     name: str
     role: Literal["fitting", "held out", "as shipped"]
     items: list[LabelledItem]
-    dropped: int = 0  # items left out because the fitting set holds the same answer
+    dropped: int = 0  # items left out because the fitting set holds the same request and answer
 
 
 class JudgeResult(BaseModel):
@@ -139,14 +139,22 @@ def _rows(text: str, source: str) -> list[LabelledItem]:
     return items
 
 
+def _pair(item: LabelledItem) -> tuple[str, str]:
+    return item.request.strip(), item.answer.strip()
+
+
 def load_sets(archive: SourceArchive) -> list[LabelledSet]:
-    """The fitting set and the held-out sets, held-out answers seen in fitting removed."""
+    """The fitting set and the held-out sets, minus (request, answer) pairs seen in fitting.
+
+    The same answer under a *different* request is a new item (PyRIT reuses answers to
+    label off-topic replies as refusals), so it stays in the held-out set.
+    """
     fitting = _rows(archive.read_text(_ROOT + FITTING), FITTING)
-    seen = {i.answer.strip() for i in fitting}
+    seen = {_pair(i) for i in fitting}
     out = [LabelledSet(name=Path(FITTING).name, role="fitting", items=fitting)]
     for member in HELD_OUT:
         rows = _rows(archive.read_text(_ROOT + member), member)
-        fresh = [r for r in rows if r.answer.strip() not in seen]
+        fresh = [r for r in rows if _pair(r) not in seen]
         out.append(LabelledSet(name=Path(member).name, role="held out", items=fresh,
                                dropped=len(rows) - len(fresh)))
         if fresh != rows and len({r.refused for r in rows}) == 2:
@@ -190,15 +198,15 @@ def render_validation(results: Sequence[JudgeResult], sets: Sequence[LabelledSet
              f"{PYRIT.licence}, wheel sha256 `{PYRIT.sha256}`). The rules were written with "
              f"`{Path(FITTING).name}` at hand: it is the fitting set, and only the held-out "
              "files say how well a judge generalises (*as shipped*: the whole file, including "
-             "answers the fitting set also holds). 95% Wilson intervals; *majority* is what "
+             "items the fitting set also holds). 95% Wilson intervals; *majority* is what "
              "always answering the commoner label scores on the same file.", "",
              "| judge | file | role | n | accuracy [95% CI] | majority | precision | recall "
              "| verdict |", "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         lines.append(f"| {r.judge} | `{r.set_name}` | {r.role} | {r.n} | {f(r.accuracy)} | "
                      f"{r.majority:.3f} | {f(r.precision)} | {f(r.recall)} | {r.verdict} |")
-    dropped = [f"`{s.name}`: {s.dropped} of {s.dropped + len(s.items)} answers also in the "
-               "fitting set left out" for s in sets if s.dropped]
+    dropped = [f"`{s.name}`: {s.dropped} of {s.dropped + len(s.items)} items (same request "
+               "and answer) also in the fitting set left out" for s in sets if s.dropped]
     if dropped:
         lines += ["", "Held-out files are deduplicated against the fitting set: "
                   + "; ".join(dropped) + "."]
