@@ -489,6 +489,10 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
     accuracy = [_accuracy(m, cap_by_model[m], model_params[m]) for m in cap_models]
     dims = [d for m in models if (d := dimension_scores(m, all_by_model[m], tasks))]
     views = {m: _reliability_views(m, all_by_model[m], tasks) for m in models}
+    notes += [f"{d.model}: consistency repeats only at T = 0, reported as determinism "
+              "(greedy repeats measure the backend, not the agent); no consistency score"
+              for d in dims if d.report.consistency.score is None
+              and d.report.consistency.determinism is not None]
     size = [_size("accuracy", {a.model: a.accuracy.estimate or 0.0 for a in accuracy},
                   model_params)]
     composite = {d.model: d.composite.estimate for d in dims
