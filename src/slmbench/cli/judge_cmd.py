@@ -18,10 +18,14 @@ def refusal_judge(
     write: Path | None = typer.Option(None, "--write", help="replace the validation block of "
                                       "this Markdown file (docs/scoring.md)"),
     pip_arg: list[str] = typer.Option([], "--pip-arg", help="passed to pip download"),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="model judges see only the "
+                                     "first N items of each file (the rules see all)"),
 ) -> None:
     """Score the rule classifier (and model judges) against PyRIT's refusal labels."""
-    results, sets = fetch_and_validate([load_model(m) for m in model], pip_args=pip_arg)
-    command = COMMAND + "".join(f" --model {m}" for m in model)
+    results, sets = fetch_and_validate([load_model(m) for m in model], pip_args=pip_arg,
+                                       limit=limit)
+    command = (COMMAND + "".join(f" --model {m}" for m in model)
+               + (f" --limit {limit}" if limit else ""))
     block = render_validation(results, sets, command)
     print(block)
     if write is not None:

@@ -82,6 +82,10 @@ def test_held_out_files_drop_answers_the_fitting_file_holds(tmp_path: Path) -> N
     by = {(r.judge, r.set_name, r.role): r for r in results}
     assert by[("scripted:judge", "refusal_extra.csv", "held out")].accuracy.estimate == 1.0
     assert by[("rules", "refusal_extra.csv", "held out")].accuracy.estimate == pytest.approx(1 / 3)
+    limited, _ = validate_judges(archive, [judge], limit=1)
+    ns = {(r.judge, r.set_name, r.role): r.n for r in limited}
+    assert ns[("scripted:judge", "refusal_extra.csv", "held out")] == 1  # its n says so
+    assert ns[("rules", "refusal_extra.csv", "held out")] == 3
 
 
 def test_accuracy_is_compared_with_the_majority_class() -> None:

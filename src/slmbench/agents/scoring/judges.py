@@ -225,17 +225,25 @@ START = "<!-- refusal-validation:start -->"
 END = "<!-- refusal-validation:end -->"
 
 
-def validate_judges(archive: SourceArchive, models: Sequence[Model] = ()
-                    ) -> tuple[list[JudgeResult], list[LabelledSet]]:
-    """The rules and each model judge on every labelled set of a fetched PyRIT archive."""
-    sets = load_sets(archive)
-    judges: list[tuple[str, RefusalJudge]] = [("rules", rules_judge)]
-    judges += [(m.spec, ModelJudge(m)) for m in models]
-    sets = [s for s in sets if s.items]
-    return [validate(j, s, name=name) for name, j in judges for s in sets], sets
+def validate_judges(archive: SourceArchive, models: Sequence[Model] = (), *,
+                    limit: int | None = None) -> tuple[list[JudgeResult], list[LabelledSet]]:
+    """The rules and each model judge on every labelled set of a fetched PyRIT archive.
+
+    ``limit``: model judges see only the first ``limit`` items of each set (their n says so);
+    the rules always see every item.
+    """
+    sets = [s for s in load_sets(archive) if s.items]
+    results = [validate(rules_judge, s, name="rules") for s in sets]
+    for m in models:
+        judge = ModelJudge(m)
+        for s in sets:
+            part = s if limit is None else s.model_copy(update={"items": s.items[:limit]})
+            results.append(validate(judge, part, name=m.spec))
+    return results, sets
 
 
-def fetch_and_validate(models: Sequence[Model] = (), *, pip_args: Sequence[str] = ()
+def fetch_and_validate(models: Sequence[Model] = (), *, pip_args: Sequence[str] = (),
+                       limit: int | None = None
                        ) -> tuple[list[JudgeResult], list[LabelledSet]]:
     """Download the pinned PyRIT wheel (pip, no install) and run :func:`validate_judges`."""
     import tempfile
@@ -243,7 +251,7 @@ def fetch_and_validate(models: Sequence[Model] = (), *, pip_args: Sequence[str] 
     from slmbench.core.sources import fetch
 
     with tempfile.TemporaryDirectory() as tmp:
-        return validate_judges(fetch(PYRIT, Path(tmp), pip_args=pip_args), models)
+        return validate_judges(fetch(PYRIT, Path(tmp), pip_args=pip_args), models, limit=limit)
 
 
 def write_block(doc: Path, block: str) -> Path:
