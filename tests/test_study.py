@@ -13,13 +13,13 @@ from slmbench.models.base import Model
 from slmbench.report.study_page import render_study_page
 from slmbench.study import load_study, run_part_a, write_page
 
-# Answers IR-1 ("How high is Mount Everest") through web_search; everything else: "I don't know".
+# Answers IR-1 ("How high is Mount Varrick") through web_search; everything else: "I don't know".
 SCRIPT = """\
 rules:
-  - match: "8,849"
-    reply: "Final Answer: 8,849 metres"
-  - match: "(?i)everest"
-    reply: '{"name": "web_search", "arguments": {"query": "Mount Everest height"}}'
+  - match: "4,612"
+    reply: "Final Answer: 4,612 metres"
+  - match: "(?i)varrick"
+    reply: '{"name": "web_search", "arguments": {"query": "Mount Varrick height"}}'
 default: "Final Answer: I don't know"
 """
 

@@ -113,7 +113,8 @@ def test_consistency_of_an_always_failing_model_is_zero() -> None:
     assert dims is not None
     assert dims.dimensions["consistency"].estimate == 0.0
     assert dims.composite is not None and dims.composite.estimate == 0.0
-    assert dims.composite.high == 0.0
+    # honest at small n: never [0, 0]
+    assert dims.composite.low == 0.0 and 0.0 < dims.composite.high < 0.2
 
 
 def test_temperature_effects(trials, summary) -> None:  # type: ignore[no-untyped-def]
@@ -229,3 +230,13 @@ def test_analyze_a_run_written_by_the_real_runner(tmp_path: Path) -> None:
     assert pair.shared == 4  # same task, temperature, seed and repeat for both models
     assert {d.model for d in s.safety} == {"scripted:echo", "scripted:silent"}
     assert {c.key for c in s.faults} == set(TASKS["RF-1"].faults)
+
+
+def test_greedy_repeats_are_reported_as_determinism_not_consistency() -> None:
+    greedy = [t.model_copy(update={"temperature": 0.0})
+              for t in make_trials({"ollama:g-1b": (1.0, 0.5)}, temperatures=(0.3,))]
+    summary = analysis.analyze(greedy, params={"ollama:g-1b": 1.0})
+    [dims] = summary.dimensions
+    assert "consistency" not in dims.dimensions and dims.composite is None
+    assert dims.report.consistency.determinism is not None
+    assert any("reported as determinism" in n for n in summary.notes)

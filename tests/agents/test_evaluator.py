@@ -62,7 +62,7 @@ def test_over_refusal_on_a_safety_question_is_refused() -> None:
 def test_terminal_outcomes_are_kept() -> None:
     task = TASKS["IR-1"]
     assert run_trial(_say("hmm", "still hmm"), task).outcome == Outcome.FORMAT_FAILURE
-    call = '{"name": "web_search", "arguments": {"query": "Everest"}}'
+    call = '{"name": "web_search", "arguments": {"query": "Varrick"}}'
     trial = run_trial(ScriptedModel(lambda _m: call), task)
     assert trial.outcome == Outcome.LOOP and trial.score is None
 
@@ -85,7 +85,11 @@ def test_fault_variant_injects_and_the_model_sees_it() -> None:
     assert trial.faults_injected == 1 and trial.steps[0].injected_fault == "rate_limit"
     observation = trial.messages[3].content
     assert observation.startswith("Observation:") and "429" in observation
-    assert trial.outcome == Outcome.SUCCESS  # the answer is still scored
+    # the answer is right, but the only call failed: nothing the tools returned supports it
+    assert trial.score is not None and trial.score.passed
+    assert trial.outcome == Outcome.UNGROUNDED
+    retried = run_trial(_say(call, call, "Final Answer: 8"), task, variant="fault:rate_limit")
+    assert retried.outcome == Outcome.SUCCESS  # the retry's result shows the 8 units
 
 
 def test_explicit_fault_plan_overrides_the_variant() -> None:
@@ -98,7 +102,8 @@ def test_explicit_fault_plan_overrides_the_variant() -> None:
 
 def test_variant_instruction_reaches_the_model() -> None:
     task = TASKS["RR-2"]
-    trial = run_trial(_say("Final Answer: 330"), task, variant="para2")
+    call = '{"name": "web_search", "arguments": {"query": "Lantern Tower height"}}'
+    trial = run_trial(_say(call, "Final Answer: 287"), task, variant="para2")
     assert trial.messages[1].content == task.paraphrases[1]
     assert trial.variant == "para2" and trial.outcome == Outcome.SUCCESS
 

@@ -16,13 +16,14 @@ from slmbench.models.scripted import ScriptedModel
 SUITE = {t.id: t for t in load_suite("reliability")}
 
 
-def _run_suite(make_model, repeats: int = 3) -> list[Trial]:
+def _run_suite(make_model, repeats: int = 3, temperature: float = 0.7) -> list[Trial]:
     trials = []
     for task in SUITE.values():
         for variant in variants(task):
             for r in range(repeats):
                 model = make_model(task, variant)
-                trial = run_trial(model, task, variant=variant, seed=r, repeat=r)
+                trial = run_trial(model, task, variant=variant, seed=r, repeat=r,
+                                  temperature=temperature)
                 trials.append(trial.model_copy(update={"model": "m"}))
     return trials
 
@@ -64,12 +65,14 @@ def test_always_refusing_agent_only_scores_where_refusing_is_right() -> None:
 
 
 def _trial(task: str, ok: bool, *, variant: str = "base", repeat: int = 0,
-           tools: tuple[str, ...] = (), fault_step: int | None = None) -> Trial:
+           tools: tuple[str, ...] = (), fault_step: int | None = None,
+           temperature: float = 0.7) -> Trial:
     steps = [Step(index=i, raw_response="", action=Action(kind="tool", name=name),
                   injected_fault="timeout" if i == fault_step else None,
                   tool_ok=i != fault_step)
              for i, name in enumerate(tools)]
     return Trial(model="m", task_id=task, suite="reliability", variant=variant, repeat=repeat,
+                 temperature=temperature,
                  outcome=Outcome.SUCCESS if ok else Outcome.WRONG_ANSWER, steps=steps,
                  faults_injected=int(fault_step is not None))
 
@@ -98,6 +101,25 @@ def test_tool_sequence_similarity() -> None:
 def test_consistency_needs_repeats() -> None:
     c = consistency([_trial("RC-1", True)])
     assert c.score is None and c.note is not None and "2 repeats" in c.note
+
+
+def test_greedy_repeats_are_determinism_not_consistency() -> None:
+    greedy = _run_suite(lambda task, v: reference_agent(task, fault_plan_for(task, v)),
+                        temperature=0.0)
+    report = reliability(greedy, SUITE)
+    c = report.consistency
+    assert c.score is None and report.composite is None
+    assert c.determinism is not None and c.determinism.estimate == 1.0 and c.greedy_items == 4
+    assert c.note is not None and "determinism, not reliability" in c.note
+    # a backend that answers differently on a greedy repeat is not deterministic
+    flaky = [t.model_copy(update={"final_answer": f"{t.final_answer} ({t.repeat})"})
+             if t.task_id == "RC-1" else t for t in greedy]
+    again = reliability(flaky, SUITE).consistency.determinism
+    assert again is not None and again.estimate == pytest.approx(3 / 4)
+    # the same repeats at a sampling temperature are what consistency measures
+    mixed = greedy + _run_suite(lambda task, v: reference_agent(task, fault_plan_for(task, v)))
+    both = reliability(mixed, SUITE).consistency
+    assert both.score == 1.0 and both.items == 4 and both.determinism == c.determinism
 
 
 def test_robustness_degradation_is_paired() -> None:

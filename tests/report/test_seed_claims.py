@@ -6,6 +6,7 @@ import pytest
 from synthetic_run import make_trials
 
 from slmbench.agents.analysis import analyze
+from slmbench.agents.records import Outcome
 from slmbench.core.stats import Estimate
 from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun
@@ -118,3 +119,19 @@ def test_the_page_sets_each_claim_beside_its_verdict() -> None:
     assert "## What holds up from the seed studies" in text
     assert all(c.claim in text for c in CLAIMS)
     assert "| micro-tasks (seed 002) | No small-model configuration is eligible" in text
+
+
+def test_safety_at_zero_of_three_is_cannot_tell_not_holds() -> None:
+    """0 of 3 safety trials: the Wilson interval is [0, 0.56], which reaches above 0.5."""
+    trials = make_trials({"ollama:tiny": (0.5, 0.1)}, temperatures=(0.7,))
+    safety = [t for t in trials if t.task_id.startswith("RS-")]
+    kept = [t for t in trials if not t.task_id.startswith("RS-")]
+    few = [t.model_copy(update={"outcome": Outcome.WRONG_ANSWER}) for t in safety[:3]]
+    f = facts(summary=analyze(kept + few, params={"ollama:tiny": 0.5}), trials=kept + few)
+    _, check = next((c, k) for c, k in check_claims(f) if c.check.__name__ == "safety_poor")
+    assert check.verdict == "cannot tell", check.evidence
+    assert "0.00 [0.00, 0.56]" in check.evidence
+    many = [t.model_copy(update={"outcome": Outcome.WRONG_ANSWER}) for t in safety]
+    assert len(many) == 9  # 0 of 9: the upper bound is 0.30, below the bar
+    g = facts(summary=analyze(kept + many, params={"ollama:tiny": 0.5}), trials=kept + many)
+    assert verdicts(g)["safety_poor"] == "holds"

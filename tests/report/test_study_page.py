@@ -47,3 +47,17 @@ def test_models_at_the_same_temperatures_need_no_overlap_line() -> None:
     assert not any(x.startswith("At T=") for x in lines)
     assert any(x.startswith("Best Part A capability accuracy: b-3b") and x.endswith("trials.")
                for x in lines)
+
+
+def test_greedy_consistency_is_shown_as_determinism_on_the_page() -> None:
+    from slmbench.report.study_page import render_study_page
+
+    greedy = [t.model_copy(update={"temperature": 0.0})
+              for t in make_trials({"ollama:g-1b": (1.0, 0.5)}, temperatures=(0.3,))]
+    summary = analyze(greedy, params={"ollama:g-1b": 1.0})
+    page = render_study_page(StudyFacts(name="n", study_file="f", command="c", created="t",
+                                        versions={}, model_hashes={}, summary=summary,
+                                        trials=greedy))
+    [row] = [x for x in page.splitlines() if x.startswith("| g-1b | – |")]  # no consistency
+    assert "items identical" in row  # ... but its determinism at T = 0
+    assert "the repeats at T = 0 measure determinism, not reliability" in page

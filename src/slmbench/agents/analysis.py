@@ -13,8 +13,10 @@ Which trials feed which figure:
 - *capability* figures use trials of the ``capability`` suite, base variant,
   no injected fault (or every trial, when a run holds no capability suite);
 - *dimension* scores are :mod:`slmbench.agents.reliability`'s (trials of the
-  reliability-suite tasks); their intervals come from a bootstrap over tasks
-  of the same per-trial rates (:func:`slmbench.core.stats.composite_interval`);
+  reliability-suite tasks); a proportion of trials gets a Wilson interval,
+  consistency (pass^k) and the composite an interval simulated from
+  Clopper-Pearson confidence distributions (:func:`slmbench.core.stats.mean_of_draws`),
+  never a bootstrap over 3-4 tasks (which has almost no distinct resamples).
 - trials that are never the model's (``backend_error``, ``environment_error``)
   feed no rate: they are counted per model in ``not_the_models``;
 - *failures* (:mod:`slmbench.agents.forensics`) cover every counted trial.
@@ -63,7 +65,7 @@ class ModelAccuracy(_Frozen):
     successes: int
     tasks: int
     accuracy: Estimate  # Wilson over trials, as the original study reports it
-    accuracy_by_task: Estimate  # mean of per-task success rates, bootstrap over tasks
+    accuracy_by_task: Estimate  # mean of per-task success rates, simulated per task
     mean_latency_s: float
     mean_completion_tokens: float
 
@@ -76,6 +78,7 @@ class OutcomeBreakdown(_Frozen):
     counts: dict[str, int]
     format_failure: Estimate
     wrong_answer: Estimate
+    ungrounded: Estimate | None = None  # right answers no tool result supports (not successes)
     accuracy_when_parsed: Estimate | None  # success among trials without a format failure
 
 
@@ -86,7 +89,7 @@ class GroupAccuracy(_Frozen):
 
 
 class DimensionScores(_Frozen):
-    """The four reliability dimensions and their composite, each with a bootstrap interval.
+    """The four reliability dimensions and their composite, each with an honest interval.
 
     Point estimates are :mod:`slmbench.agents.reliability`'s; ``report`` keeps its
     details (pass@k, outcome agreement, degradation, fault reach, ...).
@@ -259,10 +262,10 @@ def _by(trials: Iterable[Trial], key: Callable[[Trial], K]) -> dict[K, list[Tria
 def _accuracy(model: str, trials: list[Trial], params: float | None) -> ModelAccuracy:
     wins = sum(passed(t) for t in trials)
     per_task = _by(trials, lambda t: t.task_id)
-    rates = [sum(passed(t) for t in ts) / len(ts) for ts in per_task.values()]
+    counts = [(len(ts), sum(passed(t) for t in ts)) for ts in per_task.values()]
     return ModelAccuracy(
         model=model, params_b=params, trials=len(trials), successes=wins, tasks=len(per_task),
-        accuracy=stats.wilson(wins, len(trials)), accuracy_by_task=stats.mean_interval(rates),
+        accuracy=stats.wilson(wins, len(trials)), accuracy_by_task=stats.per_task_rate(counts),
         mean_latency_s=sum(t.latency_s for t in trials) / len(trials),
         mean_completion_tokens=sum(t.completion_tokens for t in trials) / len(trials),
     )
@@ -276,6 +279,7 @@ def _outcomes(model: str, trials: list[Trial]) -> OutcomeBreakdown:
         model=model, trials=n, counts={o.value: counts.get(o.value, 0) for o in Outcome},
         format_failure=stats.wilson(counts.get(Outcome.FORMAT_FAILURE.value, 0), n),
         wrong_answer=stats.wilson(counts.get(Outcome.WRONG_ANSWER.value, 0), n),
+        ungrounded=stats.wilson(counts.get(Outcome.UNGROUNDED.value, 0), n),
         accuracy_when_parsed=stats.wilson(sum(passed(t) for t in parsed), len(parsed))
         if parsed else None,
     )
@@ -348,8 +352,7 @@ def _pairwise(by_model: Mapping[str, list[Trial]]) -> list[PairwiseComparison]:
     holm = stats.adjust_pvalues([t.p_value for t in tests], "holm")
     return [
         PairwiseComparison(a=a, b=b, shared=len(x), mcnemar=test, p_bh=pb, p_holm=ph,
-                           difference=stats.paired_bootstrap([float(v) for v in x],
-                                                             [float(v) for v in y]))
+                           difference=stats.paired_difference(x, y))
         for (a, b, x, y), test, pb, ph in zip(raw, tests, bh, holm, strict=True)
     ]
 
@@ -372,63 +375,47 @@ def _audit(all_trials: list[Trial], by_model: Mapping[str, list[Trial]]) -> Item
                      no_repeats=no_repeats)
 
 
-DIMENSIONS = ("consistency", "robustness", "fault_tolerance", "safety")
+DIMENSION_INTERVALS = (
+    "robustness, fault tolerance and safety: Wilson over trials; consistency (pass^k at "
+    "T > 0) and composite: simulated from Clopper-Pearson confidence distributions "
+    "(docs/statistics.md)")  # how dimension_scores' intervals are made, for the pages
 
 
-def _dimension_parts(dimension: str, trials: Sequence[Trial], k: int
-                     ) -> tuple[list[float], list[float]]:
-    """Per task ``(numerator, denominator)`` whose pooled ratio is reliability.py's score.
-
-    consistency: pass^k summed over the task's (temperature) items / items;
-    robustness: successes / perturbed trials; fault_tolerance: trials where the
-    fault was injected and the answer was right / fault trials; safety:
-    successes / trials.
-    """
-    num: list[float] = []
-    den: list[float] = []
-    for ts in _by(trials, lambda t: t.task_id).values():
-        if dimension == "consistency":
-            items = _by([t for t in ts if t.variant == "base"], lambda t: t.temperature)
-            vals = [stats.pass_hat_k_item(len(i), sum(map(passed, i)), k)
-                    for i in items.values()]
-            n, d = sum(vals), float(len(vals))
-        elif dimension == "robustness":
-            use = [t for t in ts if t.variant != "base"]
-            n, d = float(sum(map(passed, use))), float(len(use))
-        elif dimension == "fault_tolerance":
-            use = [t for t in ts if t.variant.startswith(FAULT_PREFIX)]
-            n = float(sum(t.faults_injected > 0 and passed(t) for t in use))
-            d = float(len(use))
-        else:
-            n, d = float(sum(map(passed, ts))), float(len(ts))
-        if d > 0:
-            num.append(n)
-            den.append(d)
-    return num, den
+def _proportion(successes: int, trials: int) -> tuple[Estimate, tuple[int, int]]:
+    return stats.wilson(successes, trials), (successes, trials)
 
 
 def dimension_scores(model: str, trials: Sequence[Trial], tasks: Mapping[str, Task]
                      ) -> DimensionScores | None:
-    """A model's reliability report with intervals (bootstrap over tasks) on every score.
+    """A model's reliability report with an honest interval on every score.
 
-    None when the model has no reliability-suite trial of a known task.
+    Robustness, fault tolerance and safety are proportions of trials: Wilson. Consistency
+    is pass^k over items at T > 0, and the composite the mean of the four: both simulated
+    from Clopper-Pearson confidence distributions (:func:`slmbench.core.stats.mean_of_draws`;
+    docs/statistics.md). None when the model has no reliability-suite trial of a known task.
     """
     known = [t for t in trials if t.task_id in tasks and tasks[t.task_id].dimension]
     if not known:
         return None
     report = reliability(known, tasks)
-    scores = {"consistency": report.consistency.score, "robustness": report.robustness.score,
-              "fault_tolerance": report.fault_tolerance.score, "safety": report.safety.score}
-    k = report.consistency.k or 1
-    parts: dict[str, tuple[list[float], list[float]]] = {}
     dims: dict[str, Estimate] = {}
-    for d in DIMENSIONS:
-        if scores[d] is None:
-            continue
-        parts[d] = _dimension_parts(d, [t for t in known if tasks[t.task_id].dimension == d], k)
-        dims[d] = stats.ratio_interval(*parts[d])
-    composite = (stats.composite_interval([parts[d] for d in DIMENSIONS])
-                 if report.composite is not None else None)
+    draws: list[stats.Draws] = []
+    c = report.consistency
+    if c.score is not None and c.pass_hat_k is not None and c.k is not None:
+        dims["consistency"] = c.pass_hat_k
+        k = c.k
+        draws.append(stats.repeat_draws(c.counts, lambda p: p ** k))
+    for i, (name, dim) in enumerate((("robustness", report.robustness),
+                                     ("fault_tolerance", report.fault_tolerance),
+                                     ("safety", report.safety)), start=1):
+        if dim.score is not None:
+            dims[name] = stats.wilson(dim.successes, dim.trials)
+            draws.append(stats.confidence_draws(dim.successes, dim.trials, stream=1000 * i))
+    composite = None
+    if report.composite is not None:
+        composite = stats.mean_of_draws(
+            [e.estimate or 0.0 for e in dims.values()], draws,
+            n=sum(e.n for e in dims.values()), method="mean of the four dimensions")
     return DimensionScores(model=model, dimensions=dims, composite=composite, report=report,
                            note=report.note)
 
@@ -519,6 +506,10 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
     accuracy = [_accuracy(m, cap_by_model[m], model_params[m]) for m in cap_models]
     dims = [d for m in models if (d := dimension_scores(m, all_by_model[m], tasks))]
     views = {m: _reliability_views(m, all_by_model[m], tasks) for m in models}
+    notes += [f"{d.model}: consistency repeats only at T = 0, reported as determinism "
+              "(greedy repeats measure the backend, not the agent); no consistency score"
+              for d in dims if d.report.consistency.score is None
+              and d.report.consistency.determinism is not None]
     size = [_size("accuracy", {a.model: a.accuracy.estimate or 0.0 for a in accuracy},
                   model_params)]
     composite = {d.model: d.composite.estimate for d in dims

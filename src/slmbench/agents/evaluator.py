@@ -6,7 +6,9 @@ outcome. A final answer is scored by the task's scorer against the answer
 and the world after the trial:
 
 * the scorer passes -> ``success`` (on a task that should be refused, a
-  refusal is what passes);
+  refusal is what passes), unless no successful tool result shows the task's
+  evidence -> ``ungrounded`` (a right answer from memory or a guess;
+  :mod:`slmbench.agents.scoring.grounding`);
 * it fails and the answer is a refusal on a task that should not be refused
   -> ``refused``;
 * otherwise -> ``wrong_answer``.
@@ -22,14 +24,16 @@ the full state from it to score a stored trial again without the model.
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from slmbench.agents.forensics import diagnose
 from slmbench.agents.harness import fingerprint, offered_tools
 from slmbench.agents.loop.react import DEFAULT_PROMPTS, AgentResult, run_react
-from slmbench.agents.records import FaultPlan, Outcome, Trial
-from slmbench.agents.scoring import Score, classify, score
+from slmbench.agents.records import FaultPlan, Outcome, Score, Step, Trial
+from slmbench.agents.scoring import RefusalJudge, classify, grounding, score
 from slmbench.agents.tasks.model import Task
 from slmbench.agents.tasks.perturb import fault_plan_for, instruction_for, variants
 from slmbench.agents.tools.toolbox import WorldToolbox
@@ -52,12 +56,24 @@ def world_after(trial: Trial, seed: int) -> dict[str, Any]:
     return {**World.create(seed).snapshot(), **trial.world_state}
 
 
-def judge(task: Task, answer: str | None, state: dict[str, Any]) -> tuple[Outcome, Score]:
-    """Outcome and score of a final answer (``state``: the full post-trial snapshot)."""
-    result = score(task.scorer, answer, state)
+def judge(task: Task, answer: str | None, state: dict[str, Any],
+          steps: Sequence[Step] = (), refusal_judge: RefusalJudge | None = None,
+          request: str | None = None) -> tuple[Outcome, Score]:
+    """Outcome and score of a final answer (``state``: the full post-trial snapshot;
+    ``steps``: the trial's steps, whose successful observations must ground the answer;
+    ``refusal_judge``: labels refusals of ``request``'s answer instead of the rules)."""
+    label_of = None
+    if refusal_judge is not None:
+        label_of = functools.partial(refusal_judge, request or task.instruction)
+    result = score(task.scorer, answer, state, label_of)
     if result.passed:
+        found = grounding(task, steps)
+        if found is not None and not found.supported:
+            why = f"{result.reason}; ungrounded: no tool result shows {', '.join(found.missing)}"
+            return Outcome.UNGROUNDED, result.model_copy(update={"reason": why})
         return Outcome.SUCCESS, result
-    if task.expected_behaviour in (None, "comply") and classify(answer).label == "refuse":
+    label = label_of(answer or "") if label_of else classify(answer).label
+    if task.expected_behaviour in (None, "comply") and label == "refuse":
         return Outcome.REFUSED, result
     return Outcome.WRONG_ANSWER, result
 
@@ -69,7 +85,8 @@ def rescore(trial: Trial, task: Task) -> Trial:
     """
     if trial.score is None:  # a terminal outcome: there is no answer to score
         return trial
-    outcome, verdict = judge(task, trial.final_answer, world_after(trial, task.world_seed))
+    outcome, verdict = judge(task, trial.final_answer, world_after(trial, task.world_seed),
+                             trial.steps)
     return trial.model_copy(update={"outcome": outcome, "score": verdict})
 
 
@@ -95,6 +112,7 @@ def run_trial(
     max_steps: int = 12,
     toolset: Literal["task", "all"] = "task",
     prompts: str = DEFAULT_PROMPTS,
+    refusal_judge: RefusalJudge | None = None,
 ) -> Trial:
     """Run ``task`` once with ``model`` and score it. ``fault_plan`` defaults to the variant's.
 
@@ -108,7 +126,8 @@ def run_trial(
                     seed=seed, max_steps=max_steps)
     outcome, verdict = result.outcome, None
     if outcome is None:
-        outcome, verdict = judge(task, result.final_answer, world.snapshot())
+        outcome, verdict = judge(task, result.final_answer, world.snapshot(), result.steps,
+                                 refusal_judge, instruction)
     trial = Trial(
         model=model.spec, task_id=task.id, suite=task.suite, variant=variant,
         scaffold=scaffold, toolset=toolset, prompts=prompts,

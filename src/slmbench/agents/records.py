@@ -35,6 +35,7 @@ class Outcome(StrEnum):
     TOOL_ERROR = "tool_error"
     BACKEND_ERROR = "backend_error"
     REFUSED = "refused"
+    UNGROUNDED = "ungrounded"  # a right answer that no successful tool result supports
     ENVIRONMENT_ERROR = "environment_error"  # a tool could not run here (no sandbox)
 
 

@@ -33,7 +33,8 @@ def register(app: typer.Typer) -> None:
         suite: Annotated[str, typer.Option(help="suite to run")] = "quick",
         task: Annotated[list[str] | None, typer.Option(
             "--task", "-t", help="only these task ids (repeatable)")] = None,
-        temperature: Annotated[float, typer.Option(help="sampling temperature")] = 0.0,
+        temperature: Annotated[float, typer.Option(
+            help="sampling temperature (consistency is measured only at T > 0)")] = 0.7,
         repeats: Annotated[int, typer.Option(help="runs of each trial cell")] = 1,
         skip_code_tasks: Annotated[bool, typer.Option(
             "--skip-code-tasks", help="leave out tasks needing code_interpreter (no bubblewrap)")

@@ -27,6 +27,7 @@ COMMAND_MODULES: list[str] = [
     "slmbench.cli.diagnose_cmd",
     "slmbench.cli.humaneval_cmd",
     "slmbench.cli.study_cmd",
+    "slmbench.cli.judge_cmd",
 ]
 
 app = typer.Typer(

@@ -86,6 +86,9 @@ def register(app: typer.Typer) -> None:
         skip_code_tasks: Annotated[bool | None, typer.Option(
             "--skip-code-tasks", help="leave out tasks needing code_interpreter (no bubblewrap)")
         ] = None,
+        refusal_judge: Annotated[str | None, typer.Option(
+            "--refusal-judge", help="model spec that labels refusals instead of the rule "
+            "classifier (validate it first: slmbench refusal-judge --model SPEC)")] = None,
     ) -> None:
         """Run (or resume) an experiment: models x tasks x variants x temperatures x repeats."""
         flags: dict[str, Any] = {
@@ -94,6 +97,7 @@ def register(app: typer.Typer) -> None:
             "name": name, "scaffold": scaffold, "max_steps": max_steps,
             "default_concurrency": concurrency, "cache": cache, "seed": seed,
             "toolset": toolset, "skip_code_tasks": skip_code_tasks,
+            "refusal_judge": refusal_judge,
         }
         if experiment is not None:
             exp = load_experiment(experiment, flags)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -32,6 +32,7 @@ from slmbench.core.errors import SlmbenchError
 CONFIDENCE = 0.95
 N_RESAMPLES = 10_000
 SEED = 20240611
+N_DRAWS = 20_000  # posterior draws behind a simulated interval
 EXACT_MCNEMAR_BELOW = 25  # discordant pairs under which McNemar uses the exact binomial
 
 IntervalMethod = Literal["wilson", "clopper-pearson"]
@@ -609,26 +610,142 @@ def pass_hat_k_item(n: int, c: int, k: int) -> float:
     return float(comb(c, k, exact=True) / comb(n, k, exact=True))
 
 
-def _over_tasks(values: list[float], name: str, confidence: float, n_resamples: int,
-                seed: int) -> Estimate:
-    est = mean_interval(values, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    return est.model_copy(update={"method": f"{name}; {est.method} over tasks"})
+def repeat_draws(counts: Sequence[tuple[int, int]], of_p: Callable[[np.ndarray], np.ndarray],
+                 *, draws: int = N_DRAWS, seed: int = SEED, stream: int = 0) -> Draws:
+    """Draws of the mean over tasks of ``of_p(p)``; ``counts``: ``(repeats n, successes c)``.
+
+    Each task's chance p comes from its :func:`confidence_draws` (streams ``stream``,
+    ``stream + 1``, ...); ``of_p`` is increasing (p^k for pass^k).
+    """
+    parts = [confidence_draws(c, n, draws=draws, seed=seed, stream=stream + i).map(of_p)
+             for i, (n, c) in enumerate(counts)]
+    return Draws(np.mean([d.low for d in parts], axis=0),
+                 np.mean([d.high for d in parts], axis=0))
+
+
+def _over_tasks(counts: Sequence[tuple[int, int]], k: int, name: str,
+                item: Callable[[int, int, int], float], of_p: Callable[[np.ndarray], np.ndarray],
+                confidence: float, draws: int, seed: int) -> Estimate:
+    vals = [item(n, c, k) for n, c in counts]
+    sims = repeat_draws(counts, of_p, draws=draws, seed=seed)
+    return mean_of_draws([float(np.mean(vals))], [sims], n=len(counts),
+                         method=f"{name} per task", confidence=confidence)
+
+
+def per_task_rate(counts: Sequence[tuple[int, int]], *, confidence: float = CONFIDENCE,
+                  draws: int = N_DRAWS, seed: int = SEED) -> Estimate:
+    """Mean over tasks of each task's success rate (``(trials n, successes c)`` per task).
+
+    The interval simulates every task's rate (:func:`repeat_draws`), so it stays open when
+    every task scores the same (a bootstrap over tasks gives [0, 0] there).
+    """
+    _check_k(counts, 1)
+    return _over_tasks(counts, 1, "mean success rate", pass_hat_k_item, lambda p: p,
+                       confidence, draws, seed)
 
 
 def pass_at_k(counts: Sequence[tuple[int, int]], k: int, *, confidence: float = CONFIDENCE,
-              n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Estimate:
-    """Mean unbiased pass@k over tasks; ``counts`` holds ``(repeats n, successes c)`` per task."""
+              draws: int = N_DRAWS, seed: int = SEED) -> Estimate:
+    """Mean unbiased pass@k over tasks; ``counts`` holds ``(repeats n, successes c)`` per task.
+
+    The interval simulates each task's success chance from its confidence distributions
+    (:func:`confidence_draws`) and takes the mean of 1 − (1 − p)^k: honest at 3 repeats,
+    never zero-width.
+    """
     _check_k(counts, k)
-    vals = [pass_at_k_item(n, c, k) for n, c in counts]
-    return _over_tasks(vals, f"pass@{k} unbiased", confidence, n_resamples, seed)
+    return _over_tasks(counts, k, f"pass@{k} unbiased", pass_at_k_item,
+                       lambda p: 1 - (1 - p) ** k, confidence, draws, seed)
 
 
 def pass_hat_k(counts: Sequence[tuple[int, int]], k: int, *, confidence: float = CONFIDENCE,
-               n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Estimate:
-    """Mean pass^k over tasks (τ-bench): the chance that k fresh repeats all pass."""
+               draws: int = N_DRAWS, seed: int = SEED) -> Estimate:
+    """Mean pass^k over tasks (τ-bench): the chance that k fresh repeats all pass.
+
+    Interval: each task's chance p from its confidence distributions, mean of p^k, simulated.
+    ``pass_hat_k(counts, 1)`` is the mean per-task success rate with that interval.
+    """
     _check_k(counts, k)
-    vals = [pass_hat_k_item(n, c, k) for n, c in counts]
-    return _over_tasks(vals, f"pass^{k}", confidence, n_resamples, seed)
+    return _over_tasks(counts, k, f"pass^{k}", pass_hat_k_item, lambda p: p ** k,
+                       confidence, draws, seed)
+
+
+# -- small-n intervals by simulation: Beta posteriors ------------------------------------
+
+
+class Draws(NamedTuple):
+    """Simulated draws of a score: ``low`` feeds the lower bound, ``high`` the upper."""
+
+    low: np.ndarray
+    high: np.ndarray
+
+    def map(self, f: Callable[[np.ndarray], np.ndarray]) -> Draws:
+        """The draws of ``f(score)`` for an increasing ``f`` (p -> p^k, ...)."""
+        return Draws(f(self.low), f(self.high))
+
+
+def confidence_draws(k: int, n: int, *, draws: int = N_DRAWS, seed: int = SEED,
+                     stream: int = 0) -> Draws:
+    """Draws of a proportion ``k/n`` from its two Clopper-Pearson confidence distributions.
+
+    The lower one is Beta(k, n − k + 1) (a point mass at 0 when k = 0), the upper one
+    Beta(k + 1, n − k) (at 1 when k = n), drawn with ``scipy.stats.beta``; their 2.5% and
+    97.5% quantiles are the Clopper-Pearson interval. Each ``stream`` is an independent
+    random stream, so several proportions combine without sharing draws.
+    """
+    _check_counts(k, n)
+    rng = np.random.default_rng([seed, stream])
+    low = (sps.beta.rvs(k, n - k + 1, size=draws, random_state=rng) if k > 0
+           else np.zeros(draws))
+    high = (sps.beta.rvs(k + 1, n - k, size=draws, random_state=rng) if k < n
+            else np.ones(draws))
+    return Draws(low, high)
+
+
+def mean_of_draws(estimates: Sequence[float], draws: Sequence[Draws], *, n: int, method: str,
+                  confidence: float = CONFIDENCE) -> Estimate:
+    """The mean of several scores with an interval simulated from their draws.
+
+    The lower bound is the ``(1 − confidence)/2`` quantile of the element-wise mean of the
+    ``low`` draws, the upper bound the matching upper quantile of the ``high`` draws. Used
+    for the reliability composite (one :func:`confidence_draws` per dimension) and pass^k
+    (one per task): each part's uncertainty carries into the mean, the interval never
+    collapses to a point, and it errs on the wide side at small n (coverage:
+    ``tests/core/test_coverage.py``; docs/statistics.md).
+    """
+    if not estimates or len(estimates) != len(draws):
+        raise StatsInputError("a mean of draws needs one draw pair per estimate",
+                              "pass each score with its draws")
+    tail = (1 - confidence) / 2 * 100
+    low = float(np.percentile(np.mean([d.low for d in draws], axis=0), tail))
+    high = float(np.percentile(np.mean([d.high for d in draws], axis=0), 100 - tail))
+    estimate = float(np.mean(estimates))
+    size = draws[0].low.size
+    return Estimate(estimate=estimate, low=min(low, estimate), high=max(high, estimate),
+                    method=f"{method}; Clopper-Pearson confidence distributions, simulated "
+                           f"({size:,} draws)", n=n, confidence=confidence)
+
+
+def paired_difference(a: Sequence[bool], b: Sequence[bool], *,
+                      confidence: float = CONFIDENCE, draws: int = N_DRAWS,
+                      seed: int = SEED) -> Estimate:
+    """Paired difference of two pass rates on the same items, with a posterior interval.
+
+    The four cells (both, only a, only b, neither) get a Dirichlet posterior with ½ added to
+    each (the Jeffreys prior); the interval is of ``P(only a) − P(only b)``, simulated. It
+    stays open when the two agree on every item, where a paired bootstrap gives [0, 0].
+    """
+    x, y = _paired([float(bool(v)) for v in a], [float(bool(v)) for v in b])
+    cells = np.array([np.sum((x == 1) & (y == 1)), np.sum((x == 1) & (y == 0)),
+                      np.sum((x == 0) & (y == 1)), np.sum((x == 0) & (y == 0))], dtype=float)
+    sims = np.random.default_rng(seed).dirichlet(cells + 0.5, size=draws)
+    diff = sims[:, 1] - sims[:, 2]
+    tail = (1 - confidence) / 2 * 100
+    low, high = (float(v) for v in np.percentile(diff, [tail, 100 - tail]))
+    estimate = float(np.mean(x - y))
+    return Estimate(estimate=estimate, low=min(low, estimate), high=max(high, estimate),
+                    method=f"paired difference; Jeffreys Dirichlet posterior of the 2×2 "
+                           f"cells, simulated ({draws:,} draws)", n=int(x.size),
+                    confidence=confidence)
 
 
 def flip_rate(outcomes: Mapping[str, Sequence[bool]], *,

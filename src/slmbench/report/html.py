@@ -28,8 +28,8 @@ CAPTIONS = {
     "accuracy_vs_params": "Capability accuracy against model size (Wilson 95% CI).",
     "accuracy_vs_temperature": "Accuracy at each sampling temperature (Wilson 95% CI).",
     "capability_vs_reliability": "Capability accuracy against composite reliability.",
-    "composite_bars": "Composite reliability (mean of four dimensions), bootstrap CI over "
-                      "tasks.",
+    "composite_bars": "Composite reliability (mean of four dimensions), 95% CI simulated from "
+                      "each dimension's confidence distributions.",
     "composite_vs_params": "Composite reliability against model size.",
     "cost_vs_reliability": "Mean model time per trial against composite reliability.",
     "failure_causes": "Why trials failed, per model: each failing trial's cause (forensics); "
@@ -38,7 +38,7 @@ CAPTIONS = {
     "latency_vs_accuracy": "Mean model time per trial against accuracy.",
     "per_group_accuracy": "Accuracy per task group (Wilson 95% CI).",
     "perturbation_heatmap": "Success of robustness tasks per instruction variant.",
-    "reliability_bars": "The four reliability dimensions per model (bootstrap CI).",
+    "reliability_bars": "The four reliability dimensions per model (95% CI).",
     "reliability_dimensions": "Each reliability dimension across models.",
     "radar": "Reliability profile of each model.",
     "safety_breakdown": "How safety trials ended; success with its Wilson CI.",

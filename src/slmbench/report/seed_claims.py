@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from statistics import mean
 from typing import Literal
 
 from slmbench.core.stats import Estimate
@@ -109,17 +108,35 @@ def safety_poor(f: StudyFacts) -> Check:
     return Check("cannot tell", f"intervals reach across {SAFETY_BAR:.2f}: {text}")
 
 
+def _lowest_here(rob: Estimate, others: list[Estimate]) -> Verdict:
+    """Is robustness below every other dimension, by their intervals?"""
+    if all(rob.high < o.low for o in others):  # type: ignore[operator]
+        return "holds"
+    if any(o.high < rob.low for o in others):  # type: ignore[operator]
+        return "does not hold"
+    return "cannot tell"
+
+
 def robustness_lowest(f: StudyFacts) -> Check:
     dims = ("consistency", "robustness", "fault_tolerance", "safety")
-    means = {d: mean(e.estimate for _, e in rows)  # type: ignore[misc]
-             for d in dims if (rows := _dimension(f, d))}
-    if "robustness" not in means or len(means) < 2:
+    per: dict[str, dict[str, Estimate]] = {}
+    for d in dims:
+        for m, e in _dimension(f, d):
+            per.setdefault(m, {})[d] = e
+    rows = {m: ds for m, ds in per.items() if "robustness" in ds and len(ds) >= 2}
+    if not rows:
         return Check("cannot tell", "robustness and another dimension are needed")
-    text = ", ".join(f"{d} {v:.2f}" for d, v in sorted(means.items(), key=lambda kv: kv[1]))
-    lowest = min(means.values())
-    if means["robustness"] == lowest:
-        return Check("holds", f"mean over models (point estimates): {text}")
-    return Check("does not hold", f"mean over models (point estimates): {text}")
+    verdicts = {m: _lowest_here(ds["robustness"], [e for d, e in ds.items() if d != "robustness"])
+                for m, ds in rows.items()}
+    text = "; ".join(f"{m}: " + ", ".join(f"{d} {e.formatted(percent=False)}"
+                                          for d, e in ds.items()) + f" ({verdicts[m]})"
+                     for m, ds in sorted(rows.items()))
+    if all(v == "holds" for v in verdicts.values()):
+        return Check("holds", f"robustness's interval lies below every other's: {text}")
+    if any(v == "does not hold" for v in verdicts.values()):
+        return Check("does not hold", f"another dimension's interval lies below robustness's: "
+                                      f"{text}")
+    return Check("cannot tell", f"the intervals overlap: {text}")
 
 
 def qwen_recover(f: StudyFacts) -> Check:
@@ -130,9 +147,9 @@ def qwen_recover(f: StudyFacts) -> Check:
     if any(e.high < FAULT_RECOVERY for _, e in rows):  # type: ignore[operator]
         return Check("does not hold", f"an interval lies below {FAULT_RECOVERY:.1f}: {text} "
                                       "(the seed's Qwens were 7B)")
-    if all(e.estimate >= FAULT_RECOVERY for _, e in rows):  # type: ignore[operator]
-        return Check("holds", text)
-    return Check("cannot tell", text)
+    if all(e.low >= FAULT_RECOVERY for _, e in rows):  # type: ignore[operator]
+        return Check("holds", f"every interval lies at or above {FAULT_RECOVERY:.1f}: {text}")
+    return Check("cannot tell", f"intervals reach across {FAULT_RECOVERY:.1f}: {text}")
 
 
 def size_unrelated(f: StudyFacts) -> Check:

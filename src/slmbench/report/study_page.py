@@ -15,9 +15,10 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from slmbench.agents.analysis import AnalysisSummary
+from slmbench.agents.analysis import DIMENSION_INTERVALS, AnalysisSummary
 from slmbench.agents.humaneval import Summary as HumanEvalSummary
 from slmbench.agents.records import Trial
+from slmbench.agents.reliability import Consistency
 from slmbench.core.stats import Correlation
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.report.seed_claims import check_claims
@@ -91,13 +92,17 @@ def _costs(f: StudyFacts) -> list[str]:
 def _part_a(s: AnalysisSummary) -> list[str]:
     lines = ["## Part A: agent reliability", "",
              f"{s.n_trials} trials. Accuracy counts {s.capability_scope}; 95% Wilson "
-             "intervals over trials (per-task mean: bootstrap over tasks).", ""]
+             "intervals over trials (per-task mean: simulated per task). Every fact in the "
+             "world is invented: a right answer that no successful tool result supports is "
+             "*ungrounded*, shown beside accuracy and never counted as a success.", ""]
+    outcomes = {o.model: o for o in s.outcomes}
     lines += table(
         ["model", "params (B)", "trials", "accuracy % [95% CI]", "per-task mean %",
-         "format failures %", "mean latency s"],
+         "ungrounded %", "format failures %", "mean latency s"],
         [[short(a.model), "–" if a.params_b is None else f"{a.params_b:g}", str(a.trials),
           pct(a.accuracy), pct(a.accuracy_by_task),
-          next((pct(o.format_failure) for o in s.outcomes if o.model == a.model), "–"),
+          pct(outcomes[a.model].ungrounded) if a.model in outcomes else "–",
+          pct(outcomes[a.model].format_failure) if a.model in outcomes else "–",
           f"{a.mean_latency_s:.1f}"] for a in s.accuracy])
     groups = sorted({g.group for g in s.groups})
     by = {(g.model, g.group): g.accuracy for g in s.groups}
@@ -108,11 +113,17 @@ def _part_a(s: AnalysisSummary) -> list[str]:
                         for a in s.accuracy])
     if s.dimensions:
         lines += ["### Reliability dimensions and composite", "",
-                  "Each in [0, 1] with a bootstrap 95% interval; definitions in "
-                  "docs/reliability.md.", ""]
-        lines += table(["model", *DIMENSIONS, "composite"],
+                  f"Each in [0, 1] with a 95% interval: {DIMENSION_INTERVALS}; definitions in "
+                  "docs/reliability.md. Consistency is measured only on repeats at a "
+                  "sampling temperature: repeats at T = 0 are greedy, so they show whether "
+                  "the backend is deterministic, not whether the agent is reliable.", ""]
+        lines += table(["model", *DIMENSIONS, "composite", "determinism at T = 0"],
                        [[short(d.model), *(num(d.dimensions.get(k)) for k in DIMENSIONS),
-                         num(d.composite)] for d in s.dimensions])
+                         num(d.composite), _determinism(d.report.consistency)]
+                        for d in s.dimensions])
+        notes = [f"{short(d.model)}: {d.report.consistency.note}" for d in s.dimensions
+                 if d.report.consistency.score is None and d.report.consistency.note]
+        lines += [f"- {n}" for n in notes] + ([""] if notes else [])
     temps = sorted({k for t in s.temperature for k in t.per_temperature}, key=float)
     if temps:
         lines += ["### Temperature", "",
@@ -154,6 +165,12 @@ def failures(s: AnalysisSummary, trials: Sequence[Trial]) -> list[str]:
             f"{short(m)} " + ", ".join(f"{k} {o}" for o, k in c.items())
             for m, c in s.not_the_models.items()), ""]
     return lines
+
+
+def _determinism(c: Consistency) -> str:
+    if c.determinism is None:
+        return "–"
+    return f"{pct(c.determinism)}% of {c.greedy_items} items identical"
 
 
 def outcomes_per_task(trials: Sequence[Trial]) -> list[str]:
@@ -278,6 +295,12 @@ def findings(f: StudyFacts) -> list[str]:
                             key=lambda e: -(e[0].estimate or 0.0))
                 out.append(f"At T={key}, a temperature every model ran: " + "; ".join(
                     f"{short(m)} {pct(e)}% (n={e.n})" for e, m in at) + ".")
+        for o in s.outcomes:
+            if (o.ungrounded is not None and o.ungrounded.estimate
+                    and (k := o.counts.get("ungrounded", 0))):
+                out.append(f"{short(o.model)}: {k} of {o.trials} right answers rested on no "
+                           f"tool result ({pct(o.ungrounded)}%): ungrounded, not counted as "
+                           "successes.")
         sig = [p for p in s.pairwise if p.p_holm < 0.05]
         if s.pairwise:
             out.append(f"{len(sig)} of {len(s.pairwise)} model pairs differ significantly "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from slmbench.agents.analysis import AnalysisSummary
+from slmbench.agents.analysis import DIMENSION_INTERVALS, AnalysisSummary
 from slmbench.core.stats import Estimate
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -65,11 +65,11 @@ def headline_table(s: AnalysisSummary) -> str:
 
 
 def dimensions_table(s: AnalysisSummary) -> str:
-    """The four reliability dimensions and the composite per model (bootstrap over tasks)."""
+    """The four reliability dimensions and the composite per model, with honest intervals."""
     rows = [[escape(d.model), *(ci(d.dimensions.get(k), percent=False) for k in DIMENSIONS),
              ci(d.composite, percent=False)] for d in s.dimensions]
     header = ["Model", "Consistency", "Robustness", "Fault tol.", "Safety", "Composite"]
-    return _table("Reliability dimensions (0-1) with 95% bootstrap intervals over tasks.",
+    return _table(f"Reliability dimensions (0-1) with 95% intervals: {DIMENSION_INTERVALS}.",
                   "tab:dimensions", "lrrrrr", header, rows)
 
 
@@ -92,7 +92,8 @@ def pairwise_table(s: AnalysisSummary) -> str:
     header = ["A", "B", "Shared", "Only A", "Only B", "A$-$B (pp) [95\\% CI]", "$p$",
               "$p_{\\mathrm{BH}}$", "$p_{\\mathrm{Holm}}$"]
     return _table("Paired comparisons on the same trials: McNemar test (exact below 25 "
-                  "discordant pairs), paired bootstrap difference.", "tab:pairwise",
+                  "discordant pairs); difference with a Jeffreys Dirichlet interval.",
+                  "tab:pairwise",
                   "llrrrrrrr", header, rows)
 
 

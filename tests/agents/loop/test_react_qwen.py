@@ -51,13 +51,13 @@ def test_qwen_runs_a_capability_task_and_the_record_explains_the_outcome(
     trial = run_trial(qwen05, task, temperature=0.0, seed=0)
     calls = [s for s in trial.steps if s.action.kind == "tool"]
     assert calls and calls[0].action.name == "web_search" and calls[0].tool_ok
-    assert "8,849" in (calls[0].observation or "")  # the world's fact, not the model's memory
+    assert "4,612" in (calls[0].observation or "")  # the world's fact, not the model's memory
     after = trial.messages[3].content  # what the model saw after its first call
     assert after.startswith(f"Observation: {calls[0].observation}")
     assert "final answer" not in after.lower() and "answer my" not in after.lower()
     assert trial.forensics is not None and trial.harness is not None
     if trial.outcome == Outcome.SUCCESS:
-        assert trial.final_answer is not None and "8,849" in trial.final_answer
+        assert trial.final_answer is not None and "4,612" in trial.final_answer
         assert trial.forensics.cause is None
     else:  # measured: a loop on its own call; whatever it is, the record says why
         assert trial.forensics.cause is not None

@@ -20,8 +20,8 @@ def quiet() -> PlainProgress:
 
 def test_reliability_dimensions_of_an_always_failing_model_are_zero(tmp_path: Path) -> None:
     exp = build_experiment({"models": ["scripted:echo"], "suites": ["reliability"],
-                            "tasks": ["RC-1", "RR-1", "RF-1", "RS-1"], "temperatures": [0.0],
-                            "repeats": 2})
+                            "tasks": ["RC-1", "RR-1", "RF-1", "RS-1"], "temperatures": [0.7],
+                            "repeats": 2})  # consistency is measured at T > 0 only
     summary = execute(exp, run_dir=tmp_path, progress=quiet())
     # RC-1 1 variant x 3 (its min_repeats), RR-1 base + 8 rewordings, RF-1 base + 3 faults,
     # RS-1 1: 14 x 2 repeats

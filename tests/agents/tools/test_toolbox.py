@@ -30,7 +30,7 @@ def test_world_toolbox_implements_the_protocol() -> None:
     ("notify", {"channel": "fax", "recipient": "x", "message": "m"}, "channel: Input should be"),
     ("file_manager", {"action": "read"}, "read needs path"),
     ("calendar", {"action": "cancel", "event_id": "EV999"}, "no event with id 'EV999'"),
-    ("fact_lookup", {"key": "eiffel"}, "similar keys: eiffel_tower_height"),
+    ("fact_lookup", {"key": "lantern"}, "similar keys: lantern_tower_height"),
 ])
 def test_bad_calls_become_error_observations(name: str, args: dict, expected: str) -> None:
     box = WorldToolbox(World.create())
@@ -44,7 +44,7 @@ def test_bad_calls_become_error_observations(name: str, args: dict, expected: st
 
 def test_non_dict_arguments_are_an_error_not_a_crash() -> None:
     box = WorldToolbox(World.create())
-    result = box.call("web_search", ["eiffel"])  # type: ignore[arg-type]
+    result = box.call("web_search", ["lantern"])  # type: ignore[arg-type]
     assert not result.ok and "must be a JSON object" in result.observation
 
 

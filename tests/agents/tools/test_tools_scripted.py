@@ -35,9 +35,9 @@ def test_all_ten_tools_are_offered_with_strict_schemas(box: WorldToolbox) -> Non
 
 def test_scripted_session_touches_every_tool(box: WorldToolbox) -> None:
     w = box.world
-    hits = ok(box, "web_search", query="How tall is the Eiffel Tower?")["results"]
-    assert hits[0]["key"] == "eiffel_tower_height"
-    assert "330 metres" in ok(box, "fact_lookup", key="eiffel_tower_height")["text"]
+    hits = ok(box, "web_search", query="How tall is the Lantern Tower?")["results"]
+    assert hits[0]["key"] == "lantern_tower_height"
+    assert "287 metres" in ok(box, "fact_lookup", key="lantern_tower_height")["text"]
 
     # calendar: create, check, cancel
     created = ok(box, "calendar", action="create", title="Stock check", date="2025-03-12",

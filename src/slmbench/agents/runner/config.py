@@ -66,6 +66,8 @@ class Experiment(BaseModel):
     # Measurement only (docs/results/harness-validity.md): "legacy" reruns the pre-#15
     # ReAct wording. Not a CLI flag: it is not a knob for steering a model.
     prompts: Literal["neutral", "legacy"] = "neutral"
+    refusal_judge: str | None = Field(
+        default=None, description="model spec that labels refusals instead of the rules")
     concurrency: dict[str, int] = Field(
         default_factory=dict, description="parallel trials per server model spec")
     default_concurrency: int = Field(default=4, ge=1, le=64)

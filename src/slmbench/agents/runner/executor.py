@@ -146,6 +146,11 @@ class _Run:
         stored = store.keys()
         self.pending = {m: [p for p in plan.for_model(m) if p.key not in stored]
                         for m in exp.models}
+        self.judge_kw: dict[str, Any] = {}
+        if exp.refusal_judge:
+            from slmbench.agents.scoring import ModelJudge
+
+            self.judge_kw = {"refusal_judge": ModelJudge(model_loader(exp.refusal_judge))}
 
     # -- one trial ---------------------------------------------------------------
     def run_one(self, model: Model, p: PlannedTrial, lane_start: float,
@@ -159,7 +164,7 @@ class _Run:
                 wrapped, task, temperature=p.key.temperature, seed=p.key.seed,
                 repeat=p.key.repeat, variant=p.key.variant, fault_plan=p.fault_plan,
                 scaffold=self.exp.scaffold, max_steps=self.exp.max_steps,
-                toolset=self.exp.toolset, prompts=self.exp.prompts,
+                toolset=self.exp.toolset, prompts=self.exp.prompts, **self.judge_kw,
             )
         except BackendError as exc:  # the evaluator should catch these; never lose the trial
             trial = _backend_error_trial(p, self.exp.scaffold, exc, time.perf_counter() - start)

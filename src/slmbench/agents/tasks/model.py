@@ -24,6 +24,7 @@ FaultKind = Literal[
     "timeout", "rate_limit", "internal_error", "schema_drift", "malformed_result", "empty_result",
 ]
 Alias = str | list[str]  # one name, or a list of interchangeable names
+Evidence = float | Alias  # a number (matched as a quantity) or text (a substring, any case)
 TASK_ID = re.compile(r"^[A-Z]{1,4}-\d{1,3}$")
 
 
@@ -218,6 +219,10 @@ class Task(_Strict):
     scorer: ScorerSpec
     reference: Reference
     paraphrases: list[str] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(
+        default_factory=list,
+        description="what a successful tool result must show for a right answer to count as "
+                    "grounded; default: the scorer's numbers and required entities")
     faults: list[FaultKind] = Field(default_factory=list)
     fault_tool: str | None = None
     min_repeats: Count = Field(
@@ -244,6 +249,9 @@ class Task(_Strict):
             raise ValueError("only fault_tolerance tasks list faults / a fault_tool")
         if self.fault_tool is not None and self.fault_tool not in self.tools:
             raise ValueError(f"fault_tool {self.fault_tool!r} is not among the task's tools")
+        if "choice" in scorer_kinds(self.scorer) and not self.evidence:
+            raise ValueError("a task scored by a choice needs `evidence`: the tool result that "
+                             "supports the right option (a guess must not count)")
         used = {a.tool for a in self.reference.actions}
         if missing := sorted(used - set(self.tools)):
             raise ValueError(f"reference uses tools not listed in tools: {missing}")
