@@ -291,7 +291,7 @@ class BothScaffolds:
         called = any((m.role if isinstance(m, Message) else m["role"]) == "tool"
                      or "Observation:" in (m.content if isinstance(m, Message) else m["content"])
                      for m in messages[2:])
-        args = {"table": "sales", "aggregate": {"op": "sum", "column": "amount"}}
+        args = {"table": "sales", "aggregate": "sum", "aggregate_column": "amount"}
         if tools is None:  # react: always a hallucinated tool, so the two scaffolds differ
             text, calls = '{"name": "sql", "arguments": {}}', ()
         elif called:
