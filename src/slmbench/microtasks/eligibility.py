@@ -12,11 +12,16 @@ resample count and seed):
   (``stats.paired_bootstrap``; ``stats.paired_f1_difference`` for F1).
 
 A reply that names no option (format failure) counts as wrong and is also counted apart.
+
+A cell whose decisions give one answer to at least ``CONSTANT_SHARE`` of its items is
+``constant``: it is never eligible, whatever its score (a constant answer is a reference,
+not a decision; see ``MicroTask.constants``).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
 
@@ -28,7 +33,8 @@ from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.spec import Metric
 
-CELL_VERSION = 2  # 2: score and diff are stats.Estimate (1: flat ci_low/ci_high, diff_low/high)
+CELL_VERSION = 3  # 3: constant, top_share (2: score and diff are stats.Estimate)
+CONSTANT_SHARE = 0.95  # one answer on at least this share of the items: a constant cell
 TAU_GRID: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -118,12 +124,23 @@ class EligibilityCell(BaseModel):
     format_failures: int
     eligible: bool
     note: str | None = None
-    version: Literal[2] = CELL_VERSION
+    top_share: float | None = None  # share of items given the most frequent answer
+    constant: bool = False  # top_share >= CONSTANT_SHARE: never eligible
+    version: Literal[2, 3] = CELL_VERSION
 
 
 def decide(ci_low: float | None, tau: float) -> bool:
     """The pass rule: the lower bound strictly above τ (no interval: cannot tell, not eligible)."""
     return ci_low is not None and ci_low > tau
+
+
+def top_share(rankings: Sequence[Sequence[str]]) -> float | None:
+    """Share of items whose decision (top option; a format failure counts as one answer) is
+    the most frequent one (None: no items)."""
+    if not rankings:
+        return None
+    counts = Counter(r[0] if r else "" for r in rankings)
+    return counts.most_common(1)[0][1] / len(rankings)
 
 
 def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, prompt_id: str,
@@ -136,11 +153,14 @@ def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, pro
     base_scores = {name: scorer.score(r) for name, r in baselines.items()}
     anchor = max(base_scores, key=lambda k: base_scores[k])
     tau = base_scores[anchor]
+    share = top_share(rankings)
+    constant = share is not None and share >= CONSTANT_SHARE
     return EligibilityCell(
         task=task, model=model, precision=precision, prompt_id=prompt_id, reading=reading,
         metric=metric, n_items=len(golds), score=score, tau=tau, tau_anchor=anchor,
         baseline_scores=base_scores, diff=paired_difference(scorer, rankings, baselines[anchor]),
-        format_failures=format_failures, eligible=decide(score.low, tau), note=note)
+        format_failures=format_failures, eligible=decide(score.low, tau) and not constant,
+        note=note, top_share=share, constant=constant)
 
 
 class TauSweepRow(BaseModel):
@@ -160,10 +180,11 @@ def tau_sweep(cells: Sequence[EligibilityCell]) -> list[TauSweepRow]:
     for name in anchors:
         scored = [c for c in cells if name in c.baseline_scores]
         rows.append(TauSweepRow(anchor=f"baseline:{name}", total=len(scored), eligible=sum(
-            decide(c.score.low, c.baseline_scores[name]) for c in scored)))
+            decide(c.score.low, c.baseline_scores[name]) and not c.constant for c in scored)))
     for value in TAU_GRID:
         rows.append(TauSweepRow(anchor=f"fixed:{value}", total=len(cells),
-                                eligible=sum(decide(c.score.low, value) for c in cells)))
+                                eligible=sum(decide(c.score.low, value) and not c.constant
+                                             for c in cells)))
     return rows
 
 

@@ -23,7 +23,14 @@ from pydantic import ValidationError
 from slmbench.core import paths
 from slmbench.core.errors import ConfigError, SlmbenchError
 from slmbench.core.sources import PINS, PackagePin, SourceArchive, fetch
-from slmbench.microtasks.baselines import Baseline, majority, random_reference
+from slmbench.microtasks.baselines import (
+    Baseline,
+    Constant,
+    constant_reference,
+    learned,
+    majority,
+    random_reference,
+)
 from slmbench.microtasks.datasets.records import DatasetManifest, Item, SourceInfo
 from slmbench.microtasks.prompts import PromptSet, fill, load_prompt_set, parse_reply
 from slmbench.models.base import Message
@@ -71,6 +78,11 @@ class MicroTask:
     balance: Callable[[Item], str] | None = None  # manifest's class label; None: stratum
     build: Callable[[Mapping[str, SourceArchive]], Built] | None = None  # None: no builder
     needs: tuple[str, ...] = ()  # pinned packages ``build`` reads
+    # answers a constant model could give (always approve, always none, turn 1 first...);
+    # each is a reference, so τ is at least the best of them
+    constants: tuple[Constant, ...] = ()
+    # the text the learned baseline (TF-IDF + logistic regression) reads; None: no learned one
+    learned_text: Callable[[Item], str] | None = None
 
     def __post_init__(self) -> None:
         if self.shape == "binary" and self.positive is None:
@@ -108,10 +120,16 @@ class MicroTask:
     # --- baselines ------------------------------------------------------------------------
 
     def baselines(self, fit_items: Sequence[Item], items: Sequence[Item]) -> list[Baseline]:
-        """The task baseline, then the majority and random references, on ``items``."""
-        return [self.baseline(fit_items, items),
-                majority(self.name, [self.gold(i) for i in fit_items], items, self.options_for),
+        """The task baseline, the learned one (if declared), then the majority, random and
+        constant-answer references, on ``items`` (everything learned from ``fit_items``)."""
+        out = [self.baseline(fit_items, items)]
+        if self.learned_text is not None:
+            out.append(learned(self.name, fit_items, items, self.learned_text, self.gold,
+                               self.options_for))
+        out += [majority(self.name, [self.gold(i) for i in fit_items], items, self.options_for),
                 random_reference(self.name, items, self.options_for)]
+        return out + [constant_reference(self.name, c, items, self.options_for)
+                      for c in self.constants]
 
     # --- items ----------------------------------------------------------------------------
 
