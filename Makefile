@@ -16,13 +16,20 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 # Installs the package with the embedded (llama.cpp) and hf (transformers, CPU torch from local disk) backends and the test tools.
-install: $(PY)
+# confseq (anytime-valid confidence sequences, Part B) ships source only: its isolated build
+# fails on Python 3.11 (its build pins a pybind11 too old for 3.11), so it is built against a
+# current pybind11 without isolation, with Boost headers from system-deps (libboost-dev).
+install: $(PY) system-deps
+	$(PY) -m pip install -q scikit-build cmake ninja 'pybind11>=2.11'
+	$(PY) -m pip install -q --no-build-isolation confseq==0.0.11
 	$(PY) -m pip install -q -e '.[embedded,hf,test]'
 
-# System packages the tests need: bubblewrap (the code sandbox) and chromium (the HTML report test).
+# System packages the tests need: bubblewrap (the code sandbox), chromium (the HTML report test)
+# and libboost-dev (the headers confseq builds against).
 system-deps:
 	@need=""; \
 	command -v bwrap >/dev/null || need="$$need bubblewrap"; \
+	[ -f /usr/include/boost/version.hpp ] || need="$$need libboost-dev"; \
 	command -v chromium >/dev/null || need="$$need chromium"; \
 	if [ -n "$$need" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$need; \

@@ -13,6 +13,7 @@ from rich.table import Table
 from slmbench.cli.console import wide_console
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
 from slmbench.microtasks.spec import prepare
@@ -51,34 +52,52 @@ def _ci(e: Estimate, sign: str = "") -> str:
 def matrix_table(run: MatrixRun) -> Table:
     table = Table(title="Micro-task eligibility (eligible = 95% lower bound > τ)",
                   title_justify="left")
-    for col in ("task", "model", "prec", "prompt", "reading", "metric", "n", "score",
-                "95% CI", "τ (anchor)", "Δ vs τ [CI]", "fmt fail", "eligible"):
-        table.add_column(col, no_wrap=col in {"task", "prompt", "reading", "n"})
+    for col in ("task", "model", "prec", "prompt", "reading", "metric", "n read", "score",
+                "95% CI", "sequence", "τ (anchor)", "Δ vs τ [CI]", "fmt fail", "verdict",
+                "eligible"):
+        table.add_column(col, no_wrap=col in {"task", "prompt", "reading", "n read"})
     for c in run.cells:
         table.add_row(
-            c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric, str(c.n_items),
-            f"{c.score.estimate:.3f}", _ci(c.score), f"{c.tau:.3f} ({c.tau_anchor})",
-            f"{c.diff.estimate:+.3f} {_ci(c.diff, '+')}",
-            str(c.format_failures) if c.reading == "generation" else "-",
+            c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric, _n_read(c),
+            f"{c.score.estimate:.3f}", _ci(c.score), _ci(c.sequence) if c.sequence else "-",
+            f"{c.tau:.3f} ({c.tau_anchor})", f"{c.diff.estimate:+.3f} {_ci(c.diff, '+')}",
+            str(c.format_failures) if c.reading == "generation" else "-", _verdict(c),
             "[green]yes[/]" if c.eligible else "[red]no[/]")
     return table
+
+
+def _n_read(c: EligibilityCell) -> str:
+    return str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
+
+
+def _verdict(c: EligibilityCell) -> str:
+    """The verdict, with ``constant`` and an unsettled full split spelled out."""
+    if c.constant:
+        return f"constant ({c.top_share:.0%} one answer)"
+    if c.verdict == "undecided" and (c.n_split is None or c.n_items >= c.n_split):
+        return "undecided at the full split: not shown better than the baseline"
+    return c.verdict
 
 
 def matrix_markdown(run: MatrixRun) -> str:
     """The matrix as a Markdown table, with the command that produced it."""
     lines = [f"Command: `{run.command}`", "",
              f"Items per task: {', '.join(f'{t} {len(ids)}' for t, ids in run.items.items())} "
-             f"(seed {run.seed}). Eligible = 95% lower bound > τ (best non-LLM baseline).", "",
-             "| task | model | precision | prompt | reading | metric | n | score | 95% CI "
-             "| τ (anchor) | Δ vs τ-baseline [95% CI] | format failures | eligible |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             f"(seed {run.seed}). Eligible = 95% lower bound > τ (best non-LLM baseline or "
+             "constant answer); read until decided: the confidence sequence settles it "
+             "(sequence column), the fixed-n interval beside it.", "",
+             "| task | model | precision | prompt | reading | metric | n read | score | 95% CI "
+             "| sequence | τ (anchor) | Δ vs τ-baseline [95% CI] | format failures | verdict "
+             "| eligible |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in run.cells:
         fails = str(c.format_failures) if c.reading == "generation" else "-"
         lines.append(
             f"| {c.task} | {c.model} | {c.precision} | {c.prompt_id} | {c.reading} | {c.metric} "
-            f"| {c.n_items} | {c.score.estimate:.3f} | {_ci(c.score)} "
+            f"| {_n_read(c)} | {c.score.estimate:.3f} | {_ci(c.score)} "
+            f"| {_ci(c.sequence) if c.sequence else '-'} "
             f"| {c.tau:.3f} ({c.tau_anchor}) | {c.diff.estimate:+.3f} {_ci(c.diff, '+')} "
-            f"| {fails} | {'yes' if c.eligible else 'no'} |")
+            f"| {fails} | {_verdict(c)} | {'yes' if c.eligible else 'no'} |")
     return "\n".join(lines) + "\n"
 
 
@@ -93,6 +112,9 @@ def eligibility_cmd(
     tau_sweep: bool = typer.Option(False, "--tau-sweep", help="also print the τ sweep"),
     store_path: Path | None = typer.Option(
         None, "--store", help=f"readings store, reused and resumed (default: OUT/{DEFAULT_NAME})"),
+    sequential: bool = typer.Option(
+        False, "--until-decided/--fixed-n",
+        help="read each cell in the seeded order until a confidence sequence settles it"),
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
     command = "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "slmbench eligibility"
@@ -100,7 +122,8 @@ def eligibility_cmd(
     with ReadingStore(store_path or out / DEFAULT_NAME) as store:
         try:
             run = run_matrix(model, tasks, prompt_ids, limit=limit, seed=seed, command=command,
-                             progress=lambda m: console.print(f"[dim]{m}[/]"), store=store)
+                             progress=lambda m: console.print(f"[dim]{m}[/]"), store=store,
+                             sequential=sequential)
         except KeyboardInterrupt:
             console.print(store.resume_hint(), highlight=False)
             raise typer.Exit(130) from None

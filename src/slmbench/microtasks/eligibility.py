@@ -13,6 +13,14 @@ resample count and seed):
 
 A reply that names no option (format failure) counts as wrong and is also counted apart.
 
+**Reading until decided.** Accuracy, MRR and nDCG@5 are means of per-item values in [0, 1],
+so a cell can stop as soon as an anytime-valid confidence sequence
+(``stats.ConfidenceSequence``, from ``confseq``) settles against τ: its lower bound above τ
+(eligible) or its upper bound below τ (ineligible). τ is then fixed beforehand on every
+item the cell could read (:class:`SequentialRule`). F1 is not such a mean: an F1 cell reads
+every item and is settled by its fixed-n interval. A cell still unsettled when its items run
+out is ``undecided``: not shown better than the baseline, so not eligible.
+
 A cell whose decisions give one answer to at least ``CONSTANT_SHARE`` of its items is
 ``constant``: it is never eligible, whatever its score (a constant answer is a reference,
 not a decision; see ``MicroTask.constants``).
@@ -22,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -33,7 +41,9 @@ from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.spec import Metric
 
-CELL_VERSION = 3  # 3: constant, top_share (2: score and diff are stats.Estimate)
+CELL_VERSION = 3  # 3: constant, top_share, verdict, sequence (2: score, diff are Estimates)
+SEQUENTIAL_METRICS: frozenset[str] = frozenset({"accuracy", "mrr", "ndcg@5"})
+Verdict = Literal["eligible", "ineligible", "undecided"]
 CONSTANT_SHARE = 0.95  # one answer on at least this share of the items: a constant cell
 TAU_GRID: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -126,7 +136,20 @@ class EligibilityCell(BaseModel):
     note: str | None = None
     top_share: float | None = None  # share of items given the most frequent answer
     constant: bool = False  # top_share >= CONSTANT_SHARE: never eligible
+    verdict: Verdict = "undecided"  # settled against τ by `sequence`, else by `score`
+    sequence: stats.Estimate | None = None  # the confidence sequence at n_items (sequential)
+    n_split: int | None = None  # items the cell could read (None: n_items)
     version: Literal[2, 3] = CELL_VERSION
+
+
+def settle(low: float | None, high: float | None, tau: float) -> Verdict:
+    """Eligible when the lower bound is above τ, ineligible when the upper bound is below it,
+    else undecided (a tie with the baseline is not a win)."""
+    if low is not None and low > tau:
+        return "eligible"
+    if high is not None and high < tau:
+        return "ineligible"
+    return "undecided"
 
 
 def decide(ci_low: float | None, tau: float) -> bool:
@@ -146,21 +169,68 @@ def top_share(rankings: Sequence[Sequence[str]]) -> float | None:
 def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, prompt_id: str,
               reading: Literal["generation", "logprob"], golds: Sequence[str],
               rankings: Sequence[Sequence[str]], baselines: dict[str, Sequence[Sequence[str]]],
-              format_failures: int = 0, note: str | None = None) -> EligibilityCell:
-    """Score one configuration against τ = the best baseline's point score on the same items."""
+              format_failures: int = 0, note: str | None = None,
+              rule: SequentialRule | None = None) -> EligibilityCell:
+    """Score one configuration against τ = the best baseline's point score on the same items.
+
+    With a ``rule`` (sequential reading), τ is the rule's (fixed on every item the cell could
+    read) and, for a sequential metric, the verdict is the confidence sequence's at the items
+    read; the fixed-n ``score`` interval stays beside it.
+    """
     scorer = Scorer(task, metric, golds)
     score = interval(scorer, rankings)
     base_scores = {name: scorer.score(r) for name, r in baselines.items()}
     anchor = max(base_scores, key=lambda k: base_scores[k])
     tau = base_scores[anchor]
+    sequence = None
+    if rule is not None:
+        anchor, tau = rule.anchor, rule.tau
+        if rule.sequential:
+            sequence = stats.confidence_sequence(
+                item_values(metric, golds, rankings), horizon=rule.horizon)
+    bound = sequence or score
+    verdict = settle(bound.low, bound.high, tau)
     share = top_share(rankings)
     constant = share is not None and share >= CONSTANT_SHARE
     return EligibilityCell(
         task=task, model=model, precision=precision, prompt_id=prompt_id, reading=reading,
         metric=metric, n_items=len(golds), score=score, tau=tau, tau_anchor=anchor,
         baseline_scores=base_scores, diff=paired_difference(scorer, rankings, baselines[anchor]),
-        format_failures=format_failures, eligible=decide(score.low, tau) and not constant,
-        note=note, top_share=share, constant=constant)
+        format_failures=format_failures, eligible=verdict == "eligible" and not constant,
+        note=note, top_share=share, constant=constant, verdict=verdict, sequence=sequence,
+        n_split=rule.horizon if rule is not None else None)
+
+
+class SequentialRule:
+    """τ fixed on every item a cell could read, and the stop test for reading until decided.
+
+    ``golds`` and ``baselines`` (name -> rankings) cover all ``horizon`` items, in reading
+    order. :meth:`settled` tells whether the readings so far settle the cell; F1 (not a mean
+    of bounded per-item values) never settles before the last item.
+    """
+
+    def __init__(self, task: TaskName, metric: Metric, golds: Sequence[str],
+                 baselines: dict[str, Sequence[Sequence[str]]]) -> None:
+        scorer = Scorer(task, metric, golds)
+        scores = {name: scorer.score(r) for name, r in baselines.items()}
+        self.task, self.metric, self.golds = task, metric, list(golds)
+        self.anchor = max(scores, key=lambda k: scores[k])
+        self.tau, self.horizon = scores[self.anchor], len(golds)
+        self.sequential = metric in SEQUENTIAL_METRICS
+
+    def tracker(self) -> Callable[[Sequence[str]], Verdict]:
+        """A fresh stop test: feed it each next item's ranking (in order); it answers the
+        verdict so far (settled for good once not ``undecided``)."""
+        seq = stats.ConfidenceSequence(self.horizon)
+
+        def feed(ranking: Sequence[str]) -> Verdict:
+            if not self.sequential:
+                return "undecided"
+            value = item_values(self.metric, [self.golds[seq.n]], [ranking])[0]
+            got = seq.add(float(value))
+            return settle(got.low, got.high, self.tau)
+
+        return feed
 
 
 class TauSweepRow(BaseModel):

@@ -15,6 +15,7 @@ from slmbench.microtasks.eligibility import (
     EligibilityCell,
     PromptSummary,
     Scorer,
+    SequentialRule,
     TauSweepRow,
     by_prompt,
     make_cell,
@@ -44,14 +45,19 @@ class MatrixRun(BaseModel):
     readings: list[ItemReading]
     notes: list[str]
     read_counts: ReadCounts = Field(default_factory=ReadCounts)
+    sequential: bool = False  # read each cell until decided (else every chosen item)
 
 
 def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Sequence[str],
                *, limit: int | None = None, seed: int = 0, source: Path | None = None,
                command: str = "", progress: Progress | None = None,
                loader: Callable[[str], Model] | None = None,
-               store: ReadingStore | None = None) -> MatrixRun:
+               store: ReadingStore | None = None, sequential: bool = False) -> MatrixRun:
     """Read every (model, task, prompt, item) and score the cells.
+
+    ``sequential``: read each (model, task, prompt) block in the seeded order only until its
+    cells are settled (``eligibility.SequentialRule``; τ fixed on all chosen items first),
+    else to the last chosen item.
 
     With a ``store``, each reading is committed as it is made and stored ones are reused: a
     rerun after an interruption reads only what is missing (and loads no model that has
@@ -64,17 +70,21 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
         fits[task] = [i for i in everything if i.split == "fit"]
         chosen[task] = select_items(task, everything, limit, seed)
     baselines = {t: registry.get(t).baselines(fits[t], chosen[t]) for t in tasks}
+    rules = {t: _rules(t, chosen[t], baselines[t]) for t in tasks} if sequential else {}
     session = Session(store, loader, progress)
     cells: list[EligibilityCell] = []
     readings: list[ItemReading] = []
     for spec in models:
-        got = session.read(spec, [Block(t, p, chosen[t]) for t in tasks for p in prompt_ids])
+        blocks = [Block(t, p, chosen[t], _until(rules[t]) if sequential else None)
+                  for t in tasks for p in prompt_ids]
+        got = session.read(spec, blocks)
         precision = precision_of(spec)
         for block in got.blocks:
             readings.extend(block.readings)
             golds = [registry.get(block.block.task).gold(i) for i in block.items]
             cells.extend(_cells(spec, precision, block.block.task, block.block.prompt_id, golds,
-                                block.readings, baselines[block.block.task]))
+                                block.readings, baselines[block.block.task],
+                                rules.get(block.block.task)))
     base_scores = {}
     for task in tasks:
         golds = [registry.get(task).gold(i) for i in chosen[task]]
@@ -87,17 +97,41 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
                      items={t: [i.id for i in chosen[t]] for t in tasks},
                      baseline_scores=base_scores, cells=cells, tau_sweep=tau_sweep(cells),
                      by_prompt=by_prompt(cells), readings=readings, notes=sorted(session.notes),
-                     read_counts=session.counts)
+                     read_counts=session.counts, sequential=sequential)
+
+
+def _rules(task: TaskName, items: Sequence[AnyItem], baselines: list[Baseline]
+           ) -> dict[str, SequentialRule]:
+    """Per metric of ``task``: τ fixed on all of ``items`` (the reading order)."""
+    golds = [registry.get(task).gold(i) for i in items]
+    base = {b.name: [b.rankings[i.id] for i in items] for b in baselines}
+    return {m: SequentialRule(task, m, golds, base) for m in registry.get(task).metrics}
+
+
+def _until(rules: dict[str, SequentialRule]) -> Callable[[ItemReading], bool]:
+    """A block's stop test: both readings of the deciding metric settled."""
+    rule = next(iter(rules.values()))  # the task's first metric decides
+    generation, logprob = rule.tracker(), rule.tracker()
+
+    def until(reading: ItemReading) -> bool:
+        done = generation(reading.generation_ranking) != "undecided"
+        if reading.logprob_ranking is not None:
+            done = logprob(reading.logprob_ranking) != "undecided" and done
+        return done
+
+    return until
 
 
 def _cells(spec: str, precision: str, task: TaskName, prompt_id: str, golds: list[str],
-           got: list[ItemReading], baselines: list[Baseline]) -> list[EligibilityCell]:
+           got: list[ItemReading], baselines: list[Baseline],
+           rules: dict[str, SequentialRule] | None = None) -> list[EligibilityCell]:
     base = {b.name: [b.rankings[r.item_id] for r in got] for b in baselines}
     fails = sum(r.format_failure for r in got)
     out = []
     for metric in registry.get(task).metrics:
         common = dict(task=task, metric=metric, model=spec, precision=precision,
-                      prompt_id=prompt_id, golds=golds, baselines=base)
+                      prompt_id=prompt_id, golds=golds, baselines=base,
+                      rule=rules[metric] if rules else None)
         out.append(make_cell(**common, reading="generation",
                              rankings=[r.generation_ranking for r in got],
                              format_failures=fails))

@@ -1,0 +1,160 @@
+"""Reading until decided: the anytime-valid rule's error rate, its saving, and the read loop."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slmbench.core import stats
+from slmbench.microtasks.eligibility import SequentialRule, settle
+from slmbench.microtasks.matrix import run_matrix
+from slmbench.microtasks.store import ReadingStore
+from slmbench.models.base import CandidateScore, Completion, Message
+
+TAU = 0.70
+HORIZON = 600
+
+
+def _run_cell(p: float, rng: random.Random) -> tuple[str, int]:
+    """One synthetic accuracy cell of true accuracy ``p``, read until decided."""
+    golds = ["approve"] * HORIZON
+    rule = SequentialRule("approval", "accuracy", golds,
+                          {"reference": [["approve"]] * int(TAU * HORIZON)
+                           + [["deny"]] * (HORIZON - int(TAU * HORIZON))})
+    assert rule.tau == pytest.approx(TAU)
+    feed, verdict, n = rule.tracker(), "undecided", 0
+    while verdict == "undecided" and n < HORIZON:
+        verdict = feed(["approve", "deny"] if rng.random() < p else ["deny", "approve"])
+        n += 1
+    return verdict, n
+
+
+def test_the_sequential_rule_errs_at_most_5_percent_and_reads_far_fewer_items(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    rng = random.Random(20261201)
+    truths = [0.50, 0.55, 0.60, 0.80, 0.85, 0.90]
+    errors, read, cells = 0, [], 0
+    for p in truths:
+        for _ in range(20):
+            verdict, n = _run_cell(p, rng)
+            wrong = "ineligible" if p > TAU else "eligible"
+            errors += verdict == wrong
+            read.append(n)
+            cells += 1
+    at_tau = [_run_cell(TAU, rng) for _ in range(12)]  # a tie: any "eligible" is an error
+    errors_at_tau = sum(v == "eligible" for v, _ in at_tau)
+    saving = 1 - sum(read) / (len(read) * HORIZON)
+    with capsys.disabled():
+        print(f"\nsequential rule: {errors}/{cells} wrong verdicts away from τ, "
+              f"{errors_at_tau}/{len(at_tau)} 'eligible' at τ; mean items read "
+              f"{sum(read) / len(read):.0f} of {HORIZON} (mean saving {saving:.0%})")
+    assert errors / cells <= 0.05 and errors_at_tau / len(at_tau) <= 0.05
+    assert saving >= 0.5  # far fewer items than the full split
+    # a tie never settles "eligible" and mostly reads the whole split
+    assert sum(n == HORIZON for _, n in at_tau) >= len(at_tau) // 2
+
+
+def test_the_confidence_sequence_is_wider_than_the_fixed_n_interval_and_only_narrows() -> None:
+    seq = stats.ConfidenceSequence(200)
+    widths = []
+    for k in range(200):
+        got = seq.add(float(k % 4 != 0))
+        assert got.low is not None and got.high is not None
+        widths.append(got.high - got.low)
+    fixed = stats.wilson(150, 200)
+    assert got.estimate == 0.75 and got.low < fixed.low and got.high > fixed.high
+    assert all(b <= a for a, b in itertools.pairwise(widths))
+    with pytest.raises(stats.StatsInputError):
+        seq.add(1.5)
+
+
+def test_settle_needs_the_bound_strictly_past_tau() -> None:
+    assert settle(0.71, 0.9, 0.7) == "eligible"
+    assert settle(0.5, 0.69, 0.7) == "ineligible"
+    assert settle(0.7, 0.9, 0.7) == settle(0.6, 0.7, 0.7) == "undecided"
+
+
+# --- the read loop --------------------------------------------------------------------------
+
+N_EVAL = 400
+
+
+def _dataset(root: Path) -> dict[str, str]:
+    """Approval items whose words say nothing (each command is unique), 70% approve."""
+    rng = random.Random(7)
+    golds: dict[str, str] = {}
+    lines = []
+    for k in range(N_EVAL + 200):
+        split = "eval" if k < N_EVAL else "fit"
+        label = "approve" if rng.random() < 0.7 else "deny"
+        command = f"tool{k} --flag{k}"
+        golds[command] = label
+        lines.append(json.dumps({"id": f"a{k}", "split": split, "provenance": [],
+                                 "command": command, "label": label, "rule": "t",
+                                 "origin": "t"}))
+    (root / "approval.jsonl").write_text("\n".join(lines) + "\n")
+    return golds
+
+
+class Oracle:
+    """Knows every gold answer (or answers every one wrong), counts what it reads."""
+
+    supports_native_tools = False
+    supports_logprobs = True
+
+    def __init__(self, golds: dict[str, str], *, wrong: bool = False, spec: str) -> None:
+        self.golds, self.wrong, self.spec, self.reads = golds, wrong, spec, 0
+
+    def _answer(self, messages: Sequence[Message | dict[str, Any]]) -> str:
+        text = str(messages[-1].content if isinstance(messages[-1], Message)
+                   else messages[-1]["content"])
+        gold = next(g for c, g in self.golds.items() if f"{c}\n" in text or text.endswith(c))
+        return ("deny" if gold == "approve" else "approve") if self.wrong else gold
+
+    def score(self, messages: Sequence[Message | dict[str, Any]],
+              candidates: Sequence[str]) -> list[CandidateScore]:
+        answer = self._answer(messages)
+        lps = [-0.1 if c.lower() == answer else -3.0 for c in candidates]
+        return [CandidateScore(candidate=c, logprob=lp, first_token_logprob=lp, n_tokens=1)
+                for c, lp in zip(candidates, lps, strict=True)]
+
+    def generate(self, messages: Sequence[Message | dict[str, Any]], **kw: Any) -> Completion:
+        self.reads += 1
+        return Completion(text=self._answer(messages), prompt_tokens=10, completion_tokens=1,
+                          latency_s=0.01, finish_reason="stop", model=self.spec)
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_matrix_read_until_decided_stops_early_both_ways_and_resumes(tmp_path: Path) -> None:
+    golds = _dataset(tmp_path)
+    models = {"scripted:right": Oracle(golds, spec="scripted:right"),
+              "scripted:wrong": Oracle(golds, wrong=True, spec="scripted:wrong")}
+    with ReadingStore(tmp_path / "r.sqlite") as store:
+        run = run_matrix(list(models), ["approval"], ["p0"], source=tmp_path,
+                         loader=lambda spec: models[spec], store=store, sequential=True)
+    by = {(c.model, c.reading): c for c in run.cells}
+    right, wrong = by[("scripted:right", "generation")], by[("scripted:wrong", "generation")]
+    assert right.verdict == "eligible" and right.eligible and right.n_split == N_EVAL
+    assert wrong.verdict == "ineligible" and not wrong.eligible
+    assert right.n_items < N_EVAL // 4 and wrong.n_items < N_EVAL // 4  # stopped early
+    assert right.sequence is not None and right.sequence.low is not None
+    assert right.sequence.low > right.tau and right.score.low is not None
+    assert right.score.low >= right.sequence.low  # the fixed-n interval shown beside it
+    # τ was fixed on all 400 items before reading, not on the prefix read
+    assert right.tau_anchor in right.baseline_scores
+    assert models["scripted:right"].reads == right.n_items
+    # a rerun reads nothing new and stops at the same item
+    fresh = {s: Oracle(golds, spec=s) for s in models}
+    with ReadingStore(tmp_path / "r.sqlite") as store:
+        again = run_matrix(list(models), ["approval"], ["p0"], source=tmp_path,
+                           loader=lambda spec: fresh[spec], store=store, sequential=True)
+    assert again.read_counts.read_now == 0
+    assert [c.n_items for c in again.cells] == [c.n_items for c in run.cells]
