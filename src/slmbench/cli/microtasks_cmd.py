@@ -54,7 +54,7 @@ def matrix_table(run: MatrixRun) -> Table:
                   title_justify="left")
     for col in ("task", "model", "prec", "prompt", "reading", "metric", "n read", "score",
                 "95% CI", "sequence", "τ (anchor)", "Δ vs τ [CI]", "fmt fail", "verdict",
-                "eligible"):
+                "low > τ", "Δ > 0", "eligible"):
         table.add_column(col, no_wrap=col in {"task", "prompt", "reading", "n read"})
     for c in run.cells:
         table.add_row(
@@ -62,8 +62,12 @@ def matrix_table(run: MatrixRun) -> Table:
             f"{c.score.estimate:.3f}", _ci(c.score), _ci(c.sequence) if c.sequence else "-",
             f"{c.tau:.3f} ({c.tau_anchor})", f"{c.diff.estimate:+.3f} {_ci(c.diff, '+')}",
             str(c.format_failures) if c.reading == "generation" else "-", _verdict(c),
-            "[green]yes[/]" if c.eligible else "[red]no[/]")
+            _yes(c.seed_rule), _yes(c.paired), "[green]yes[/]" if c.eligible else "[red]no[/]")
     return table
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
 
 
 def _n_read(c: EligibilityCell) -> str:
@@ -84,12 +88,13 @@ def matrix_markdown(run: MatrixRun) -> str:
     lines = [f"Command: `{run.command}`", "",
              f"Items per task: {', '.join(f'{t} {len(ids)}' for t, ids in run.items.items())} "
              f"(seed {run.seed}). Eligible = 95% lower bound > τ (best non-LLM baseline or "
-             "constant answer); read until decided: the confidence sequence settles it "
+             "constant answer) and the paired interval of model − τ-baseline above 0; "
+             "read until decided: the confidence sequence settles it "
              "(sequence column), the fixed-n interval beside it.", "",
              "| task | model | precision | prompt | reading | metric | n read | score | 95% CI "
              "| sequence | τ (anchor) | Δ vs τ-baseline [95% CI] | format failures | verdict "
-             "| eligible |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| low > τ | paired Δ > 0 | eligible |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in run.cells:
         fails = str(c.format_failures) if c.reading == "generation" else "-"
         lines.append(
@@ -97,7 +102,8 @@ def matrix_markdown(run: MatrixRun) -> str:
             f"| {_n_read(c)} | {c.score.estimate:.3f} | {_ci(c.score)} "
             f"| {_ci(c.sequence) if c.sequence else '-'} "
             f"| {c.tau:.3f} ({c.tau_anchor}) | {c.diff.estimate:+.3f} {_ci(c.diff, '+')} "
-            f"| {fails} | {_verdict(c)} | {'yes' if c.eligible else 'no'} |")
+            f"| {fails} | {_verdict(c)} | {_yes(c.seed_rule)} | {_yes(c.paired)} "
+            f"| {_yes(c.eligible)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -21,6 +21,11 @@ item the cell could read (:class:`SequentialRule`). F1 is not such a mean: an F1
 every item and is settled by its fixed-n interval. A cell still unsettled when its items run
 out is ``undecided``: not shown better than the baseline, so not eligible.
 
+**The paired decision.** Beside the seed's rule (the lower bound above τ) the cell reports
+model − τ-baseline on the same items with a paired interval (``diff``); ``paired`` says
+whether that interval excludes 0 in the model's favour. A cell is eligible only when both
+hold: the seed's rule (``seed_rule``) and the paired one.
+
 A cell whose decisions give one answer to at least ``CONSTANT_SHARE`` of its items is
 ``constant``: it is never eligible, whatever its score (a constant answer is a reference,
 not a decision; see ``MicroTask.constants``).
@@ -139,6 +144,8 @@ class EligibilityCell(BaseModel):
     verdict: Verdict = "undecided"  # settled against τ by `sequence`, else by `score`
     sequence: stats.Estimate | None = None  # the confidence sequence at n_items (sequential)
     n_split: int | None = None  # items the cell could read (None: n_items)
+    seed_rule: bool = False  # the verdict alone: the bound above τ (and not constant)
+    paired: bool = False  # the paired interval of model - τ-baseline lies above 0
     version: Literal[2, 3] = CELL_VERSION
 
 
@@ -192,12 +199,15 @@ def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, pro
     verdict = settle(bound.low, bound.high, tau)
     share = top_share(rankings)
     constant = share is not None and share >= CONSTANT_SHARE
+    diff = paired_difference(scorer, rankings, baselines[anchor])
+    seed_rule = verdict == "eligible" and not constant
+    paired = diff.low is not None and diff.low > 0
     return EligibilityCell(
         task=task, model=model, precision=precision, prompt_id=prompt_id, reading=reading,
         metric=metric, n_items=len(golds), score=score, tau=tau, tau_anchor=anchor,
-        baseline_scores=base_scores, diff=paired_difference(scorer, rankings, baselines[anchor]),
-        format_failures=format_failures, eligible=verdict == "eligible" and not constant,
-        note=note, top_share=share, constant=constant, verdict=verdict, sequence=sequence,
+        baseline_scores=base_scores, diff=diff, format_failures=format_failures,
+        eligible=seed_rule and paired, seed_rule=seed_rule, paired=paired, note=note,
+        top_share=share, constant=constant, verdict=verdict, sequence=sequence,
         n_split=rule.horizon if rule is not None else None)
 
 
