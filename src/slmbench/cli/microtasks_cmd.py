@@ -13,9 +13,11 @@ from rich.table import Table
 from slmbench.cli.console import wide_console
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
+from slmbench.microtasks.recommend import TaskRecommendation, load_matrices, recommend
 from slmbench.microtasks.spec import prepare
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 
@@ -150,6 +152,75 @@ def eligibility_cmd(
     console.print(f"wrote {path}")
 
 
+def _matrices(path: Path) -> tuple[list[MatrixRun], Path | None]:
+    """The matrices and readings store of an eligibility folder/JSON or a study file."""
+    if path.suffix != ".toml":
+        return load_matrices(path)
+    from slmbench.study import READINGS_NAME, collect_part_b, load_study
+
+    study = load_study(path).model_copy(update={"page": None})  # nothing written
+    facts: dict = {"incomplete": [], "exports": []}
+    collect_part_b(study, facts)
+    for line in facts["incomplete"]:
+        console.print(f"note: {line}", highlight=False)
+    store = study.part_b_dir / READINGS_NAME
+    return facts.get("matrices", []), store if store.is_file() else None
+
+
+def _evidence(t: TaskRecommendation) -> str:
+    if t.score is None:
+        return "-"
+    return f"{t.score.formatted(percent=False, digits=3)} (n {t.score.n})"
+
+
+def _cost_text(t: TaskRecommendation) -> str:
+    c = t.cost
+    if c is None or c.median_seconds is None:
+        return "-" if t.deploy == "baseline" else "not recorded"
+    tokens = f", {c.median_tokens:.0f} tokens" if c.median_tokens is not None else ""
+    return f"{c.median_seconds:.2f} s{tokens} per call (median of {c.readings})"
+
+
+def recommend_cmd(
+    path: Path = typer.Argument(..., help="an eligibility --out folder, its eligibility.json, "
+                                          "or a study file (.toml)"),
+    cascade: list[Path] | None = typer.Option(None, "--cascade",
+                                              help="a `slmbench cascade` cascade.json"),
+    routes: Path | None = typer.Option(None, "--routes",
+                                       help="routing table JSON (default: beside PATH)"),
+) -> None:
+    """Per micro-task: deploy the baseline, the small model, or a cascade; with evidence."""
+    runs, store_path = _matrices(path)
+    reports = [CascadeReport.model_validate_json(p.read_text(encoding="utf-8"))
+               for p in cascade or []]
+    command = "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "slmbench recommend"
+    if store_path is None:
+        rec = recommend(runs, cascades=reports, command=command)
+    else:
+        with ReadingStore(store_path) as store:
+            rec = recommend(runs, store=store, cascades=reports, command=command)
+    table = Table(title="What to deploy per micro-task", title_justify="left")
+    for col in ("task", "deploy", "decider", "score [95% CI] (n)", "baseline (τ)",
+                "Δ vs baseline [paired CI]", "cost", "why"):
+        table.add_column(col)
+    for t in rec.tasks:
+        decider = t.baseline if t.deploy == "baseline" else (
+            f"{t.model} {t.prompt_id} {t.reading}" + (f" (margin {t.margin:.3g})"
+                                                       if t.margin is not None else ""))
+        base = (t.baseline_interval.formatted(percent=False, digits=3)
+                if t.baseline_interval else f"{t.baseline_score:.3f}")
+        table.add_row(t.task, t.deploy, decider, _evidence(t),
+                      f"{t.baseline} {base} (n {t.n_items})",
+                      t.diff.formatted(percent=False, digits=3) if t.diff else "-",
+                      _cost_text(t), t.why)
+    wide_console(170).print(table)
+    where = routes or ((path if path.is_dir() else path.parent) / "routes.json")
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.write_text(rec.routes().model_dump_json(indent=1), encoding="utf-8")
+    console.print(f"wrote {where}", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(data_app, name="data")
     app.command("eligibility")(eligibility_cmd)
+    app.command("recommend")(recommend_cmd)
