@@ -20,6 +20,7 @@ from slmbench.microtasks.prompts import resolve_prompt_ids
 from slmbench.microtasks.recommend import TaskRecommendation, load_matrices, recommend
 from slmbench.microtasks.spec import prepare
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
+from slmbench.microtasks.taskfile import load_task_file
 
 data_app = typer.Typer(help="Build the Part B micro-task datasets.", no_args_is_help=True)
 console = Console()
@@ -123,9 +124,14 @@ def eligibility_cmd(
     sequential: bool = typer.Option(
         False, "--until-decided/--fixed-n",
         help="read each cell in the seeded order until a confidence sequence settles it"),
+    task_file: Path | None = typer.Option(
+        None, "--task-file", help="your own micro-task (YAML; see examples/my-tools.yaml)"),
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
     command = "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "slmbench eligibility"
+    if task_file is not None:
+        mine = registry.register(load_task_file(task_file), replace=True)
+        task = task or [mine.name]
     tasks, prompt_ids = registry.resolve(task), resolve_prompt_ids(prompt)
     with ReadingStore(store_path or out / DEFAULT_NAME) as store:
         try:

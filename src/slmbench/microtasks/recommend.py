@@ -28,7 +28,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.diagnostics.cascade import CascadeReport, Route, RoutingTable
 from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun
@@ -120,10 +119,11 @@ def _cost(store: ReadingStore | None, cell: EligibilityCell) -> Cost | None:
 
 def _for_task(task: str, cells: list[EligibilityCell], store: ReadingStore | None,
               cascade: CascadeReport | None) -> TaskRecommendation:
-    metric = registry.get(task).metrics[0]
-    mine = [c for c in cells if c.task == task and c.metric == metric]
-    if not mine:
-        raise ConfigError(f"no {task} cell on {metric} in the matrices", _HINT)
+    ofs = [c for c in cells if c.task == task]
+    if not ofs:
+        raise ConfigError(f"no {task} cell in the matrices", _HINT)
+    metric = ofs[0].metric  # cells come in the task's metric order: the first decides
+    mine = [c for c in ofs if c.metric == metric]
     ref = max(mine, key=lambda c: c.n_split or c.n_items)  # τ set on the most items
     n_tau = ref.n_split or ref.n_items
     base_ci = (stats.wilson(round(ref.tau * n_tau), n_tau) if metric == "accuracy" else None)
