@@ -30,3 +30,17 @@ def test_recommend_prints_the_decider_and_writes_routes(cli: CliRunner, tmp_path
     assert table.route("approval").deploy == "model"
     bad = cli("recommend", str(tmp_path / "nowhere"))
     assert bad.code == 2 and "holds no eligibility.json" in bad.out + bad.err
+
+
+def test_eligibility_prints_plain_progress_lines_when_not_a_terminal(
+        cli: CliRunner, tmp_path: Path, home: Path) -> None:
+    (home / "datasets").mkdir(parents=True)
+    write_approval(home / "datasets")
+    script = tmp_path / "approve.json"
+    script.write_text('{"default": "approve", "logprobs": {"approve": -0.1, "*": -3.0}}')
+    res = cli("eligibility", "-m", f"scripted:{script}", "-t", "approval", "--limit", "60",
+              "--out", str(tmp_path / "out"))
+    assert res.code == 0, res.out + res.err
+    assert "approval · p0: reading up to 60 items" in res.out
+    assert "approval · p0: 50/60 items read" in res.out
+    assert "approval · p0: 60/60 items read, full split" in res.out

@@ -25,7 +25,7 @@ def _run_cell(p: float, rng: random.Random) -> tuple[str, int]:
                           {"reference": [["approve"]] * int(TAU * HORIZON)
                            + [["deny"]] * (HORIZON - int(TAU * HORIZON))})
     assert rule.tau == pytest.approx(TAU)
-    feed, verdict, n = rule.tracker(), "undecided", 0
+    feed, verdict, n = rule.tracker().feed, "undecided", 0
     while verdict == "undecided" and n < HORIZON:
         verdict = feed(["approve", "deny"] if rng.random() < p else ["deny", "approve"])
         n += 1
@@ -104,3 +104,40 @@ def test_a_matrix_read_until_decided_stops_early_both_ways_and_resumes(tmp_path:
                            loader=lambda spec: fresh[spec], store=store, sequential=True)
     assert again.read_counts.read_now == 0
     assert [c.n_items for c in again.cells] == [c.n_items for c in run.cells]
+
+
+class Recorder:
+    """Records what a matrix run reports of its progress."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def start(self, label: str, total: int) -> None:
+        self.events.append(("start", label, total))
+
+    def advance(self, read: int, estimate: stats.Estimate | None) -> None:
+        self.events.append(("advance", read, estimate))
+
+    def finish(self, read: int, verdict: str) -> None:
+        self.events.append(("finish", read, verdict))
+
+
+def test_progress_reports_items_read_the_running_bound_and_the_end(tmp_path: Path) -> None:
+    golds = write_approval(tmp_path)
+    model = Oracle(golds, spec="scripted:right")
+    rec = Recorder()
+    run = run_matrix(["scripted:right"], ["approval"], ["p0"], source=tmp_path,
+                     loader=lambda _s: model, sequential=True, cell_progress=rec)
+    n = run.cells[0].n_items
+    assert rec.events[0] == ("start", "scripted:right · approval · p0", N_EVAL)
+    advances = [e for e in rec.events if e[0] == "advance"]
+    assert [e[1] for e in advances] == list(range(1, n + 1))
+    last = advances[-1][2]
+    assert last is not None and last.estimate == 1.0 and last.low is not None
+    assert last.low > run.cells[0].tau  # the bound that settled it
+    assert rec.events[-1] == ("finish", n, "settled")
+    fixed = Recorder()  # reading every item: counts only, and the end of the split
+    run_matrix(["scripted:right"], ["approval"], ["p0"], source=tmp_path, limit=30,
+               loader=lambda _s: model, cell_progress=fixed)
+    assert fixed.events[-1] == ("finish", 30, "full split")
+    assert all(e[2] is None for e in fixed.events if e[0] == "advance")

@@ -8,6 +8,14 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from slmbench.cli.console import wide_console
@@ -110,6 +118,50 @@ def matrix_markdown(run: MatrixRun) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _bound(e: Estimate | None) -> str:
+    if e is None or e.estimate is None:
+        return ""
+    return f"running {e.estimate:.3f} {_ci(e)}"
+
+
+class CellBar:
+    """Per-cell progress: a rich bar (items read, running estimate and bound, ETA) on a
+    terminal, a plain line every ``every`` items and at the end otherwise."""
+
+    def __init__(self, out: Console, every: int = 50) -> None:
+        self.out, self.every = out, every
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+        self.label, self.total = "", 0
+        self._last: Estimate | None = None
+
+    def start(self, label: str, total: int) -> None:
+        self.label, self.total = label, total
+        if not self.out.is_terminal:
+            self.out.print(f"{label}: reading up to {total} items", highlight=False)
+            return
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[bound]}"), TimeRemainingColumn(),
+                            console=self.out, transient=False)
+        self.bar.start()
+        self.task = self.bar.add_task(label, total=total, bound="")
+
+    def advance(self, read: int, estimate: Estimate | None) -> None:
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, completed=read, bound=_bound(estimate))
+        elif read % self.every == 0:
+            self.out.print(f"{self.label}: {read}/{self.total} items read {_bound(estimate)}",
+                           highlight=False)
+        self._last = estimate
+
+    def finish(self, read: int, verdict: str) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+        self.out.print(f"{self.label}: {read}/{self.total} items read, {verdict} "
+                       f"{_bound(self._last)}", highlight=False)
+
+
 def eligibility_cmd(
     model: list[str] = typer.Option(..., "--model", "-m", help="model spec (repeatable)"),
     task: list[str] | None = typer.Option(None, "--task", "-t", help="task (repeatable)"),
@@ -136,8 +188,8 @@ def eligibility_cmd(
     with ReadingStore(store_path or out / DEFAULT_NAME) as store:
         try:
             run = run_matrix(model, tasks, prompt_ids, limit=limit, seed=seed, command=command,
-                             progress=lambda m: console.print(f"[dim]{m}[/]"), store=store,
-                             sequential=sequential)
+                             store=store, sequential=sequential,
+                             cell_progress=CellBar(console))
         except KeyboardInterrupt:
             console.print(store.resume_hint(), highlight=False)
             raise typer.Exit(130) from None

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -228,19 +228,32 @@ class SequentialRule:
         self.tau, self.horizon = scores[self.anchor], len(golds)
         self.sequential = metric in SEQUENTIAL_METRICS
 
-    def tracker(self) -> Callable[[Sequence[str]], Verdict]:
-        """A fresh stop test: feed it each next item's ranking (in order); it answers the
-        verdict so far (settled for good once not ``undecided``)."""
-        seq = stats.ConfidenceSequence(self.horizon)
+    def tracker(self) -> Tracker:
+        """A fresh stop test for one cell."""
+        return Tracker(self)
 
-        def feed(ranking: Sequence[str]) -> Verdict:
-            if not self.sequential:
-                return "undecided"
-            value = item_values(self.metric, [self.golds[seq.n]], [ranking])[0]
-            got = seq.add(float(value))
-            return settle(got.low, got.high, self.tau)
 
-        return feed
+class Tracker:
+    """One cell's stop test: :meth:`feed` each next item's ranking, in order; it answers the
+    verdict so far (settled for good once not ``undecided``). ``estimate`` is the running
+    mean with the confidence sequence's bounds (F1: the running mean is not the metric, so
+    only ``n`` is kept)."""
+
+    def __init__(self, rule: SequentialRule) -> None:
+        self.rule, self.n = rule, 0
+        self.sequence = stats.ConfidenceSequence(rule.horizon)
+
+    @property
+    def estimate(self) -> stats.Estimate | None:
+        return self.sequence.estimate() if self.rule.sequential and self.n else None
+
+    def feed(self, ranking: Sequence[str]) -> Verdict:
+        self.n += 1
+        if not self.rule.sequential:
+            return "undecided"
+        value = item_values(self.rule.metric, [self.rule.golds[self.n - 1]], [ranking])[0]
+        got = self.sequence.add(float(value))
+        return settle(got.low, got.high, self.rule.tau)
 
 
 class TauSweepRow(BaseModel):

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from slmbench.core import stats
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.baselines import Baseline
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
@@ -25,6 +27,20 @@ from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, ItemReading
 from slmbench.microtasks.session import Block, Progress, Session, precision_of, select_items
 from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model
+
+
+class CellProgress(Protocol):
+    """Live progress of a matrix run, one (model, task, prompt) block at a time.
+
+    ``advance`` gets the items read so far and, when reading until decided, the generation
+    reading's running estimate with its confidence-sequence bounds (None otherwise).
+    """
+
+    def start(self, label: str, total: int) -> None: ...
+
+    def advance(self, read: int, estimate: stats.Estimate | None) -> None: ...
+
+    def finish(self, read: int, verdict: str) -> None: ...
 
 
 class MatrixRun(BaseModel):
@@ -52,12 +68,13 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
                *, limit: int | None = None, seed: int = 0, source: Path | None = None,
                command: str = "", progress: Progress | None = None,
                loader: Callable[[str], Model] | None = None,
-               store: ReadingStore | None = None, sequential: bool = False) -> MatrixRun:
+               store: ReadingStore | None = None, sequential: bool = False,
+               cell_progress: CellProgress | None = None) -> MatrixRun:
     """Read every (model, task, prompt, item) and score the cells.
 
     ``sequential``: read each (model, task, prompt) block in the seeded order only until its
     cells are settled (``eligibility.SequentialRule``; τ fixed on all chosen items first),
-    else to the last chosen item.
+    else to the last chosen item. ``cell_progress`` is told of every item read.
 
     With a ``store``, each reading is committed as it is made and stored ones are reused: a
     rerun after an interruption reads only what is missing (and loads no model that has
@@ -75,7 +92,9 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
     cells: list[EligibilityCell] = []
     readings: list[ItemReading] = []
     for spec in models:
-        blocks = [Block(t, p, chosen[t], _until(rules[t]) if sequential else None)
+        blocks = [Block(t, p, chosen[t],
+                        _until(rules.get(t), len(chosen[t]), f"{spec} · {t} · {p}",
+                               cell_progress))
                   for t in tasks for p in prompt_ids]
         got = session.read(spec, blocks)
         precision = precision_of(spec)
@@ -108,15 +127,32 @@ def _rules(task: TaskName, items: Sequence[AnyItem], baselines: list[Baseline]
     return {m: SequentialRule(task, m, golds, base) for m in registry.get(task).metrics}
 
 
-def _until(rules: dict[str, SequentialRule]) -> Callable[[ItemReading], bool]:
-    """A block's stop test: both readings of the deciding metric settled."""
-    rule = next(iter(rules.values()))  # the task's first metric decides
-    generation, logprob = rule.tracker(), rule.tracker()
+def _until(rules: dict[str, SequentialRule] | None, total: int, label: str,
+           progress: CellProgress | None) -> Callable[[ItemReading], bool] | None:
+    """A block's stop test (``rules``: both readings of the deciding metric settled) and its
+    progress report; None when there is neither."""
+    if rules is None and progress is None:
+        return None
+    rule = next(iter(rules.values())) if rules else None  # the task's first metric decides
+    generation = rule.tracker() if rule else None
+    logprob = rule.tracker() if rule else None
+    read = 0
+    if progress:
+        progress.start(label, total)
 
     def until(reading: ItemReading) -> bool:
-        done = generation(reading.generation_ranking) != "undecided"
-        if reading.logprob_ranking is not None:
-            done = logprob(reading.logprob_ranking) != "undecided" and done
+        nonlocal read
+        read += 1
+        done = False
+        if generation is not None and logprob is not None:
+            verdict = generation.feed(reading.generation_ranking)
+            done = verdict != "undecided"
+            if reading.logprob_ranking is not None:
+                done = logprob.feed(reading.logprob_ranking) != "undecided" and done
+        if progress:
+            progress.advance(read, generation.estimate if generation else None)
+            if done or read == total:
+                progress.finish(read, "settled" if done else "full split")
         return done
 
     return until
