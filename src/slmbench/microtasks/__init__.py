@@ -5,9 +5,10 @@
 ``datasets`` builds the items from pinned packages, ``prompts`` holds the frozen prompts,
 ``readout`` reads a model's answer, ``store`` keeps the readings, ``session`` is the one read
 loop, ``baselines`` and ``eligibility`` set τ and the rule, ``matrix`` runs a grid,
-``diagnostics`` explains the verdicts, ``recommend`` says what to deploy per task. This
-package re-exports nothing; see ``RULES.md`` beside this file.
+``diagnostics`` explains the verdicts, ``recommend`` says what to deploy per task
+(``demo`` is the demo's slice of it). This package re-exports nothing; see ``RULES.md``
+beside this file.
 """
 
-__all__ = ["baselines", "datasets", "diagnostics", "eligibility", "matrix", "prompts", "readout",
-           "recommend", "session", "spec", "store", "taskfile", "tasks"]
+__all__ = ["baselines", "datasets", "demo", "diagnostics", "eligibility", "matrix", "prompts",
+           "readout", "recommend", "session", "spec", "store", "taskfile", "tasks"]
