@@ -16,7 +16,8 @@ model's reading in :mod:`slmbench.microtasks.readout`), so one metric function s
   ``always("none")``) or a fixed order of the listed options (``in_order()``: turn 1 first);
   each task declares the ones a constant model could play (``MicroTask.constants``), so a
   model answering one thing every time can never clear τ.
-* learned: TF-IDF + logistic regression (scikit-learn) fitted on the ``fit`` split only, over
+* learned: TF-IDF + logistic regression (scikit-learn; classes weighted by their inverse
+  frequency, so a rare positive class is not ignored) fitted on the ``fit`` split only, over
   the text a task names (``MicroTask.learned_text``), for the binary tasks.
 
 Which baseline a task uses is its declaration (``MicroTask.baseline``); every task also gets
@@ -235,7 +236,7 @@ def learned(task: TaskName, fit_items: Sequence[Item], items: Sequence[Item],
         return constant_reference(task, Constant(name="learned", prefer=tuple(classes)), items,
                                   options)
     pipe = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1),
-                         LogisticRegression(max_iter=1000))
+                         LogisticRegression(max_iter=1000, class_weight="balanced"))
     pipe.fit([text(i) for i in fit_items], golds)
     probs = pipe.predict_proba([text(i) for i in items]) if items else np.zeros((0, 0))
     known = [str(c) for c in pipe.classes_]
