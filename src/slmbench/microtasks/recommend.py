@@ -98,7 +98,13 @@ def load_matrices(path: Path) -> tuple[list[MatrixRun], Path | None]:
     try:
         raw = json.loads(file.read_text(encoding="utf-8"))
         runs = [MatrixRun.model_validate(r) for r in (raw if isinstance(raw, list) else [raw])]
-    except (json.JSONDecodeError, ValidationError, UnicodeDecodeError) as exc:
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise ConfigError(f"{file} is not an eligibility matrix: {where}: {err['msg']}",
+                          _HINT + " (one written before the cell format changed: rerun "
+                          "`slmbench eligibility` on its readings store)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{file} is not an eligibility matrix: {str(exc).splitlines()[0]}",
                           _HINT) from None
     store = file.parent / "readings.sqlite"
@@ -155,6 +161,9 @@ def _for_task(task: str, cells: list[EligibilityCell], store: ReadingStore | Non
 def recommend(runs: Sequence[MatrixRun], *, store: ReadingStore | None = None,
               cascades: Sequence[CascadeReport] = (), command: str = "") -> Recommendation:
     """Per micro-task in ``runs``: baseline, model or cascade, with evidence and cost."""
+    if not any(r.cells for r in runs):
+        raise ConfigError("there is no eligibility cell to recommend from (no Part B matrix, "
+                          "or every model's readings incomplete)", _HINT)
     cells = [c for r in runs for c in r.cells]
     names = list(dict.fromkeys(t for r in runs for t in r.tasks))
     by_task = {c.task: c for c in cascades}
