@@ -106,3 +106,8 @@ def test_a_file_that_is_not_a_matrix_or_a_table_is_a_one_line_error(tmp_path: Pa
     (tmp_path / "routes.json").write_text("[]")
     with pytest.raises(ConfigError, match="not a routing table"):
         RoutingTable.load(tmp_path / "routes.json")
+
+
+def test_nothing_to_recommend_from_is_an_error() -> None:
+    with pytest.raises(ConfigError, match="no eligibility cell to recommend from"):
+        recommend([])
