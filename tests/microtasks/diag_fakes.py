@@ -17,8 +17,9 @@ PROV = (Provenance(package="synthetic", version="0", licence="CC0", archive_sha2
 
 
 def approval_items(labels: Sequence[str], split: str, prefix: str = "a") -> list[ApprovalItem]:
-    """Approval items whose commands the rule baseline always approves ("ls -la")."""
-    return [ApprovalItem(id=f"{prefix}-{split}-{k}", split=split, command=f"ls -la dir{k}",
+    """Approval items whose commands the rule baseline always approves ("ls -la"); no word of
+    an eval command is in a fit command but "ls -la", so the learned baseline cannot tell."""
+    return [ApprovalItem(id=f"{prefix}-{split}-{k}", split=split, command=f"ls -la {split}{k}",
                          label=lab, rule="synthetic", origin="synthetic", provenance=PROV)
             for k, lab in enumerate(labels)]
 

@@ -85,3 +85,28 @@ def test_tau_sweep_and_prompt_summary_count_passing_cells() -> None:
     assert sweep["fixed:0.9"] == (0, 2)
     assert sweep["fixed:0.5"] == (1, 2)
     assert [(p.prompt_id, p.eligible) for p in by_prompt(cells)] == [("p0", 1), ("p1", 0)]
+
+
+
+def test_above_tau_but_not_shown_better_on_the_same_items_is_not_eligible() -> None:
+    """The seed's rule passes (lower bound > τ) but the paired one does not: the baseline is
+    right on every item the model misses, so model − baseline is not shown above 0."""
+    n = 400
+    golds = ["approve", "deny"] * (n // 2)  # balanced: a right model is not constant
+
+    def right_on(which: list[bool]) -> list[list[str]]:
+        return [[g, "deny" if g == "approve" else "approve"][:: 1 if ok else -1]
+                for g, ok in zip(golds, which, strict=True)]
+
+    model = right_on([k < 392 for k in range(n)])  # 0.98, Wilson low ~0.961
+    # the baseline: wrong on 17 items the model gets right, right on the model's 8 misses
+    base = right_on([k >= 17 for k in range(n)])
+    kwargs = dict(task="approval", metric="accuracy", model="m", precision="fp16",
+                  prompt_id="p0", reading="generation", golds=golds, rankings=model)
+    tie = make_cell(**kwargs, baselines={"rules": base})
+    assert tie.tau == pytest.approx(383 / 400)
+    assert tie.score.low is not None and tie.score.low > tie.tau and tie.seed_rule
+    assert tie.diff.low is not None and tie.diff.low <= 0 < tie.diff.estimate
+    assert not tie.paired and not tie.eligible
+    clear = make_cell(**kwargs, baselines={"rules": right_on([k < 300 for k in range(n)])})
+    assert clear.seed_rule and clear.paired and clear.eligible

@@ -67,6 +67,26 @@ def diagnostic_rows(report: DiagnosticReport) -> list[list[str]]:
     return rows
 
 
+CALIB_COLUMNS = ("task", "model", "n", "Brier [95% CI]", "ECE [95% CI]",
+                 "acc @10% / 50% / 100% coverage", "τ", "largest coverage beating τ")
+
+
+def calibration_rows(report: DiagnosticReport) -> list[list[str]]:
+    """Calibration and selective prediction of each cell's log-prob reading."""
+    rows = []
+    for cell in report.cells:
+        cal = cell.calibration
+        at = {round(p.coverage, 2): p.accuracy for p in cal.curve}
+        curve = " / ".join(_est(at[c]) if c in at else "-" for c in (0.1, 0.5, 1.0))
+        beats = ("-" if cal.note else "none" if cal.coverage_beating_tau is None
+                 else f"{cal.coverage_beating_tau:.0%}")
+        rows.append([cell.task, cell.model, str(cell.n_eval),
+                     _est(cal.brier) if cal.brier else "-",
+                     _est(cal.ece_interval) if cal.ece_interval else f"{cal.ece:.3f}",
+                     curve, f"{cell.default.tau:.3f}", beats])
+    return rows
+
+
 def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -107,15 +127,19 @@ def diagnose_cmd(
         console.print(report.read_counts.describe(store.path), highlight=False)
     out.mkdir(parents=True, exist_ok=True)
     (out / "diagnostics.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
-    rows = diagnostic_rows(report)
+    rows, calib = diagnostic_rows(report), calibration_rows(report)
     lines = [f"# Threshold diagnostics\n\n`{report.command}` ({report.created})\n",
-             markdown_table(DIAG_COLUMNS, rows), "\n## Regimes\n"]
+             markdown_table(DIAG_COLUMNS, rows),
+             "\n## Calibration and selective prediction (log-prob reading)\n",
+             markdown_table(CALIB_COLUMNS, calib), "\n## Regimes\n"]
     lines += [f"- **{r.task} · {r.model}: {r.regime}** — {r.reason}"
               + (f" (also: {', '.join(r.flags)})" if r.flags else "") for r in report.regimes]
     lines += [f"- note: {n}" for n in report.notes]
     (out / "diagnostics.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print_table("Threshold diagnostics (eval split; thresholds fitted on the fit split)",
                 DIAG_COLUMNS, rows)
+    print_table("Calibration and selective prediction (log-prob reading; coverage = the most "
+                "confident share of items)", CALIB_COLUMNS, calib)
     for r in report.regimes:
         console.print(f"{r.task} · {r.model}: [bold]{r.regime}[/] — {r.reason}", highlight=False)
     console.print(f"wrote {out / 'diagnostics.json'} and {out / 'diagnostics.md'}")

@@ -8,15 +8,27 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from slmbench.cli.console import wide_console
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.diagnostics.cascade import CascadeReport
+from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
+from slmbench.microtasks.recommend import TaskRecommendation, load_matrices, recommend
 from slmbench.microtasks.spec import prepare
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
+from slmbench.microtasks.taskfile import load_task_file
 
 data_app = typer.Typer(help="Build the Part B micro-task datasets.", no_args_is_help=True)
 console = Console()
@@ -51,35 +63,103 @@ def _ci(e: Estimate, sign: str = "") -> str:
 def matrix_table(run: MatrixRun) -> Table:
     table = Table(title="Micro-task eligibility (eligible = 95% lower bound > τ)",
                   title_justify="left")
-    for col in ("task", "model", "prec", "prompt", "reading", "metric", "n", "score",
-                "95% CI", "τ (anchor)", "Δ vs τ [CI]", "fmt fail", "eligible"):
-        table.add_column(col, no_wrap=col in {"task", "prompt", "reading", "n"})
+    for col in ("task", "model", "prec", "prompt", "reading", "metric", "n read", "score",
+                "95% CI", "sequence", "τ (anchor)", "Δ vs τ [CI]", "fmt fail", "verdict",
+                "low > τ", "Δ > 0", "eligible"):
+        table.add_column(col, no_wrap=col in {"task", "prompt", "reading", "n read"})
     for c in run.cells:
         table.add_row(
-            c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric, str(c.n_items),
-            f"{c.score.estimate:.3f}", _ci(c.score), f"{c.tau:.3f} ({c.tau_anchor})",
-            f"{c.diff.estimate:+.3f} {_ci(c.diff, '+')}",
-            str(c.format_failures) if c.reading == "generation" else "-",
-            "[green]yes[/]" if c.eligible else "[red]no[/]")
+            c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric, _n_read(c),
+            f"{c.score.estimate:.3f}", _ci(c.score), _ci(c.sequence) if c.sequence else "-",
+            f"{c.tau:.3f} ({c.tau_anchor})", f"{c.diff.estimate:+.3f} {_ci(c.diff, '+')}",
+            str(c.format_failures) if c.reading == "generation" else "-", _verdict(c),
+            _yes(c.seed_rule), _yes(c.paired), "[green]yes[/]" if c.eligible else "[red]no[/]")
     return table
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _n_read(c: EligibilityCell) -> str:
+    return str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
+
+
+def _verdict(c: EligibilityCell) -> str:
+    """The verdict, with ``constant`` and an unsettled full split spelled out."""
+    if c.constant:
+        return f"constant ({c.top_share:.0%} one answer)"
+    if c.verdict == "undecided" and (c.n_split is None or c.n_items >= c.n_split):
+        return "undecided at the full split: not shown better than the baseline"
+    return c.verdict
 
 
 def matrix_markdown(run: MatrixRun) -> str:
     """The matrix as a Markdown table, with the command that produced it."""
     lines = [f"Command: `{run.command}`", "",
              f"Items per task: {', '.join(f'{t} {len(ids)}' for t, ids in run.items.items())} "
-             f"(seed {run.seed}). Eligible = 95% lower bound > τ (best non-LLM baseline).", "",
-             "| task | model | precision | prompt | reading | metric | n | score | 95% CI "
-             "| τ (anchor) | Δ vs τ-baseline [95% CI] | format failures | eligible |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             f"(seed {run.seed}). Eligible = 95% lower bound > τ (best non-LLM baseline or "
+             "constant answer) and the paired interval of model − τ-baseline above 0; "
+             "read until decided: the confidence sequence settles it "
+             "(sequence column), the fixed-n interval beside it.", "",
+             "| task | model | precision | prompt | reading | metric | n read | score | 95% CI "
+             "| sequence | τ (anchor) | Δ vs τ-baseline [95% CI] | format failures | verdict "
+             "| low > τ | paired Δ > 0 | eligible |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in run.cells:
         fails = str(c.format_failures) if c.reading == "generation" else "-"
         lines.append(
             f"| {c.task} | {c.model} | {c.precision} | {c.prompt_id} | {c.reading} | {c.metric} "
-            f"| {c.n_items} | {c.score.estimate:.3f} | {_ci(c.score)} "
+            f"| {_n_read(c)} | {c.score.estimate:.3f} | {_ci(c.score)} "
+            f"| {_ci(c.sequence) if c.sequence else '-'} "
             f"| {c.tau:.3f} ({c.tau_anchor}) | {c.diff.estimate:+.3f} {_ci(c.diff, '+')} "
-            f"| {fails} | {'yes' if c.eligible else 'no'} |")
+            f"| {fails} | {_verdict(c)} | {_yes(c.seed_rule)} | {_yes(c.paired)} "
+            f"| {_yes(c.eligible)} |")
     return "\n".join(lines) + "\n"
+
+
+def _bound(e: Estimate | None) -> str:
+    if e is None or e.estimate is None:
+        return ""
+    return f"running {e.estimate:.3f} {_ci(e)}"
+
+
+class CellBar:
+    """Per-cell progress: a rich bar (items read, running estimate and bound, ETA) on a
+    terminal, a plain line every ``every`` items and at the end otherwise."""
+
+    def __init__(self, out: Console, every: int = 50) -> None:
+        self.out, self.every = out, every
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+        self.label, self.total = "", 0
+        self._last: Estimate | None = None
+
+    def start(self, label: str, total: int) -> None:
+        self.label, self.total = label, total
+        if not self.out.is_terminal:
+            self.out.print(f"{label}: reading up to {total} items", highlight=False)
+            return
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[bound]}"), TimeRemainingColumn(),
+                            console=self.out, transient=False)
+        self.bar.start()
+        self.task = self.bar.add_task(label, total=total, bound="")
+
+    def advance(self, read: int, estimate: Estimate | None) -> None:
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, completed=read, bound=_bound(estimate))
+        elif read % self.every == 0:
+            self.out.print(f"{self.label}: {read}/{self.total} items read {_bound(estimate)}",
+                           highlight=False)
+        self._last = estimate
+
+    def finish(self, read: int, verdict: str) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+        self.out.print(f"{self.label}: {read}/{self.total} items read, {verdict} "
+                       f"{_bound(self._last)}", highlight=False)
 
 
 def eligibility_cmd(
@@ -93,14 +173,23 @@ def eligibility_cmd(
     tau_sweep: bool = typer.Option(False, "--tau-sweep", help="also print the τ sweep"),
     store_path: Path | None = typer.Option(
         None, "--store", help=f"readings store, reused and resumed (default: OUT/{DEFAULT_NAME})"),
+    sequential: bool = typer.Option(
+        False, "--until-decided/--fixed-n",
+        help="read each cell in the seeded order until a confidence sequence settles it"),
+    task_file: Path | None = typer.Option(
+        None, "--task-file", help="your own micro-task (YAML; see examples/my-tools.yaml)"),
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
     command = "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "slmbench eligibility"
+    if task_file is not None:
+        mine = registry.register(load_task_file(task_file), replace=True)
+        task = task or [mine.name]
     tasks, prompt_ids = registry.resolve(task), resolve_prompt_ids(prompt)
     with ReadingStore(store_path or out / DEFAULT_NAME) as store:
         try:
             run = run_matrix(model, tasks, prompt_ids, limit=limit, seed=seed, command=command,
-                             progress=lambda m: console.print(f"[dim]{m}[/]"), store=store)
+                             store=store, sequential=sequential,
+                             cell_progress=CellBar(console))
         except KeyboardInterrupt:
             console.print(store.resume_hint(), highlight=False)
             raise typer.Exit(130) from None
@@ -121,6 +210,75 @@ def eligibility_cmd(
     console.print(f"wrote {path}")
 
 
+def _matrices(path: Path) -> tuple[list[MatrixRun], Path | None]:
+    """The matrices and readings store of an eligibility folder/JSON or a study file."""
+    if path.suffix != ".toml":
+        return load_matrices(path)
+    from slmbench.study import READINGS_NAME, collect_part_b, load_study
+
+    study = load_study(path).model_copy(update={"page": None})  # nothing written
+    facts: dict = {"incomplete": [], "exports": []}
+    collect_part_b(study, facts)
+    for line in facts["incomplete"]:
+        console.print(f"note: {line}", highlight=False)
+    store = study.part_b_dir / READINGS_NAME
+    return facts.get("matrices", []), store if store.is_file() else None
+
+
+def _evidence(t: TaskRecommendation) -> str:
+    if t.score is None:
+        return "-"
+    return f"{t.score.formatted(percent=False, digits=3)} (n {t.score.n})"
+
+
+def _cost_text(t: TaskRecommendation) -> str:
+    c = t.cost
+    if c is None or c.median_seconds is None:
+        return "-" if t.deploy == "baseline" else "not recorded"
+    tokens = f", {c.median_tokens:.0f} tokens" if c.median_tokens is not None else ""
+    return f"{c.median_seconds:.2f} s{tokens} per call (median of {c.readings})"
+
+
+def recommend_cmd(
+    path: Path = typer.Argument(..., help="an eligibility --out folder, its eligibility.json, "
+                                          "or a study file (.toml)"),
+    cascade: list[Path] | None = typer.Option(None, "--cascade",
+                                              help="a `slmbench cascade` cascade.json"),
+    routes: Path | None = typer.Option(None, "--routes",
+                                       help="routing table JSON (default: beside PATH)"),
+) -> None:
+    """Per micro-task: deploy the baseline, the small model, or a cascade; with evidence."""
+    runs, store_path = _matrices(path)
+    reports = [CascadeReport.model_validate_json(p.read_text(encoding="utf-8"))
+               for p in cascade or []]
+    command = "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "slmbench recommend"
+    if store_path is None:
+        rec = recommend(runs, cascades=reports, command=command)
+    else:
+        with ReadingStore(store_path) as store:
+            rec = recommend(runs, store=store, cascades=reports, command=command)
+    table = Table(title="What to deploy per micro-task", title_justify="left")
+    for col in ("task", "deploy", "decider", "score [95% CI] (n)", "baseline (τ)",
+                "Δ vs baseline [paired CI]", "cost", "why"):
+        table.add_column(col)
+    for t in rec.tasks:
+        decider = t.baseline if t.deploy == "baseline" else (
+            f"{t.model} {t.prompt_id} {t.reading}" + (f" (margin {t.margin:.3g})"
+                                                       if t.margin is not None else ""))
+        base = (t.baseline_interval.formatted(percent=False, digits=3)
+                if t.baseline_interval else f"{t.baseline_score:.3f}")
+        table.add_row(t.task, t.deploy, decider, _evidence(t),
+                      f"{t.baseline} {base} (n {t.n_items})",
+                      t.diff.formatted(percent=False, digits=3) if t.diff else "-",
+                      _cost_text(t), t.why)
+    wide_console(170).print(table)
+    where = routes or ((path if path.is_dir() else path.parent) / "routes.json")
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.write_text(rec.routes().model_dump_json(indent=1), encoding="utf-8")
+    console.print(f"wrote {where}", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(data_app, name="data")
     app.command("eligibility")(eligibility_cmd)
+    app.command("recommend")(recommend_cmd)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, NamedTuple
 
 import numpy as np
+from confseq.boundaries import bernoulli_confidence_interval
 from pydantic import BaseModel, ConfigDict
 from scipy import stats as sps
 from scipy.special import comb
@@ -310,6 +311,55 @@ def bootstrap_interval(data: Sequence[Sequence[float]] | Sequence[np.ndarray],
     return (float(lo), float(hi),
             f"bootstrap percentile ({finite.size} of {n_resamples} resamples defined, "
             f"seed {seed})")
+
+
+class ConfidenceSequence:
+    """An anytime-valid confidence sequence for the mean of values in [0, 1], fed one value
+    at a time: ``confseq``'s beta-binomial mixture bound (Howard, Ramdas, McAuliffe and
+    Sekhon 2021), tightest near ``horizon`` items. The bounds cover the true mean at every
+    n at once with probability ``confidence``, so a reader may stop as soon as they settle;
+    they are intersected over n (they only narrow, and stay valid).
+    """
+
+    def __init__(self, horizon: int, *, confidence: float = CONFIDENCE) -> None:
+        if horizon < 1:
+            raise StatsInputError(f"a confidence sequence needs a horizon >= 1, got {horizon}",
+                                  "pass the number of items that could be read")
+        self.horizon, self.confidence = horizon, confidence
+        self.total, self.n = 0.0, 0
+        self.low, self.high = 0.0, 1.0
+
+    def add(self, value: float) -> Estimate:
+        """Take one more value (in [0, 1]); the bound after it."""
+        if not 0.0 <= value <= 1.0:
+            raise StatsInputError(f"a confidence sequence needs values in [0, 1], got {value}",
+                                  "rescale the metric to [0, 1]")
+        self.total += value
+        self.n += 1
+        alpha = 1.0 - self.confidence
+        low, high = bernoulli_confidence_interval(self.total, self.n, alpha, self.horizon, alpha)
+        self.low, self.high = max(self.low, low), min(self.high, high)
+        return self.estimate()
+
+    def estimate(self) -> Estimate:
+        """The mean so far with the current bounds (no values yet: None)."""
+        if self.n == 0:
+            return Estimate(estimate=None, low=None, high=None, n=0, method=self._method(),
+                            confidence=self.confidence, note="no values yet")
+        return Estimate(estimate=self.total / self.n, low=self.low, high=self.high, n=self.n,
+                        method=self._method(), confidence=self.confidence)
+
+    def _method(self) -> str:
+        return f"confidence sequence (confseq beta-binomial mixture, horizon {self.horizon})"
+
+
+def confidence_sequence(values: Sequence[float], *, horizon: int,
+                        confidence: float = CONFIDENCE) -> Estimate:
+    """The :class:`ConfidenceSequence` bound after all of ``values`` (read in this order)."""
+    seq = ConfidenceSequence(horizon, confidence=confidence)
+    for v in values:
+        seq.add(float(v))
+    return seq.estimate()
 
 
 def mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE,

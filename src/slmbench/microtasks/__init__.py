@@ -1,12 +1,14 @@
 """Part B, micro-task eligibility: can a small model take over one frequent small decision?
 
-``tasks`` is the registry of micro-tasks, each one module declaring a ``spec.MicroTask``;
+``tasks`` is the registry of micro-tasks, each one module declaring a ``spec.MicroTask``
+(``taskfile`` makes one of a user's YAML file);
 ``datasets`` builds the items from pinned packages, ``prompts`` holds the frozen prompts,
 ``readout`` reads a model's answer, ``store`` keeps the readings, ``session`` is the one read
 loop, ``baselines`` and ``eligibility`` set τ and the rule, ``matrix`` runs a grid,
-``diagnostics`` explains the verdicts. This package re-exports nothing; see ``RULES.md``
+``diagnostics`` explains the verdicts, ``recommend`` says what to deploy per task
+(``demo`` is the demo's slice of it). This package re-exports nothing; see ``RULES.md``
 beside this file.
 """
 
-__all__ = ["baselines", "datasets", "diagnostics", "eligibility", "matrix", "prompts", "readout",
-           "session", "spec", "store", "tasks"]
+__all__ = ["baselines", "datasets", "demo", "diagnostics", "eligibility", "matrix", "prompts",
+           "readout", "recommend", "session", "spec", "store", "taskfile", "tasks"]

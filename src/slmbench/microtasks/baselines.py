@@ -12,9 +12,16 @@ model's reading in :mod:`slmbench.microtasks.readout`), so one metric function s
   when at least two cue families fire.
 * majority: the most frequent gold answer on the ``fit`` split (for ranking: turn positions
   by how often they held the gold turn); random: a seeded shuffle of the options per item.
+* constant answers (:class:`Constant`): the same answer on every item (``always("save")``,
+  ``always("none")``) or a fixed order of the listed options (``in_order()``: turn 1 first);
+  each task declares the ones a constant model could play (``MicroTask.constants``), so a
+  model answering one thing every time can never clear τ.
+* learned: TF-IDF + logistic regression (scikit-learn; classes weighted by their inverse
+  frequency, so a rare positive class is not ignored) fitted on the ``fit`` split only, over
+  the text a task names (``MicroTask.learned_text``), for the binary tasks.
 
 Which baseline a task uses is its declaration (``MicroTask.baseline``); every task also gets
-the majority and random references (``MicroTask.baselines``).
+the majority and random references and its constants (``MicroTask.baselines``).
 """
 
 from __future__ import annotations
@@ -24,10 +31,14 @@ import random
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import bm25s
 import numpy as np
 from pydantic import BaseModel, ConfigDict
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
 
 from slmbench.microtasks.datasets.records import (
     ApprovalItem,
@@ -177,3 +188,63 @@ def random_reference(task: TaskName, items: Sequence[Item], options: Options,
         random.Random(int(digest[:16], 16)).shuffle(shuffled)
         rankings[item.id] = shuffled
     return Baseline(name="random", task=task, rankings=rankings)
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A reference that ignores the item: ``prefer`` first (in that order), then the rest of
+    the item's options in listed order (``reverse``: in reverse listed order)."""
+
+    name: str
+    prefer: tuple[str, ...] = ()
+    reverse: bool = False
+
+    def ranking(self, allowed: Sequence[str]) -> list[str]:
+        rest = [o for o in allowed if o not in self.prefer]
+        return [o for o in self.prefer if o in allowed] + (rest[::-1] if self.reverse else rest)
+
+
+def always(answer: str) -> Constant:
+    """The same answer on every item (``always save``, ``always none``)."""
+    return Constant(name=f"always {answer}", prefer=(answer,))
+
+
+def in_order(*, reverse: bool = False) -> Constant:
+    """A fixed order of the listed options: first listed first (``reverse``: last first)."""
+    return Constant(name="last listed first" if reverse else "first listed first",
+                    reverse=reverse)
+
+
+def constant_reference(task: TaskName, constant: Constant, items: Sequence[Item],
+                       options: Options) -> Baseline:
+    """One constant answer's decisions on ``items``."""
+    return Baseline(name=constant.name, task=task,
+                    rankings={i.id: constant.ranking(options(i)) for i in items})
+
+
+def learned(task: TaskName, fit_items: Sequence[Item], items: Sequence[Item],
+            text: Callable[[Item], str], gold: Callable[[Item], str],
+            options: Options) -> Baseline:
+    """TF-IDF (word 1-2 grams) + logistic regression fitted on ``fit_items`` only.
+
+    Each item's options are ranked by the classifier's probability; an option the fit split
+    never held as gold goes last. A fit split with a single class gives that class everywhere.
+    """
+    golds = [gold(i) for i in fit_items]
+    classes = sorted(set(golds))
+    if len(classes) < 2:
+        return constant_reference(task, Constant(name="learned", prefer=tuple(classes)), items,
+                                  options)
+    pipe = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1),
+                         LogisticRegression(max_iter=1000, class_weight="balanced"))
+    pipe.fit([text(i) for i in fit_items], golds)
+    probs = pipe.predict_proba([text(i) for i in items]) if items else np.zeros((0, 0))
+    known = [str(c) for c in pipe.classes_]
+    rankings: Rankings = {}
+    for item, row in zip(items, probs, strict=True):
+        by_class = dict(zip(known, row, strict=True))
+        allowed = options(item)
+        rankings[item.id] = sorted(allowed, key=lambda o: (-by_class.get(o, -1.0),
+                                                           allowed.index(o)))
+    return Baseline(name="learned", task=task, rankings=rankings,
+                    fitted={"fit_items": float(len(fit_items))})

@@ -12,11 +12,29 @@ resample count and seed):
   (``stats.paired_bootstrap``; ``stats.paired_f1_difference`` for F1).
 
 A reply that names no option (format failure) counts as wrong and is also counted apart.
+
+**Reading until decided.** Accuracy, MRR and nDCG@5 are means of per-item values in [0, 1],
+so a cell can stop as soon as an anytime-valid confidence sequence
+(``stats.ConfidenceSequence``, from ``confseq``) settles against τ: its lower bound above τ
+(eligible) or its upper bound below τ (ineligible). τ is then fixed beforehand on every
+item the cell could read (:class:`SequentialRule`). F1 is not such a mean: an F1 cell reads
+every item and is settled by its fixed-n interval. A cell still unsettled when its items run
+out is ``undecided``: not shown better than the baseline, so not eligible.
+
+**The paired decision.** Beside the seed's rule (the lower bound above τ) the cell reports
+model − τ-baseline on the same items with a paired interval (``diff``); ``paired`` says
+whether that interval excludes 0 in the model's favour. A cell is eligible only when both
+hold: the seed's rule (``seed_rule``) and the paired one.
+
+A cell whose decisions give one answer to at least ``CONSTANT_SHARE`` of its items is
+``constant``: it is never eligible, whatever its score (a constant answer is a reference,
+not a decision; see ``MicroTask.constants``).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
 
@@ -28,7 +46,10 @@ from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.spec import Metric
 
-CELL_VERSION = 2  # 2: score and diff are stats.Estimate (1: flat ci_low/ci_high, diff_low/high)
+CELL_VERSION = 3  # 3: constant, top_share, verdict, sequence (2: score, diff are Estimates)
+SEQUENTIAL_METRICS: frozenset[str] = frozenset({"accuracy", "mrr", "ndcg@5"})
+Verdict = Literal["eligible", "ineligible", "undecided"]
+CONSTANT_SHARE = 0.95  # one answer on at least this share of the items: a constant cell
 TAU_GRID: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -118,7 +139,24 @@ class EligibilityCell(BaseModel):
     format_failures: int
     eligible: bool
     note: str | None = None
-    version: Literal[2] = CELL_VERSION
+    top_share: float | None = None  # share of items given the most frequent answer
+    constant: bool = False  # top_share >= CONSTANT_SHARE: never eligible
+    verdict: Verdict = "undecided"  # settled against τ by `sequence`, else by `score`
+    sequence: stats.Estimate | None = None  # the confidence sequence at n_items (sequential)
+    n_split: int | None = None  # items the cell could read (None: n_items)
+    seed_rule: bool = False  # the verdict alone: the bound above τ (and not constant)
+    paired: bool = False  # the paired interval of model - τ-baseline lies above 0
+    version: Literal[2, 3] = CELL_VERSION
+
+
+def settle(low: float | None, high: float | None, tau: float) -> Verdict:
+    """Eligible when the lower bound is above τ, ineligible when the upper bound is below it,
+    else undecided (a tie with the baseline is not a win)."""
+    if low is not None and low > tau:
+        return "eligible"
+    if high is not None and high < tau:
+        return "ineligible"
+    return "undecided"
 
 
 def decide(ci_low: float | None, tau: float) -> bool:
@@ -126,21 +164,96 @@ def decide(ci_low: float | None, tau: float) -> bool:
     return ci_low is not None and ci_low > tau
 
 
+def top_share(rankings: Sequence[Sequence[str]]) -> float | None:
+    """Share of items whose decision (top option; a format failure counts as one answer) is
+    the most frequent one (None: no items)."""
+    if not rankings:
+        return None
+    counts = Counter(r[0] if r else "" for r in rankings)
+    return counts.most_common(1)[0][1] / len(rankings)
+
+
 def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, prompt_id: str,
               reading: Literal["generation", "logprob"], golds: Sequence[str],
               rankings: Sequence[Sequence[str]], baselines: dict[str, Sequence[Sequence[str]]],
-              format_failures: int = 0, note: str | None = None) -> EligibilityCell:
-    """Score one configuration against τ = the best baseline's point score on the same items."""
+              format_failures: int = 0, note: str | None = None,
+              rule: SequentialRule | None = None) -> EligibilityCell:
+    """Score one configuration against τ = the best baseline's point score on the same items.
+
+    With a ``rule`` (sequential reading), τ is the rule's (fixed on every item the cell could
+    read) and, for a sequential metric, the verdict is the confidence sequence's at the items
+    read; the fixed-n ``score`` interval stays beside it.
+    """
     scorer = Scorer(task, metric, golds)
     score = interval(scorer, rankings)
     base_scores = {name: scorer.score(r) for name, r in baselines.items()}
     anchor = max(base_scores, key=lambda k: base_scores[k])
     tau = base_scores[anchor]
+    sequence = None
+    if rule is not None:
+        anchor, tau = rule.anchor, rule.tau
+        if rule.sequential:
+            sequence = stats.confidence_sequence(
+                item_values(metric, golds, rankings), horizon=rule.horizon)
+    bound = sequence or score
+    verdict = settle(bound.low, bound.high, tau)
+    share = top_share(rankings)
+    constant = share is not None and share >= CONSTANT_SHARE
+    diff = paired_difference(scorer, rankings, baselines[anchor])
+    seed_rule = verdict == "eligible" and not constant
+    paired = diff.low is not None and diff.low > 0
     return EligibilityCell(
         task=task, model=model, precision=precision, prompt_id=prompt_id, reading=reading,
         metric=metric, n_items=len(golds), score=score, tau=tau, tau_anchor=anchor,
-        baseline_scores=base_scores, diff=paired_difference(scorer, rankings, baselines[anchor]),
-        format_failures=format_failures, eligible=decide(score.low, tau), note=note)
+        baseline_scores=base_scores, diff=diff, format_failures=format_failures,
+        eligible=seed_rule and paired, seed_rule=seed_rule, paired=paired, note=note,
+        top_share=share, constant=constant, verdict=verdict, sequence=sequence,
+        n_split=rule.horizon if rule is not None else None)
+
+
+class SequentialRule:
+    """τ fixed on every item a cell could read, and the stop test for reading until decided.
+
+    ``golds`` and ``baselines`` (name -> rankings) cover all ``horizon`` items, in reading
+    order. :meth:`settled` tells whether the readings so far settle the cell; F1 (not a mean
+    of bounded per-item values) never settles before the last item.
+    """
+
+    def __init__(self, task: TaskName, metric: Metric, golds: Sequence[str],
+                 baselines: dict[str, Sequence[Sequence[str]]]) -> None:
+        scorer = Scorer(task, metric, golds)
+        scores = {name: scorer.score(r) for name, r in baselines.items()}
+        self.task, self.metric, self.golds = task, metric, list(golds)
+        self.anchor = max(scores, key=lambda k: scores[k])
+        self.tau, self.horizon = scores[self.anchor], len(golds)
+        self.sequential = metric in SEQUENTIAL_METRICS
+
+    def tracker(self) -> Tracker:
+        """A fresh stop test for one cell."""
+        return Tracker(self)
+
+
+class Tracker:
+    """One cell's stop test: :meth:`feed` each next item's ranking, in order; it answers the
+    verdict so far (settled for good once not ``undecided``). ``estimate`` is the running
+    mean with the confidence sequence's bounds (F1: the running mean is not the metric, so
+    only ``n`` is kept)."""
+
+    def __init__(self, rule: SequentialRule) -> None:
+        self.rule, self.n = rule, 0
+        self.sequence = stats.ConfidenceSequence(rule.horizon)
+
+    @property
+    def estimate(self) -> stats.Estimate | None:
+        return self.sequence.estimate() if self.rule.sequential and self.n else None
+
+    def feed(self, ranking: Sequence[str]) -> Verdict:
+        self.n += 1
+        if not self.rule.sequential:
+            return "undecided"
+        value = item_values(self.rule.metric, [self.rule.golds[self.n - 1]], [ranking])[0]
+        got = self.sequence.add(float(value))
+        return settle(got.low, got.high, self.rule.tau)
 
 
 class TauSweepRow(BaseModel):
@@ -160,10 +273,11 @@ def tau_sweep(cells: Sequence[EligibilityCell]) -> list[TauSweepRow]:
     for name in anchors:
         scored = [c for c in cells if name in c.baseline_scores]
         rows.append(TauSweepRow(anchor=f"baseline:{name}", total=len(scored), eligible=sum(
-            decide(c.score.low, c.baseline_scores[name]) for c in scored)))
+            decide(c.score.low, c.baseline_scores[name]) and not c.constant for c in scored)))
     for value in TAU_GRID:
         rows.append(TauSweepRow(anchor=f"fixed:{value}", total=len(cells),
-                                eligible=sum(decide(c.score.low, value) for c in cells)))
+                                eligible=sum(decide(c.score.low, value) and not c.constant
+                                             for c in cells)))
     return rows
 
 

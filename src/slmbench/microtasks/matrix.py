@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from slmbench.core import stats
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.baselines import Baseline
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
@@ -15,6 +17,7 @@ from slmbench.microtasks.eligibility import (
     EligibilityCell,
     PromptSummary,
     Scorer,
+    SequentialRule,
     TauSweepRow,
     by_prompt,
     make_cell,
@@ -24,6 +27,20 @@ from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, ItemReading
 from slmbench.microtasks.session import Block, Progress, Session, precision_of, select_items
 from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model
+
+
+class CellProgress(Protocol):
+    """Live progress of a matrix run, one (model, task, prompt) block at a time.
+
+    ``advance`` gets the items read so far and, when reading until decided, the generation
+    reading's running estimate with its confidence-sequence bounds (None otherwise).
+    """
+
+    def start(self, label: str, total: int) -> None: ...
+
+    def advance(self, read: int, estimate: stats.Estimate | None) -> None: ...
+
+    def finish(self, read: int, verdict: str) -> None: ...
 
 
 class MatrixRun(BaseModel):
@@ -44,14 +61,20 @@ class MatrixRun(BaseModel):
     readings: list[ItemReading]
     notes: list[str]
     read_counts: ReadCounts = Field(default_factory=ReadCounts)
+    sequential: bool = False  # read each cell until decided (else every chosen item)
 
 
 def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Sequence[str],
                *, limit: int | None = None, seed: int = 0, source: Path | None = None,
                command: str = "", progress: Progress | None = None,
                loader: Callable[[str], Model] | None = None,
-               store: ReadingStore | None = None) -> MatrixRun:
+               store: ReadingStore | None = None, sequential: bool = False,
+               cell_progress: CellProgress | None = None) -> MatrixRun:
     """Read every (model, task, prompt, item) and score the cells.
+
+    ``sequential``: read each (model, task, prompt) block in the seeded order only until its
+    cells are settled (``eligibility.SequentialRule``; τ fixed on all chosen items first),
+    else to the last chosen item. ``cell_progress`` is told of every item read.
 
     With a ``store``, each reading is committed as it is made and stored ones are reused: a
     rerun after an interruption reads only what is missing (and loads no model that has
@@ -64,17 +87,23 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
         fits[task] = [i for i in everything if i.split == "fit"]
         chosen[task] = select_items(task, everything, limit, seed)
     baselines = {t: registry.get(t).baselines(fits[t], chosen[t]) for t in tasks}
+    rules = {t: _rules(t, chosen[t], baselines[t]) for t in tasks} if sequential else {}
     session = Session(store, loader, progress)
     cells: list[EligibilityCell] = []
     readings: list[ItemReading] = []
     for spec in models:
-        got = session.read(spec, [Block(t, p, chosen[t]) for t in tasks for p in prompt_ids])
+        blocks = [Block(t, p, chosen[t],
+                        _until(rules.get(t), len(chosen[t]), f"{spec} · {t} · {p}",
+                               cell_progress))
+                  for t in tasks for p in prompt_ids]
+        got = session.read(spec, blocks)
         precision = precision_of(spec)
         for block in got.blocks:
             readings.extend(block.readings)
             golds = [registry.get(block.block.task).gold(i) for i in block.items]
             cells.extend(_cells(spec, precision, block.block.task, block.block.prompt_id, golds,
-                                block.readings, baselines[block.block.task]))
+                                block.readings, baselines[block.block.task],
+                                rules.get(block.block.task)))
     base_scores = {}
     for task in tasks:
         golds = [registry.get(task).gold(i) for i in chosen[task]]
@@ -87,17 +116,58 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
                      items={t: [i.id for i in chosen[t]] for t in tasks},
                      baseline_scores=base_scores, cells=cells, tau_sweep=tau_sweep(cells),
                      by_prompt=by_prompt(cells), readings=readings, notes=sorted(session.notes),
-                     read_counts=session.counts)
+                     read_counts=session.counts, sequential=sequential)
+
+
+def _rules(task: TaskName, items: Sequence[AnyItem], baselines: list[Baseline]
+           ) -> dict[str, SequentialRule]:
+    """Per metric of ``task``: τ fixed on all of ``items`` (the reading order)."""
+    golds = [registry.get(task).gold(i) for i in items]
+    base = {b.name: [b.rankings[i.id] for i in items] for b in baselines}
+    return {m: SequentialRule(task, m, golds, base) for m in registry.get(task).metrics}
+
+
+def _until(rules: dict[str, SequentialRule] | None, total: int, label: str,
+           progress: CellProgress | None) -> Callable[[ItemReading], bool] | None:
+    """A block's stop test (``rules``: both readings of the deciding metric settled) and its
+    progress report; None when there is neither."""
+    if rules is None and progress is None:
+        return None
+    rule = next(iter(rules.values())) if rules else None  # the task's first metric decides
+    generation = rule.tracker() if rule else None
+    logprob = rule.tracker() if rule else None
+    read = 0
+    if progress:
+        progress.start(label, total)
+
+    def until(reading: ItemReading) -> bool:
+        nonlocal read
+        read += 1
+        done = False
+        if generation is not None and logprob is not None:
+            verdict = generation.feed(reading.generation_ranking)
+            done = verdict != "undecided"
+            if reading.logprob_ranking is not None:
+                done = logprob.feed(reading.logprob_ranking) != "undecided" and done
+        if progress:
+            progress.advance(read, generation.estimate if generation else None)
+            if done or read == total:
+                progress.finish(read, "settled" if done else "full split")
+        return done
+
+    return until
 
 
 def _cells(spec: str, precision: str, task: TaskName, prompt_id: str, golds: list[str],
-           got: list[ItemReading], baselines: list[Baseline]) -> list[EligibilityCell]:
+           got: list[ItemReading], baselines: list[Baseline],
+           rules: dict[str, SequentialRule] | None = None) -> list[EligibilityCell]:
     base = {b.name: [b.rankings[r.item_id] for r in got] for b in baselines}
     fails = sum(r.format_failure for r in got)
     out = []
     for metric in registry.get(task).metrics:
         common = dict(task=task, metric=metric, model=spec, precision=precision,
-                      prompt_id=prompt_id, golds=golds, baselines=base)
+                      prompt_id=prompt_id, golds=golds, baselines=base,
+                      rule=rules[metric] if rules else None)
         out.append(make_cell(**common, reading="generation",
                              rankings=[r.generation_ranking for r in got],
                              format_failures=fails))

@@ -80,11 +80,13 @@ def precision_of(spec: str) -> str:
 
 @dataclass(frozen=True)
 class Block:
-    """Items of one task read under one prompt."""
+    """Items of one task read under one prompt, in order; ``until`` (given each reading in
+    turn) ends the block early when it returns True (reading until decided)."""
 
     task: TaskName
     prompt_id: str
     items: Sequence[Item]
+    until: Callable[[ItemReading], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,8 @@ class Session:
             readings.append(reading)
             if reading.note:
                 self._note(f"{reader.spec}: {reading.note}")
+            if block.until is not None and block.until(reading):
+                break
         if block.items and not items:
             raise ConfigError(f"every {block.task} item of the block was skipped; the first: "
                               f"{first_skip}", "fix the cause above")

@@ -23,7 +23,14 @@ from pydantic import ValidationError
 from slmbench.core import paths
 from slmbench.core.errors import ConfigError, SlmbenchError
 from slmbench.core.sources import PINS, PackagePin, SourceArchive, fetch
-from slmbench.microtasks.baselines import Baseline, majority, random_reference
+from slmbench.microtasks.baselines import (
+    Baseline,
+    Constant,
+    constant_reference,
+    learned,
+    majority,
+    random_reference,
+)
 from slmbench.microtasks.datasets.records import DatasetManifest, Item, SourceInfo
 from slmbench.microtasks.prompts import PromptSet, fill, load_prompt_set, parse_reply
 from slmbench.models.base import Message
@@ -59,7 +66,7 @@ class MicroTask:
 
     name: str
     item_type: type[Item]
-    prompts: Path  # the YAML: p0-p3, fixed options, aliases, max_tokens
+    prompts: Path | PromptSet  # the YAML (or the set itself): p0-p3, options, aliases, max_tokens
     fields: Callable[[Item], dict[str, str]]  # the prompt's placeholders for one item
     metrics: tuple[Metric, ...]  # the first one decides eligibility
     baseline: Callable[[Sequence[Item], Sequence[Item]], Baseline]  # (fit, items)
@@ -71,6 +78,12 @@ class MicroTask:
     balance: Callable[[Item], str] | None = None  # manifest's class label; None: stratum
     build: Callable[[Mapping[str, SourceArchive]], Built] | None = None  # None: no builder
     needs: tuple[str, ...] = ()  # pinned packages ``build`` reads
+    # answers a constant model could give (always approve, always none, turn 1 first...);
+    # each is a reference, so τ is at least the best of them
+    constants: tuple[Constant, ...] = ()
+    # the text the learned baseline (TF-IDF + logistic regression) reads; None: no learned one
+    learned_text: Callable[[Item], str] | None = None
+    items_file: Path | None = None  # the items' JSONL (None: <datasets>/<name>.jsonl)
 
     def __post_init__(self) -> None:
         if self.shape == "binary" and self.positive is None:
@@ -83,7 +96,8 @@ class MicroTask:
     # --- prompts and options --------------------------------------------------------------
 
     def prompt_set(self) -> PromptSet:
-        return load_prompt_set(self.prompts)
+        return self.prompts if isinstance(self.prompts, PromptSet) else load_prompt_set(
+            self.prompts)
 
     def options_for(self, item: Item) -> list[str]:
         """The answers an item allows, in a fixed order."""
@@ -108,25 +122,38 @@ class MicroTask:
     # --- baselines ------------------------------------------------------------------------
 
     def baselines(self, fit_items: Sequence[Item], items: Sequence[Item]) -> list[Baseline]:
-        """The task baseline, then the majority and random references, on ``items``."""
-        return [self.baseline(fit_items, items),
-                majority(self.name, [self.gold(i) for i in fit_items], items, self.options_for),
+        """The task baseline, the learned one (if declared), then the majority, random and
+        constant-answer references, on ``items`` (everything learned from ``fit_items``)."""
+        out = [self.baseline(fit_items, items)]
+        if self.learned_text is not None:
+            out.append(learned(self.name, fit_items, items, self.learned_text, self.gold,
+                               self.options_for))
+        out += [majority(self.name, [self.gold(i) for i in fit_items], items, self.options_for),
                 random_reference(self.name, items, self.options_for)]
+        return out + [constant_reference(self.name, c, items, self.options_for)
+                      for c in self.constants]
 
     # --- items ----------------------------------------------------------------------------
 
     def load_items(self, source: Path | None = None) -> list[Item]:
         """Every item of the built dataset ``<source>/<name>.jsonl``, validated."""
-        path = (source or paths.datasets_dir()) / f"{self.name}.jsonl"
+        path = self.items_file or (source or paths.datasets_dir()) / f"{self.name}.jsonl"
         if not path.is_file():
             raise DatasetMissingError(f"the {self.name} dataset is not built ({path} is missing)",
                                       self._rebuild_hint())
-        try:
-            return [self.item_type.model_validate_json(line)
-                    for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        except ValidationError as exc:
-            raise ConfigError(f"{path} holds a malformed item: {exc.errors()[0]['msg']}",
-                              self._rebuild_hint()) from exc
+        items = []
+        for k, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append(self.item_type.model_validate_json(line))
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                where = ".".join(str(x) for x in err["loc"])
+                raise ConfigError(f"{path}:{k} holds a malformed item: "
+                                  f"{where + ': ' if where else ''}{err['msg']}",
+                                  self._rebuild_hint()) from exc
+        return items
 
     def load_manifest(self, source: Path | None = None) -> DatasetManifest:
         path = (source or paths.datasets_dir()) / f"{self.name}.manifest.json"

@@ -221,16 +221,20 @@ def _part_b(m: MatrixRun, block: int, blocks: int) -> list[str]:
     lines = [title, "",
              f"{', '.join(f'{t} {len(ids)}' for t, ids in m.items.items())} eval items "
              f"(seed {m.seed}, stratified by gold class). τ is the best non-LLM baseline's "
-             "score on the same items; a configuration is eligible only when its 95% "
-             "interval's lower bound is above τ.", ""]
+             "or constant answer's score on the same items; a configuration is eligible only "
+             "when its 95% interval's lower bound is above τ, the paired interval of "
+             "model − τ-baseline is above 0, and it does not give one answer to ≥ 95% of "
+             "items (`constant`).", ""]
     rows = []
     for c in sorted(m.cells, key=lambda c: (c.task, c.metric, c.model, c.prompt_id, c.reading)):
-        rows.append([c.task, c.metric, short(c.model), c.prompt_id, c.reading, str(c.n_items),
+        n = str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
+        rows.append([c.task, c.metric, short(c.model), c.prompt_id, c.reading, n,
                      c.score.formatted(percent=False, digits=3),
-                     f"{c.tau:.3f} ({c.tau_anchor})", f"{c.diff.estimate:+.3f}",
+                     f"{c.tau:.3f} ({c.tau_anchor})", c.diff.formatted(percent=False, digits=3),
+                     "constant" if c.constant else c.verdict,
                      "**yes**" if c.eligible else "no"])
-    lines += table(["task", "metric", "model", "prompt", "reading", "n", "score [95% CI]",
-                    "τ (baseline)", "model − τ", "eligible"], rows)
+    lines += table(["task", "metric", "model", "prompt", "reading", "n read", "score [95% CI]",
+                    "τ (baseline)", "model − τ [paired 95% CI]", "verdict", "eligible"], rows)
     eligible = sum(c.eligible for c in m.cells)
     lines += [f"{eligible} of {len(m.cells)} configurations are eligible.", ""]
     if m.by_prompt:

@@ -8,6 +8,10 @@
   ``margin``, fitted on the fit split by :meth:`Cascade.fit`) and consults the model, on the
   baseline's shortlist, only when it is not.
 
+A routing table (:class:`RoutingTable`, written by ``slmbench recommend``) says per task
+whether to deploy the baseline, the model or the cascade; :meth:`Cascade.from_route` makes the
+router of one route (the baseline always: margin 0; the model always: margin inf).
+
 Baselines with graded scores: BM25 over turns (ranking) and BM25 over functions (tools,
 with ``none`` scored at the fitted abstain threshold, so its argmax is the baseline's own
 decision). The rule baselines of approval and memory give no graded score to route on.
@@ -18,10 +22,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Protocol
+from pathlib import Path
+from typing import Literal, Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
@@ -73,6 +78,15 @@ class BM25Functions:
         values = bm25_scores(item.request, tool_docs(item))
         out = {f.name: float(v) for f, v in zip(item.functions, values, strict=True)}
         return {**out, "none": self.none_threshold}
+
+
+def scored_baseline(task: TaskName, fit_items: Sequence[AnyItem]) -> ScoredBaseline:
+    """The graded baseline a cascade routes ``task`` on (fitted on ``fit_items``)."""
+    if task == "ranking":
+        return BM25Turns()
+    if task == "tools":
+        return BM25Functions.fit(fit_items)  # type: ignore[arg-type]
+    raise ConfigError(f"no graded baseline score to route {task} on", "cascade ranking or tools")
 
 
 def order(scores: dict[str, float], options: Sequence[str]) -> list[str]:
@@ -231,6 +245,18 @@ class Cascade:
                                latency_s=time.perf_counter() - start)
 
     @classmethod
+    def from_route(cls, route: Route, baseline: ScoredBaseline, model: Model) -> Cascade:
+        """The router of one routing-table route (its task must be ``baseline.task``)."""
+        if route.task != baseline.task:
+            raise ConfigError(f"the route is for {route.task}, the baseline for {baseline.task}",
+                              "pass the route of the baseline's task")
+        margin = {"baseline": 0.0, "model": float("inf")}.get(route.deploy, route.margin)
+        if margin is None:
+            raise ConfigError(f"the {route.task} cascade route names no margin",
+                              "rerun slmbench recommend with --cascade")
+        return cls(baseline, model, margin, k=route.k)
+
+    @classmethod
     def fit(cls, baseline: ScoredBaseline, model: Model, fit_items: Sequence[AnyItem], *,
             k: int = 3) -> Cascade:
         """Choose ``margin`` maximising top-1 accuracy on ``fit_items`` (ties: fewer model
@@ -245,6 +271,53 @@ class Cascade:
             by_model = model_order(model, baseline.task, item, base[:k])
             rows.append((top_margin(scores), base[0] == gold, by_model[0] == gold))
         return cls(baseline, model, best_margin(rows), k=k)
+
+
+ROUTES_VERSION = 1
+
+
+class Route(BaseModel):
+    """What to deploy for one micro-task: the baseline, the model, or the cascade."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task: TaskName
+    deploy: Literal["baseline", "model", "cascade"]
+    baseline: str  # the baseline's name (the τ anchor)
+    model: str | None = None  # the model spec (model and cascade)
+    prompt_id: str | None = None
+    reading: Literal["generation", "logprob"] | None = None
+    margin: float | None = None  # cascade: the baseline margin under which the model decides
+    k: int = 3  # the shortlist the model re-orders
+
+
+class RoutingTable(BaseModel):
+    """The routes ``slmbench recommend`` writes as JSON, one per micro-task."""
+
+    model_config = ConfigDict(frozen=True)
+
+    routes: list[Route]
+    command: str = ""
+    version: Literal[1] = ROUTES_VERSION
+
+    def route(self, task: TaskName) -> Route:
+        for r in self.routes:
+            if r.task == task:
+                return r
+        raise ConfigError(f"the routing table has no route for {task}",
+                          f"it routes {', '.join(r.task for r in self.routes) or 'nothing'}")
+
+    @classmethod
+    def load(cls, path: Path) -> RoutingTable:
+        """Read a routing table written by ``slmbench recommend``."""
+        try:
+            return cls.model_validate_json(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"routing table {path} does not exist",
+                              "write it with: slmbench recommend PATH --routes FILE") from None
+        except ValidationError as exc:
+            raise ConfigError(f"{path} is not a routing table: {exc.errors()[0]['msg']}",
+                              "write it with: slmbench recommend PATH --routes FILE") from None
 
 
 def best_margin(rows: Sequence[tuple[float, bool, bool]]) -> float:
@@ -328,18 +401,11 @@ def run_cascade(spec: str, task: TaskName, *, k: int = 3, turns: int | None = No
     pool = registry.get(task).load_items()
     fit_items, eval_items = fit_sample(pool, fit_limit, seed), select_items(task, pool, limit,
                                                                             seed)
-    baseline: ScoredBaseline
-    if task == "ranking":
-        baseline = BM25Turns()
-        if turns:
-            convs = conversations(registry.get("memory").load_items())  # type: ignore[arg-type]
-            fit_items = [widen_ranking(i, turns, convs) for i in fit_items]  # type: ignore[arg-type]
-            eval_items = [widen_ranking(i, turns, convs) for i in eval_items]  # type: ignore[arg-type]
-    elif task == "tools":
-        baseline = BM25Functions.fit([i for i in pool if i.split == "fit"])  # type: ignore[misc]
-    else:
-        raise ConfigError(f"no graded baseline score to route {task} on",
-                          "cascade ranking or tools")
+    baseline = scored_baseline(task, [i for i in pool if i.split == "fit"])
+    if task == "ranking" and turns:
+        convs = conversations(registry.get("memory").load_items())  # type: ignore[arg-type]
+        fit_items = [widen_ranking(i, turns, convs) for i in fit_items]  # type: ignore[arg-type]
+        eval_items = [widen_ranking(i, turns, convs) for i in eval_items]  # type: ignore[arg-type]
     say = progress or (lambda _m: None)
     with (session or Session()).model(spec) as loaded:
         say(f"re-ranking {len(eval_items)} eval items (k={k})")

@@ -175,8 +175,30 @@ def gold_vs_distractor_auc(items: Sequence[ScoredItem]) -> stats.Estimate:
     return est.model_copy(update={"method": f"gold-vs-distractor auc; {est.method}"})
 
 
+class CoveragePoint(BaseModel):
+    """Accuracy on the ``coverage`` share of items where the model is most confident."""
+
+    model_config = ConfigDict(frozen=True)
+
+    coverage: float
+    accuracy: stats.Estimate  # Wilson, n = the items covered
+
+
+COVERAGES: tuple[float, ...] = tuple(k / 10 for k in range(1, 11))
+
+
 class Calibration(BaseModel):
-    """Confidence (softmax over an item's options) of the decided option against accuracy."""
+    """Confidence (softmax over an item's options) of the decided option against accuracy,
+    and selective prediction: the risk–coverage curve and the coverage that beats τ.
+
+    * ``brier``: mean over items of Σ_o (p_o − 1[o = gold])² (BCa bootstrap of the mean);
+    * ``ece``: expected calibration error over ``ECE_BINS`` equal-width bins
+      (``ece_interval``: paired BCa bootstrap over items);
+    * ``curve``: accuracy on the most confident 10%, 20%, ..., 100% of items;
+    * ``coverage_beating_tau``: the largest of those coverages whose Wilson lower bound is
+      above τ (what a cascade needs: the model answers that share). Read off a grid of ten
+      without correction for choosing among them; only when τ is an accuracy.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -184,21 +206,55 @@ class Calibration(BaseModel):
     accuracy: float
     gap: float  # mean confidence - accuracy: > 0 over-confident, < 0 under-confident
     ece: float  # expected calibration error, ECE_BINS equal-width bins
+    ece_interval: stats.Estimate | None = None
+    brier: stats.Estimate | None = None
+    curve: list[CoveragePoint] = []
+    tau: float | None = None
+    coverage_beating_tau: float | None = None
+    note: str | None = None
 
 
-def calibration(items: Sequence[ScoredItem]) -> Calibration:
-    conf, hit = [], []
+def expected_calibration_error(confidence: np.ndarray, hit: np.ndarray) -> float:
+    """ECE over ``ECE_BINS`` equal-width bins of ``confidence``."""
+    c, h = np.asarray(confidence, dtype=float), np.asarray(hit, dtype=float)
+    bins = np.minimum((c * ECE_BINS).astype(int), ECE_BINS - 1)
+    return float(sum(abs(c[bins == b].mean() - h[bins == b].mean()) * (bins == b).sum()
+                     for b in range(ECE_BINS) if (bins == b).any()) / c.size)
+
+
+def calibration(items: Sequence[ScoredItem], *, tau: float | None = None,
+                metric: str = "accuracy") -> Calibration:
+    """Calibration and risk–coverage of ``items``; ``tau`` (an accuracy) for the coverage."""
+    conf, hit, brier = [], [], []
     for item in items:
         probs = softmax([item.logprobs[o] for o in item.options])
         top = int(np.argmax(probs))
         conf.append(float(probs[top]))
         hit.append(float(item.options[top] == item.gold))
+        brier.append(float(sum((p - (o == item.gold)) ** 2
+                               for p, o in zip(probs, item.options, strict=True))))
     c, h = np.asarray(conf), np.asarray(hit)
-    bins = np.minimum((c * ECE_BINS).astype(int), ECE_BINS - 1)
-    ece = sum(abs(c[bins == b].mean() - h[bins == b].mean()) * (bins == b).sum()
-              for b in range(ECE_BINS) if (bins == b).any()) / c.size
+    low, high, method = stats.bootstrap_interval((c, h), expected_calibration_error, paired=True)
+    order = np.argsort(-c, kind="stable")
+    curve = []
+    for cov in COVERAGES:
+        k = max(1, int(np.ceil(cov * c.size - 1e-9)))
+        curve.append(CoveragePoint(coverage=cov, accuracy=stats.wilson(int(h[order[:k]].sum()),
+                                                                        k)))
+    beating, note = None, None
+    if tau is not None and metric == "accuracy":
+        passing = [p.coverage for p in curve if p.accuracy.low is not None
+                   and p.accuracy.low > tau]
+        beating = max(passing) if passing else None
+    elif tau is not None:
+        note = f"τ is a {metric} score, not an accuracy: no coverage is compared with it"
+    ece = expected_calibration_error(c, h)
     return Calibration(mean_confidence=float(c.mean()), accuracy=float(h.mean()),
-                       gap=float(c.mean() - h.mean()), ece=float(ece))
+                       gap=float(c.mean() - h.mean()), ece=ece,
+                       ece_interval=stats.Estimate(estimate=ece, low=low, high=high,
+                                                   method=f"ece; {method}", n=int(c.size)),
+                       brier=stats.mean_interval(brier), curve=curve, tau=tau,
+                       coverage_beating_tau=beating, note=note)
 
 
 def decision_key(task: TaskName, item: ScoredItem, option: str) -> str:
@@ -279,4 +335,4 @@ def diagnose(task: TaskName, model: str, fit: Sequence[ScoredItem], evals: Seque
         fit_tuned=_metric_value(task, metric, fit, offsets) if fit else None,
         default=default, tuned=tuned, generation=generation, format_failure_rate=ff_rate,
         majority_decision=top_key, majority_share=top_count / len(ordered),
-        calibration=calibration(ordered))
+        calibration=calibration(ordered, tau=default.tau, metric=metric))

@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 
 from slmbench.core.sources import SourceArchive
-from slmbench.microtasks.baselines import rule_approval
+from slmbench.microtasks.baselines import always, rule_approval
 from slmbench.microtasks.datasets.approval import build_approval
 from slmbench.microtasks.datasets.records import ApprovalItem, Item
 from slmbench.microtasks.prompts import PROMPT_DIR
@@ -27,4 +27,5 @@ TASK = MicroTask(
     name="approval", item_type=ApprovalItem, prompts=PROMPT_DIR / "approval.yaml",
     fields=_fields, metrics=("accuracy",), shape="binary", positive="deny",
     baseline=lambda fit, items: rule_approval(items),  # type: ignore[arg-type]
-    build=_build, needs=("icalfa", "cheat", "inspect-evals"))
+    build=_build, needs=("icalfa", "cheat", "inspect-evals"),
+    constants=(always("approve"), always("deny")), learned_text=lambda i: _fields(i)["command"])

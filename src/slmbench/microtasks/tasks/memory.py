@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 
 from slmbench.core.sources import SourceArchive
-from slmbench.microtasks.baselines import rule_memory
+from slmbench.microtasks.baselines import always, rule_memory
 from slmbench.microtasks.datasets import bfcl
 from slmbench.microtasks.datasets.records import Item, MemoryItem
 from slmbench.microtasks.prompts import PROMPT_DIR
@@ -27,4 +27,5 @@ TASK = MicroTask(
     name="memory", item_type=MemoryItem, prompts=PROMPT_DIR / "memory.yaml", fields=_fields,
     metrics=("f1",), shape="binary", positive="save",
     baseline=lambda fit, items: rule_memory(items),  # type: ignore[arg-type]
-    build=_build, needs=("bfcl-eval",))
+    build=_build, needs=("bfcl-eval",),
+    constants=(always("save"), always("skip")), learned_text=lambda i: _fields(i)["turn"])

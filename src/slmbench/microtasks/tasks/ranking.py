@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 
 from slmbench.core.sources import SourceArchive
-from slmbench.microtasks.baselines import bm25_ranking
+from slmbench.microtasks.baselines import bm25_ranking, in_order
 from slmbench.microtasks.datasets import bfcl
 from slmbench.microtasks.datasets.records import Item, RankItem
 from slmbench.microtasks.prompts import PROMPT_DIR
@@ -35,4 +35,5 @@ TASK = MicroTask(
     stratum=lambda item: "all",  # not stratified: every position in one pool
     balance=lambda item: f"gold at position {_rank(item).gold + 1}",
     baseline=lambda fit, items: bm25_ranking(items),  # type: ignore[arg-type]
-    build=_build, needs=("bfcl-eval",))
+    build=_build, needs=("bfcl-eval",),
+    constants=(in_order(), in_order(reverse=True)))

@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 
 from slmbench.core.sources import SourceArchive
-from slmbench.microtasks.baselines import bm25_tools, fit_none_threshold
+from slmbench.microtasks.baselines import always, bm25_tools, fit_none_threshold, in_order
 from slmbench.microtasks.datasets import bfcl
 from slmbench.microtasks.datasets.records import Item, ToolItem
 from slmbench.microtasks.prompts import PROMPT_DIR
@@ -35,4 +35,5 @@ TASK = MicroTask(
     name="tools", item_type=ToolItem, prompts=PROMPT_DIR / "tools.yaml", fields=_fields,
     metrics=("accuracy",), shape="choice", options=_options, stratum=_stratum,
     baseline=lambda fit, items: bm25_tools(items, fit_none_threshold(fit)),  # type: ignore[arg-type]
-    build=_build, needs=("bfcl-eval",))
+    build=_build, needs=("bfcl-eval",),
+    constants=(always("none"), in_order()))

@@ -1,0 +1,80 @@
+"""The Part B slice of ``slmbench demo``: two micro-tasks under ``p0``, read until decided up
+to a small cap, then the routing verdict.
+
+:func:`demo_slice` builds a missing dataset (``spec.prepare``), reads through a readings
+store in ``out`` (so a rerun reads nothing new), writes ``eligibility.json`` and
+``routes.json`` there, and returns the lines to print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.matrix import CellProgress, MatrixRun, run_matrix
+from slmbench.microtasks.recommend import Recommendation, TaskRecommendation, recommend
+from slmbench.microtasks.spec import DatasetMissingError, prepare
+from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
+from slmbench.models.base import Model
+
+__all__ = ["DEMO_CAP", "DEMO_TASKS", "DemoSlice", "demo_slice"]
+
+DEMO_TASKS: tuple[str, ...] = ("approval", "tools")
+DEMO_CAP = 60  # eval items per cell at most (a stratified sample, read in seeded order)
+
+
+class DemoSlice(BaseModel):
+    """What the demo's Part B measured, where it wrote it, and what to print."""
+
+    run: MatrixRun
+    recommendation: Recommendation
+    matrix_path: Path
+    routes_path: Path
+    lines: list[str]
+
+
+def _line(t: TaskRecommendation) -> str:
+    base = f"{t.baseline} {t.baseline_score:.3f} on {t.n_items} items"
+    if t.deploy == "baseline":
+        return f"{t.task}: deploy the baseline ({base}): {t.why}"
+    assert t.score is not None
+    return (f"{t.task}: deploy {t.deploy} {t.model} ({t.prompt_id}, {t.reading}) "
+            f"{t.score.formatted(percent=False, digits=3)} (n {t.score.n}) vs {base}")
+
+
+def _ensure_datasets(tasks: Sequence[str], source: Path | None) -> None:
+    missing = []
+    for name in tasks:
+        try:
+            registry.get(name).load_items(source)
+        except DatasetMissingError:
+            missing.append(registry.get(name))
+    if missing:
+        prepare(missing, dest=source)
+
+
+def demo_slice(model: str, *, out: Path, tasks: Sequence[str] = DEMO_TASKS,
+               cap: int = DEMO_CAP, seed: int = 0, source: Path | None = None,
+               loader: Callable[[str], Model] | None = None,
+               cell_progress: CellProgress | None = None) -> DemoSlice:
+    """Read ``tasks`` × p0 with ``model`` until decided (at most ``cap`` items a cell)."""
+    _ensure_datasets(tasks, source)
+    out.mkdir(parents=True, exist_ok=True)
+    with ReadingStore(out / DEFAULT_NAME) as store:
+        run = run_matrix([model], list(tasks), ["p0"], limit=cap, seed=seed, source=source,
+                         loader=loader, store=store, sequential=True,
+                         cell_progress=cell_progress,
+                         command=f"slmbench demo (Part B slice: {', '.join(tasks)} x p0, "
+                                 f"until decided, at most {cap} items a cell)")
+        rec = recommend([run], store=store, command=run.command)
+    matrix_path, routes_path = out / "eligibility.json", out / "routes.json"
+    matrix_path.write_text(run.model_dump_json(indent=1), encoding="utf-8")
+    routes_path.write_text(rec.routes().model_dump_json(indent=1), encoding="utf-8")
+    lines = [f"Part B: {', '.join(tasks)} under p0, read until decided (at most {cap} items):"]
+    lines += [_line(t) for t in rec.tasks]
+    lines.append(f"routing table: {routes_path}")
+    return DemoSlice(run=run, recommendation=rec, matrix_path=matrix_path,
+                     routes_path=routes_path, lines=lines)

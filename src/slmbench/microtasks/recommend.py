@@ -1,0 +1,171 @@
+"""Which decider to deploy per micro-task: the baseline, the small model, or a cascade.
+
+:func:`recommend` reads eligibility matrices (and, for the cost, the readings store behind
+them) and answers, per micro-task, on its deciding metric (the task's first):
+
+* **model**: the eligible configuration (lower bound above τ, paired Δ above 0, not
+  constant) with the highest lower bound;
+* **cascade**: no eligible configuration, but a ``slmbench cascade`` report for the task
+  whose router's paired MRR gain over the baseline alone is above 0 (its lower bound);
+* **baseline** otherwise: the τ anchor, which is cheaper. A cell undecided after its full
+  split is "not shown better than the baseline", so it names the baseline too.
+
+Each recommendation carries its evidence (score, 95% interval, n) and, for a model, its
+cost on the machine that measured it: median seconds and tokens per reading (one ``score``
+and one greedy ``generate``), from the readings store. :meth:`Recommendation.routes` is
+the routing table :class:`~slmbench.microtasks.diagnostics.cascade.Cascade` loads.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from slmbench.core import stats
+from slmbench.core.errors import ConfigError
+from slmbench.microtasks.diagnostics.cascade import CascadeReport, Route, RoutingTable
+from slmbench.microtasks.eligibility import EligibilityCell
+from slmbench.microtasks.matrix import MatrixRun
+from slmbench.microtasks.store import ReadingStore
+
+__all__ = ["Cost", "Recommendation", "TaskRecommendation", "load_matrices", "recommend"]
+
+_HINT = ("pass an `slmbench eligibility --out` folder, its eligibility.json, or a study's "
+         "eligibility.json")
+
+
+class Cost(BaseModel):
+    """Median cost of one model reading, from the readings store (None: not recorded)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    readings: int
+    median_seconds: float | None
+    median_tokens: float | None
+
+
+class TaskRecommendation(BaseModel):
+    """What to deploy for one micro-task, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task: str
+    metric: str
+    deploy: Literal["baseline", "model", "cascade"]
+    baseline: str
+    baseline_score: float
+    baseline_interval: stats.Estimate | None  # accuracy only (Wilson); else a point on n items
+    n_items: int  # items τ was set on
+    model: str | None = None
+    prompt_id: str | None = None
+    reading: Literal["generation", "logprob"] | None = None
+    score: stats.Estimate | None = None
+    diff: stats.Estimate | None = None  # model - baseline, paired
+    cost: Cost | None = None
+    margin: float | None = None
+    model_share: stats.Estimate | None = None  # cascade: share of calls reaching the model
+    why: str
+    cells: int  # configurations considered
+    eligible_cells: int
+
+
+class Recommendation(BaseModel):
+    """Every task's recommendation; ``routes()`` is the routing table."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tasks: list[TaskRecommendation]
+    command: str = ""
+
+    def routes(self) -> RoutingTable:
+        return RoutingTable(command=self.command, routes=[
+            Route(task=t.task, deploy=t.deploy, baseline=t.baseline, model=t.model,
+                  prompt_id=t.prompt_id, reading=t.reading, margin=t.margin)
+            for t in self.tasks])
+
+
+def load_matrices(path: Path) -> tuple[list[MatrixRun], Path | None]:
+    """The matrices at ``path`` (an eligibility ``--out`` folder, its ``eligibility.json``,
+    or a JSON list of matrices) and the readings store beside them, if there is one."""
+    file = path / "eligibility.json" if path.is_dir() else path
+    if not file.is_file():
+        raise ConfigError(f"{path} holds no eligibility.json", _HINT)
+    try:
+        raw = json.loads(file.read_text(encoding="utf-8"))
+        runs = [MatrixRun.model_validate(r) for r in (raw if isinstance(raw, list) else [raw])]
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise ConfigError(f"{file} is not an eligibility matrix: {where}: {err['msg']}",
+                          _HINT + " (one written before the cell format changed: rerun "
+                          "`slmbench eligibility` on its readings store)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file} is not an eligibility matrix: {str(exc).splitlines()[0]}",
+                          _HINT) from None
+    store = file.parent / "readings.sqlite"
+    return runs, store if store.is_file() else None
+
+
+def _cost(store: ReadingStore | None, cell: EligibilityCell) -> Cost | None:
+    if store is None:
+        return None
+    rows = [r["raw"] for r in store.rows()
+            if (r["model"], r["task"], r["prompt_id"]) == (cell.model, cell.task, cell.prompt_id)]
+    seconds = [float(r["seconds"]) for r in rows if r.get("seconds")]
+    tokens = [float(r["tokens"]) for r in rows if r.get("tokens") is not None]
+    return Cost(readings=len(rows),
+                median_seconds=statistics.median(seconds) if seconds else None,
+                median_tokens=statistics.median(tokens) if tokens else None)
+
+
+def _for_task(task: str, cells: list[EligibilityCell], store: ReadingStore | None,
+              cascade: CascadeReport | None) -> TaskRecommendation:
+    ofs = [c for c in cells if c.task == task]
+    if not ofs:
+        raise ConfigError(f"no {task} cell in the matrices", _HINT)
+    metric = ofs[0].metric  # cells come in the task's metric order: the first decides
+    mine = [c for c in ofs if c.metric == metric]
+    ref = max(mine, key=lambda c: c.n_split or c.n_items)  # τ set on the most items
+    n_tau = ref.n_split or ref.n_items
+    base_ci = (stats.wilson(round(ref.tau * n_tau), n_tau) if metric == "accuracy" else None)
+    common = dict(task=task, metric=metric, baseline=ref.tau_anchor, baseline_score=ref.tau,
+                  baseline_interval=base_ci, n_items=n_tau, cells=len(mine),
+                  eligible_cells=sum(c.eligible for c in mine))
+    good = [c for c in mine if c.eligible]
+    if good:
+        best = max(good, key=lambda c: c.score.low or 0.0)
+        return TaskRecommendation(
+            **common, deploy="model", model=best.model, prompt_id=best.prompt_id,
+            reading=best.reading, score=best.score, diff=best.diff, cost=_cost(store, best),
+            why="eligible: its lower bound beats τ and it beats the baseline on the same items")
+    if cascade is not None and cascade.task == task and (
+            cascade.router.mrr_gain.low is not None and cascade.router.mrr_gain.low > 0):
+        return TaskRecommendation(
+            **common, deploy="cascade", model=cascade.model, prompt_id="p0", reading="logprob",
+            score=cascade.router.accuracy, diff=cascade.router.mrr_gain,
+            margin=cascade.router.margin, model_share=cascade.router.model_share,
+            why="no eligible configuration, but the cascade (baseline first, the model on the "
+                "uncertain share) beats the baseline alone on the same items (paired MRR)")
+    undecided = sum(c.verdict == "undecided" for c in mine)
+    why = ("no configuration is shown better than the baseline"
+           + (f" ({undecided} undecided: not shown better, so the cheaper baseline)"
+              if undecided else ""))
+    return TaskRecommendation(**common, deploy="baseline", why=why)
+
+
+def recommend(runs: Sequence[MatrixRun], *, store: ReadingStore | None = None,
+              cascades: Sequence[CascadeReport] = (), command: str = "") -> Recommendation:
+    """Per micro-task in ``runs``: baseline, model or cascade, with evidence and cost."""
+    if not any(r.cells for r in runs):
+        raise ConfigError("there is no eligibility cell to recommend from (no Part B matrix, "
+                          "or every model's readings incomplete)", _HINT)
+    cells = [c for r in runs for c in r.cells]
+    names = list(dict.fromkeys(t for r in runs for t in r.tasks))
+    by_task = {c.task: c for c in cascades}
+    return Recommendation(command=command, tasks=[
+        _for_task(t, cells, store, by_task.get(t)) for t in names])

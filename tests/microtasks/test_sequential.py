@@ -1,0 +1,143 @@
+"""Reading until decided: the anytime-valid rule's error rate, its saving, and the read loop."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+
+import pytest
+from seq_fakes import N_EVAL, Oracle, write_approval
+
+from slmbench.core import stats
+from slmbench.microtasks.eligibility import SequentialRule, settle
+from slmbench.microtasks.matrix import run_matrix
+from slmbench.microtasks.store import ReadingStore
+
+TAU = 0.70
+HORIZON = 600
+
+
+def _run_cell(p: float, rng: random.Random) -> tuple[str, int]:
+    """One synthetic accuracy cell of true accuracy ``p``, read until decided."""
+    golds = ["approve"] * HORIZON
+    rule = SequentialRule("approval", "accuracy", golds,
+                          {"reference": [["approve"]] * int(TAU * HORIZON)
+                           + [["deny"]] * (HORIZON - int(TAU * HORIZON))})
+    assert rule.tau == pytest.approx(TAU)
+    feed, verdict, n = rule.tracker().feed, "undecided", 0
+    while verdict == "undecided" and n < HORIZON:
+        verdict = feed(["approve", "deny"] if rng.random() < p else ["deny", "approve"])
+        n += 1
+    return verdict, n
+
+
+def test_the_sequential_rule_errs_at_most_5_percent_and_reads_far_fewer_items(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    rng = random.Random(20261201)
+    truths = [0.50, 0.55, 0.60, 0.80, 0.85, 0.90]
+    errors, read, cells = 0, [], 0
+    for p in truths:
+        for _ in range(20):
+            verdict, n = _run_cell(p, rng)
+            wrong = "ineligible" if p > TAU else "eligible"
+            errors += verdict == wrong
+            read.append(n)
+            cells += 1
+    at_tau = [_run_cell(TAU, rng) for _ in range(12)]  # a tie: any "eligible" is an error
+    errors_at_tau = sum(v == "eligible" for v, _ in at_tau)
+    saving = 1 - sum(read) / (len(read) * HORIZON)
+    with capsys.disabled():
+        print(f"\nsequential rule: {errors}/{cells} wrong verdicts away from τ, "
+              f"{errors_at_tau}/{len(at_tau)} 'eligible' at τ; mean items read "
+              f"{sum(read) / len(read):.0f} of {HORIZON} (mean saving {saving:.0%})")
+    assert errors / cells <= 0.05 and errors_at_tau / len(at_tau) <= 0.05
+    assert saving >= 0.5  # far fewer items than the full split
+    # a tie never settles "eligible" and mostly reads the whole split
+    assert sum(n == HORIZON for _, n in at_tau) >= len(at_tau) // 2
+
+
+def test_the_confidence_sequence_is_wider_than_the_fixed_n_interval_and_only_narrows() -> None:
+    seq = stats.ConfidenceSequence(200)
+    widths = []
+    for k in range(200):
+        got = seq.add(float(k % 4 != 0))
+        assert got.low is not None and got.high is not None
+        widths.append(got.high - got.low)
+    fixed = stats.wilson(150, 200)
+    assert got.estimate == 0.75 and got.low < fixed.low and got.high > fixed.high
+    assert all(b <= a for a, b in itertools.pairwise(widths))
+    with pytest.raises(stats.StatsInputError):
+        seq.add(1.5)
+
+
+def test_settle_needs_the_bound_strictly_past_tau() -> None:
+    assert settle(0.71, 0.9, 0.7) == "eligible"
+    assert settle(0.5, 0.69, 0.7) == "ineligible"
+    assert settle(0.7, 0.9, 0.7) == settle(0.6, 0.7, 0.7) == "undecided"
+
+
+# --- the read loop --------------------------------------------------------------------------
+
+def test_a_matrix_read_until_decided_stops_early_both_ways_and_resumes(tmp_path: Path) -> None:
+    golds = write_approval(tmp_path)
+    models = {"scripted:right": Oracle(golds, spec="scripted:right"),
+              "scripted:wrong": Oracle(golds, wrong=True, spec="scripted:wrong")}
+    with ReadingStore(tmp_path / "r.sqlite") as store:
+        run = run_matrix(list(models), ["approval"], ["p0"], source=tmp_path,
+                         loader=lambda spec: models[spec], store=store, sequential=True)
+    by = {(c.model, c.reading): c for c in run.cells}
+    right, wrong = by[("scripted:right", "generation")], by[("scripted:wrong", "generation")]
+    assert right.verdict == "eligible" and right.eligible and right.n_split == N_EVAL
+    assert wrong.verdict == "ineligible" and not wrong.eligible
+    assert right.n_items < N_EVAL // 4 and wrong.n_items < N_EVAL // 4  # stopped early
+    assert right.sequence is not None and right.sequence.low is not None
+    assert right.sequence.low > right.tau and right.score.low is not None
+    assert right.score.low >= right.sequence.low  # the fixed-n interval shown beside it
+    # τ was fixed on all 400 items before reading, not on the prefix read
+    assert right.tau_anchor in right.baseline_scores
+    assert models["scripted:right"].reads == right.n_items
+    # a rerun reads nothing new and stops at the same item
+    fresh = {s: Oracle(golds, spec=s) for s in models}
+    with ReadingStore(tmp_path / "r.sqlite") as store:
+        again = run_matrix(list(models), ["approval"], ["p0"], source=tmp_path,
+                           loader=lambda spec: fresh[spec], store=store, sequential=True)
+    assert again.read_counts.read_now == 0
+    assert [c.n_items for c in again.cells] == [c.n_items for c in run.cells]
+
+
+class Recorder:
+    """Records what a matrix run reports of its progress."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def start(self, label: str, total: int) -> None:
+        self.events.append(("start", label, total))
+
+    def advance(self, read: int, estimate: stats.Estimate | None) -> None:
+        self.events.append(("advance", read, estimate))
+
+    def finish(self, read: int, verdict: str) -> None:
+        self.events.append(("finish", read, verdict))
+
+
+def test_progress_reports_items_read_the_running_bound_and_the_end(tmp_path: Path) -> None:
+    golds = write_approval(tmp_path)
+    model = Oracle(golds, spec="scripted:right")
+    rec = Recorder()
+    run = run_matrix(["scripted:right"], ["approval"], ["p0"], source=tmp_path,
+                     loader=lambda _s: model, sequential=True, cell_progress=rec)
+    n = run.cells[0].n_items
+    assert rec.events[0] == ("start", "scripted:right · approval · p0", N_EVAL)
+    advances = [e for e in rec.events if e[0] == "advance"]
+    assert [e[1] for e in advances] == list(range(1, n + 1))
+    last = advances[-1][2]
+    assert last is not None and last.estimate == 1.0 and last.low is not None
+    assert last.low > run.cells[0].tau  # the bound that settled it
+    assert rec.events[-1] == ("finish", n, "settled")
+    fixed = Recorder()  # reading every item: counts only, and the end of the split
+    run_matrix(["scripted:right"], ["approval"], ["p0"], source=tmp_path, limit=30,
+               loader=lambda _s: model, cell_progress=fixed)
+    assert fixed.events[-1] == ("finish", 30, "full split")
+    assert all(e[2] is None for e in fixed.events if e[0] == "advance")
