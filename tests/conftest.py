@@ -13,7 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from slmbench.models.llamacpp import LlamaCppModel, resolve_target
+from slmbench.models.catalog import resolve_target
+from slmbench.models.llamacpp import LlamaCppModel
 
 
 def _load(name: str) -> Iterator[LlamaCppModel]:

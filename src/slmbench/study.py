@@ -249,8 +249,7 @@ def versions() -> dict[str, str]:
 def model_hashes(specs: list[str]) -> dict[str, str]:
     """sha256 of each llama.cpp model file, from its pull record (or hashed now)."""
     from slmbench.models.base import parse_spec
-    from slmbench.models.catalog import file_sha256, read_record
-    from slmbench.models.llamacpp import resolve_target
+    from slmbench.models.catalog import file_sha256, read_record, resolve_target
 
     out: dict[str, str] = {}
     for spec in specs:

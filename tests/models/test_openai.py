@@ -20,7 +20,8 @@ import pytest
 from slmbench.core.errors import BackendError, LogprobsUnsupportedError, ModelSpecError
 from slmbench.models import Model, load_model
 from slmbench.models.base import Message, ToolCall
-from slmbench.models.llamacpp import LlamaCppModel, resolve_target
+from slmbench.models.catalog import resolve_target
+from slmbench.models.llamacpp import LlamaCppModel
 from slmbench.models.openai import OpenAIModel
 
 FRANCE = [Message(role="user", content="What is the capital of France?")]

@@ -49,7 +49,6 @@ from scipy.special import log_softmax
 from slmbench.core.errors import (
     ConfigError,
     ContextOverflowError,
-    ModelNotFoundError,
     ModelSpecError,
 )
 from slmbench.models.base import (
@@ -59,35 +58,14 @@ from slmbench.models.base import (
     ModelSpec,
     as_messages,
     check_generate_args,
+    check_options,
+    int_option,
 )
-from slmbench.models.catalog import resolve_gguf
+from slmbench.models.catalog import resolve_target
 
 OPTIONS = ("n_ctx", "threads", "chat_format")
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 BUILTIN_TEMPLATES = ("plain",)
-
-
-def int_option(spec: ModelSpec, key: str, default: int) -> int:
-    """Read a positive integer option from a spec, or raise ModelSpecError."""
-    raw = spec.option(key)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ModelSpecError(f"option {key}={raw!r} in {spec.raw!r} is not a positive integer",
-                             f"write e.g. ?{key}={default}")
-    return value
-
-
-def check_options(spec: ModelSpec, known: Sequence[str]) -> None:
-    """Reject options a backend does not know (a typo must not pass silently)."""
-    unknown = sorted(set(spec.options) - set(known))
-    if unknown:
-        raise ModelSpecError(f"unknown option(s) {', '.join(unknown)} for the {spec.backend} "
-                             f"backend in {spec.raw!r}", f"known options: {', '.join(known)}")
 
 
 def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -101,17 +79,6 @@ def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             d["tool_call_id"] = m.tool_call_id
         out.append(d)
     return out
-
-
-def resolve_target(target: str) -> Path:
-    """A GGUF path, or the file a registry name resolves to."""
-    if target.endswith(".gguf") or "/" in target:
-        path = Path(target).expanduser()
-        if not path.is_file():
-            raise ModelNotFoundError(f"GGUF file {path} does not exist",
-                                     "check the path, or use a registry name with slmbench pull")
-        return path
-    return resolve_gguf(target)  # ModelNotFoundError with `slmbench pull NAME` if absent
 
 
 class LlamaCppModel:
