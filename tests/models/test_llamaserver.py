@@ -22,10 +22,6 @@ from slmbench.models.llamaserver import PINNED_LLAMA_CPP_PYTHON, LlamaServerMode
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOL = "llamaserver:smollm2-135m?slots=2&n_ctx=2048"
-CALCULATOR = {"type": "function", "function": {
-    "name": "calculator", "description": "Evaluate an arithmetic expression.",
-    "parameters": {"type": "object", "properties": {"expression": {"type": "string"}},
-                   "required": ["expression"]}}}
 
 
 def test_the_server_is_built_from_the_same_pin_as_the_embedded_backend() -> None:
@@ -81,21 +77,6 @@ def test_a_real_generate_and_the_server_stops_on_close() -> None:
     assert again.text == out.text  # greedy
     model.close()
     assert not _alive(pid)
-
-
-@pytest.mark.embedded
-def test_native_tool_calls_come_back_parsed() -> None:
-    model = load_model("llamaserver:qwen2.5-coder-0.5b?slots=1&n_ctx=2048")
-    try:
-        out = model.generate(
-            [{"role": "system", "content": "You are a helpful assistant with tools."},
-             {"role": "user", "content": "Use the calculator tool to compute 17 * 23."}],
-            tools=[CALCULATOR], max_tokens=64)
-    finally:
-        model.close()
-    assert out.finish_reason == "tool_calls", out.text
-    assert out.tool_calls[0].name == "calculator"
-    assert "17" in out.tool_calls[0].arguments.get("expression", "")
 
 
 @pytest.mark.embedded

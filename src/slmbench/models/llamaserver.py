@@ -12,7 +12,11 @@
   for the server to load the model (default 120).
 
 The server listens on a free loopback port and is started with ``--jinja``: OpenAI
-``tools`` go through the GGUF's own chat template and tool calls come back parsed.
+``tools`` go through the GGUF's own chat template, and calls the model writes in that
+template's format (e.g. Qwen's ``<tool_call>`` tags) come back parsed. Measured here:
+Qwen2.5-Coder-0.5B writes its call as bare JSON without the tags, even when the template
+asks for them, and the server returns that as plain text (no ``tool_calls``); with
+``tool_choice="required"`` its grammar-forced output ran on to the token limit.
 Chat requests go through :class:`~slmbench.models.openai.OpenAIModel` unchanged. Each
 calling thread is pinned to one slot (``id_slot``), so the steps of one agent trial reuse
 their own prefix from that slot's KV cache instead of evicting each other's.
