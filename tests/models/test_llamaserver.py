@@ -80,21 +80,6 @@ def test_a_real_generate_and_the_server_stops_on_close() -> None:
 
 
 @pytest.mark.embedded
-def test_score_agrees_with_the_in_process_backend_on_the_same_weights(smollm) -> None:
-    model = load_model(SMOL)
-    messages = [{"role": "user", "content": "Is the sky blue? Answer yes or no."}]
-    try:
-        served = model.score(messages, ["yes", "no", "Yes, it is"])
-    finally:
-        model.close()
-    local = smollm.score(messages, ["yes", "no", "Yes, it is"])
-    for a, b in zip(served, local, strict=True):
-        assert a.n_tokens == b.n_tokens
-        assert a.logprob == pytest.approx(b.logprob, abs=0.05)
-        assert a.first_token_logprob == pytest.approx(b.first_token_logprob, abs=0.05)
-
-
-@pytest.mark.embedded
 def test_sigkill_of_a_run_leaves_no_llama_server(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     run = subprocess.Popen(
