@@ -9,7 +9,7 @@ export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 DEMO_MODEL ?= qwen2.5-coder-0.5b
 TEST_MODELS ?= smollm2-135m qwen2.5-coder-0.5b
 
-.PHONY: demo test install build-deps system-deps sandbox-deps models lint clean
+.PHONY: demo test install build-deps system-deps sandbox-deps models lint clean llama-server
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -55,9 +55,33 @@ demo: install sandbox-deps
 	$(SLMBENCH) pull $(DEMO_MODEL)
 	$(SLMBENCH) demo --model llamacpp:$(DEMO_MODEL)
 
-test: install system-deps models
+test: install system-deps models llama-server
 	$(PY) -m ruff check src tests benchmarks
 	$(PY) -m pytest
+
+# llama.cpp's own server, built from the llama.cpp that the pinned llama-cpp-python sdist vendors,
+# so `llamaserver:` runs the same kernels as `llamacpp:`. Cached under the slmbench home: a second
+# `make llama-server` does nothing. About 4-5 min cold on 2 cores; never committed.
+# The pin is read from pyproject.toml (the `embedded` extra); the directory from core/paths.py.
+LLAMA_CPP_PYTHON := $(shell sed -n 's/.*llama-cpp-python\[server\]==\([0-9.]*\).*/\1/p' pyproject.toml)
+LLAMA_SERVER_BIN = $(shell python3 -c "import runpy; print(runpy.run_path('src/slmbench/core/paths.py')['bin_dir']())")/llama-server-$(LLAMA_CPP_PYTHON)
+
+llama-server: $(LLAMA_SERVER_BIN)
+
+$(LLAMA_SERVER_BIN): | $(PY)
+	@set -euo pipefail; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; start=$$(date +%s); \
+	echo "building llama-server from llama-cpp-python==$(LLAMA_CPP_PYTHON) (a few minutes)"; \
+	$(PY) -m pip download -q --no-deps --no-binary :all: "llama-cpp-python==$(LLAMA_CPP_PYTHON)" -d "$$tmp"; \
+	tar -xzf "$$tmp"/llama_cpp_python-*.tar.gz -C "$$tmp"; \
+	src=$$(echo "$$tmp"/llama_cpp_python-*/vendor/llama.cpp); \
+	cmake -S "$$src" -B "$$tmp/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+	  -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TOOLS=ON \
+	  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >"$$tmp/cmake.log" 2>&1 \
+	  || { tail -20 "$$tmp/cmake.log"; exit 1; }; \
+	cmake --build "$$tmp/build" --target llama-server -j$(CMAKE_BUILD_PARALLEL_LEVEL) >"$$tmp/build.log" 2>&1 \
+	  || { tail -20 "$$tmp/build.log"; exit 1; }; \
+	mkdir -p "$(@D)"; install -m 755 "$$tmp/build/bin/llama-server" "$@.tmp"; mv "$@.tmp" "$@"; \
+	echo "built $@ in $$(( $$(date +%s) - start )) s"
 
 lint: install
 	$(PY) -m ruff check src tests benchmarks

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 def _load(name: str) -> Iterator[LlamaCppModel]:
     # Imported here, not at the top: the fast loop (`pytest -m "not embedded"`) must collect
     # with the `test` extra alone, without llama-cpp-python.
-    from slmbench.models.llamacpp import LlamaCppModel, resolve_target
+    from slmbench.models.catalog import resolve_target
+    from slmbench.models.llamacpp import LlamaCppModel
 
     model = LlamaCppModel(resolve_target(name), spec=f"llamacpp:{name}")
     yield model

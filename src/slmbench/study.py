@@ -263,8 +263,7 @@ def model_hashes(specs: list[str]) -> dict[str, str]:
     from slmbench.core.errors import ModelNotFoundError
     from slmbench.core.sources import sha256_file
     from slmbench.models.base import parse_spec
-    from slmbench.models.catalog import PypiSource, load_registry
-    from slmbench.models.llamacpp import resolve_target
+    from slmbench.models.catalog import PypiSource, load_registry, resolve_target
     from slmbench.models.pull import read_record
 
     out: dict[str, str] = {}

@@ -39,7 +39,7 @@ def _free_port() -> int:
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A llama.cpp OpenAI-compatible server for SmolLM2 on a free loopback port."""
     port = _free_port()
-    from slmbench.models.llamacpp import resolve_target
+    from slmbench.models.catalog import resolve_target
 
     gguf = resolve_target("smollm2-135m")
     log_path = tmp_path_factory.mktemp("server") / "server.log"

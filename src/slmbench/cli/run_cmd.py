@@ -49,6 +49,9 @@ def print_summary(summary: RunSummary, console: Console) -> None:
                       str(m.backend_errors), str(m.retries), str(m.cache_hits),
                       f"{m.trials_per_min:.1f}", f"{m.tokens_per_s:.1f}")
     console.print(table)
+    for m in summary.models:
+        if m.stopped:
+            console.print(f"stopped {m.model} early: {m.stopped}", highlight=False)
     state = "complete" if summary.complete else "incomplete"
     console.print(f"{state}: {summary.stored}/{summary.planned} trials stored "
                   f"({summary.run_now} run now, {summary.wall_s:.1f} s); "
@@ -77,7 +80,13 @@ def register(app: typer.Typer) -> None:
         scaffold: Annotated[str | None, typer.Option(help="react | native")] = None,
         max_steps: Annotated[int | None, typer.Option(help="agent step limit")] = None,
         concurrency: Annotated[int | None, typer.Option(
-            help="parallel trials per server model (openai:, ollama:)")] = None,
+            help="parallel trials per server model (openai:, ollama:, llamaserver:)")] = None,
+        deterministic: Annotated[bool, typer.Option(
+            "--deterministic", help="one trial at a time per model (no cross-trial batching)")
+        ] = False,
+        wait_ready: Annotated[float | None, typer.Option(
+            help="seconds to wait for a server that refuses connections (default: fail fast)")
+        ] = None,
         cache: Annotated[str | None, typer.Option(
             help="response cache: auto (greedy only) | on | off")] = None,
         seed: Annotated[int | None, typer.Option(help="base seed of the grid")] = None,
@@ -98,6 +107,7 @@ def register(app: typer.Typer) -> None:
             "default_concurrency": concurrency, "cache": cache, "seed": seed,
             "toolset": toolset, "skip_code_tasks": skip_code_tasks,
             "refusal_judge": refusal_judge,
+            "deterministic": deterministic or None,
         }
         if experiment is not None:
             exp = load_experiment(experiment, flags)
@@ -106,7 +116,7 @@ def register(app: typer.Typer) -> None:
                 raise ConfigError("no model to run",
                                   "give --model SPEC (repeatable) or an experiment .toml file")
             exp = build_experiment({k: v for k, v in flags.items() if v is not None})
-        _run(exp, exp.out_dir())
+        _run(exp, exp.out_dir(), wait_ready_s=wait_ready)
 
     @app.command()
     def resume(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
@@ -114,9 +124,10 @@ def register(app: typer.Typer) -> None:
         _run(saved_experiment(run_dir), run_dir)
 
 
-def _run(exp: Experiment, run_dir: Path) -> None:
+def _run(exp: Experiment, run_dir: Path, wait_ready_s: float | None = None) -> None:
     console = wide_console()
-    summary = execute(exp, run_dir=run_dir, progress=make_progress(console))
+    summary = execute(exp, run_dir=run_dir, progress=make_progress(console),
+                      wait_ready_s=wait_ready_s)
     print_summary(summary, console)
     if not summary.complete:
         raise typer.Exit(1)

@@ -24,3 +24,8 @@ def models_dir() -> Path:
 def datasets_dir() -> Path:
     """Directory holding Part B datasets built by ``slmbench data prepare``."""
     return home() / "datasets"
+
+
+def bin_dir() -> Path:
+    """Directory holding programs slmbench builds itself (``make llama-server``)."""
+    return home() / "bin"

@@ -4,6 +4,7 @@ A model is named by a *spec string* ``backend:target[?key=value&...]``:
 
 * ``llamacpp:qwen2.5-coder-0.5b`` (registry name) or ``llamacpp:/path/to/file.gguf``
 * ``openai:MODEL@http://127.0.0.1:8080/v1``
+* ``llamaserver:qwen2.5-coder-0.5b?slots=8`` (a ``llama-server`` slmbench starts and stops)
 * ``ollama:qwen2.5:7b`` or ``ollama:qwen2.5:7b@http://127.0.0.1:11434``
 * ``hf:/path/to/dir?dtype=bf16`` (optionally ``&gguf_file=model.gguf``)
 * ``scripted:/path/to/script.json`` or ``scripted:echo`` (deterministic, for tests)
@@ -15,14 +16,16 @@ from __future__ import annotations
 
 import importlib
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 from urllib.parse import parse_qsl
 
+import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from slmbench.core.errors import ConfigError, ModelSpecError
+from slmbench.core.errors import BackendError, ConfigError, ModelSpecError
 
 Role = Literal["system", "user", "assistant", "tool"]
 FinishReason = Literal["stop", "length", "tool_calls", "error"]
@@ -178,6 +181,7 @@ class ModelSpec:
 BACKENDS: dict[str, str] = {
     "llamacpp": "slmbench.models.llamacpp:LlamaCppModel",
     "openai": "slmbench.models.openai:OpenAIModel",
+    "llamaserver": "slmbench.models.llamaserver:LlamaServerModel",
     "ollama": "slmbench.models.ollama:OllamaModel",
     "hf": "slmbench.models.hf:HFModel",
     "scripted": "slmbench.models.scripted:ScriptedModel",
@@ -205,9 +209,7 @@ def parse_spec(spec: str) -> ModelSpec:
     return ModelSpec(backend=backend, target=target, options=options, raw=spec)
 
 
-def load_model(spec: str | ModelSpec) -> Model:
-    """Build the backend a spec names. Optional backends import lazily."""
-    parsed = parse_spec(spec) if isinstance(spec, str) else spec
+def _backend_class(parsed: ModelSpec) -> Any:
     module_name, cls_name = BACKENDS[parsed.backend].split(":")
     try:
         module = importlib.import_module(module_name)
@@ -217,5 +219,59 @@ def load_model(spec: str | ModelSpec) -> Model:
         raise ModelSpecError(
             f"the {parsed.backend} backend cannot load: {exc}", hint
         ) from exc
-    model: Model = getattr(module, cls_name).from_spec(parsed)
+    return getattr(module, cls_name)
+
+
+def load_model(spec: str | ModelSpec) -> Model:
+    """Build the backend a spec names. Optional backends import lazily."""
+    parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    model: Model = _backend_class(parsed).from_spec(parsed)
     return model
+
+
+def check_ready(spec: str | ModelSpec, *, wait_ready_s: float | None = None) -> None:
+    """Raise a SlmbenchError (one line and a hint) if the model a spec names cannot be run now.
+
+    Server backends check that their server answers and has the model (a backend class's
+    ``preflight(spec, wait_ready_s)``); backends without one pass. Nothing is loaded.
+    """
+    parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    preflight = getattr(_backend_class(parsed), "preflight", None)
+    if preflight is not None:
+        preflight(parsed, wait_ready_s)
+
+
+LOADING_WAIT_S = 120.0  # how long a server that answers 503 (still loading) is waited for
+
+
+def get_when_ready(url: str, *, what: str, start_hint: str,
+                   wait_ready_s: float | None = None, timeout: float = 5.0) -> Any:
+    """GET ``url`` and return its JSON, failing fast when no server is there.
+
+    A refused or unanswered connection fails at once (within ``timeout``), unless
+    ``wait_ready_s`` is given: then it is retried for that long. A server that answers
+    503 (loading) is waited for, up to ``max(wait_ready_s, LOADING_WAIT_S)``.
+    """
+    start = time.monotonic()
+    while True:
+        waited = time.monotonic() - start
+        try:
+            response = httpx.get(url, timeout=timeout)
+        except httpx.TransportError as exc:
+            if waited < (wait_ready_s or 0.0):
+                time.sleep(0.5)
+                continue
+            reason = "connection refused" if isinstance(exc, httpx.ConnectError) else str(exc)
+            raise BackendError(f"no {what} answers at {url} ({reason or type(exc).__name__})",
+                               f"{start_hint}, or give --wait-ready SECONDS") from exc
+        if response.status_code == 503 and waited < max(wait_ready_s or 0.0, LOADING_WAIT_S):
+            time.sleep(0.5)
+            continue
+        if response.status_code != 200:
+            raise BackendError(f"the {what} at {url} answered {response.status_code}: "
+                               f"{response.text[:120]!r}", "check the URL and the server's logs")
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise BackendError(f"the {what} at {url} answered, but not with JSON",
+                               "check that the URL points at the API, not a web page") from exc

@@ -226,6 +226,17 @@ def resolve_gguf(name: str, registry: Registry | None = None) -> Path:
     return path
 
 
+def resolve_target(target: str) -> Path:
+    """A GGUF path, or the file a registry name resolves to."""
+    if target.endswith(".gguf") or "/" in target:
+        path = Path(target).expanduser()
+        if not path.is_file():
+            raise ModelNotFoundError(f"GGUF file {path} does not exist",
+                                     "check the path, or use a registry name with slmbench pull")
+        return path
+    return resolve_gguf(target)  # ModelNotFoundError with `slmbench pull NAME` if absent
+
+
 # --- what is here ---------------------------------------------------------------------------
 
 NO_SERVER = "no server"

@@ -48,7 +48,6 @@ from scipy.special import log_softmax
 from slmbench.core.errors import (
     ConfigError,
     ContextOverflowError,
-    ModelNotFoundError,
     ModelSpecError,
 )
 from slmbench.models.base import (
@@ -59,7 +58,7 @@ from slmbench.models.base import (
     as_messages,
     check_generate_args,
 )
-from slmbench.models.catalog import resolve_gguf
+from slmbench.models.catalog import resolve_target
 
 OPTIONS = ("n_ctx", "threads", "chat_format")
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -93,17 +92,6 @@ def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             d["tool_call_id"] = m.tool_call_id
         out.append(d)
     return out
-
-
-def resolve_target(target: str) -> Path:
-    """A GGUF path, or the file a registry name resolves to."""
-    if target.endswith(".gguf") or "/" in target:
-        path = Path(target).expanduser()
-        if not path.is_file():
-            raise ModelNotFoundError(f"GGUF file {path} does not exist",
-                                     "check the path, or use a registry name with slmbench pull")
-        return path
-    return resolve_gguf(target)  # ModelNotFoundError with `slmbench pull NAME` if absent
 
 
 class LlamaCppModel:

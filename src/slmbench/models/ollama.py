@@ -45,6 +45,7 @@ from slmbench.models.base import (
     ModelSpec,
     ToolCall,
     as_messages,
+    get_when_ready,
 )
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -87,6 +88,22 @@ class OllamaModel:
         self.num_ctx = num_ctx
         extra: dict[str, Any] = {"transport": transport} if transport else {}
         self._client = ollama.Client(host=self.host, timeout=timeout, **extra)
+
+    @staticmethod
+    def preflight(spec: ModelSpec, wait_ready_s: float | None = None) -> None:
+        """The server answers ``GET /api/tags`` and has the spec's tag (else one-line error)."""
+        tag, _, host = spec.target.partition("@")
+        base = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
+        if "://" not in base:
+            base = f"http://{base}"
+        listing = get_when_ready(f"{base}/api/tags", what="Ollama server",
+                                 start_hint="start it with `ollama serve` or fix the host after "
+                                 "'@' / $OLLAMA_HOST", wait_ready_s=wait_ready_s)
+        names = {str(m.get(k)) for m in (listing or {}).get("models") or [] if isinstance(m, dict)
+                 for k in ("name", "model") if m.get(k)}
+        if tag not in names and f"{tag}:latest" not in names:
+            raise ModelNotFoundError(f"the Ollama server at {base} has no model {tag!r}",
+                                     f"ollama pull {tag}")
 
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> OllamaModel:

@@ -35,7 +35,12 @@ from typing import Any
 import httpx
 import openai
 
-from slmbench.core.errors import BackendError, LogprobsUnsupportedError, ModelSpecError
+from slmbench.core.errors import (
+    BackendError,
+    LogprobsUnsupportedError,
+    ModelNotFoundError,
+    ModelSpecError,
+)
 from slmbench.models.base import (
     CandidateScore,
     Completion,
@@ -44,6 +49,7 @@ from slmbench.models.base import (
     ModelSpec,
     ToolCall,
     as_messages,
+    get_when_ready,
 )
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
@@ -156,6 +162,21 @@ class OpenAIModel:
         timeout = spec.seconds_option("timeout", 120.0)
         return cls(model, url or None, spec=spec.raw, timeout=timeout)
 
+    @staticmethod
+    def preflight(spec: ModelSpec, wait_ready_s: float | None = None) -> None:
+        """The server answers ``GET /models`` and lists the spec's model (else one-line error)."""
+        model, _, url = spec.target.partition("@")
+        base = (url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        listing = get_when_ready(f"{base}/models", what="OpenAI-compatible server",
+                                 start_hint="start the server (llama-server, vLLM, ...) or fix "
+                                 "the URL after '@'", wait_ready_s=wait_ready_s)
+        served = [m.get("id") for m in (listing or {}).get("data") or [] if isinstance(m, dict)]
+        if model not in served:
+            raise ModelNotFoundError(
+                f"the server at {base} serves no model {model!r} (it serves: "
+                f"{', '.join(map(str, served)) or 'nothing'})",
+                f"load {model} on that server, or name one it serves after 'openai:'")
+
     def _error(self, exc: openai.OpenAIError) -> BackendError:
         where = f"the OpenAI-compatible server at {self.base_url}"
         if isinstance(exc, openai.APITimeoutError):
@@ -173,6 +194,10 @@ class OpenAIModel:
                                 f"{exc.message}", f"check the model name {self.model!r} "
                                 "and the request options")
         return BackendError(f"bad answer from {where}: {exc}", "check the server's version")
+
+    def _request_extras(self) -> dict[str, Any]:
+        """Extra keyword arguments of each chat request (a subclass's server options)."""
+        return {}
 
     def generate(
         self,
@@ -195,6 +220,7 @@ class OpenAIModel:
             request["stop"] = list(stop)
         if tools:
             request["tools"] = list(tools)
+        request.update(self._request_extras())
         start = time.perf_counter()
         try:
             response = self._client.chat.completions.create(**request)

@@ -43,6 +43,17 @@ def test_good_file_loads_every_field(tmp_path: Path) -> None:
     assert exp.workers("scripted:echo") == 1  # in-process: one trial at a time
 
 
+def test_trials_in_flight_default_to_a_managed_servers_slots_and_deterministic_is_one() -> None:
+    served, other = "llamaserver:qwen2.5-coder-0.5b?slots=6", "ollama:qwen2.5:7b"
+    exp = build_experiment({"models": [served, other], "tasks": ["IR-1"]})
+    assert exp.workers(served) == 6 and exp.workers(other) == 4
+    assert build_experiment({"models": [served], "tasks": ["IR-1"],
+                             "default_concurrency": 2}).workers(served) == 2
+    one = build_experiment({"models": [served, other], "tasks": ["IR-1"], "deterministic": True,
+                            "concurrency": {other: 8}})
+    assert one.workers(served) == one.workers(other) == 1
+
+
 def test_flags_override_the_file(tmp_path: Path) -> None:
     exp = load_experiment(write(tmp_path, GOOD), {"repeats": 5, "temperatures": [0.0],
                                                   "suites": None})

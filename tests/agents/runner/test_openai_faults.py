@@ -62,6 +62,9 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         return None
 
+    def do_GET(self) -> None:  # the run's preflight lists the models; no fault injected
+        self._send(200, {"object": "list", "data": [{"id": "ref", "object": "model"}]})
+
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         fault = self.server.next_fault()

@@ -11,7 +11,7 @@
     toolset = "task"         # "all": every task offers the ten tools (the seed's setting)
     skip_code_tasks = false  # true: leave out tasks needing code_interpreter (no bubblewrap)
 
-    [concurrency]            # parallel trials per server model (openai:, ollama:)
+    [concurrency]            # parallel trials per server model (openai:, ollama:, llamaserver:)
     "openai:qwen2.5-7b@http://127.0.0.1:8080/v1" = 4
 
     [retry]                  # transient backend faults
@@ -35,8 +35,9 @@ from slmbench.agents.runner.report import model_slug
 from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.core.errors import ConfigError
 from slmbench.models.base import parse_spec
+from slmbench.models.llamaserver import DEFAULT_SLOTS
 
-SERVER_BACKENDS = frozenset({"openai", "ollama"})
+SERVER_BACKENDS = frozenset({"openai", "ollama", "llamaserver"})
 # The fields that decide which trials a run holds (per model) and how they run.
 _HINT = "see `slmbench run --help`; the experiment file format is in docs/report-schema.md"
 GRID_FIELDS = ("suites", "tasks", "variants", "temperatures", "repeats", "seed", "scaffold",
@@ -70,7 +71,11 @@ class Experiment(BaseModel):
         default=None, description="model spec that labels refusals instead of the rules")
     concurrency: dict[str, int] = Field(
         default_factory=dict, description="parallel trials per server model spec")
-    default_concurrency: int = Field(default=4, ge=1, le=64)
+    default_concurrency: int | None = Field(
+        default=None, ge=1, le=64,
+        description="trials in flight per server model; None: a llamaserver's slots, else 4")
+    deterministic: bool = Field(
+        default=False, description="one request at a time per model: no batching across trials")
     cache: CachePolicy = "auto"
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     out: Path | None = None
@@ -108,10 +113,17 @@ class Experiment(BaseModel):
         return self
 
     def workers(self, spec: str) -> int:
-        """Trials of ``spec`` that may run at once: 1 for in-process models."""
-        if parse_spec(spec).backend not in SERVER_BACKENDS:
+        """Trials of ``spec`` that may run at once: 1 for in-process models, or if deterministic."""
+        if self.deterministic or parse_spec(spec).backend not in SERVER_BACKENDS:
             return 1
-        return self.concurrency.get(spec, self.default_concurrency)
+        if spec in self.concurrency:
+            return self.concurrency[spec]
+        if self.default_concurrency is not None:
+            return self.default_concurrency
+        parsed = parse_spec(spec)
+        if parsed.backend == "llamaserver":
+            return parsed.int_option("slots", DEFAULT_SLOTS)
+        return 4
 
     def grid_fingerprint(self) -> str:
         """A short hash of the fields that decide each model's trials and how they run."""

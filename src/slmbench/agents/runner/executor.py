@@ -11,10 +11,15 @@ processes ever race on one trial, ``INSERT ... ON CONFLICT DO NOTHING`` keeps
 the first row. A trial killed mid-way is simply run again; its model calls
 are then mostly answered from the response cache.
 
-Server models (``openai:``, ``ollama:``) each get a thread pool of their
+Server models (``openai:``, ``ollama:``, ``llamaserver:``) each get a thread pool of their
 ``concurrency``; in-process models (``llamacpp:``, ``hf:``, ``scripted:``)
 run one at a time, one trial at a time, in a single lane (one loaded model
 in memory). Server lanes and the in-process lane run side by side.
+
+Before anything is written, each model is checked (``check_ready``: a server answers and
+has the model), so a run against an absent server stops with one line and leaves no run
+folder. A model whose last ``STOP_AFTER`` finished trials all ended ``backend_error`` with
+the same cause (after the retries) is stopped with that cause; the other models go on.
 """
 
 from __future__ import annotations
@@ -47,13 +52,14 @@ from slmbench.agents.runner.report import RunnerStats, write_reports
 from slmbench.agents.runner.retry import RetryingModel
 from slmbench.agents.store import DB_NAME, RunStore
 from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
-from slmbench.models.base import Model, load_model, parse_spec
+from slmbench.models.base import Model, check_ready, load_model, parse_spec
 
 TrialFn = Callable[..., Trial]
 # Runner counters (retries, cache hits, throughput) are saved at most this often and at the
 # end of each model's lane: a kill can lose the last second of counts, never a trial.
 STATS_FLUSH_S = 1.0
 ModelLoader = Callable[[str], Model]
+STOP_AFTER = 5  # finished trials in a row with the same backend error stop that model
 
 
 class RunInterrupted(SlmbenchError):
@@ -73,6 +79,7 @@ class ModelSummary(BaseModel):
     cache_hits: int  # all sessions
     trials_per_min: float
     tokens_per_s: float
+    stopped: str | None = None  # why the run stopped this model early (a repeated backend error)
 
 
 class RunSummary(BaseModel):
@@ -142,6 +149,8 @@ class _Run:
         self.stats: dict[str, RunnerStats] = {
             m: RunnerStats.model_validate(prior.get(m, {})) for m in exp.models}
         self.run_now: dict[str, int] = dict.fromkeys(exp.models, 0)
+        self.streak: dict[str, tuple[str | None, int]] = dict.fromkeys(exp.models, (None, 0))
+        self.stopped: dict[str, str] = {}
         self._flushed_at = 0.0
         stored = store.keys()
         self.pending = {m: [p for p in plan.for_model(m) if p.key not in stored]
@@ -181,10 +190,25 @@ class _Run:
                 "completion_tokens": s.completion_tokens + retrying.completion_tokens,
             })
             self.run_now[p.key.model] += 1
+            self._track_errors(p.key.model, trial)
             self._refresh_rates(p.key.model, wall_before + time.perf_counter() - lane_start)
             if time.monotonic() - self._flushed_at >= STATS_FLUSH_S:
                 self.flush_stats()
         self.progress.advance(p.key, trial.outcome.value)
+
+    def _track_errors(self, model: str, trial: Trial) -> None:
+        """Stop ``model`` once ``STOP_AFTER`` finished trials in a row failed the same way."""
+        cause = trial.error if trial.outcome == Outcome.BACKEND_ERROR else None
+        last, n = self.streak[model]
+        n = n + 1 if cause is not None and cause == last else int(cause is not None)
+        self.streak[model] = (cause, n)
+        if cause is not None and n >= STOP_AFTER and model not in self.stopped:
+            self.stopped[model] = cause
+            self.progress.note(f"stopped {model}: its last {n} trials all ended with: {cause}")
+
+    def halted(self, model: str) -> bool:
+        """Whether no more trials of ``model`` are to start."""
+        return self.stop.is_set() or model in self.stopped
 
     def flush_stats(self) -> None:
         """Save the runner counters in the store's metadata (one fsync'd write)."""
@@ -211,7 +235,7 @@ class _Run:
             workers = self.exp.workers(spec)
             if workers == 1:
                 for p in todo:
-                    if self.stop.is_set():
+                    if self.halted(spec):
                         break
                     self.run_one(model, p, lane_start, wall_before)
                 return
@@ -230,7 +254,7 @@ class _Run:
 
     def _guarded(self, model: Model, p: PlannedTrial, lane_start: float,
                  wall_before: float) -> None:
-        if not self.stop.is_set():
+        if not self.halted(p.key.model):
             self.run_one(model, p, lane_start, wall_before)
 
     def run_in_process(self, specs: list[str]) -> None:
@@ -360,15 +384,23 @@ def execute(
     model_loader: ModelLoader = load_model,
     progress: RunProgress | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    check_servers: bool = True,
+    wait_ready_s: float | None = None,
 ) -> RunSummary:
     """Run every planned trial not yet stored in ``run_dir``; write reports; summarise.
 
+    First, unless ``check_servers`` is False, each model is checked with
+    :func:`~slmbench.models.base.check_ready` (waiting up to ``wait_ready_s`` for a server
+    that refuses connections): an absent server or model raises before ``run_dir`` exists.
     ``trial_fn``, ``load_suite`` and ``variants`` default to
     ``slmbench.agents.evaluator.run_trial``, ``slmbench.agents.tasks.load_suite`` and the
     variants of ``slmbench.agents.tasks.perturb``; tests inject their own.
     """
     started = time.perf_counter()
     run_dir = Path(run_dir) if run_dir is not None else exp.out_dir()
+    if check_servers:
+        for spec in exp.models:
+            check_ready(spec, wait_ready_s=wait_ready_s)
     plan = build_plan(exp, load_suite=load_suite or _default_suite_loader(),
                       variants=variants or _default_variants())
     progress = progress or PlainProgress()
@@ -404,7 +436,7 @@ def execute(
                 successes=sum(o == "success" for o in outcomes),
                 backend_errors=sum(o == "backend_error" for o in outcomes),
                 retries=s.retries, cache_hits=s.cache_hits, trials_per_min=s.trials_per_min,
-                tokens_per_s=s.tokens_per_s,
+                tokens_per_s=s.tokens_per_s, stopped=run.stopped.get(m),
             ))
         return RunSummary(
             run_dir=str(run_dir), planned=sum(totals.values()),

@@ -1,0 +1,275 @@
+"""llama.cpp's own ``llama-server``, started and stopped by slmbench (the ``llamaserver:`` backend).
+
+``llamaserver:NAME`` serves a pulled registry model (``slmbench pull NAME``), and
+``llamaserver:/path/to/file.gguf`` any GGUF file, through a ``llama-server`` built by
+``make llama-server`` from the llama.cpp that the pinned llama-cpp-python sdist vendors
+(so this backend and ``llamacpp:`` run the same kernels). Options:
+
+* ``slots`` - parallel sequences the server decodes in one batch (``-np``, default 8);
+* ``threads`` - CPU threads (default 2);
+* ``n_ctx`` - context window *per slot* in tokens (default 4096, as ``llamacpp:``);
+* ``timeout`` - seconds per request (default 300); ``load_timeout`` - seconds to wait
+  for the server to load the model (default 120).
+
+The server listens on a free loopback port and is started with ``--jinja``: OpenAI
+``tools`` go through the GGUF's own chat template, and calls the model writes in that
+template's format (e.g. Qwen's ``<tool_call>`` tags) come back parsed. Measured here:
+Qwen2.5-Coder-0.5B writes its call as bare JSON without the tags, even when the template
+asks for them, and the server returns that as plain text (no ``tool_calls``); with
+``tool_choice="required"`` its grammar-forced output ran on to the token limit.
+Chat requests go through :class:`~slmbench.models.openai.OpenAIModel` unchanged. Each
+calling thread is pinned to one slot (``id_slot``), so the steps of one agent trial reuse
+their own prefix from that slot's KV cache instead of evicting each other's.
+
+The server is stopped by :meth:`LlamaServerModel.close`, at interpreter exit, and by the
+kernel when this process dies in any way (``PR_SET_PDEATHSIG``, armed from a thread that
+lives as long as the process): no ``llama-server`` outlives the run.
+
+``score`` raises ``LogprobsUnsupportedError`` (as ``openai:``). Tried and measured: forcing each
+candidate token with a logit bias on ``/completion`` and reading its pre-sampling log-prob
+(``n_probs``) gave -4.95 where ``llamacpp:`` gives -5.12 for one SmolLM2 candidate; until the
+cause is found (template rendering or tokenization are the suspects) no number is given.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import os
+import queue
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from slmbench.core.errors import (
+    BackendError,
+    LogprobsUnsupportedError,
+    ModelNotFoundError,
+)
+from slmbench.core.paths import bin_dir
+from slmbench.models.base import CandidateScore, Message, ModelSpec
+from slmbench.models.catalog import resolve_target
+from slmbench.models.openai import OpenAIModel
+
+# The llama-cpp-python release whose vendored llama.cpp `make llama-server` builds: the same
+# pin as the `embedded` extra in pyproject.toml, so both backends run the same kernels.
+PINNED_LLAMA_CPP_PYTHON = "0.3.36"
+DEFAULT_SLOTS = 8
+OPTIONS = ("slots", "threads", "n_ctx", "timeout", "load_timeout")
+_PR_SET_PDEATHSIG = 1
+_LOG_TAIL = 600  # characters of the server's log quoted when it fails to start
+
+
+def server_binary() -> Path:
+    """Where ``make llama-server`` puts the binary built from the pinned source."""
+    return bin_dir() / f"llama-server-{PINNED_LLAMA_CPP_PYTHON}"
+
+
+def _find_binary() -> Path:
+    path = server_binary()
+    if not path.is_file():
+        raise ModelNotFoundError(f"llama-server is not built ({path} does not exist)",
+                                 "run `make llama-server` (a few minutes, once)")
+    return path
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded here: the child must not dlopen after fork
+
+
+def _die_with(parent: int) -> Callable[[], None]:
+    """What the child runs between fork and exec: be killed when ``parent`` ends."""
+    def arm() -> None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(1)
+    return arm
+
+
+class _Spawner:
+    """Starts children from one daemon thread that lives as long as the process.
+
+    ``PR_SET_PDEATHSIG`` fires when the *thread* that forked the child ends, so children
+    are never forked from a worker thread that may finish before the run does.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue[tuple[Callable[[], Any], queue.Queue[Any]]] = queue.Queue()
+        threading.Thread(target=self._serve, name="llama-server-spawner", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            job, reply = self._jobs.get()
+            try:
+                reply.put((job(), None))
+            except Exception as exc:  # handed back to the caller
+                reply.put((None, exc))
+
+    def call(self, job: Callable[[], Any]) -> Any:
+        reply: queue.Queue[Any] = queue.Queue(maxsize=1)
+        self._jobs.put((job, reply))
+        result, exc = reply.get()
+        if exc is not None:
+            raise exc
+        return result
+
+
+_spawner_lock = threading.Lock()
+_spawner: _Spawner | None = None
+_live: weakref.WeakSet[LlamaServerModel] = weakref.WeakSet()
+
+
+def _spawn(argv: list[str], log: Any) -> subprocess.Popen[bytes]:
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = _Spawner()
+    return _spawner.call(lambda: subprocess.Popen(  # type: ignore[no-any-return]
+        argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True, preexec_fn=_die_with(os.getpid())))
+
+
+@atexit.register
+def _stop_all() -> None:
+    for model in list(_live):
+        model.close()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LlamaServerModel(OpenAIModel):
+    """A GGUF model served by a ``llama-server`` process this object owns."""
+
+    supports_logprobs = False
+    supports_native_tools = True
+
+    def __init__(self, path: Path, *, spec: str, slots: int = DEFAULT_SLOTS, threads: int = 2,
+                 n_ctx: int = 4096, timeout: float = 300.0, load_timeout: float = 120.0) -> None:
+        self.path, self.slots = path, slots
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log")  # noqa: SIM115
+        self._close_lock = threading.Lock()
+        self._slot_lock = threading.Lock()
+        self._thread_slot = threading.local()
+        self._next_slot = 0
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        argv = [str(_find_binary()), "-m", str(path), "--host", "127.0.0.1", "--port", str(port),
+                "-c", str(n_ctx * slots), "-np", str(slots), "-t", str(threads),
+                "--jinja", "--no-webui", "--metrics"]
+        self._proc = _spawn(argv, self._log)
+        _live.add(self)
+        self._http = httpx.Client(base_url=base, timeout=timeout)
+        try:
+            self._wait_healthy(load_timeout)
+        except BaseException:
+            self.close()
+            raise
+        super().__init__(path.stem, f"{base}/v1", spec=spec, timeout=timeout)
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> LlamaServerModel:
+        spec.check_options(OPTIONS)
+        return cls(resolve_target(spec.target), spec=spec.raw,
+                   slots=spec.int_option("slots", DEFAULT_SLOTS),
+                   threads=spec.int_option("threads", 2),
+                   n_ctx=spec.int_option("n_ctx", 4096),
+                   timeout=spec.seconds_option("timeout", 300.0),
+                   load_timeout=spec.seconds_option("load_timeout", 120.0))
+
+    @staticmethod
+    def preflight(spec: ModelSpec, wait_ready_s: float | None = None) -> None:
+        """The binary is built and the model file is there (the server is ours to start)."""
+        spec.check_options(OPTIONS)
+        _find_binary()
+        resolve_target(spec.target)
+
+    # -- the process -----------------------------------------------------------------------
+    def _log_tail(self) -> str:
+        self._log.flush()
+        text = Path(self._log.name).read_text(encoding="utf-8", errors="replace")
+        return " | ".join(text[-_LOG_TAIL:].strip().splitlines()[-4:])
+
+    def _wait_healthy(self, load_timeout: float) -> None:
+        """Return when ``/health`` answers 200; 503 (loading) and refusals are waited for."""
+        deadline = time.monotonic() + load_timeout
+        while time.monotonic() < deadline:
+            assert self._proc is not None
+            if self._proc.poll() is not None:
+                raise BackendError(
+                    f"llama-server exited with code {self._proc.returncode} while loading "
+                    f"{self.path.name}: {self._log_tail()}",
+                    "check the GGUF file and the options (n_ctx x slots must fit in memory)")
+            with contextlib.suppress(httpx.TransportError):
+                if self._http.get("/health", timeout=2.0).status_code == 200:
+                    return
+            time.sleep(0.1)
+        raise BackendError(f"llama-server did not load {self.path.name} in {load_timeout:g} s",
+                           "raise ?load_timeout= or use a smaller n_ctx/slots")
+
+    def counters(self) -> dict[str, float]:
+        """The server's cumulative counters from ``/metrics`` (``prompt_tokens_total``: prompt
+        tokens it evaluated, cache hits excluded; ``tokens_predicted_total``; ...)."""
+        text = self._http.get("/metrics").text
+        out = {}
+        for line in text.splitlines():
+            name, _, value = line.partition(" ")
+            if name.startswith("llamacpp:") and value:
+                out[name.removeprefix("llamacpp:")] = float(value)
+        return out
+
+    @property
+    def pid(self) -> int | None:
+        """The server's process id (None once stopped)."""
+        return self._proc.pid if self._proc is not None else None
+
+    def close(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after 5 s); safe to call twice."""
+        with self._close_lock:
+            proc, self._proc = self._proc, None
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=5.0)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            _live.discard(self)
+            if hasattr(self, "_client"):
+                super().close()
+            self._http.close()
+            self._log.close()
+
+    # -- requests ----------------------------------------------------------------------------
+    def _slot(self) -> int:
+        """This thread's slot: threads are dealt slots in turn, and keep theirs."""
+        slot = getattr(self._thread_slot, "id", None)
+        if slot is None:
+            with self._slot_lock:
+                slot, self._next_slot = self._next_slot % self.slots, self._next_slot + 1
+            self._thread_slot.id = slot
+        return int(slot)
+
+    def _request_extras(self) -> dict[str, Any]:
+        return {"extra_body": {"id_slot": self._slot(), "cache_prompt": True}}
+
+    def score(self, messages: Sequence[Message | dict[str, Any]],
+              candidates: Sequence[str]) -> list[CandidateScore]:
+        raise LogprobsUnsupportedError(
+            f"{self.spec}: llama-server's forced-token log-probs did not match the in-process "
+            "backend on the same weights (measured), so none are given",
+            "score with the llamacpp backend on the same GGUF")

@@ -1,0 +1,111 @@
+"""The ``llamaserver:`` backend: a llama-server slmbench starts, talks to and always stops.
+
+The embedded tests need ``make llama-server`` (``make test`` builds it) and run under the
+model lock; the others check the spec and the preflight without starting anything.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from slmbench.core.errors import ModelNotFoundError, ModelSpecError
+from slmbench.models.base import check_ready, load_model, parse_spec
+from slmbench.models.llamaserver import PINNED_LLAMA_CPP_PYTHON, LlamaServerModel
+
+ROOT = Path(__file__).resolve().parents[2]
+SMOL = "llamaserver:smollm2-135m?slots=2&n_ctx=2048"
+
+
+def test_the_server_is_built_from_the_same_pin_as_the_embedded_backend() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["embedded"]
+    assert f"llama-cpp-python[server]=={PINNED_LLAMA_CPP_PYTHON}" in extras
+
+
+def test_unknown_options_and_a_missing_binary_are_refused_before_anything_starts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ModelSpecError, match="slot"):
+        check_ready("llamaserver:smollm2-135m?slot=8")
+    monkeypatch.setenv("SLMBENCH_HOME", str(tmp_path))
+    with pytest.raises(ModelNotFoundError) as err:
+        check_ready("llamaserver:smollm2-135m")
+    assert "make llama-server" in err.value.hint
+
+
+def _servers_of(pid: int) -> list[int]:
+    """Running (not zombie) processes whose parent is ``pid`` and that are llama-servers."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        comm, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:]
+        state, ppid = rest.split()[:2]
+        if comm.startswith("llama-server") and int(ppid) == pid and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.embedded
+def test_a_real_generate_and_the_server_stops_on_close() -> None:
+    model = load_model(SMOL)
+    assert isinstance(model, LlamaServerModel)
+    pid = model.pid
+    assert pid is not None and _alive(pid)
+    out = model.generate([{"role": "user", "content": "Say hello."}], max_tokens=8)
+    assert out.text.strip() and out.completion_tokens > 0 and out.prompt_tokens > 0
+    again = model.generate([{"role": "user", "content": "Say hello."}], max_tokens=8)
+    assert again.text == out.text  # greedy
+    model.close()
+    assert not _alive(pid)
+
+
+@pytest.mark.embedded
+def test_sigkill_of_a_run_leaves_no_llama_server(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    run = subprocess.Popen(
+        [sys.executable, "-m", "slmbench.cli.main", "run", "-m", SMOL, "--task", "IR-1",
+         "--temperature", "0.7", "--repeats", "20", "--out", str(tmp_path / "run")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        servers: list[int] = []
+        while not servers and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.2)
+            servers = _servers_of(run.pid)
+        assert servers, "the run never started its llama-server"
+        time.sleep(2.0)  # let it get into the trials
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in servers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(p) for p in servers)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        for p in _servers_of(run.pid):
+            os.kill(p, signal.SIGKILL)
+
+
+def test_the_spec_names_the_backend() -> None:
+    assert parse_spec(SMOL).backend == "llamaserver"
