@@ -82,6 +82,9 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return None
 
+    def do_GET(self) -> None:  # the run's preflight lists the models; no fault injected
+        self._send(200, json.dumps({"object": "list", "data": [{"id": "ref"}]}).encode())
+
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         fault = self.server.draw(body["messages"])
