@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from slmbench.core.errors import ConfigError
-from slmbench.core.sqlite import StoreKind, open_store, read_meta
+from slmbench.core.sqlite import StoreKind, open_store, read_meta, writing
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.readout import (
     ItemReading,
@@ -87,7 +87,8 @@ class ReadingStore:
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a folder, not a readings store",
                              f"pass a file path, e.g. {self.path / DEFAULT_NAME}")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with writing(self.path.parent, "readings folder"):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._conn = open_store(self.path, _STORE)
 
@@ -97,7 +98,7 @@ class ReadingStore:
             return read_meta(self._conn, f"note:{key}")
 
     def put_note(self, key: str, value: str) -> None:
-        with self._lock:
+        with self._lock, writing(self.path, "readings store"):
             self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                                (f"note:{key}", value))
 
@@ -122,7 +123,7 @@ class ReadingStore:
             raw: RawReading) -> bool:
         """Commit one raw reading now. False (nothing written) if it is already stored."""
         digest = model_input(task, prompt_id, item).digest()
-        with self._lock:
+        with self._lock, writing(self.path, "readings store"):
             cur = self._conn.execute(
                 "INSERT INTO readings(model, task, prompt_id, item_id, input_sha256, raw,"
                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
