@@ -21,8 +21,9 @@ class ReferenceServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, models: tuple[str, ...] = ("ref",), *, die_after: int | None = None,
-                 loading: int = 0, port: int = 0) -> None:
-        super().__init__(("127.0.0.1", port), _Handler)
+                 loading: int = 0, port: int = 0,
+                 handler: type[BaseHTTPRequestHandler] | None = None) -> None:
+        super().__init__(("127.0.0.1", port), handler or _Handler)
         self.models, self.die_after, self.loading = models, die_after, loading
         tasks = load_suite("capability")
         self.replies = {t.instruction: reference_replies(t) for t in tasks}

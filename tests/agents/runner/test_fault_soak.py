@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_servers import ReferenceServer
 from typer.testing import CliRunner
 
 from slmbench.agents.store import RunStore
 from slmbench.agents.tasks import load_suite
-from slmbench.agents.tasks.reference import reference_replies
 from slmbench.cli.main import app
 
 pytestmark = pytest.mark.slow
@@ -37,16 +36,13 @@ FAULTS = ("5xx", "timeout", "drop", "truncated", "slowloris")
 TIMEOUT_S = 1.5  # the client's ?timeout=
 
 
-class FlakyServer(ThreadingHTTPServer):
-    daemon_threads = True
+class FlakyServer(ReferenceServer):
+    """The reference server, answering 30% of its chat calls with a drawn fault."""
 
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
-        tasks = {t.id: t for t in load_suite("capability")}
-        self.replies = {tasks[i].instruction: reference_replies(tasks[i])
-                        for i in (*TASKS, ALWAYS_FAILS)}
-        self.doomed = tasks[ALWAYS_FAILS].instruction
-        self.lock = threading.Lock()
+        super().__init__(handler=Handler)
+        self.doomed = next(t.instruction for t in load_suite("capability")
+                           if t.id == ALWAYS_FAILS)
         self.rng = random.Random(30)
         self.answered = 0
         self.requests = 0
@@ -55,7 +51,8 @@ class FlakyServer(ThreadingHTTPServer):
     def draw(self, messages: list[dict[str, Any]]) -> str | None:
         with self.lock:
             self.requests += 1
-            if self._instruction(messages) == self.doomed:
+            first_user = next(m["content"] for m in messages if m["role"] == "user")
+            if self.doomed in first_user:
                 self.faults["doomed"] += 1
                 return "doomed"
             fault = self.rng.choice(FAULTS) if self.rng.random() < 0.30 else None
@@ -64,15 +61,6 @@ class FlakyServer(ThreadingHTTPServer):
             else:
                 self.answered += 1
             return fault
-
-    def _instruction(self, messages: list[dict[str, Any]]) -> str:
-        first_user = next(m["content"] for m in messages if m["role"] == "user")
-        return next(i for i in self.replies if i in first_user)
-
-    def reply_for(self, messages: list[dict[str, Any]]) -> str:
-        replies = self.replies[self._instruction(messages)]
-        turn = sum(1 for m in messages if m["role"] == "assistant")
-        return replies[min(turn, len(replies) - 1)]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -137,13 +125,9 @@ class Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[FlakyServer]:
     srv = FlakyServer()
-    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
-    thread.start()
+    srv.start()
     yield srv
-    srv.shutdown()
-    srv.server_close()
-    thread.join(timeout=10)
+    srv.stop()
 
 
 def test_a_run_survives_a_server_failing_30_percent_of_calls(tmp_path: Path,
