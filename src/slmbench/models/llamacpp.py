@@ -122,6 +122,7 @@ class LlamaCppModel:
         self._chunk_ends: list[int] = []  # prompt chunks now in the KV cache (token offsets)
         self.last_reused_tokens = 0  # prompt tokens the last generate took from the cache
         self._n_vocab = self._llm.n_vocab()
+        self._logits_ith = _llama_cpp().llama_get_logits_ith  # looked up once, not per token
         self._lock = threading.Lock()
 
     @classmethod
@@ -259,7 +260,7 @@ class LlamaCppModel:
 
     def _last_logprobs(self) -> np.ndarray:
         """Log-softmax of the logits after the last evaluated token."""
-        ptr = _llama_cpp().llama_get_logits_ith(self._llm.ctx, -1)
+        ptr = self._logits_ith(self._llm.ctx, -1)
         logits = np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).astype(np.float64)
         return log_softmax(logits)
 
