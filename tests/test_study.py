@@ -227,9 +227,17 @@ def test_part_b_resumes_from_its_store_and_the_page_holds_the_matrix(tmp_path: P
     assert calls == ["scripted:silent"]
     text = write_page(study, study_file=Path("b.toml"), command="c").read_text()
     assert "Incomplete" not in text and "| approval | accuracy | silent | p1 |" in text
-    assert (tmp_path / "docs" / "b" / "eligibility.json").is_file()
     import gzip
     import json
+
+    assert (tmp_path / "docs" / "b" / "eligibility.json").is_file()
+    # the Part B seed's findings, beside this study's counts by the same rule
+    [matrix] = json.loads((tmp_path / "docs" / "b" / "eligibility.json").read_text())
+    p0 = [c for c in matrix["cells"] if c["prompt_id"] == "p0"]
+    p1 = [c for c in matrix["cells"] if c["prompt_id"] == "p1"]
+    assert (f"on the frozen prompt p0: {sum(c['eligible'] for c in p0)} of {len(p0)} |"
+            in text)
+    assert f"on a paraphrase (p1-p3): {sum(c['eligible'] for c in p1)} of {len(p1)} |" in text
 
     rows = [json.loads(x) for x in gzip.decompress(
         (tmp_path / "docs" / "b" / "readings.jsonl.gz").read_bytes()).decode().splitlines()]
