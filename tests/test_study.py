@@ -411,3 +411,79 @@ def test_a_bad_export_folder_is_refused_and_nothing_is_written(
     with pytest.raises(ConfigError, match=message):
         import_exports(tmp_path / "exports", study)
     assert not study.out.exists()
+
+
+# -- merge: stores made on two machines, one page ------------------------------------------------
+
+def two_machines(tmp: Path) -> tuple[object, object, object]:
+    """The round-trip study run on two "machines": A runs the scripted agent's block and echo's
+    readings, B the echo block and silent's readings; each into its own ``out``."""
+    from rich.console import Console
+
+    from slmbench.study import run_part_b
+
+    study = load_study(roundtrip_study(tmp), base=tmp)
+    spec = f"scripted:{tmp / 'script.yaml'}"
+    a, b = study.rooted(tmp / "machine-a"), study.rooted(tmp / "machine-b")
+    console = Console(quiet=True)
+    run_part_a(a, [spec], console)
+    run_part_b(a, ["scripted:echo"], console)
+    run_part_a(b, ["scripted:echo"], console)
+    run_part_b(b, ["scripted:silent"], console)
+    return study, a, b
+
+
+def test_merge_builds_one_page_from_two_machines_stores(tmp_path: Path) -> None:
+    from slmbench.study import merge_stores
+
+    study, a, b = two_machines(tmp_path)
+    merged = study.rooted(tmp_path / "merged")
+    summary = merge_stores(merged, [tmp_path / "machine-a", tmp_path / "machine-b"])
+    # every record of both machines is now in one set of stores, unchanged
+    got, from_a, from_b = stored(merged), stored(a), stored(b)
+    assert summary.stores == {str(merged.part_a_dir(0) / "run.sqlite"): len(from_a["a0"]),
+                              str(merged.part_a_dir(1) / "run.sqlite"): len(from_b["a1"]),
+                              str(merged.part_b_dir / "readings.sqlite"): 32}
+    assert got["a0"] == from_a["a0"] and got["a1"] == from_b["a1"]
+    assert sorted(got["b"], key=str) == sorted([*from_a["b"], *from_b["b"]], key=str)
+    text = write_page(merged, study_file=Path("r.toml"), command="c").read_text()
+    assert "planned trials stored" not in text and "it is left out of the matrix" not in text
+    assert f"| {tmp_path / 'script.yaml'} | {len(from_a['a0'])}/{len(from_a['a0'])} |" in text
+    assert f"| echo | {len(from_b['a1'])}/{len(from_b['a1'])} |" in text
+    assert "| approval | accuracy | silent | p1 |" in text
+    # merging the same folders again writes nothing: identical records are skipped
+    assert merge_stores(merged, [tmp_path / "machine-a", tmp_path / "machine-b"]).stores == {}
+
+
+def test_merge_refuses_a_key_stored_twice_with_different_content(tmp_path: Path) -> None:
+    import sqlite3
+    from contextlib import closing
+
+    from slmbench.study import merge_stores
+
+    study, _, _ = two_machines(tmp_path)
+    merged = study.rooted(tmp_path / "merged")
+    merge_stores(merged, [tmp_path / "machine-a"])
+    before = stored(merged)
+    # machine B ran the scripted agent too, and one of its trials took another time
+    spec = f"scripted:{tmp_path / 'script.yaml'}"
+    from rich.console import Console
+
+    b2 = study.rooted(tmp_path / "machine-c")
+    run_part_a(b2, [spec], Console(quiet=True))
+    db = b2.part_a_dir(0) / "run.sqlite"
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE trials SET record = json_set(record, '$.wall_s', 99.0) "
+                     "WHERE rowid = (SELECT MIN(rowid) FROM trials)")
+    with pytest.raises(ConfigError) as exc:
+        merge_stores(merged, [tmp_path / "machine-b", tmp_path / "machine-c"])
+    assert "with different content; merging never overwrites a stored record" in str(exc.value)
+    assert exc.value.hint and "fresh --out" in exc.value.hint
+    assert stored(merged) == before  # nothing written, not even machine B's new records
+    # a reading that differs between two folders is refused the same way
+    with closing(sqlite3.connect(tmp_path / "machine-b/part-b/readings.sqlite")) as conn, conn:
+        conn.execute("UPDATE readings SET model = 'scripted:echo'")
+    with pytest.raises(ConfigError, match=r"reading scripted:echo · approval"):
+        merge_stores(merged, [tmp_path / "machine-b"])
+    with pytest.raises(ConfigError, match="holds no study store"):
+        merge_stores(merged, [tmp_path / "data"])

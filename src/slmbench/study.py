@@ -54,7 +54,7 @@ from slmbench.microtasks.prompts import resolve_prompt_ids
 if TYPE_CHECKING:
     from slmbench.report.study_facts import ReadingTally
 
-__all__ = ["ImportSummary", "PartB", "Study", "import_exports", "load_study"]
+__all__ = ["ImportSummary", "PartB", "Study", "import_exports", "load_study", "merge_stores"]
 
 _HINT = "the study file format is in the docstring of slmbench.study (see experiments/)"
 
@@ -591,7 +591,7 @@ def _write_readings(path: Path, rows: list[tuple[Any, ...]]) -> None:
     now = time.time()
     with closing(sqlite3.connect(path)) as conn, conn:
         conn.executemany("INSERT INTO readings(model, task, prompt_id, item_id, input_sha256,"
-                         " raw, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         " raw, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                          [(*r, now) for r in rows])
 
 
@@ -648,4 +648,126 @@ def import_exports(exports: Path, study: Study) -> ImportSummary:
             for leftover in (t, t.with_name(t.name + "-wal"), t.with_name(t.name + "-shm")):
                 leftover.unlink(missing_ok=True)
         raise
+    return ImportSummary(stores=written)
+
+
+# -- merging the stores of several machines ------------------------------------------------------
+
+_MERGE_HINT = ("each --merge folder is a study's `out` (part-a/<n>/run.sqlite, "
+               "part-b/readings.sqlite) made from this study file on another machine")
+
+
+def _other_trials(folder: Path) -> list[Any]:
+    """Every trial stored under ``folder/part-a/*/`` (as Trial records)."""
+    from slmbench.agents.records import Trial
+    from slmbench.agents.store import DB_NAME, RunStore
+
+    out = []
+    for db in sorted((folder / "part-a").glob(f"*/{DB_NAME}")):
+        with RunStore(db.parent) as store:
+            out += _validated(Trial, db, [t.record for t in store.trials()])
+    return out
+
+
+def _other_readings(folder: Path) -> list[tuple[Any, ...]]:
+    """Every reading of ``folder/part-b/readings.sqlite``: its five key fields and raw JSON."""
+    from slmbench.microtasks.store import ReadingStore
+
+    path = folder / "part-b" / READINGS_NAME
+    if not path.is_file():
+        return []
+    with ReadingStore(path) as store:
+        return [(r["model"], r["task"], r["prompt_id"], r["item_id"], r["input_sha256"],
+                 json.dumps(r["raw"], sort_keys=True)) for r in store.rows()]
+
+
+def _clash(what: str, where: Path, other: Path) -> ConfigError:
+    return ConfigError(f"{what} is stored in {where} and in {other} with different content; "
+                       "merging never overwrites a stored record",
+                       "keep the record of one machine: delete the other's store (or that "
+                       "model's block of it) and merge again, or merge into a fresh --out")
+
+
+def _trial_name(t: Any) -> str:
+    k = t.key
+    return f"trial {k.model} {k.task} {k.variant} T={k.temperature:g} repeat {k.repeat}"
+
+
+def _new_trials(study: Study, folders: list[Path]) -> dict[Path, list[Any]]:
+    """Trials of ``folders`` not yet in this study's run stores, by target run directory;
+    ConfigError if one key holds different records (in two folders, or here and there)."""
+    from slmbench.agents.records import Trial
+    from slmbench.agents.store import DB_NAME, RunStore
+
+    found: dict[tuple[Path, Any], tuple[Any, str, Path]] = {}  # -> (trial, JSON, folder)
+    for folder in folders:
+        for target, ts in _route_trials(study, _other_trials(folder), folder).items():
+            for t in ts:
+                dump, seen = t.model_dump_json(), found.get((target, t.key))
+                if seen is not None and seen[1] != dump:
+                    raise _clash(_trial_name(t), seen[2], folder)
+                found[(target, t.key)] = (t, dump, folder)
+    out: dict[Path, list[Any]] = {}
+    for target in dict.fromkeys(d for d, _ in found):
+        mine = [v for (d, _), v in found.items() if d == target]
+        if not (target / DB_NAME).is_file():
+            out[target] = [t for t, _, _ in mine]
+            continue
+        with RunStore(target) as store:
+            for t, dump, folder in mine:
+                if (stored := store.get(t.key)) is None:
+                    out.setdefault(target, []).append(t)
+                elif Trial.model_validate(stored.record).model_dump_json() != dump:
+                    raise _clash(_trial_name(t), target, folder)
+    return out
+
+
+def _new_readings(study: Study, folders: list[Path]) -> list[tuple[Any, ...]]:
+    """Readings of ``folders`` not yet in this study's readings store; ConfigError if one key
+    (model, task, prompt, item, input digest) holds different raw outputs."""
+    from slmbench.microtasks.store import ReadingStore
+
+    path = study.part_b_dir / READINGS_NAME
+    here: dict[tuple[Any, ...], tuple[str, Path]] = {}
+    if path.is_file():
+        with ReadingStore(path) as store:
+            here = {(r["model"], r["task"], r["prompt_id"], r["item_id"], r["input_sha256"]):
+                    (json.dumps(r["raw"], sort_keys=True), path) for r in store.rows()}
+    new: dict[tuple[Any, ...], tuple[str, Path]] = {}
+    for folder in folders:
+        for row in _other_readings(folder):
+            key, raw = row[:5], row[5]
+            seen = here.get(key) or new.get(key)
+            if seen is None:
+                new[key] = (raw, folder)
+            elif seen[0] != raw:
+                raise _clash(f"reading {' · '.join(key[:4])}", seen[1], folder)
+    return [(*k, raw) for k, (raw, _) in new.items()]
+
+
+def merge_stores(study: Study, folders: list[Path]) -> ImportSummary:
+    """Copy into this study's stores the trials and readings another machine stored for the
+    same study file (each folder: that machine's study ``out``), so one page shows both.
+
+    A record already here with the same content is skipped; the same key with different
+    content (in two folders, or here and in a folder) is refused before anything is written.
+    Returns the records written per store.
+    """
+    from slmbench.agents.store import DB_NAME, RunStore
+
+    for folder in folders:
+        if not folder.is_dir():
+            raise ConfigError(f"--merge {folder} is not a folder", _MERGE_HINT)
+        if not any((folder / "part-a").glob(f"*/{DB_NAME}")) and not (
+                folder / "part-b" / READINGS_NAME).is_file():
+            raise ConfigError(f"--merge {folder} holds no study store", _MERGE_HINT)
+    trials = _new_trials(study, folders)
+    readings = _new_readings(study, folders)
+    written: dict[str, int] = {}
+    for run_dir, ts in sorted(trials.items()):
+        with RunStore(run_dir) as store:
+            written[str(store.path)] = sum(store.put(t.key, t.outcome.value, t) for t in ts)
+    if readings:
+        _write_readings(study.part_b_dir / READINGS_NAME, readings)
+        written[str(study.part_b_dir / READINGS_NAME)] = len(readings)
     return ImportSummary(stores=written)

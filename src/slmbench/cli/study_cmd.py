@@ -17,6 +17,7 @@ from slmbench.study import (
     check_models,
     import_exports,
     load_study,
+    merge_stores,
     run_part_a,
     run_part_b,
     write_page,
@@ -42,6 +43,10 @@ def register(app: typer.Typer) -> None:
         page_only: Annotated[bool, typer.Option(
             "--page-only", help="write the page from what is stored; load no model")] = False,
         out: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
+        merge: Annotated[list[Path] | None, typer.Option(
+            "--merge", help="another machine's study `out` folder (repeatable): copy its trials "
+                            "and readings into this study's stores, then write the page; runs "
+                            "no model")] = None,
     ) -> None:
         """Run what is missing of a study (resumable) and write its results page."""
         if part not in ("a", "b", "all"):
@@ -49,7 +54,10 @@ def register(app: typer.Typer) -> None:
         plan = _load(file, out)
         check_models(plan, model)
         console = wide_console()
-        if not page_only:
+        if merge:
+            for path, n in merge_stores(plan, merge).stores.items():
+                console.print(f"{path}: {n} records merged", highlight=False)
+        elif not page_only:
             if part in ("a", "all"):
                 for summary in run_part_a(plan, model, console):
                     print_summary(summary, console)
