@@ -487,3 +487,40 @@ def test_merge_refuses_a_key_stored_twice_with_different_content(tmp_path: Path)
         merge_stores(merged, [tmp_path / "machine-b"])
     with pytest.raises(ConfigError, match="holds no study store"):
         merge_stores(merged, [tmp_path / "data"])
+
+
+def test_a_sequential_part_b_block_stops_at_the_verdict_and_its_page_shows_it(
+        tmp_path: Path) -> None:
+    import json
+
+    from rich.console import Console
+
+    from slmbench.microtasks.store import ReadingStore
+    from slmbench.study import run_part_b
+
+    # each command three times over: the learned baseline is perfect (τ = 1), so a cell's
+    # verdict is settled after very few readings
+    rows = [{"id": f"a-{r}-{i}", "split": "fit" if (i + r) % 2 else "eval",
+             "provenance": PROVENANCE, "command": f"{cmd} # {r}", "label": label, "rule": "T",
+             "origin": "test"}
+            for r in range(3)
+            for i, (cmd, label) in enumerate([*((c, "approve") for c in SAFE),
+                                              *((c, "deny") for c in RISKY)])]
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "approval.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
+    path = part_b_study(tmp_path, ["scripted:echo", "scripted:silent"])
+    path.write_text(path.read_text() + "sequential = true\n")
+    study = load_study(path, base=tmp_path)
+    assert study.part_b[0].sequential
+    run_part_b(study, ["scripted:echo"], Console(quiet=True))
+    with ReadingStore(study.part_b_dir / "readings.sqlite") as store:
+        read = store.count("scripted:echo")
+    assert 0 < read < 24 * 2  # 24 eval items x 2 prompts planned at most
+    text = write_page(study, study_file=path, command="c").read_text()
+    assert "read to decision, at most all eval items per task" in text
+    assert "| approval | accuracy | echo | p0 |" in text  # decided: shown, though not all read
+    assert "echo has" not in text
+    assert ("Part B: silent has 0 readings stored (at most 48) and cells still undecided; it is "
+            "left out of the matrix") in text
+    [matrix] = json.loads((tmp_path / "docs" / "b" / "eligibility.json").read_text())
+    assert matrix["sequential"] is True

@@ -69,6 +69,8 @@ class PartB(BaseModel):
                                                min_length=1)
     prompts: list[str] = Field(default_factory=lambda: ["p0", "p1", "p2", "p3"], min_length=1)
     limit: int | None = Field(default=None, ge=1, description="eval items per task; None: all")
+    sequential: bool = Field(default=False, description="read each cell only until its verdict "
+                             "is decided (the sequential rule), else every chosen item")
     seed: int = Field(default=0, ge=0)
     source: Path | None = Field(default=None, description="built datasets; default: the cache")
 
@@ -206,7 +208,25 @@ def _matrix(study: Study, b: PartB, models: list[str], store: Any,
 
     return run_matrix(models, b.tasks, b.prompts, limit=b.limit, seed=b.seed, source=b.source,
                       command=f"slmbench study ({study.name})", progress=progress,
-                      loader=loader, store=store)
+                      loader=loader, store=store, sequential=b.sequential)
+
+
+class _Unread(Exception):
+    """A sequential cell is undecided and its next reading is not stored."""
+
+
+def _unread(spec: str) -> Any:
+    raise _Unread(spec)
+
+
+def _decided(study: Study, b: PartB, model: str, store: Any) -> bool:
+    """Whether every cell of ``model`` in sequential block ``b`` is settled from the stored
+    readings (decided, or every chosen item read), so the page can show it."""
+    try:
+        _matrix(study, b, [model], store, _unread)
+    except _Unread:
+        return False
+    return True
 
 
 def run_part_b(study: Study, models: list[str] | None, console: Any,
@@ -311,7 +331,8 @@ def design(study: Study) -> list[list[str]]:
     for n, b in enumerate(study.part_b, 1):
         rows.append([f"B{n}", ", ".join(short(m) for m in b.models),
                      f"tasks {', '.join(b.tasks)}; prompts {', '.join(b.prompts)}; "
-                     f"{b.limit or 'all'} eval items per task (seed {b.seed}); "
+                     + ("read to decision, at most " if b.sequential else "")
+                     + f"{b.limit or 'all'} eval items per task (seed {b.seed}); "
                      "log-prob and generation readings"])
     return rows
 
@@ -450,8 +471,12 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
                 tokens, counted = store.tokens(m)
                 out[m] = ReadingTally(done=have, planned=want, seconds=store.seconds(m),
                                       tokens=tokens, with_tokens=counted)
-                if have == want:
+                if have == want or (b.sequential and _decided(study, b, m, store)):
                     complete.append(m)
+                elif b.sequential:
+                    facts["incomplete"].append(f"Part B: {short(m)} has {have} readings stored "
+                                               f"(at most {want}) and cells still undecided; "
+                                               "it is left out of the matrix")
                 else:
                     facts["incomplete"].append(f"Part B: {short(m)} has {have} of {want} "
                                                "readings stored; it is left out of the matrix")
