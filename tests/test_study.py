@@ -524,3 +524,55 @@ def test_a_sequential_part_b_block_stops_at_the_verdict_and_its_page_shows_it(
             "left out of the matrix") in text
     [matrix] = json.loads((tmp_path / "docs" / "b" / "eligibility.json").read_text())
     assert matrix["sequential"] is True
+
+
+def test_plan_sizes_what_is_left_from_the_rates_measured_in_the_stores(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from slmbench.agents.store import RunStore
+    from slmbench.study import run_part_b, size_plan
+
+    study = load_study(roundtrip_study(tmp_path), base=tmp_path)
+    spec = f"scripted:{tmp_path / 'script.yaml'}"
+    before = {(r.block, r.model): r for r in size_plan(study)}
+    assert before[("A1", spec)].stored == 0 and before[("A1", spec)].seconds_per is None
+    assert before[("A1", spec)].hours is None
+    run_part_a(study, [spec], Console(quiet=True))
+    run_part_b(study, ["scripted:echo"], Console(quiet=True))
+    rows = {(r.block, r.model): r for r in size_plan(study)}
+    a1, a2 = rows[("A1", spec)], rows[("A2", "scripted:echo")]
+    with RunStore(study.part_a_dir(0)) as store:
+        walls = [t.record["wall_s"] for t in store.trials()]
+    assert a1.stored == a1.planned == len(walls) and a1.remaining == 0 and a1.hours == 0
+    assert a1.seconds_per == pytest.approx(sum(walls) / len(walls))
+    assert a1.measured_n == len(walls)
+    assert a2.stored == 0 and a2.remaining == a2.planned > 0 and a2.seconds_per is None
+    b_echo, b_silent = rows[("B1", "scripted:echo")], rows[("B1", "scripted:silent")]
+    assert b_echo.unit == "reading" and b_echo.stored == b_echo.planned == 16
+    assert b_silent.stored == 0 and b_silent.remaining == 16 and not b_silent.at_most
+    # a rate measured in another folder's stores sizes a model this study has not run yet
+    other = study.rooted(tmp_path / "earlier")
+    run_part_a(other, ["scripted:echo"], Console(quiet=True))
+    sized = {(r.block, r.model): r for r in size_plan(study, [tmp_path / "earlier"])}
+    assert sized[("A2", "scripted:echo")].seconds_per is not None
+    assert sized[("A2", "scripted:echo")].hours is not None
+
+
+def test_the_reference_study_file_and_its_gpu_block_are_valid_studies(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "experiments" / "reference.toml").read_text(encoding="utf-8")
+    study = load_study(root / "experiments" / "reference.toml", base=tmp_path)
+    assert all(e.repeats >= 3 for e in study.part_a)  # every Part A model with >= 3 repeats
+    assert {e.toolset for e in study.part_a} == {"task", "all"}
+    assert all(b.sequential and b.limit is None for b in study.part_b)
+    # the commented GPU block, uncommented, is one more Part A block of the nine seed models
+    block = text.split("# [[part_a]]   # A6")[1]
+    gpu = tmp_path / "gpu.toml"
+    gpu.write_text(text + "[[part_a]]\n" + "\n".join(
+        line.removeprefix("# ") for line in block.splitlines()[1:]), encoding="utf-8")
+    with_gpu = load_study(gpu, base=tmp_path)
+    assert len(with_gpu.part_a) == len(study.part_a) + 1
+    from slmbench.report.published import matched_tag, seed_part_a
+
+    tags = {r.model for r in seed_part_a().models}
+    assert sorted(matched_tag(m, tags) or "" for m in with_gpu.part_a[-1].models) == sorted(tags)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +54,8 @@ from slmbench.microtasks.prompts import resolve_prompt_ids
 if TYPE_CHECKING:
     from slmbench.report.study_facts import ReadingTally
 
-__all__ = ["ImportSummary", "PartB", "Study", "import_exports", "load_study", "merge_stores"]
+__all__ = ["ImportSummary", "PartB", "PlanRow", "Study", "import_exports", "load_study",
+           "merge_stores", "size_plan"]
 
 _HINT = "the study file format is in the docstring of slmbench.study (see experiments/)"
 
@@ -796,3 +797,114 @@ def merge_stores(study: Study, folders: list[Path]) -> ImportSummary:
         _write_readings(study.part_b_dir / READINGS_NAME, readings)
         written[str(study.part_b_dir / READINGS_NAME)] = len(readings)
     return ImportSummary(stores=written)
+
+
+# -- sizing the plan from measured rates ---------------------------------------------------------
+
+class PlanRow(BaseModel):
+    """One model of one block: what the study plans, what is stored, and the model time the
+    rest should take at the rate measured for it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    block: str  # A1, B2, ...
+    model: str
+    unit: str  # "trial" | "reading"
+    planned: int
+    stored: int
+    at_most: bool = False  # a sequential Part B block: ``planned`` is an upper bound
+    seconds_per: float | None = None  # None: no rate measured for this model
+    measured_n: int = 0  # trials or readings the rate is the mean of
+    rate_from: str = ""  # the spec the rate was measured on, when not this one
+
+    @property
+    def remaining(self) -> int:
+        return max(self.planned - self.stored, 0)
+
+    @property
+    def hours(self) -> float | None:
+        return None if self.seconds_per is None else self.remaining * self.seconds_per / 3600
+
+
+def _base(spec: str) -> str:
+    return spec.split("?", 1)[0]
+
+
+class _Rates:
+    """Mean model seconds per trial and per reading, by model spec, over every store found."""
+
+    def __init__(self) -> None:
+        self.sums: dict[tuple[str, str], list[float]] = {}
+
+    def add(self, unit: str, spec: str, seconds: float) -> None:
+        self.sums.setdefault((unit, spec), []).append(seconds)
+
+    def of(self, unit: str, spec: str) -> tuple[float | None, int, str]:
+        """(seconds per unit, n, the spec it was measured on if another one)."""
+        if got := self.sums.get((unit, spec)):
+            return sum(got) / len(got), len(got), ""
+        near = [(s, v) for (u, s), v in self.sums.items() if u == unit and _base(s) == _base(spec)]
+        if near:
+            s, v = max(near, key=lambda e: len(e[1]))
+            return sum(v) / len(v), len(v), s
+        return None, 0, ""
+
+
+def _measure(folders: list[Path]) -> _Rates:
+    from slmbench.agents.humaneval import VARIANT
+    from slmbench.agents.store import DB_NAME, RunStore
+    from slmbench.microtasks.store import ReadingStore
+
+    rates = _Rates()
+    for folder in folders:
+        for db in sorted(folder.glob(f"**/{DB_NAME}")):
+            with RunStore(db.parent) as store:
+                for t in store.trials():
+                    if t.key.variant != VARIANT and (s := t.record.get("wall_s")):
+                        rates.add("trial", t.key.model, float(s))
+        for db in sorted(folder.glob(f"**/{READINGS_NAME}")):
+            with ReadingStore(db) as readings:
+                for r in readings.rows():
+                    if s := r["raw"].get("seconds"):
+                        rates.add("reading", r["model"], float(s))
+    return rates
+
+
+def size_plan(study: Study, rate_folders: Sequence[Path] = ()) -> list[PlanRow]:
+    """Every block's models with planned and stored trials (readings) and the hours the rest
+    should take, at the mean rate measured in this study's stores and in ``rate_folders``
+    (run directories or study ``out`` folders of earlier runs on this machine)."""
+    from slmbench.agents.runner.executor import plan_of
+    from slmbench.agents.store import DB_NAME, RunStore
+    from slmbench.microtasks.store import ReadingStore
+
+    rates = _measure([study.out, *rate_folders])
+    rows = []
+    for block, exp in enumerate(study.part_a):
+        have = set()
+        if (study.part_a_dir(block) / DB_NAME).is_file():
+            with RunStore(study.part_a_dir(block)) as store:
+                have = store.keys()
+        for m in exp.models:
+            keys = {p.key for p in plan_of(part_a_experiment(study, block, [m])).trials}
+            per, n, src = rates.of("trial", m)
+            rows.append(PlanRow(block=f"A{block + 1}", model=m, unit="trial", planned=len(keys),
+                                stored=len(keys & have), seconds_per=per, measured_n=n,
+                                rate_from=src))
+    path = study.part_b_dir / READINGS_NAME
+    stored: dict[str, set[tuple[str, ...]]] = {}
+    if path.is_file():
+        with ReadingStore(path) as store:
+            for r in store.rows():
+                stored.setdefault(r["model"], set()).add((r["task"], r["prompt_id"],
+                                                          r["item_id"]))
+    for block, b in enumerate(study.part_b):
+        items = planned_items(b)
+        want = {(t, p, i.id) for t, its in items.items() for p in b.prompts for i in its}
+        for m in b.models:
+            per, n, src = rates.of("reading", m)
+            rows.append(PlanRow(block=f"B{block + 1}", model=m, unit="reading",
+                                planned=len(want), stored=len(want & stored.get(m, set())),
+                                at_most=b.sequential, seconds_per=per, measured_n=n,
+                                rate_from=src))
+    return rows

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from clirun import CliRunner
 
 from slmbench.study import write_jsonl_gz
@@ -29,10 +30,11 @@ def test_import_writes_the_stores_then_refuses_to_overwrite_them(
 
 
 def test_study_merge_copies_another_machines_store_and_refuses_a_clash(
-        cli: CliRunner, home: Path, tmp_path: Path) -> None:
+        cli: CliRunner, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sqlite3
     from contextlib import closing
 
+    monkeypatch.chdir(tmp_path)  # the page is written relative to the working folder
     study = tmp_path / "s.toml"
     study.write_text('name = "s"\nout = "runs/s"\npage = "docs/s.md"\n[part_a]\n'
                      'models = ["scripted:echo"]\ntasks = ["IR-1"]\ntemperatures = [0.7]\n'
