@@ -138,7 +138,7 @@ def test_page_says_what_is_missing_before_anything_ran(tmp_path: Path) -> None:
     study = load_study(write_study(tmp_path, extra='humaneval = ["runs/he"]'), base=tmp_path)
     text = write_page(study, study_file=Path("study.toml"), command="c").read_text()
     assert "Part A: no trial stored yet" in text
-    assert f"HumanEval: run directory {tmp_path / 'runs/he'} does not exist" in text
+    assert "HumanEval: run directory runs/he does not exist" in text  # not its absolute path
     assert "## Part A" not in text
 
 
@@ -576,3 +576,46 @@ def test_the_reference_study_file_and_its_gpu_block_are_valid_studies(tmp_path: 
 
     tags = {r.model for r in seed_part_a().models}
     assert sorted(matched_tag(m, tags) or "" for m in with_gpu.part_a[-1].models) == sorted(tags)
+
+
+def test_no_page_report_or_export_names_a_path_of_the_machine(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    from rich.console import Console
+
+    monkeypatch.chdir(tmp_path)  # the repository a study runs from
+    (tmp_path / "script.yaml").write_text(SCRIPT, encoding="utf-8")
+    path = tmp_path / "p.toml"
+    path.write_text("""\
+name = "paths"
+out = "runs/p"
+page = "docs/p.md"
+humaneval = ["runs/not-run-yet"]
+[part_a]
+models = ["scripted:script.yaml"]
+tasks = ["IR-1"]
+temperatures = [0.7]
+repeats = 1
+""", encoding="utf-8")
+    study = load_study(path)  # relative paths resolved against the working folder: absolute
+    assert study.out.is_absolute()
+    run_part_a(study, None, Console(quiet=True))
+    page = write_page(study, study_file=path, command="slmbench study p.toml")
+    written = [page, *page.with_suffix("").rglob("*")]
+    texts = {p.name: (gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes())
+             .decode("utf-8", "replace") for p in written if p.is_file() and p.suffix != ".png"}
+    assert {"p.md", "report.html", "trials.jsonl.gz"} <= set(texts)
+    for name, text in texts.items():
+        assert str(tmp_path) not in text and str(tmp_path.resolve()) not in text, name
+    assert "run <code>runs/p/part-a</code>" in texts["report.html"]
+    assert "HumanEval: run directory runs/not-run-yet does not exist" in texts["p.md"]
+    assert "From the study file `p.toml`" in texts["p.md"]
+
+
+def test_a_path_outside_the_repository_is_shown_by_its_last_parts(tmp_path: Path) -> None:
+    from slmbench.report.study_facts import shown_path
+
+    assert shown_path(tmp_path / "runs" / "x", tmp_path) == "runs/x"
+    assert shown_path(Path("/elsewhere/deep/gpu-box/out"), tmp_path) == "gpu-box/out"
+    assert shown_path("runs/typed-relative", tmp_path) == "runs/typed-relative"

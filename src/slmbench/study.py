@@ -383,7 +383,7 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
                                    "trials stored; the tables use what is stored")
     files = report_trials(trials, study.out / "part-a" / "report",
                           summary_path=study.out / "part-a" / SUMMARY_NAME,
-                          run_dir=study.out / "part-a")
+                          run_dir=study.out / "part-a")  # shown relative on the report
     facts["summary"] = read_summary(files.summary)
     facts["trials"] = trials
     if study.page:  # every stored trial beside the page, so each number can be audited
@@ -414,7 +414,7 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     from datetime import UTC, datetime
 
     from slmbench.agents.humaneval import summaries
-    from slmbench.report.study_facts import StudyFacts
+    from slmbench.report.study_facts import StudyFacts, shown_path
     from slmbench.report.study_page import group_costs, relative, render_study_page
 
     assert study.page is not None
@@ -424,12 +424,14 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     found = [d for d in study.humaneval if d.is_dir()]
     for d in study.humaneval:
         if not d.is_dir():
-            facts["incomplete"].append(f"HumanEval: run directory {d} does not exist")
+            facts["incomplete"].append(f"HumanEval: run directory {shown_path(d)} does not "
+                                       "exist")
     if found:
         facts["exports"].append(relative(export_humaneval(found, assets_dir(study)),
                                          study.page.parent))
     page = StudyFacts(
-        design=design(study), name=study.name, study_file=str(study_file), command=command,
+        design=design(study), name=study.name, study_file=shown_path(study_file),
+        command=command,
         created=datetime.now(UTC).isoformat(timespec="seconds"), versions=versions(),
         model_hashes=model_hashes(all_models(study)), humaneval=summaries(found),
         costs=group_costs(facts.get("trials", []), planned, readings), **facts)
