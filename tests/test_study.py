@@ -619,3 +619,16 @@ def test_a_path_outside_the_repository_is_shown_by_its_last_parts(tmp_path: Path
     assert shown_path(tmp_path / "runs" / "x", tmp_path) == "runs/x"
     assert shown_path(Path("/elsewhere/deep/gpu-box/out"), tmp_path) == "gpu-box/out"
     assert shown_path("runs/typed-relative", tmp_path) == "runs/typed-relative"
+
+
+def test_merge_into_a_part_b_only_study_takes_the_readings(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from slmbench.study import merge_stores, run_part_b
+
+    write_approval(tmp_path / "data")
+    study = load_study(part_b_study(tmp_path, ["scripted:echo", "scripted:silent"]),
+                       base=tmp_path)
+    run_part_b(study.rooted(tmp_path / "other"), ["scripted:silent"], Console(quiet=True))
+    merged = merge_stores(study, [tmp_path / "other"])
+    assert merged.stores == {str(study.part_b_dir / "readings.sqlite"): 16}

@@ -29,11 +29,17 @@ so a slow model can get a smaller grid than the others within one study. Part A
 blocks run into their own run directories and are analysed together; Part B blocks
 share one readings store and their matrices are shown one after the other.
 
+A Part B block with ``sequential = true`` reads each cell only until its verdict is
+decided (the sequential rule), at most ``limit`` items (or the whole eval split).
+
 ``slmbench study FILE`` runs what is missing of both parts and writes the page.
 Both parts resume: Part A's trials and Part B's readings are committed one by one
 to SQLite, so running the same command again after an interruption computes only
 what is not stored. ``--page-only`` regenerates the page from what is stored,
 without loading a model. Every number on the page is computed from the stores.
+``--merge DIR...`` first copies another machine's stores of the same study file (its
+``out``) into this one's, refusing a key stored with different content; ``--plan``
+prints each block's remaining work in model hours at the rates measured in the stores.
 """
 
 from __future__ import annotations
@@ -729,7 +735,9 @@ def _new_trials(study: Study, folders: list[Path]) -> dict[Path, list[Any]]:
 
     found: dict[tuple[Path, Any], tuple[Any, str, Path]] = {}  # -> (trial, JSON, folder)
     for folder in folders:
-        for target, ts in _route_trials(study, _other_trials(folder), folder).items():
+        if not (others := _other_trials(folder)):
+            continue
+        for target, ts in _route_trials(study, others, folder).items():
             for t in ts:
                 dump, seen = t.model_dump_json(), found.get((target, t.key))
                 if seen is not None and seen[1] != dump:

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from slmbench.agents.analysis import read_summary
 from slmbench.report import ReportFiles
-from slmbench.report.html import fmt
+from slmbench.report.html import ci_cell
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -74,7 +74,7 @@ def test_dom_has_headline_table_with_every_model(full_report: ReportFiles,
     s = read_summary(full_report.summary)
     for a in s.accuracy:
         assert f'data-model="{a.model}"' in headline
-        assert fmt(a.accuracy) in headline
+        assert str(ci_cell(a.accuracy)) in headline  # the estimate over its interval
     assert dom.count("data:image/png;base64,") == 16
     assert "2556 in the run" in dom  # the trial browser rendered from the embedded JSON
 
