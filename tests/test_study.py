@@ -138,7 +138,7 @@ def test_page_says_what_is_missing_before_anything_ran(tmp_path: Path) -> None:
     study = load_study(write_study(tmp_path, extra='humaneval = ["runs/he"]'), base=tmp_path)
     text = write_page(study, study_file=Path("study.toml"), command="c").read_text()
     assert "Part A: no trial stored yet" in text
-    assert f"HumanEval: run directory {tmp_path / 'runs/he'} does not exist" in text
+    assert "HumanEval: run directory runs/he does not exist" in text  # not its absolute path
     assert "## Part A" not in text
 
 
@@ -227,9 +227,17 @@ def test_part_b_resumes_from_its_store_and_the_page_holds_the_matrix(tmp_path: P
     assert calls == ["scripted:silent"]
     text = write_page(study, study_file=Path("b.toml"), command="c").read_text()
     assert "Incomplete" not in text and "| approval | accuracy | silent | p1 |" in text
-    assert (tmp_path / "docs" / "b" / "eligibility.json").is_file()
     import gzip
     import json
+
+    assert (tmp_path / "docs" / "b" / "eligibility.json").is_file()
+    # the Part B seed's findings, beside this study's counts by the same rule
+    [matrix] = json.loads((tmp_path / "docs" / "b" / "eligibility.json").read_text())
+    p0 = [c for c in matrix["cells"] if c["prompt_id"] == "p0"]
+    p1 = [c for c in matrix["cells"] if c["prompt_id"] == "p1"]
+    assert (f"on the frozen prompt p0: {sum(c['eligible'] for c in p0)} of {len(p0)} |"
+            in text)
+    assert f"on a paraphrase (p1-p3): {sum(c['eligible'] for c in p1)} of {len(p1)} |" in text
 
     rows = [json.loads(x) for x in gzip.decompress(
         (tmp_path / "docs" / "b" / "readings.jsonl.gz").read_bytes()).decode().splitlines()]
@@ -403,3 +411,224 @@ def test_a_bad_export_folder_is_refused_and_nothing_is_written(
     with pytest.raises(ConfigError, match=message):
         import_exports(tmp_path / "exports", study)
     assert not study.out.exists()
+
+
+# -- merge: stores made on two machines, one page ------------------------------------------------
+
+def two_machines(tmp: Path) -> tuple[object, object, object]:
+    """The round-trip study run on two "machines": A runs the scripted agent's block and echo's
+    readings, B the echo block and silent's readings; each into its own ``out``."""
+    from rich.console import Console
+
+    from slmbench.study import run_part_b
+
+    study = load_study(roundtrip_study(tmp), base=tmp)
+    spec = f"scripted:{tmp / 'script.yaml'}"
+    a, b = study.rooted(tmp / "machine-a"), study.rooted(tmp / "machine-b")
+    console = Console(quiet=True)
+    run_part_a(a, [spec], console)
+    run_part_b(a, ["scripted:echo"], console)
+    run_part_a(b, ["scripted:echo"], console)
+    run_part_b(b, ["scripted:silent"], console)
+    return study, a, b
+
+
+def test_merge_builds_one_page_from_two_machines_stores(tmp_path: Path) -> None:
+    from slmbench.study import merge_stores
+
+    study, a, b = two_machines(tmp_path)
+    merged = study.rooted(tmp_path / "merged")
+    summary = merge_stores(merged, [tmp_path / "machine-a", tmp_path / "machine-b"])
+    # every record of both machines is now in one set of stores, unchanged
+    got, from_a, from_b = stored(merged), stored(a), stored(b)
+    assert summary.stores == {str(merged.part_a_dir(0) / "run.sqlite"): len(from_a["a0"]),
+                              str(merged.part_a_dir(1) / "run.sqlite"): len(from_b["a1"]),
+                              str(merged.part_b_dir / "readings.sqlite"): 32}
+    assert got["a0"] == from_a["a0"] and got["a1"] == from_b["a1"]
+    assert sorted(got["b"], key=str) == sorted([*from_a["b"], *from_b["b"]], key=str)
+    text = write_page(merged, study_file=Path("r.toml"), command="c").read_text()
+    assert "planned trials stored" not in text and "it is left out of the matrix" not in text
+    assert f"| {tmp_path / 'script.yaml'} | {len(from_a['a0'])}/{len(from_a['a0'])} |" in text
+    assert f"| echo | {len(from_b['a1'])}/{len(from_b['a1'])} |" in text
+    assert "| approval | accuracy | silent | p1 |" in text
+    # merging the same folders again writes nothing: identical records are skipped
+    assert merge_stores(merged, [tmp_path / "machine-a", tmp_path / "machine-b"]).stores == {}
+
+
+def test_merge_refuses_a_key_stored_twice_with_different_content(tmp_path: Path) -> None:
+    import sqlite3
+    from contextlib import closing
+
+    from slmbench.study import merge_stores
+
+    study, _, _ = two_machines(tmp_path)
+    merged = study.rooted(tmp_path / "merged")
+    merge_stores(merged, [tmp_path / "machine-a"])
+    before = stored(merged)
+    # machine B ran the scripted agent too, and one of its trials took another time
+    spec = f"scripted:{tmp_path / 'script.yaml'}"
+    from rich.console import Console
+
+    b2 = study.rooted(tmp_path / "machine-c")
+    run_part_a(b2, [spec], Console(quiet=True))
+    db = b2.part_a_dir(0) / "run.sqlite"
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE trials SET record = json_set(record, '$.wall_s', 99.0) "
+                     "WHERE rowid = (SELECT MIN(rowid) FROM trials)")
+    with pytest.raises(ConfigError) as exc:
+        merge_stores(merged, [tmp_path / "machine-b", tmp_path / "machine-c"])
+    assert "with different content; merging never overwrites a stored record" in str(exc.value)
+    assert exc.value.hint and "fresh --out" in exc.value.hint
+    assert stored(merged) == before  # nothing written, not even machine B's new records
+    # a reading that differs between two folders is refused the same way
+    with closing(sqlite3.connect(tmp_path / "machine-b/part-b/readings.sqlite")) as conn, conn:
+        conn.execute("UPDATE readings SET model = 'scripted:echo'")
+    with pytest.raises(ConfigError, match=r"reading scripted:echo · approval"):
+        merge_stores(merged, [tmp_path / "machine-b"])
+    with pytest.raises(ConfigError, match="holds no study store"):
+        merge_stores(merged, [tmp_path / "data"])
+
+
+def test_a_sequential_part_b_block_stops_at_the_verdict_and_its_page_shows_it(
+        tmp_path: Path) -> None:
+    import json
+
+    from rich.console import Console
+
+    from slmbench.microtasks.store import ReadingStore
+    from slmbench.study import run_part_b
+
+    # each command three times over: the learned baseline is perfect (τ = 1), so a cell's
+    # verdict is settled after very few readings
+    rows = [{"id": f"a-{r}-{i}", "split": "fit" if (i + r) % 2 else "eval",
+             "provenance": PROVENANCE, "command": f"{cmd} # {r}", "label": label, "rule": "T",
+             "origin": "test"}
+            for r in range(3)
+            for i, (cmd, label) in enumerate([*((c, "approve") for c in SAFE),
+                                              *((c, "deny") for c in RISKY)])]
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "approval.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
+    path = part_b_study(tmp_path, ["scripted:echo", "scripted:silent"])
+    path.write_text(path.read_text() + "sequential = true\n")
+    study = load_study(path, base=tmp_path)
+    assert study.part_b[0].sequential
+    run_part_b(study, ["scripted:echo"], Console(quiet=True))
+    with ReadingStore(study.part_b_dir / "readings.sqlite") as store:
+        read = store.count("scripted:echo")
+    assert 0 < read < 24 * 2  # 24 eval items x 2 prompts planned at most
+    text = write_page(study, study_file=path, command="c").read_text()
+    assert "read to decision, at most all eval items per task" in text
+    assert "| approval | accuracy | echo | p0 |" in text  # decided: shown, though not all read
+    assert "echo has" not in text
+    assert ("Part B: silent has 0 readings stored (at most 48) and cells still undecided; it is "
+            "left out of the matrix") in text
+    [matrix] = json.loads((tmp_path / "docs" / "b" / "eligibility.json").read_text())
+    assert matrix["sequential"] is True
+
+
+def test_plan_sizes_what_is_left_from_the_rates_measured_in_the_stores(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from slmbench.agents.store import RunStore
+    from slmbench.study import run_part_b, size_plan
+
+    study = load_study(roundtrip_study(tmp_path), base=tmp_path)
+    spec = f"scripted:{tmp_path / 'script.yaml'}"
+    before = {(r.block, r.model): r for r in size_plan(study)}
+    assert before[("A1", spec)].stored == 0 and before[("A1", spec)].seconds_per is None
+    assert before[("A1", spec)].hours is None
+    run_part_a(study, [spec], Console(quiet=True))
+    run_part_b(study, ["scripted:echo"], Console(quiet=True))
+    rows = {(r.block, r.model): r for r in size_plan(study)}
+    a1, a2 = rows[("A1", spec)], rows[("A2", "scripted:echo")]
+    with RunStore(study.part_a_dir(0)) as store:
+        walls = [t.record["wall_s"] for t in store.trials()]
+    assert a1.stored == a1.planned == len(walls) and a1.remaining == 0 and a1.hours == 0
+    assert a1.seconds_per == pytest.approx(sum(walls) / len(walls))
+    assert a1.measured_n == len(walls)
+    assert a2.stored == 0 and a2.remaining == a2.planned > 0 and a2.seconds_per is None
+    b_echo, b_silent = rows[("B1", "scripted:echo")], rows[("B1", "scripted:silent")]
+    assert b_echo.unit == "reading" and b_echo.stored == b_echo.planned == 16
+    assert b_silent.stored == 0 and b_silent.remaining == 16 and not b_silent.at_most
+    # a rate measured in another folder's stores sizes a model this study has not run yet
+    other = study.rooted(tmp_path / "earlier")
+    run_part_a(other, ["scripted:echo"], Console(quiet=True))
+    sized = {(r.block, r.model): r for r in size_plan(study, [tmp_path / "earlier"])}
+    assert sized[("A2", "scripted:echo")].seconds_per is not None
+    assert sized[("A2", "scripted:echo")].hours is not None
+
+
+def test_the_reference_study_file_and_its_gpu_block_are_valid_studies(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "experiments" / "reference.toml").read_text(encoding="utf-8")
+    study = load_study(root / "experiments" / "reference.toml", base=tmp_path)
+    assert all(e.repeats >= 3 for e in study.part_a)  # every Part A model with >= 3 repeats
+    assert {e.toolset for e in study.part_a} == {"task", "all"}
+    assert all(b.sequential and b.limit is None for b in study.part_b)
+    # the commented GPU block, uncommented, is one more Part A block of the nine seed models
+    block = text.split("# [[part_a]]   # A6")[1]
+    gpu = tmp_path / "gpu.toml"
+    gpu.write_text(text + "[[part_a]]\n" + "\n".join(
+        line.removeprefix("# ") for line in block.splitlines()[1:]), encoding="utf-8")
+    with_gpu = load_study(gpu, base=tmp_path)
+    assert len(with_gpu.part_a) == len(study.part_a) + 1
+    from slmbench.report.published import matched_tag, seed_part_a
+
+    tags = {r.model for r in seed_part_a().models}
+    assert sorted(matched_tag(m, tags) or "" for m in with_gpu.part_a[-1].models) == sorted(tags)
+
+
+def test_no_page_report_or_export_names_a_path_of_the_machine(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    from rich.console import Console
+
+    monkeypatch.chdir(tmp_path)  # the repository a study runs from
+    (tmp_path / "script.yaml").write_text(SCRIPT, encoding="utf-8")
+    path = tmp_path / "p.toml"
+    path.write_text("""\
+name = "paths"
+out = "runs/p"
+page = "docs/p.md"
+humaneval = ["runs/not-run-yet"]
+[part_a]
+models = ["scripted:script.yaml"]
+tasks = ["IR-1"]
+temperatures = [0.7]
+repeats = 1
+""", encoding="utf-8")
+    study = load_study(path)  # relative paths resolved against the working folder: absolute
+    assert study.out.is_absolute()
+    run_part_a(study, None, Console(quiet=True))
+    page = write_page(study, study_file=path, command="slmbench study p.toml")
+    written = [page, *page.with_suffix("").rglob("*")]
+    texts = {p.name: (gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes())
+             .decode("utf-8", "replace") for p in written if p.is_file() and p.suffix != ".png"}
+    assert {"p.md", "report.html", "trials.jsonl.gz"} <= set(texts)
+    for name, text in texts.items():
+        assert str(tmp_path) not in text and str(tmp_path.resolve()) not in text, name
+    assert "run <code>runs/p/part-a</code>" in texts["report.html"]
+    assert "HumanEval: run directory runs/not-run-yet does not exist" in texts["p.md"]
+    assert "From the study file `p.toml`" in texts["p.md"]
+
+
+def test_a_path_outside_the_repository_is_shown_by_its_last_parts(tmp_path: Path) -> None:
+    from slmbench.report.study_facts import shown_path
+
+    assert shown_path(tmp_path / "runs" / "x", tmp_path) == "runs/x"
+    assert shown_path(Path("/elsewhere/deep/gpu-box/out"), tmp_path) == "gpu-box/out"
+    assert shown_path("runs/typed-relative", tmp_path) == "runs/typed-relative"
+
+
+def test_merge_into_a_part_b_only_study_takes_the_readings(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from slmbench.study import merge_stores, run_part_b
+
+    write_approval(tmp_path / "data")
+    study = load_study(part_b_study(tmp_path, ["scripted:echo", "scripted:silent"]),
+                       base=tmp_path)
+    run_part_b(study.rooted(tmp_path / "other"), ["scripted:silent"], Console(quiet=True))
+    merged = merge_stores(study, [tmp_path / "other"])
+    assert merged.stores == {str(study.part_b_dir / "readings.sqlite"): 16}

@@ -29,18 +29,24 @@ so a slow model can get a smaller grid than the others within one study. Part A
 blocks run into their own run directories and are analysed together; Part B blocks
 share one readings store and their matrices are shown one after the other.
 
+A Part B block with ``sequential = true`` reads each cell only until its verdict is
+decided (the sequential rule), at most ``limit`` items (or the whole eval split).
+
 ``slmbench study FILE`` runs what is missing of both parts and writes the page.
 Both parts resume: Part A's trials and Part B's readings are committed one by one
 to SQLite, so running the same command again after an interruption computes only
 what is not stored. ``--page-only`` regenerates the page from what is stored,
 without loading a model. Every number on the page is computed from the stores.
+``--merge DIR...`` first copies another machine's stores of the same study file (its
+``out``) into this one's, refusing a key stored with different content; ``--plan``
+prints each block's remaining work in model hours at the rates measured in the stores.
 """
 
 from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +60,8 @@ from slmbench.microtasks.prompts import resolve_prompt_ids
 if TYPE_CHECKING:
     from slmbench.report.study_facts import ReadingTally
 
-__all__ = ["ImportSummary", "PartB", "Study", "import_exports", "load_study"]
+__all__ = ["ImportSummary", "PartB", "PlanRow", "Study", "import_exports", "load_study",
+           "merge_stores", "size_plan"]
 
 _HINT = "the study file format is in the docstring of slmbench.study (see experiments/)"
 
@@ -69,6 +76,8 @@ class PartB(BaseModel):
                                                min_length=1)
     prompts: list[str] = Field(default_factory=lambda: ["p0", "p1", "p2", "p3"], min_length=1)
     limit: int | None = Field(default=None, ge=1, description="eval items per task; None: all")
+    sequential: bool = Field(default=False, description="read each cell only until its verdict "
+                             "is decided (the sequential rule), else every chosen item")
     seed: int = Field(default=0, ge=0)
     source: Path | None = Field(default=None, description="built datasets; default: the cache")
 
@@ -206,7 +215,25 @@ def _matrix(study: Study, b: PartB, models: list[str], store: Any,
 
     return run_matrix(models, b.tasks, b.prompts, limit=b.limit, seed=b.seed, source=b.source,
                       command=f"slmbench study ({study.name})", progress=progress,
-                      loader=loader, store=store)
+                      loader=loader, store=store, sequential=b.sequential)
+
+
+class _Unread(Exception):
+    """A sequential cell is undecided and its next reading is not stored."""
+
+
+def _unread(spec: str) -> Any:
+    raise _Unread(spec)
+
+
+def _decided(study: Study, b: PartB, model: str, store: Any) -> bool:
+    """Whether every cell of ``model`` in sequential block ``b`` is settled from the stored
+    readings (decided, or every chosen item read), so the page can show it."""
+    try:
+        _matrix(study, b, [model], store, _unread)
+    except _Unread:
+        return False
+    return True
 
 
 def run_part_b(study: Study, models: list[str] | None, console: Any,
@@ -311,7 +338,8 @@ def design(study: Study) -> list[list[str]]:
     for n, b in enumerate(study.part_b, 1):
         rows.append([f"B{n}", ", ".join(short(m) for m in b.models),
                      f"tasks {', '.join(b.tasks)}; prompts {', '.join(b.prompts)}; "
-                     f"{b.limit or 'all'} eval items per task (seed {b.seed}); "
+                     + ("read to decision, at most " if b.sequential else "")
+                     + f"{b.limit or 'all'} eval items per task (seed {b.seed}); "
                      "log-prob and generation readings"])
     return rows
 
@@ -361,7 +389,7 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
                                    "trials stored; the tables use what is stored")
     files = report_trials(trials, study.out / "part-a" / "report",
                           summary_path=study.out / "part-a" / SUMMARY_NAME,
-                          run_dir=study.out / "part-a")
+                          run_dir=study.out / "part-a")  # shown relative on the report
     facts["summary"] = read_summary(files.summary)
     facts["trials"] = trials
     if study.page:  # every stored trial beside the page, so each number can be audited
@@ -392,7 +420,7 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     from datetime import UTC, datetime
 
     from slmbench.agents.humaneval import summaries
-    from slmbench.report.study_facts import StudyFacts
+    from slmbench.report.study_facts import StudyFacts, shown_path
     from slmbench.report.study_page import group_costs, relative, render_study_page
 
     assert study.page is not None
@@ -402,12 +430,14 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     found = [d for d in study.humaneval if d.is_dir()]
     for d in study.humaneval:
         if not d.is_dir():
-            facts["incomplete"].append(f"HumanEval: run directory {d} does not exist")
+            facts["incomplete"].append(f"HumanEval: run directory {shown_path(d)} does not "
+                                       "exist")
     if found:
         facts["exports"].append(relative(export_humaneval(found, assets_dir(study)),
                                          study.page.parent))
     page = StudyFacts(
-        design=design(study), name=study.name, study_file=str(study_file), command=command,
+        design=design(study), name=study.name, study_file=shown_path(study_file),
+        command=command,
         created=datetime.now(UTC).isoformat(timespec="seconds"), versions=versions(),
         model_hashes=model_hashes(all_models(study)), humaneval=summaries(found),
         costs=group_costs(facts.get("trials", []), planned, readings), **facts)
@@ -450,8 +480,12 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
                 tokens, counted = store.tokens(m)
                 out[m] = ReadingTally(done=have, planned=want, seconds=store.seconds(m),
                                       tokens=tokens, with_tokens=counted)
-                if have == want:
+                if have == want or (b.sequential and _decided(study, b, m, store)):
                     complete.append(m)
+                elif b.sequential:
+                    facts["incomplete"].append(f"Part B: {short(m)} has {have} readings stored "
+                                               f"(at most {want}) and cells still undecided; "
+                                               "it is left out of the matrix")
                 else:
                     facts["incomplete"].append(f"Part B: {short(m)} has {have} of {want} "
                                                "readings stored; it is left out of the matrix")
@@ -591,7 +625,7 @@ def _write_readings(path: Path, rows: list[tuple[Any, ...]]) -> None:
     now = time.time()
     with closing(sqlite3.connect(path)) as conn, conn:
         conn.executemany("INSERT INTO readings(model, task, prompt_id, item_id, input_sha256,"
-                         " raw, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         " raw, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                          [(*r, now) for r in rows])
 
 
@@ -649,3 +683,238 @@ def import_exports(exports: Path, study: Study) -> ImportSummary:
                 leftover.unlink(missing_ok=True)
         raise
     return ImportSummary(stores=written)
+
+
+# -- merging the stores of several machines ------------------------------------------------------
+
+_MERGE_HINT = ("each --merge folder is a study's `out` (part-a/<n>/run.sqlite, "
+               "part-b/readings.sqlite) made from this study file on another machine")
+
+
+def _other_trials(folder: Path) -> list[Any]:
+    """Every trial stored under ``folder/part-a/*/`` (as Trial records)."""
+    from slmbench.agents.records import Trial
+    from slmbench.agents.store import DB_NAME, RunStore
+
+    out = []
+    for db in sorted((folder / "part-a").glob(f"*/{DB_NAME}")):
+        with RunStore(db.parent) as store:
+            out += _validated(Trial, db, [t.record for t in store.trials()])
+    return out
+
+
+def _other_readings(folder: Path) -> list[tuple[Any, ...]]:
+    """Every reading of ``folder/part-b/readings.sqlite``: its five key fields and raw JSON."""
+    from slmbench.microtasks.store import ReadingStore
+
+    path = folder / "part-b" / READINGS_NAME
+    if not path.is_file():
+        return []
+    with ReadingStore(path) as store:
+        return [(r["model"], r["task"], r["prompt_id"], r["item_id"], r["input_sha256"],
+                 json.dumps(r["raw"], sort_keys=True)) for r in store.rows()]
+
+
+def _clash(what: str, where: Path, other: Path) -> ConfigError:
+    return ConfigError(f"{what} is stored in {where} and in {other} with different content; "
+                       "merging never overwrites a stored record",
+                       "keep the record of one machine: delete the other's store (or that "
+                       "model's block of it) and merge again, or merge into a fresh --out")
+
+
+def _trial_name(t: Any) -> str:
+    k = t.key
+    return f"trial {k.model} {k.task} {k.variant} T={k.temperature:g} repeat {k.repeat}"
+
+
+def _new_trials(study: Study, folders: list[Path]) -> dict[Path, list[Any]]:
+    """Trials of ``folders`` not yet in this study's run stores, by target run directory;
+    ConfigError if one key holds different records (in two folders, or here and there)."""
+    from slmbench.agents.records import Trial
+    from slmbench.agents.store import DB_NAME, RunStore
+
+    found: dict[tuple[Path, Any], tuple[Any, str, Path]] = {}  # -> (trial, JSON, folder)
+    for folder in folders:
+        if not (others := _other_trials(folder)):
+            continue
+        for target, ts in _route_trials(study, others, folder).items():
+            for t in ts:
+                dump, seen = t.model_dump_json(), found.get((target, t.key))
+                if seen is not None and seen[1] != dump:
+                    raise _clash(_trial_name(t), seen[2], folder)
+                found[(target, t.key)] = (t, dump, folder)
+    out: dict[Path, list[Any]] = {}
+    for target in dict.fromkeys(d for d, _ in found):
+        mine = [v for (d, _), v in found.items() if d == target]
+        if not (target / DB_NAME).is_file():
+            out[target] = [t for t, _, _ in mine]
+            continue
+        with RunStore(target) as store:
+            for t, dump, folder in mine:
+                if (stored := store.get(t.key)) is None:
+                    out.setdefault(target, []).append(t)
+                elif Trial.model_validate(stored.record).model_dump_json() != dump:
+                    raise _clash(_trial_name(t), target, folder)
+    return out
+
+
+def _new_readings(study: Study, folders: list[Path]) -> list[tuple[Any, ...]]:
+    """Readings of ``folders`` not yet in this study's readings store; ConfigError if one key
+    (model, task, prompt, item, input digest) holds different raw outputs."""
+    from slmbench.microtasks.store import ReadingStore
+
+    path = study.part_b_dir / READINGS_NAME
+    here: dict[tuple[Any, ...], tuple[str, Path]] = {}
+    if path.is_file():
+        with ReadingStore(path) as store:
+            here = {(r["model"], r["task"], r["prompt_id"], r["item_id"], r["input_sha256"]):
+                    (json.dumps(r["raw"], sort_keys=True), path) for r in store.rows()}
+    new: dict[tuple[Any, ...], tuple[str, Path]] = {}
+    for folder in folders:
+        for row in _other_readings(folder):
+            key, raw = row[:5], row[5]
+            seen = here.get(key) or new.get(key)
+            if seen is None:
+                new[key] = (raw, folder)
+            elif seen[0] != raw:
+                raise _clash(f"reading {' · '.join(key[:4])}", seen[1], folder)
+    return [(*k, raw) for k, (raw, _) in new.items()]
+
+
+def merge_stores(study: Study, folders: list[Path]) -> ImportSummary:
+    """Copy into this study's stores the trials and readings another machine stored for the
+    same study file (each folder: that machine's study ``out``), so one page shows both.
+
+    A record already here with the same content is skipped; the same key with different
+    content (in two folders, or here and in a folder) is refused before anything is written.
+    Returns the records written per store.
+    """
+    from slmbench.agents.store import DB_NAME, RunStore
+
+    for folder in folders:
+        if not folder.is_dir():
+            raise ConfigError(f"--merge {folder} is not a folder", _MERGE_HINT)
+        if not any((folder / "part-a").glob(f"*/{DB_NAME}")) and not (
+                folder / "part-b" / READINGS_NAME).is_file():
+            raise ConfigError(f"--merge {folder} holds no study store", _MERGE_HINT)
+    trials = _new_trials(study, folders)
+    readings = _new_readings(study, folders)
+    written: dict[str, int] = {}
+    for run_dir, ts in sorted(trials.items()):
+        with RunStore(run_dir) as store:
+            written[str(store.path)] = sum(store.put(t.key, t.outcome.value, t) for t in ts)
+    if readings:
+        _write_readings(study.part_b_dir / READINGS_NAME, readings)
+        written[str(study.part_b_dir / READINGS_NAME)] = len(readings)
+    return ImportSummary(stores=written)
+
+
+# -- sizing the plan from measured rates ---------------------------------------------------------
+
+class PlanRow(BaseModel):
+    """One model of one block: what the study plans, what is stored, and the model time the
+    rest should take at the rate measured for it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    block: str  # A1, B2, ...
+    model: str
+    unit: str  # "trial" | "reading"
+    planned: int
+    stored: int
+    at_most: bool = False  # a sequential Part B block: ``planned`` is an upper bound
+    seconds_per: float | None = None  # None: no rate measured for this model
+    measured_n: int = 0  # trials or readings the rate is the mean of
+    rate_from: str = ""  # the spec the rate was measured on, when not this one
+
+    @property
+    def remaining(self) -> int:
+        return max(self.planned - self.stored, 0)
+
+    @property
+    def hours(self) -> float | None:
+        return None if self.seconds_per is None else self.remaining * self.seconds_per / 3600
+
+
+def _base(spec: str) -> str:
+    return spec.split("?", 1)[0]
+
+
+class _Rates:
+    """Mean model seconds per trial and per reading, by model spec, over every store found."""
+
+    def __init__(self) -> None:
+        self.sums: dict[tuple[str, str], list[float]] = {}
+
+    def add(self, unit: str, spec: str, seconds: float) -> None:
+        self.sums.setdefault((unit, spec), []).append(seconds)
+
+    def of(self, unit: str, spec: str) -> tuple[float | None, int, str]:
+        """(seconds per unit, n, the spec it was measured on if another one)."""
+        if got := self.sums.get((unit, spec)):
+            return sum(got) / len(got), len(got), ""
+        near = [(s, v) for (u, s), v in self.sums.items() if u == unit and _base(s) == _base(spec)]
+        if near:
+            s, v = max(near, key=lambda e: len(e[1]))
+            return sum(v) / len(v), len(v), s
+        return None, 0, ""
+
+
+def _measure(folders: list[Path]) -> _Rates:
+    from slmbench.agents.humaneval import VARIANT
+    from slmbench.agents.store import DB_NAME, RunStore
+    from slmbench.microtasks.store import ReadingStore
+
+    rates = _Rates()
+    for folder in folders:
+        for db in sorted(folder.glob(f"**/{DB_NAME}")):
+            with RunStore(db.parent) as store:
+                for t in store.trials():
+                    if t.key.variant != VARIANT and (s := t.record.get("wall_s")):
+                        rates.add("trial", t.key.model, float(s))
+        for db in sorted(folder.glob(f"**/{READINGS_NAME}")):
+            with ReadingStore(db) as readings:
+                for r in readings.rows():
+                    if s := r["raw"].get("seconds"):
+                        rates.add("reading", r["model"], float(s))
+    return rates
+
+
+def size_plan(study: Study, rate_folders: Sequence[Path] = ()) -> list[PlanRow]:
+    """Every block's models with planned and stored trials (readings) and the hours the rest
+    should take, at the mean rate measured in this study's stores and in ``rate_folders``
+    (run directories or study ``out`` folders of earlier runs on this machine)."""
+    from slmbench.agents.runner.executor import plan_of
+    from slmbench.agents.store import DB_NAME, RunStore
+    from slmbench.microtasks.store import ReadingStore
+
+    rates = _measure([study.out, *rate_folders])
+    rows = []
+    for block, exp in enumerate(study.part_a):
+        have = set()
+        if (study.part_a_dir(block) / DB_NAME).is_file():
+            with RunStore(study.part_a_dir(block)) as store:
+                have = store.keys()
+        for m in exp.models:
+            keys = {p.key for p in plan_of(part_a_experiment(study, block, [m])).trials}
+            per, n, src = rates.of("trial", m)
+            rows.append(PlanRow(block=f"A{block + 1}", model=m, unit="trial", planned=len(keys),
+                                stored=len(keys & have), seconds_per=per, measured_n=n,
+                                rate_from=src))
+    path = study.part_b_dir / READINGS_NAME
+    stored: dict[str, set[tuple[str, ...]]] = {}
+    if path.is_file():
+        with ReadingStore(path) as store:
+            for r in store.rows():
+                stored.setdefault(r["model"], set()).add((r["task"], r["prompt_id"],
+                                                          r["item_id"]))
+    for block, b in enumerate(study.part_b):
+        items = planned_items(b)
+        want = {(t, p, i.id) for t, its in items.items() for p in b.prompts for i in its}
+        for m in b.models:
+            per, n, src = rates.of("reading", m)
+            rows.append(PlanRow(block=f"B{block + 1}", model=m, unit="reading",
+                                planned=len(want), stored=len(want & stored.get(m, set())),
+                                at_most=b.sequential, seconds_per=per, measured_n=n,
+                                rate_from=src))
+    return rows

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from clirun import CliRunner
 
 from slmbench.study import write_jsonl_gz
@@ -26,3 +27,25 @@ def test_import_writes_the_stores_then_refuses_to_overwrite_them(
     again = cli(*args)
     assert again.code == 2 and "exists; import never overwrites a store" in again.err
     assert "Traceback" not in again.err
+
+
+def test_study_merge_copies_another_machines_store_and_refuses_a_clash(
+        cli: CliRunner, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+    from contextlib import closing
+
+    monkeypatch.chdir(tmp_path)  # the page is written relative to the working folder
+    study = tmp_path / "s.toml"
+    study.write_text('name = "s"\nout = "runs/s"\npage = "docs/s.md"\n[part_a]\n'
+                     'models = ["scripted:echo"]\ntasks = ["IR-1"]\ntemperatures = [0.7]\n'
+                     'repeats = 1\n', encoding="utf-8")
+    other, here = tmp_path / "gpu-box", tmp_path / "here"
+    ran = cli("study", str(study), "--out", str(other))
+    assert ran.code == 0, ran.err
+    merged = cli("study", str(study), "--out", str(here), "--merge", str(other))
+    assert merged.code == 0, merged.err
+    assert f"{here / 'part-a' / '1' / 'run.sqlite'}: 1 records merged" in merged.out
+    with closing(sqlite3.connect(other / "part-a" / "1" / "run.sqlite")) as conn, conn:
+        conn.execute("UPDATE trials SET record = json_set(record, '$.wall_s', 99.0)")
+    clash = cli("study", str(study), "--out", str(here), "--merge", str(other))
+    assert clash.code == 2 and "different content" in clash.err and "Traceback" not in clash.err

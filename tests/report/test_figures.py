@@ -78,3 +78,19 @@ def test_failure_causes_stack_each_models_failing_trials(full_report: ReportFile
     rows = [f for f in s.failures if f.trials]
     for i, f in enumerate(rows):
         assert 0 < heights[i] == pytest.approx(100 * sum(f.causes.values()) / f.trials)
+
+
+def test_figures_that_compare_models_say_so_for_one_model() -> None:
+    from synthetic_run import make_trials
+
+    from slmbench.agents.analysis import analyze
+
+    s = analyze(make_trials({"ollama:solo-1b": (1.0, 0.6)}, temperatures=(0.7,)),
+                params={"ollama:solo-1b": 1.0})
+    assert s.dimensions  # it has a composite: the panels are empty for want of models only
+    for name in ("accuracy_vs_params", "composite_vs_params", "latency_vs_accuracy",
+                 "capability_vs_reliability", "cost_vs_reliability"):
+        text = _texts(FIGURES[name](s))
+        assert "it needs two or more; this run has solo-1b only" in text, name
+        assert not any(ax.containers for ax in FIGURES[name](s).axes), name  # no lone point
+    assert "Not enough data" not in _texts(figs.composite_bars(s))  # bars of one still read

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from slmbench.agents.analysis import read_summary
 from slmbench.report import ReportFiles
-from slmbench.report.html import fmt
+from slmbench.report.html import ci_cell
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -74,7 +74,7 @@ def test_dom_has_headline_table_with_every_model(full_report: ReportFiles,
     s = read_summary(full_report.summary)
     for a in s.accuracy:
         assert f'data-model="{a.model}"' in headline
-        assert fmt(a.accuracy) in headline
+        assert str(ci_cell(a.accuracy)) in headline  # the estimate over its interval
     assert dom.count("data:image/png;base64,") == 16
     assert "2556 in the run" in dom  # the trial browser rendered from the embedded JSON
 
@@ -124,3 +124,59 @@ def test_cli_report_writes_everything(tmp_path: Path) -> None:
     assert len(list((tmp_path / "out" / "figures").glob("*.pdf"))) == 16
     assert len(list((tmp_path / "out" / "tables").glob("*.tex"))) == 4
     assert (run / "analysis_summary.json").is_file()
+
+
+def _headline_width_px(page: str) -> float:
+    """The least width the headline table needs, estimated from its text: each column as wide as
+    its longest unbreakable line (7.2 px a character at 13.5 px, 14 px of padding); the model
+    column wraps at 16em (216 px)."""
+    from html.parser import HTMLParser
+
+    class Cells(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.on, self.rows, self.cell = False, [], None
+
+        def handle_starttag(self, tag: str, attrs: list) -> None:  # type: ignore[type-arg]
+            if tag == "table" and ("id", "headline") in attrs:
+                self.on = True
+            elif self.on and tag == "tr":
+                self.rows.append([])
+            elif self.on and tag in ("td", "th"):
+                self.cell = [""]
+            elif self.on and tag == "br" and self.cell is not None:
+                self.cell.append("")
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag == "table":
+                self.on = False
+            elif self.on and tag in ("td", "th") and self.cell is not None:
+                self.rows[-1].append(self.cell)
+                self.cell = None
+
+        def handle_data(self, data: str) -> None:
+            if self.cell is not None:
+                self.cell[-1] += data
+
+    p = Cells()
+    p.feed(page)
+    body = [r for r in p.rows[1:] if r]
+    widths = []
+    for col in range(len(body[0])):
+        chars = max(max(len(line.strip()) for line in r[col]) for r in body)
+        widths.append(min(chars * 7.2, 216) if col == 0 else chars * 7.2)
+    return sum(w + 14 for w in widths)
+
+
+def test_the_headline_table_of_many_models_fits_the_page_width() -> None:
+    from synthetic_run import make_trials
+
+    from slmbench.agents.analysis import analyze
+    from slmbench.report.html import render_html
+
+    models = {f"llamacpp:qwen2.5-coder-{n}b?n_ctx=8192": (n, 0.2 + 0.1 * i)
+              for i, n in enumerate((0.5, 1.5, 3, 7))}
+    models |= {f"ollama:llama3.{i}:{i}b": (float(i), 0.3) for i in (1, 2)}
+    trials = make_trials(models, temperatures=(0.7,), repeats=1)
+    page = render_html(analyze(trials, params={m: p for m, (p, _) in models.items()}), trials, {})
+    assert _headline_width_px(page) <= 1200 - 2 * 24  # the body's max-width less its padding

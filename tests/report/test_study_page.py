@@ -61,3 +61,23 @@ def test_greedy_consistency_is_shown_as_determinism_on_the_page() -> None:
     [row] = [x for x in page.splitlines() if x.startswith("| g-1b | – |")]  # no consistency
     assert "items identical" in row  # ... but its determinism at T = 0
     assert "the repeats at T = 0 measure determinism, not reliability" in page
+
+
+def test_the_page_shows_forensics_per_model_and_strict_vs_tolerant_format_failures() -> None:
+    from slmbench.report.study_facts import pct
+    from slmbench.report.study_page import failures
+
+    trials = make_trials({"ollama:a-1b": (1.0, 0.3), "ollama:b-3b": (3.0, 0.8)},
+                         temperatures=(0.7,))
+    summary = analyze(trials, params={"ollama:a-1b": 1.0, "ollama:b-3b": 3.0})
+    text = "\n".join(failures(summary, trials))
+    assert "### Why trials failed (forensics)" in text
+    header = next(x for x in text.splitlines() if x.startswith("| model | trials |"))
+    assert header.endswith("| format % tolerant | format % strict |")
+    for f in summary.failures:
+        assert f.trials
+        row = next(x for x in text.splitlines() if x.startswith(f"| {f.model.split(':', 1)[1]} |"))
+        assert row.endswith(f"| {pct(f.format_failure)} | {pct(f.strict_format_failure)} |")
+        for cause, k in f.causes.items():
+            col = header.strip("| ").split(" | ").index(cause)
+            assert row.strip("| ").split(" | ")[col] == str(k)

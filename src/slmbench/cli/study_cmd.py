@@ -8,17 +8,22 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
 from slmbench.cli.console import wide_console
 from slmbench.cli.run_cmd import print_summary
 from slmbench.core.errors import ConfigError
 from slmbench.study import (
+    PlanRow,
     Study,
     check_models,
     import_exports,
     load_study,
+    merge_stores,
     run_part_a,
     run_part_b,
+    size_plan,
     write_page,
 )
 
@@ -29,6 +34,34 @@ _OUT_HELP = ("keep every store of the study under this folder instead of the fil
 def _load(file: Path, out: Path | None) -> Study:
     study = load_study(file)
     return study if out is None else study.rooted(out)
+
+
+def print_plan(rows: list[PlanRow], console: Console) -> None:
+    """One line per block and model, then the model hours per block and in all."""
+    table = Table("block", "model", "planned", "stored", "to run", "s each (n measured)",
+                  "hours", box=None)
+    for r in rows:
+        rate = "–" if r.seconds_per is None else (
+            f"{r.seconds_per:.1f} ({r.measured_n}" + (f", on {r.rate_from})" if r.rate_from
+                                                      else ")"))
+        table.add_row(r.block, r.model, f"{'≤ ' if r.at_most else ''}{r.planned} {r.unit}s",
+                      str(r.stored), f"{'≤ ' if r.at_most else ''}{r.remaining}", rate,
+                      "–" if r.hours is None else f"{r.hours:.2f}")
+    console.print(table)
+    blocks = dict.fromkeys(r.block for r in rows)
+    for b in blocks:
+        mine = [r for r in rows if r.block == b]
+        known = sum(r.hours or 0.0 for r in mine)
+        unknown = [r.model for r in mine if r.hours is None and r.remaining]
+        console.print(f"{b}: {known:.1f} model hours to run"
+                      + (f" (+ {', '.join(unknown)}: no rate measured)" if unknown else ""),
+                      highlight=False)
+    total = sum(r.hours or 0.0 for r in rows)
+    missing = sum(r.hours is None and r.remaining > 0 for r in rows)
+    console.print(f"in all: {total:.1f} model hours at the measured rates"
+                  + (f"; {missing} block model(s) without a rate not counted" if missing else "")
+                  + ("; sequential Part B blocks are upper bounds" if any(r.at_most for r in rows)
+                     else ""), highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -42,6 +75,16 @@ def register(app: typer.Typer) -> None:
         page_only: Annotated[bool, typer.Option(
             "--page-only", help="write the page from what is stored; load no model")] = False,
         out: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
+        merge: Annotated[list[Path] | None, typer.Option(
+            "--merge", help="another machine's study `out` folder (repeatable): copy its trials "
+                            "and readings into this study's stores, then write the page; runs "
+                            "no model")] = None,
+        plan_only: Annotated[bool, typer.Option(
+            "--plan", help="print each block's planned, stored and remaining work and the model "
+                           "hours it should take at the measured rates; run nothing")] = False,
+        rates: Annotated[list[Path] | None, typer.Option(
+            "--rates", help="with --plan: also measure rates in this folder's stores (a run "
+                            "directory or an earlier study's `out`; repeatable)")] = None,
     ) -> None:
         """Run what is missing of a study (resumable) and write its results page."""
         if part not in ("a", "b", "all"):
@@ -49,7 +92,13 @@ def register(app: typer.Typer) -> None:
         plan = _load(file, out)
         check_models(plan, model)
         console = wide_console()
-        if not page_only:
+        if plan_only:
+            print_plan(size_plan(plan, rates or []), console)
+            return
+        if merge:
+            for path, n in merge_stores(plan, merge).stores.items():
+                console.print(f"{path}: {n} records merged", highlight=False)
+        elif not page_only:
             if part in ("a", "all"):
                 for summary in run_part_a(plan, model, console):
                     print_summary(summary, console)

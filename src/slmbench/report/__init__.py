@@ -17,6 +17,7 @@ from slmbench.agents.analysis import SUMMARY_NAME, analyze, load_trials, write_s
 from slmbench.agents.records import Trial
 from slmbench.report.figures import FIGURES, write_figures
 from slmbench.report.html import write_html
+from slmbench.report.study_facts import shown_path
 from slmbench.report.tables import write_tables
 
 __all__ = ["FIGURES", "ReportFiles", "build_report", "report_trials"]
@@ -46,7 +47,8 @@ def report_trials(trials: Sequence[Trial], out_dir: str | Path, *, summary_path:
                   ) -> ReportFiles:
     """The same report for any set of trials (e.g. the union of a study's run directories)."""
     out = Path(out_dir)
-    summary = analyze(trials, run_dir=run_dir, params=params)
+    # the report names its run relative to the working folder: no path of this machine on it
+    summary = analyze(trials, run_dir=shown_path(run_dir) if run_dir else "", params=params)
     written = write_summary(summary, summary_path)
     figures = write_figures(summary, out / "figures")
     tables = write_tables(summary, out / "tables")

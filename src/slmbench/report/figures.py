@@ -60,6 +60,13 @@ def not_enough_data(title: str, reason: str) -> Figure:
     return fig
 
 
+def one_model(title: str, models: Sequence[str]) -> Figure:
+    """In place of a comparison across models drawn with fewer than two: say so."""
+    have = f"{short(models[0])} only" if models else "none"
+    return not_enough_data(title, f"this figure compares models: it needs two or more; "
+                                  f"this run has {have}")
+
+
 def _err(ests: Sequence[Estimate | None], scale: float = 1.0) -> np.ndarray:
     """Asymmetric error bars (2 × n) from estimates; zero where an interval is missing."""
     lows, highs = [], []
@@ -100,6 +107,8 @@ def _vs_params(s: AnalysisSummary, title: str, ys: dict[str, Estimate], ylabel: 
     points = [(a.model, a.params_b) for a in s.accuracy if a.params_b and a.model in ys]
     if not points:
         return not_enough_data(title, "no model has a known size: pass --params MODEL=B")
+    if len(points) < 2:
+        return one_model(title, [m for m, _ in points])
     fig, ax = _fig(title)
     for m, p in points:
         e = ys[m]
@@ -204,6 +213,8 @@ def latency_vs_accuracy(s: AnalysisSummary) -> Figure:
     title = "Latency vs accuracy"
     if not s.accuracy:
         return not_enough_data(title, "no capability trials")
+    if len(s.accuracy) < 2:
+        return one_model(title, [a.model for a in s.accuracy])
     fig, ax = _fig(title)
     for a in s.accuracy:
         _labelled_point(ax, s.models, a.model, a.mean_latency_s, _val(a.accuracy, 100),
@@ -228,6 +239,8 @@ def _against_composite(s: AnalysisSummary, title: str, xs: dict[str, Estimate | 
     both = [m for m in s.models if m in comp and m in xs]
     if not both:
         return not_enough_data(title, missing)
+    if len(both) < 2:
+        return one_model(title, both)
     fig, ax = _fig(title)
     for m in both:
         x = xs[m]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FunctionLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from slmbench.agents.analysis import AnalysisSummary
 from slmbench.agents.records import Trial
@@ -56,6 +57,16 @@ def fmt(est: Estimate | None, percent: bool = True) -> str:
     return "–" if est is None else est.formatted(percent=percent, unit="%" if percent else "")
 
 
+def ci_cell(est: Estimate | None, percent: bool = True) -> Markup:
+    """A table cell's estimate over its interval on a second line (``62.0%`` / ``[48.1, 74.2]``),
+    so a table of several models fits the page width."""
+    text = fmt(est, percent)
+    value, sep, interval = text.partition(" [")
+    if not sep:
+        return Markup(escape(text))
+    return Markup(f'{escape(value)}<br><span class="ci">[{escape(interval)}</span>')
+
+
 def _clip(text: str | None) -> str:
     text = text or ""
     if len(text) <= MAX_CONTENT:
@@ -92,6 +103,7 @@ def render_html(summary: AnalysisSummary, trials: Sequence[Trial],
     env = Environment(loader=FunctionLoader(_template_source),
                       autoescape=select_autoescape(default=True, default_for_string=True))
     env.filters["ci"] = fmt
+    env.filters["ci_cell"] = ci_cell
     images = [{"name": name, "caption": CAPTIONS.get(name, name),
                "data": base64.b64encode(Path(png).read_bytes()).decode("ascii")}
               for name, png in figures.items()]

@@ -21,6 +21,7 @@ from slmbench.agents.records import Trial
 from slmbench.agents.reliability import Consistency
 from slmbench.core.stats import Correlation
 from slmbench.microtasks.matrix import MatrixRun
+from slmbench.report.published import published_part_a, published_part_b
 from slmbench.report.seed_claims import check_claims
 from slmbench.report.study_facts import (
     DIMENSIONS,
@@ -367,6 +368,8 @@ def render_study_page(f: StudyFacts) -> str:
         lines += _part_a(f.summary) + failures(f.summary, f.trials) + outcomes_per_task(f.trials)
     for i, m in enumerate(f.matrices):
         lines += _part_b(m, i, len(f.matrices))
+    lines += published_part_a(f)
+    lines += published_part_b(f)
     lines += _humaneval(f.humaneval) + _figures(f)
     return "\n".join(lines).rstrip() + "\n"
 
