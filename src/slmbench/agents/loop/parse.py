@@ -66,6 +66,7 @@ import contextlib
 import json
 import math
 import re
+import warnings
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -264,7 +265,9 @@ def _decode(span: str, work: _Work, depth: int | None = None) -> tuple[Any, bool
         pass
     work.charge(len(span))
     try:
-        return _as_json(ast.literal_eval(span)), True
+        with warnings.catch_warnings():  # e.g. "invalid hexadecimal literal": not ours to show
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return _as_json(ast.literal_eval(span)), True
     except (ValueError, SyntaxError, TypeError, MemoryError) as exc:
         raise ValueError(str(exc)) from exc
 
@@ -534,7 +537,9 @@ def _find_calls(brackets: _Brackets, tool_names: Collection[str] | None) -> Iter
             continue
         work.charge(end - m.start())
         try:
-            call = ast.parse(text[m.start():end].strip(), mode="eval").body
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SyntaxWarning)
+                call = ast.parse(text[m.start():end].strip(), mode="eval").body
             if not isinstance(call, ast.Call):
                 raise ValueError("not a call")
             result = _call_action(name, call, work)
