@@ -44,10 +44,11 @@ def test_validate_replays_references(cli: CliRunner, home: Path, tmp_path: Path)
     result = cli("tasks", "validate", str(_suite(tmp_path, GOOD)))
     assert result.code == 0, result.out
     assert "every reference solution succeeds" in result.out
-    wrong = {**GOOD, "scorer": {"kind": "numeric", "value": 11}}  # the world says 10
+    # the world shows 10 (derivable), but the reference answers 11
+    wrong = {**GOOD, "reference": {**GOOD["reference"], "answer": "We sell 11 products."}}
     result = cli("tasks", "validate", str(_suite(tmp_path, wrong)))
     assert result.code == 1
-    assert "FAIL XX-1 (base): wrong_answer: stated 10; expected 11" in result.out
+    assert "FAIL XX-1 (base): wrong_answer: stated 11; expected 10" in result.out
 
 
 def test_validate_reports_a_malformed_file_in_one_line(cli: CliRunner, home: Path,

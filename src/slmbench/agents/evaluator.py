@@ -27,20 +27,24 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from slmbench.agents.forensics import diagnose
 from slmbench.agents.harness import fingerprint, offered_tools
 from slmbench.agents.loop.react import DEFAULT_PROMPTS, AgentResult, run_react
 from slmbench.agents.records import FaultPlan, Outcome, Score, Step, Trial
-from slmbench.agents.scoring import RefusalJudge, classify, grounding, score
+from slmbench.agents.scoring import RefusalJudge, classify, grounding, score, underivable
+from slmbench.agents.tasks import SHIPPED_SUITES, load_suite
 from slmbench.agents.tasks.model import Task
 from slmbench.agents.tasks.perturb import fault_plan_for, instruction_for, variants
 from slmbench.agents.tools.toolbox import WorldToolbox
 from slmbench.agents.world import World
+from slmbench.core.errors import ConfigError
 from slmbench.models.base import Model
 
-__all__ = ["judge", "rescore", "run_trial", "variants", "world_after", "world_changes"]
+__all__ = ["check_derivable", "judge", "load_task_file", "rescore", "run_trial", "variants",
+           "world_after", "world_changes"]
 
 Scaffold = Literal["react", "native"]
 
@@ -156,3 +160,32 @@ def reference_failures(tasks: list[Task]) -> list[Trial]:
             if trial.outcome != Outcome.SUCCESS:
                 failed.append(trial)
     return failed
+
+
+def check_derivable(tasks: Sequence[Task], source: object) -> None:
+    """Raise ConfigError (naming ``source``, the task and the field) for the first task whose
+    expected answer the seeded world cannot produce
+    (:func:`slmbench.agents.scoring.grounding.underivable` on its reference replayed without
+    faults). A task whose tools cannot run here (no sandbox) is not judged: that is the
+    environment's, checked before a run."""
+    from slmbench.agents.tasks.reference import reference_agent
+
+    for task in tasks:
+        trial = run_trial(reference_agent(task), task)
+        if trial.outcome == Outcome.ENVIRONMENT_ERROR:
+            continue
+        why = underivable(task, trial.steps)
+        if why is not None:
+            raise ConfigError(
+                f"{source}: task {task.id}: {why}",
+                "an expected answer must come from the seeded world: call the tool that shows "
+                "it in `reference.actions` (docs/extending.md)")
+
+
+def load_task_file(path: str | Path) -> list[Task]:
+    """A user's suite file (``load_suite``), each task's answer checked derivable from the
+    world (:func:`check_derivable`); shipped suites and packs are checked by CI instead."""
+    tasks = load_suite(path)
+    if str(path) not in SHIPPED_SUITES and not str(path).startswith("pack:"):
+        check_derivable(tasks, path)
+    return tasks

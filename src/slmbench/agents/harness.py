@@ -31,7 +31,8 @@ from slmbench.agents.world import World
 
 __all__ = ["PARSER_VERSION", "TOOL_VERSION", "fingerprint", "offered_tools"]
 
-PARSER_VERSION = 2  # 2: call/function string keys, arguments-only objects, +alias formats
+PARSER_VERSION = 3  # 2: call/function string keys, arguments-only objects, +alias formats;
+# 3: depth and work bounds, final_answer(...) calls, Action Input ends at the next label line
 TOOL_VERSION = 2  # 2: code_interpreter shows the last expression, strips common indentation
 
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from slmbench.agents.tasks import SHIPPED_SUITES, Task, load_suite
+from slmbench.agents.tasks import SHIPPED_SUITES, Task
 from slmbench.cli.console import wide_console
 
 tasks_app = typer.Typer(help="List and check agent tasks.", no_args_is_help=True)
@@ -46,9 +46,11 @@ def list_tasks(
     """Show tasks with their group, dimension, tools and scorer, then the counts."""
     sources: list[str | Path] = ([file] if file else [f"pack:{pack}"] if pack
                                  else [suite] if suite else list(SHIPPED_SUITES))
+    from slmbench.agents.evaluator import load_task_file
+
     wide = wide_console(MIN_WIDTH)
     for source in sources:
-        tasks = load_suite(source)
+        tasks = load_task_file(source)
         wide.print(_table(f"{source}: {len(tasks)} tasks", tasks))
         console.print(_counts("groups", Counter(t.group for t in tasks)))
         dims = Counter(t.dimension for t in tasks if t.dimension)
@@ -63,13 +65,14 @@ def validate(
         True, "--reference/--no-reference",
         help="replay every task's reference solution (under every variant) and score it"),
 ) -> None:
-    """Check a suite file; by default also prove each task solvable by its reference."""
-    tasks = load_suite(path)
+    """Check a suite file (each expected answer derivable from the world); by default also
+    prove each task solvable by its reference under every variant."""
+    from slmbench.agents.evaluator import load_task_file, reference_failures
+
+    tasks = load_task_file(path)
     console.print(f"{path}: {len(tasks)} tasks parse and validate")
     if not run_reference:
         return
-    from slmbench.agents.evaluator import reference_failures
-
     failures = reference_failures(tasks)
     for trial in failures:
         why = trial.score.reason if trial.score else trial.error

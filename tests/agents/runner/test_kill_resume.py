@@ -4,17 +4,14 @@ then resumed: every planned trial stored exactly once, none lost, none doubled (
 from __future__ import annotations
 
 import json
-import os
-import random
-import signal
 import sqlite3
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
+import killsoak
+from killsoak import slmbench
 from slmbench.agents.runner.config import build_experiment
 from slmbench.agents.runner.executor import _default_suite_loader, _default_variants
 from slmbench.agents.runner.plan import build_plan
@@ -25,49 +22,10 @@ pytestmark = pytest.mark.slow
 MODEL = "scripted:echo?delay=0.02"
 GRID = {"models": [MODEL], "suites": ["capability"], "temperatures": [0.3, 0.7], "repeats": 2}
 ARGS = ["--model", MODEL, "--suite", "capability", "--temperature", "0.3,0.7", "--repeats", "2"]
-KILLS = 20
-
-
-def slmbench(*args: str) -> list[str]:
-    return [sys.executable, "-m", "slmbench.cli.main", *args]
-
-
-def stored(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
-            return conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
-    except sqlite3.OperationalError:  # the schema is not created yet
-        return 0
-
-
-def run_until_killed(argv: list[str], db: Path, rng: random.Random, at_least: int) -> int:
-    """Start ``argv``, let it store ``at_least`` more trials, SIGKILL it a random moment later."""
-    before = stored(db)
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        for _ in range(1200):  # bounded: at most ~120 s
-            if stored(db) >= before + at_least or proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        time.sleep(rng.uniform(0.0, 0.05))  # land anywhere inside a trial
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
-    return stored(db)
 
 
 def soak(argv: list[str], db: Path, planned: int) -> subprocess.CompletedProcess[str]:
-    """SIGKILL ``argv`` KILLS times mid-run, then let it finish; returns the finishing run."""
-    rng = random.Random(20260)
-    counts = [run_until_killed(argv, db, rng, at_least=rng.randint(1, 6)) for _ in range(KILLS)]
-    assert counts == sorted(counts) and counts[-1] < planned  # every kill was mid-run
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return done
+    return killsoak.soak(argv, db, "trials", planned)
 
 
 def assert_exactly(run_dir: Path, planned: set) -> None:  # type: ignore[type-arg]

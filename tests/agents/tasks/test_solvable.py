@@ -9,13 +9,11 @@ loose enough to pass a wrong answer, fails here.
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
 from slmbench.agents.evaluator import judge, run_trial
 from slmbench.agents.records import Outcome
-from slmbench.agents.scoring.numbers import extract_quantities
+from slmbench.agents.scoring import underivable
 from slmbench.agents.tasks import Task, load_tasks
 from slmbench.agents.tasks.model import AllSpec, EntitiesSpec, NumericSpec, ScorerSpec
 from slmbench.agents.tasks.perturb import fault_plan_for, variants
@@ -94,24 +92,10 @@ def test_near_misses_cover_every_answer_scored_task() -> None:
     assert len(covered) >= 25
 
 
-def _observed(task: Task) -> tuple[str, list[float]]:
-    trial = run_trial(reference_agent(task), task)
-    text = " ".join(s.observation or "" for s in trial.steps) + " " + task.instruction
-    return text, [q.value for q in extract_quantities(text)]
-
-
 @pytest.mark.parametrize("task", [t for t in TASKS.values() if t.reference.actions],
                          ids=lambda t: t.id)
 def test_answers_come_from_the_world(task: Task) -> None:
     """Expected numbers and entities appear in what the tools returned (or follow from
-    two observed numbers by one addition or subtraction)."""
-    text, numbers = _observed(task)
-    derivable = set(numbers) | {a + b for a, b in itertools.combinations(numbers, 2)} | \
-        {abs(a - b) for a, b in itertools.combinations(numbers, 2)}
-    for spec in _leaves(task.scorer):
-        if isinstance(spec, NumericSpec) and task.group != "coding":
-            assert any(abs(spec.value - d) <= spec.tolerance + 1e-6 for d in derivable), task.id
-        if isinstance(spec, EntitiesSpec):
-            for entity in spec.required:
-                aliases = [entity] if isinstance(entity, str) else entity
-                assert any(a.lower() in text.lower() for a in aliases), (task.id, aliases)
+    two observed numbers by one addition or subtraction): the check task loading runs."""
+    trial = run_trial(reference_agent(task), task)
+    assert underivable(task, trial.steps) is None

@@ -22,10 +22,13 @@ reasonable ones and returns an :class:`~slmbench.agents.records.Action`:
   known tool names when ``tool_names`` is given.
 
 A final answer ends before a later ``Thought:`` / ``Action:`` / ``Observation:``
-line (a model imagining the next turn). A leading ``<think>...</think>`` block
-is dropped first (an unclosed leading ``<think>`` tag is dropped and the rest
-is read). An action named "Final Answer" (the LangChain convention) is a final
-answer.
+line (a model imagining the next turn); so does an ``Action Input`` (an empty one
+is empty: no arguments for a tool, an empty answer for ``Final Answer``). A leading
+``<think>...</think>`` block is dropped first (an unclosed leading ``<think>`` tag
+is dropped and the rest is read). An action named "Final Answer" / ``final_answer`` (the LangChain
+convention) is a final answer in every shape: a JSON object, ``Action:`` lines,
+tags or a call ``final_answer("...")`` / ``final_answer(answer="...")``, whether or
+not tool names are given; its answer is the ``answer`` argument (else the first).
 
 **Precedence:** when a response holds several actions, or an action and a
 final answer, the one that *starts first in the text* wins: it is what the
@@ -35,8 +38,20 @@ model committed to before it went on (typically to imagine an observation).
 ``xml``, ``action_lines``, ``call`` or ``final``, with ``+alias`` (the name or
 arguments under another key, or nested), ``+python`` (a Python literal, not
 JSON) and ``+args_only`` appended for a JSON object read by a tolerant rule.
-The *strict* grammar the protocol teaches is ``json`` and ``final`` only
-(``Action.strict``).
+The *strict* grammar the protocol teaches is ``json`` (a tool call) and ``final``
+(a ``Final Answer:`` line) only (``Action.strict``): a final answer written as a
+JSON object is ``json+alias``, tolerant like every other spelling of it.
+
+**Bounds.** JSON and calls nested more than :data:`MAX_DEPTH` levels deep are
+refused with their own reason (never a ``RecursionError``). Parsing is linear in
+the response's length by construction: no pattern can backtrack over a span twice
+(possessive quantifiers; every lazy scan ends at a closing tag or the end), the
+end of every bracket group is found by one scan cached for all groups it passes
+(a run of unclosed ``{`` or ``name(`` costs one scan, not one per bracket), and
+the whole parse is charged against a budget of :data:`WORK_PER_CHAR` steps per
+character: a response that would need more (brackets inside quotes inside
+brackets, built to defeat the cache) is refused as too tangled, unless an action
+was found before the budget ran out.
 
 Anything else gives ``Action(kind="invalid", error=<reason>)``; the reason is
 worded so it can be shown to the model. :func:`parse_action` never raises.
@@ -47,11 +62,13 @@ worded so it can be shown to the model. :func:`parse_action` never raises.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import math
 import re
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+import warnings
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from slmbench.agents.records import Action
@@ -59,42 +76,70 @@ from slmbench.agents.tools.base import ToolSpec
 
 __all__ = ["format_action", "parse_action"]
 
+MAX_DEPTH = 32  # nesting of brackets a JSON value or a call may have
+WORK_PER_CHAR = 128  # parsing steps allowed per character of a response ...
+WORK_BASE = 1 << 16  # ... plus these, for short responses
+
 _NAME_KEYS = ("name", "tool", "tool_name", "action", "function_name", "call", "function")
 _ARG_KEYS = ("arguments", "args", "parameters", "action_input", "input", "params")
 _WRAPPER_KEYS = ("function", "tool_call", "function_call", "call", "action")
 _FINAL_NAMES = frozenset({"final answer", "final_answer", "finalanswer"})
+_PAIRS = {"{": "}", "[": "]", "(": ")"}
 
-_THINK_BLOCK = re.compile(r"\A\s*<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_THINK_OPEN = re.compile(r"\A\s*<think>", re.IGNORECASE)
+# Every pattern is linear: quantifiers next to each other never match the same characters
+# (or are possessive), and each lazy body ends at its closing tag or at the end of the text.
+_THINK_BLOCK = re.compile(r"\A\s*+<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = re.compile(r"\A\s*+<think>", re.IGNORECASE)
 _FINAL = re.compile(
-    r"^[ \t]*(?P<bold>\*\*)?final[ _]answer(?(bold)(?:\*\*)?)[ \t]*:(?(bold)(?:[ \t]*\*\*)?)",
+    r"^[ \t]*+(?P<bold>\*\*)?final[ _]answer(?(bold)(?:\*\*)?)[ \t]*+:(?(bold)(?:[ \t]*\*\*)?)",
     re.IGNORECASE | re.MULTILINE,
 )
-_CONTINUATION = re.compile(r"^[ \t]*(?:Thought|Action|Observation)[ \t]*:", re.MULTILINE)
-_FENCE = re.compile(r"```[ \t]*(?:json|JSON|tool_call|python)?[ \t]*\n?(?P<body>.*?)```",
-                    re.DOTALL)
-_ACTION_LINE = re.compile(
-    r"^[ \t]*\**Action\**[ \t]*:[ \t]*\**(?P<name>[A-Za-z_][\w.\- ]*?)\**[ \t]*$",
-    re.IGNORECASE | re.MULTILINE,
-)
-_ACTION_INPUT = re.compile(r"\A\s*\**Action[ _]Input\**[ \t]*:[ \t]*", re.IGNORECASE)
+_CONTINUATION = re.compile(r"^[ \t]*+(?:Thought|Action|Observation)[ \t]*+:", re.MULTILINE)
+_FENCE = re.compile(
+    r"```[ \t]*+(?:json|JSON|tool_call|python)?+[ \t]*+\n?+(?P<body>.*?)```", re.DOTALL)
+_ACTION_LINE = re.compile(r"^[ \t]*+\**+Action\**+[ \t]*+:(?P<rest>[^\n]*+)",
+                          re.IGNORECASE | re.MULTILINE)
+_TOOL_NAME = re.compile(r"[A-Za-z_][\w.\- ]*+")
+_ACTION_INPUT = re.compile(r"\s*+\**+Action[ _]Input\**+[ \t]*+:", re.IGNORECASE)
+_SPACE = re.compile(r"\s*+")
 _TOOL_CALL_TAG = re.compile(
-    r"<(?P<tag>tool_call|function_call|tool_use)>\s*(?P<body>.*?)\s*(?:</(?P=tag)>|\Z)",
+    r"<(?P<tag>tool_call|function_call|tool_use)>(?P<body>.*?)(?:</(?P=tag)>|\Z)",
     re.DOTALL | re.IGNORECASE,
 )
 _NAME_ARGS_TAGS = re.compile(
-    r"<(?P<nt>tool|tool_name|name|function)>\s*(?P<name>[^<>\s]+)\s*</(?P=nt)>\s*"
-    r"<(?P<at>args|arguments|parameters|input)>\s*(?P<body>.*?)\s*</(?P=at)>",
+    r"<(?P<nt>tool|tool_name|name|function)>\s*+(?P<name>[^<>\s]++)\s*+</(?P=nt)>\s*+"
+    r"<(?P<at>args|arguments|parameters|input)>(?P<body>.*?)(?:</(?P=at)>|\Z)",
     re.DOTALL | re.IGNORECASE,
 )
-_FUNCTION_EQ_TAG = re.compile(
-    r"<function=(?P<name>[^>\s]+)>\s*(?P<body>.*?)\s*(?:</function>|\Z)", re.DOTALL
-)
-_CALL_START = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_][\w.]*)\s*\(")
+_FUNCTION_EQ_TAG = re.compile(r"<function=(?P<name>[^>\s]++)>(?P<body>.*?)(?:</function>|\Z)",
+                              re.DOTALL)
+_CALL_START = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_][\w.]*+)\s*+\(")
 _JSON_WORDS = {"true": True, "false": False, "null": None}
 
 _HOW = ('write one tool call as a JSON object {"name": ..., "arguments": {...}} '
         "or a line 'Final Answer: ...'")
+_TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep"
+
+
+class _Tangled(Exception):
+    """The parse used up its work budget (see the module docstring)."""
+
+
+class _TooDeep(ValueError):
+    """A value nested more than MAX_DEPTH levels deep: refused before it is decoded."""
+
+
+@dataclass(slots=True)
+class _Work:
+    """The steps one parse has spent, against its budget (linear in the response's length)."""
+
+    limit: int
+    spent: int = 0
+
+    def charge(self, steps: int) -> None:
+        self.spent += steps
+        if self.spent > self.limit:
+            raise _Tangled
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +151,81 @@ class _Found:
     reason: str | None = None
 
 
+@dataclass(slots=True)
+class _Brackets:
+    """Where each bracket group of ``text`` ends, and how deep it nests, found once.
+
+    One scan from an opening bracket records every group it opens outside quotes
+    (their ends are the same as if scanned from them: a group's end depends only
+    on what follows it), so a run of unclosed brackets is scanned once, not once each.
+    """
+
+    text: str
+    work: _Work
+    groups: dict[int, tuple[int | None, int]] = field(default_factory=dict)
+
+    def group(self, start: int) -> tuple[int | None, int]:
+        """(index just past the group opening at ``text[start]`` or None if unclosed, depth)."""
+        if start not in self.groups:
+            self._scan(start)
+        return self.groups[start]
+
+    def _scan(self, start: int) -> None:
+        text, groups = self.text, self.groups
+        stack: list[list[Any]] = []  # [closer, opening index, depth of what it holds]
+        quote: str | None = None
+        i = start
+        while i < len(text):
+            ch = text[i]
+            if quote:
+                if ch == "\\":
+                    i += 2
+                    continue
+                if ch == quote:
+                    quote = None
+            elif ch in "\"'":
+                quote = ch
+            elif ch in _PAIRS:
+                stack.append([_PAIRS[ch], i, 1])
+            elif stack and ch == stack[-1][0]:
+                _, pos, depth = stack.pop()
+                groups.setdefault(pos, (i + 1, depth))
+                if not stack:
+                    break
+                stack[-1][2] = max(stack[-1][2], depth + 1)
+            i += 1
+        self.work.charge(i - start + 1)
+        inner = 0
+        for _, pos, depth in reversed(stack):  # unclosed, innermost first
+            inner = max(depth, inner + 1)
+            groups.setdefault(pos, (None, inner))
+
+
+def _depth(text: str, work: _Work) -> int:
+    """The deepest bracket nesting in ``text`` outside quotes (mismatched closers ignored)."""
+    work.charge(len(text))
+    stack: list[str] = []
+    deepest = 0
+    quote: str | None = None
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch in _PAIRS:
+            stack.append(_PAIRS[ch])
+            deepest = max(deepest, len(stack))
+        elif stack and ch == stack[-1]:
+            stack.pop()
+        i += 1
+    return deepest
+
+
 def _strip_think(text: str) -> tuple[str, bool]:
     """Drop a leading think block; report whether an unclosed ``<think>`` was dropped."""
     m = _THINK_BLOCK.match(text)
@@ -115,32 +235,6 @@ def _strip_think(text: str) -> tuple[str, bool]:
     if m:
         return text[m.end():], True
     return text, False
-
-
-def _balanced_end(text: str, start: int) -> int | None:
-    """Index just past the bracket group opening at ``text[start]``, or None if unclosed."""
-    pairs = {"{": "}", "[": "]", "(": ")"}
-    stack: list[str] = []
-    quote: str | None = None
-    i = start
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif ch in pairs:
-            stack.append(pairs[ch])
-        elif stack and ch == stack[-1]:
-            stack.pop()
-            if not stack:
-                return i + 1
-        i += 1
-    return None
 
 
 def _as_json(value: Any) -> Any:
@@ -156,26 +250,29 @@ def _as_json(value: Any) -> Any:
     raise ValueError(f"a {type(value).__name__} is not a JSON value")
 
 
-def _decode(span: str) -> tuple[Any, bool]:
+def _decode(span: str, work: _Work, depth: int | None = None) -> tuple[Any, bool]:
     """Decode a JSON value (raw newlines in strings allowed), else a Python literal.
 
-    Returns (value, True when it was read as a Python literal); ValueError when neither."""
+    Returns (value, True when it was read as a Python literal); ValueError when
+    neither, :class:`_TooDeep` (before decoding) when nested deeper than MAX_DEPTH.
+    ``depth`` is the span's nesting when already known."""
+    if (_depth(span, work) if depth is None else depth) > MAX_DEPTH:
+        raise _TooDeep(_TOO_DEEP)
+    work.charge(len(span))
     try:
         return _as_json(json.loads(span, strict=False)), False
     except ValueError:
         pass
+    work.charge(len(span))
     try:
-        return _as_json(ast.literal_eval(span)), True
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        with warnings.catch_warnings():  # e.g. "invalid hexadecimal literal": not ours to show
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return _as_json(ast.literal_eval(span)), True
+    except (ValueError, SyntaxError, TypeError, MemoryError) as exc:
         raise ValueError(str(exc)) from exc
 
 
-def _load_object(span: str) -> Any:
-    """Decode a JSON (or Python-literal) value; raise ValueError when it is neither."""
-    return _decode(span)[0]
-
-
-def _arguments(raw: Any) -> dict[str, Any] | str:
+def _arguments(raw: Any, work: _Work) -> dict[str, Any] | str:
     """Normalise an arguments value to a dict, or return the reason it is not one."""
     if raw is None:
         return {}
@@ -184,9 +281,11 @@ def _arguments(raw: Any) -> dict[str, Any] | str:
         if not stripped:
             return {}
         try:
-            raw = _load_object(stripped)
+            raw = _decode(stripped, work)[0]
             if isinstance(raw, str):  # a JSON string holding the object, encoded twice
-                raw = _load_object(raw)
+                raw = _decode(raw, work)[0]
+        except _TooDeep:
+            return f"the arguments are {_TOO_DEEP}"
         except ValueError:
             return "the arguments are a string, not a JSON object"
     if not isinstance(raw, dict):
@@ -198,6 +297,20 @@ def _arguments(raw: Any) -> dict[str, Any] | str:
 
 def _is_final_name(name: str) -> bool:
     return name.strip().lower() in _FINAL_NAMES
+
+
+def _answer_of(raw: Any, work: _Work) -> str:
+    """What a final-answer action answers: its ``answer`` argument (else its first), or itself.
+
+    ``raw`` is the action's arguments as written: an object, a JSON text of one, or a value."""
+    if isinstance(raw, str) and raw.strip().startswith("{"):
+        with contextlib.suppress(ValueError):  # not an object: the text is the answer
+            raw = _decode(raw.strip(), work)[0]
+    if isinstance(raw, dict):
+        raw = raw.get("answer", next(iter(raw.values()), ""))
+    if raw is None:
+        return ""
+    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
 
 
 def _final(answer: str, fmt: str) -> Action | str:
@@ -238,13 +351,13 @@ def _args_only(obj: dict[str, Any], fmt: str, offered: _Offered) -> Action | Non
     return Action(kind="tool", name=name, arguments=obj, format=f"{fmt}+args_only")
 
 
-def _from_dict(obj: dict[str, Any], fmt: str, offered: _Offered,
+def _from_dict(obj: dict[str, Any], fmt: str, offered: _Offered, work: _Work,
                alias: bool = False) -> Action | str:
     """An action from a decoded JSON object, or the reason it is not one."""
     for key in _WRAPPER_KEYS:
         inner = obj.get(key)
         if isinstance(inner, dict) and any(k in inner for k in _NAME_KEYS):
-            return _from_dict(inner, fmt, offered, alias=True)
+            return _from_dict(inner, fmt, offered, work, alias=True)
     name_key = next((k for k in _NAME_KEYS if k in obj), None)
     if name_key is None:
         return (_args_only(obj, fmt, offered)
@@ -257,11 +370,9 @@ def _from_dict(obj: dict[str, Any], fmt: str, offered: _Offered,
         return found  # e.g. {"name": "Dana"}: the argument of a tool, not a tool's name
     args_key = next((k for k in _ARG_KEYS if k in obj), None)
     raw_args = obj[args_key] if args_key else None
-    if _is_final_name(name):
-        if isinstance(raw_args, dict):
-            raw_args = raw_args.get("answer", next(iter(raw_args.values()), ""))
-        return _final("" if raw_args is None else str(raw_args), fmt)
-    args = _arguments(raw_args)
+    if _is_final_name(name):  # the final answer in the tool-call grammar: a tolerant reading
+        return _final(_answer_of(raw_args, work), f"{fmt}+alias")
+    args = _arguments(raw_args, work)
     if isinstance(args, str):
         return f"tool {name.strip()!r}: {args}"
     if alias or name_key != "name" or args_key not in (None, "arguments"):
@@ -269,18 +380,20 @@ def _from_dict(obj: dict[str, Any], fmt: str, offered: _Offered,
     return Action(kind="tool", name=name.strip(), arguments=args, format=fmt)
 
 
-def _json_at(text: str, start: int, fmt: str, offered: _Offered) -> Action | str:
+def _json_at(brackets: _Brackets, start: int, fmt: str, offered: _Offered) -> Action | str:
     """Read the object opening at ``text[start]``: an action, or the reason it is none."""
-    end = _balanced_end(text, start)
+    end, depth = brackets.group(start)
     if end is None:
         return "the JSON object is unterminated (was the response cut off?)"
     try:
-        obj, python = _decode(text[start:end])
+        obj, python = _decode(brackets.text[start:end], brackets.work, depth)
+    except _TooDeep:
+        return f"the JSON object is {_TOO_DEEP}"
     except ValueError:
         return "the JSON object is malformed"
     if not isinstance(obj, dict):
         return "the braces hold no JSON object"
-    result = _from_dict(obj, fmt, offered)
+    result = _from_dict(obj, fmt, offered, brackets.work)
     if python and isinstance(result, Action):
         result = result.model_copy(update={"format": f"{result.format}+python"})
     return result
@@ -290,91 +403,100 @@ def _found(pos: int, result: Action | str) -> _Found:
     return _Found(pos, reason=result) if isinstance(result, str) else _Found(pos, action=result)
 
 
-def _find_json(text: str, offered: _Offered) -> list[_Found]:
-    out: list[_Found] = []
+def _find_json(brackets: _Brackets, offered: _Offered) -> Iterator[_Found]:
+    text = brackets.text
     i = text.find("{")
     while i != -1:
-        result = _json_at(text, i, "json", offered)
-        out.append(_found(i, result))
+        result = _json_at(brackets, i, "json", offered)
+        yield _found(i, result)
         if isinstance(result, Action):
-            break  # later objects cannot start before this one
+            return  # later objects cannot start before this one
         i = text.find("{", i + 1)  # an object nested in this one may still be an action
-    return out
 
 
-def _find_fenced(text: str, offered: _Offered) -> list[_Found]:
-    out: list[_Found] = []
+def _find_fenced(text: str, offered: _Offered, work: _Work) -> Iterator[_Found]:
+    work.charge(len(text))
     for m in _FENCE.finditer(text):
         body = m.group("body").strip()
         if body.startswith("{"):
-            result = _json_at(body, 0, "fenced_json", offered)
-            out.append(_found(m.start(), result))
-    return out
+            yield _found(m.start(), _json_at(_Brackets(body, work), 0, "fenced_json", offered))
 
 
-def _find_tags(text: str, offered: _Offered) -> list[_Found]:
-    out: list[_Found] = []
+def _find_tags(text: str, offered: _Offered, work: _Work) -> Iterator[_Found]:
+    work.charge(len(text))
     for m in _TOOL_CALL_TAG.finditer(text):
         body = m.group("body").strip()
         brace = body.find("{")
         if brace == -1:
-            out.append(_Found(m.start(), reason=f"<{m.group('tag')}> holds no JSON object"))
+            yield _Found(m.start(), reason=f"<{m.group('tag')}> holds no JSON object")
             continue
-        result = _json_at(body, brace, "xml", offered)
-        out.append(_found(m.start(), result))
+        yield _found(m.start(), _json_at(_Brackets(body, work), brace, "xml", offered))
     for pattern in (_NAME_ARGS_TAGS, _FUNCTION_EQ_TAG):
+        work.charge(len(text))
         for m in pattern.finditer(text):
-            args = _arguments(m.group("body"))
-            name = m.group("name")
+            name, body = m.group("name"), m.group("body")
+            if _is_final_name(name):
+                yield _found(m.start(), _final(_answer_of(body, work), "xml"))
+                continue
+            args = _arguments(body, work)
             if isinstance(args, str):
-                out.append(_Found(m.start(), reason=f"tool {name!r}: {args}"))
-            elif _is_final_name(name):
-                out.append(_found(m.start(), _final(m.group("body"), "xml")))
+                yield _Found(m.start(), reason=f"tool {name!r}: {args}")
             else:
-                out.append(_Found(m.start(), action=Action(kind="tool", name=name,
-                                                           arguments=args, format="xml")))
-    return out
+                yield _Found(m.start(), action=Action(kind="tool", name=name, arguments=args,
+                                                      format="xml"))
 
 
-def _action_input(rest: str) -> tuple[Any, str | None]:
-    """Read the value after an ``Action Input:`` label: (value, reason if unreadable)."""
-    m = _ACTION_INPUT.match(rest)
+def _action_input(brackets: _Brackets, pos: int) -> tuple[str | None, str | None]:
+    """The value after an ``Action Input:`` label at ``pos``: (value, reason if unreadable).
+
+    The value is a JSON object (bare or fenced, over several lines if need be), else
+    the text up to the next ``Thought:`` / ``Action:`` / ``Observation:`` line; None
+    when there is no label."""
+    text = brackets.text
+    m = _ACTION_INPUT.match(text, pos)
     if not m:
         return None, None
-    value = rest[m.end():].strip()
-    fence = _FENCE.match(value)
+    more = _CONTINUATION.search(text, m.end())
+    stop = more.start() if more else len(text)
+    start = _SPACE.match(text, m.end(), stop).end()
+    brackets.work.charge(stop - m.end())
+    fence = _FENCE.match(text, start, stop)
     if fence:
-        value = fence.group("body").strip()
-    if value.startswith("{"):
-        end = _balanced_end(value, 0)
+        body = fence.group("body").strip()
+        if not body.startswith("{"):
+            return body, None
+        end, _ = _Brackets(body, brackets.work).group(0)
+        return (body, None) if end is None else (body[:end], None)
+    if text.startswith("{", start):
+        end, _ = brackets.group(start)
         if end is None:
             return None, "the Action Input JSON is unterminated (was the response cut off?)"
-        value = value[:end]
-    else:
-        value = value.split("\n", 1)[0].strip()
-    return value, None
+        return text[start:end], None
+    return text[start:stop].strip(), None
 
 
-def _find_action_lines(text: str) -> list[_Found]:
-    out: list[_Found] = []
+def _find_action_lines(brackets: _Brackets) -> Iterator[_Found]:
+    text, work = brackets.text, brackets.work
+    work.charge(len(text))
     for m in _ACTION_LINE.finditer(text):
-        name = m.group("name").strip()
-        value, reason = _action_input(text[m.end():])
+        name = m.group("rest").strip().strip("*").strip()
+        if not _TOOL_NAME.fullmatch(name):
+            continue
+        value, reason = _action_input(brackets, m.end())
         if reason:
-            out.append(_Found(m.start(), reason=reason))
+            yield _Found(m.start(), reason=reason)
         elif _is_final_name(name):
-            answer = value if isinstance(value, str) else ""
+            answer = _answer_of(value, work)
             if len(answer) >= 2 and answer[0] == answer[-1] == '"':
                 answer = answer[1:-1]
-            out.append(_found(m.start(), _final(answer, "action_lines")))
+            yield _found(m.start(), _final(answer, "action_lines"))
         else:
-            args = _arguments(value)
+            args = _arguments(value, work)
             if isinstance(args, str):
-                out.append(_Found(m.start(), reason=f"Action Input for {name!r}: {args}"))
+                yield _Found(m.start(), reason=f"Action Input for {name!r}: {args}")
             else:
-                out.append(_Found(m.start(), action=Action(
-                    kind="tool", name=name, arguments=args, format="action_lines")))
-    return out
+                yield _Found(m.start(), action=Action(
+                    kind="tool", name=name, arguments=args, format="action_lines"))
 
 
 def _literal(node: ast.expr) -> Any:
@@ -383,42 +505,60 @@ def _literal(node: ast.expr) -> Any:
     return _as_json(ast.literal_eval(node))
 
 
-def _find_calls(text: str, tool_names: Collection[str] | None) -> list[_Found]:
-    out: list[_Found] = []
+def _call_action(name: str, call: ast.Call, work: _Work) -> Action | str:
+    """The action a parsed call ``name(...)`` writes, or the reason it writes none."""
+    if _is_final_name(name):  # final_answer("...") or final_answer(answer="...")
+        if len(call.args) + len(call.keywords) != 1 or (call.keywords and not call.keywords[0].arg):
+            return f"{name}(...) takes the answer as its one argument"
+        value = _literal(call.args[0]) if call.args else \
+            {call.keywords[0].arg: _literal(call.keywords[0].value)}
+        return _final(_answer_of(value, work), "call")
+    if call.args:
+        raise ValueError("positional arguments")
+    args = {kw.arg: _literal(kw.value) for kw in call.keywords if kw.arg}
+    if len(args) != len(call.keywords):
+        raise ValueError("**kwargs")
+    return Action(kind="tool", name=name, arguments=args, format="call")
+
+
+def _find_calls(brackets: _Brackets, tool_names: Collection[str] | None) -> Iterator[_Found]:
+    text, work = brackets.text, brackets.work
+    work.charge(len(text))
     for m in _CALL_START.finditer(text):
         name = m.group("name")
-        known = tool_names is not None and name in tool_names
+        known = _is_final_name(name) or (tool_names is not None and name in tool_names)
         if tool_names is not None and not known:
             continue
-        end = _balanced_end(text, m.end() - 1)
-        if end is None:
+        end, depth = brackets.group(m.end() - 1)
+        if end is None or depth > MAX_DEPTH:
             if known:
-                out.append(_Found(m.start(), reason=f"the call {name}(... is unclosed"))
+                yield _Found(m.start(), reason=f"the call {name}(... is unclosed"
+                             if end is None else f"the call {name}(...) is {_TOO_DEEP}")
             continue
+        work.charge(end - m.start())
         try:
-            call = ast.parse(text[m.start():end].strip(), mode="eval").body
-            if not isinstance(call, ast.Call) or call.args:
-                raise ValueError("positional arguments")
-            args = {kw.arg: _literal(kw.value) for kw in call.keywords if kw.arg}
-            if len(args) != len(call.keywords):
-                raise ValueError("**kwargs")
-        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SyntaxWarning)
+                call = ast.parse(text[m.start():end].strip(), mode="eval").body
+            if not isinstance(call, ast.Call):
+                raise ValueError("not a call")
+            result = _call_action(name, call, work)
+        except (SyntaxError, ValueError, TypeError, MemoryError):
             if known:
-                out.append(_Found(m.start(), reason=(
-                    f"{name}(...) must use key=value arguments with literal values")))
+                yield _Found(m.start(), reason=(
+                    f"{name}(...) must use key=value arguments with literal values"))
             continue
-        out.append(_Found(m.start(), action=Action(kind="tool", name=name, arguments=args,
-                                                   format="call")))
-    return out
+        yield _found(m.start(), result)
 
 
-def _find_finals(text: str) -> list[_Found]:
+def _find_finals(text: str, work: _Work) -> Iterator[_Found]:
+    work.charge(len(text))
     m = _FINAL.search(text)
     if not m:
-        return []
+        return
     answer = text[m.end():]
     more = _CONTINUATION.search(answer)  # the model went on to imagine another turn
-    return [_found(m.start(), _final(answer[: more.start()] if more else answer, "final"))]
+    yield _found(m.start(), _final(answer[: more.start()] if more else answer, "final"))
 
 
 def parse_action(text: str, *, tool_names: Collection[str] | None = None,
@@ -435,6 +575,24 @@ def parse_action(text: str, *, tool_names: Collection[str] | None = None,
         return Action(kind="invalid", error=f"unreadable response ({type(exc).__name__})")
 
 
+def _candidates(body: str, offered: _Offered) -> list[_Found]:
+    """Every action and near miss in ``body``, until the work budget runs out."""
+    work = _Work(WORK_PER_CHAR * len(body) + WORK_BASE)
+    brackets = _Brackets(body, work)
+    found: list[_Found] = []
+    finders = (lambda: _find_finals(body, work), lambda: _find_fenced(body, offered, work),
+               lambda: _find_tags(body, offered, work), lambda: _find_action_lines(brackets),
+               lambda: _find_json(brackets, offered), lambda: _find_calls(brackets, offered.names))
+    try:
+        for finder in finders:
+            found.extend(finder())
+    except _Tangled:  # the reading is incomplete: this is the reason that comes first
+        found.append(_Found(-1, reason=(
+            f"the response is too tangled to read (over {WORK_PER_CHAR} parsing steps "
+            "per character)")))
+    return found
+
+
 def _parse(text: str, offered: _Offered) -> Action:
     if not isinstance(text, str):
         return Action(kind="invalid", error="the response is not text")
@@ -443,9 +601,7 @@ def _parse(text: str, offered: _Offered) -> Action:
         if unclosed_think:
             return Action(kind="invalid", error="the response is an unfinished <think> block")
         return Action(kind="invalid", error=f"the response is empty; {_HOW}")
-    found = (_find_finals(body) + _find_fenced(body, offered) + _find_tags(body, offered)
-             + _find_action_lines(body) + _find_json(body, offered)
-             + _find_calls(body, offered.names))
+    found = _candidates(body, offered)
     actions = [f for f in found if f.action is not None]
     if actions:
         first = min(actions, key=lambda f: f.pos).action

@@ -86,15 +86,17 @@ def derive_seed(task_id: str, repeat: int, base_seed: int = 0) -> int:
 
 
 def load_runner_suite(name: str) -> list[Any]:
-    """A suite by name or file (``slmbench.agents.tasks.load_suite``), or ``quick``.
+    """A suite by name or file (a file's answers checked derivable from the world:
+    ``slmbench.agents.evaluator.load_task_file``), or ``quick``.
 
     ``quick`` is the first task of each capability group and of each
     reliability dimension (12 tasks): every kind of task once, for a fast look.
     """
+    from slmbench.agents.evaluator import load_task_file
     from slmbench.agents.tasks import load_suite
 
     if name != QUICK_SUITE:
-        return load_suite(name)
+        return load_task_file(name)
     picked: dict[tuple[str, str], Any] = {}
     for task in [*load_suite("capability"), *load_suite("reliability")]:
         picked.setdefault((task.suite, task.dimension or task.group), task)
