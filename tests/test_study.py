@@ -614,11 +614,13 @@ repeats = 1
 
 
 def test_a_path_outside_the_repository_is_shown_by_its_last_parts(tmp_path: Path) -> None:
-    from slmbench.report.study_facts import shown_path
+    from slmbench.core.paths import shown_path
 
-    assert shown_path(tmp_path / "runs" / "x", tmp_path) == "runs/x"
-    assert shown_path(Path("/elsewhere/deep/gpu-box/out"), tmp_path) == "gpu-box/out"
-    assert shown_path("runs/typed-relative", tmp_path) == "runs/typed-relative"
+    assert shown_path(tmp_path / "runs" / "x", base=tmp_path, published=True) == "runs/x"
+    assert shown_path(Path("/elsewhere/deep/gpu-box/out"), base=tmp_path,
+                      published=True) == "gpu-box/out"
+    assert shown_path("/elsewhere/deep/gpu-box/out", base=tmp_path) == "/elsewhere/deep/gpu-box/out"
+    assert shown_path("runs/typed-relative", base=tmp_path, published=True) == "runs/typed-relative"
 
 
 def test_merge_into_a_part_b_only_study_takes_the_readings(tmp_path: Path) -> None:

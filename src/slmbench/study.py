@@ -420,7 +420,8 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     from datetime import UTC, datetime
 
     from slmbench.agents.humaneval import summaries
-    from slmbench.report.study_facts import StudyFacts, shown_path
+    from slmbench.core.paths import shown_path
+    from slmbench.report.study_facts import StudyFacts
     from slmbench.report.study_page import group_costs, relative, render_study_page
 
     assert study.page is not None
@@ -430,13 +431,13 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     found = [d for d in study.humaneval if d.is_dir()]
     for d in study.humaneval:
         if not d.is_dir():
-            facts["incomplete"].append(f"HumanEval: run directory {shown_path(d)} does not "
-                                       "exist")
+            facts["incomplete"].append(
+                f"HumanEval: run directory {shown_path(d, published=True)} does not exist")
     if found:
         facts["exports"].append(relative(export_humaneval(found, assets_dir(study)),
                                          study.page.parent))
     page = StudyFacts(
-        design=design(study), name=study.name, study_file=shown_path(study_file),
+        design=design(study), name=study.name, study_file=shown_path(study_file, published=True),
         command=command,
         created=datetime.now(UTC).isoformat(timespec="seconds"), versions=versions(),
         model_hashes=model_hashes(all_models(study)), humaneval=summaries(found),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -129,3 +130,31 @@ def test_ctrl_c_keeps_the_readings_and_says_how_to_resume(
     resumed = cli(*args)
     assert resumed.code == 0, resumed.err
     assert "readings: 2 from the store, 14 read now" in resumed.out
+
+
+def test_the_recorded_command_shows_no_machine_path_and_reruns(
+        home: Path, tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_dataset(home)
+    user, repo = tmp_path / "user", tmp_path / "repo"
+    user.mkdir()
+    repo.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.chdir(repo)
+    script = user / "always-approve.json"
+    script.write_text(json.dumps({"default": "approve", "logprobs": {"approve": -0.2, "*": -9.0}}))
+    args = ["diagnose", "-m", f"scripted:{script}", "-t", "approval", "--limit", "4",
+            "--out", str(repo / "diag")]
+    monkeypatch.setattr("sys.argv", ["slmbench", *args])
+    assert cli(*args).code == 0
+    first = DiagnosticReport.model_validate_json((repo / "diag/diagnostics.json").read_text())
+    command = first.command
+    assert str(tmp_path) not in command
+    assert command == "slmbench diagnose -m 'scripted:~/always-approve.json' -t approval " \
+                      "--limit 4 --out diag"
+    again = shlex.split(command)[1:]  # as a shell would pass it, from the same folder
+    monkeypatch.setattr("sys.argv", ["slmbench", *again])
+    res = cli(*again)
+    assert res.code == 0, res.err
+    rerun = DiagnosticReport.model_validate_json((repo / "diag/diagnostics.json").read_text())
+    assert rerun.command == command
+    assert [c.default.score for c in rerun.cells] == [c.default.score for c in first.cells]

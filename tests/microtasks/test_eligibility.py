@@ -64,7 +64,7 @@ def test_bootstrap_metrics_are_reproducible_and_bracket_the_point() -> None:
     assert a.score.estimate == pytest.approx(2 * 20 / (2 * 20 + 4))
     assert a.score.low is not None and a.score.high is not None
     assert a.score.low <= a.score.estimate <= a.score.high < 1.0
-    assert a.score.method.startswith("f1; paired bootstrap BCa") and a.score.n == 40
+    assert a.score.method.startswith("f1; Jeffreys Dirichlet posterior") and a.score.n == 40
     # always "save" (the rules here): F1 = 40 / 60; the model is better on the same items
     assert a.diff.estimate == pytest.approx(40 / 44 - 40 / 60)
     assert a.diff.low is not None and a.diff.low > 0

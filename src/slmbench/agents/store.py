@@ -10,7 +10,6 @@ table caches model responses so re-scoring never re-queries a model.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from slmbench.agents.records import TrialKey
 from slmbench.core.errors import ConfigError
-from slmbench.core.sqlite import StoreKind, open_store, writing
+from slmbench.core.sqlite import Store, StoreKind, writing
 
 SCHEMA_VERSION = 1
 DB_NAME = "run.sqlite"
@@ -61,7 +60,7 @@ class StoredTrial(BaseModel):
     created_at: float
 
 
-class RunStore:
+class RunStore(Store):
     """SQLite-backed store of a run's trials, metadata and response cache.
 
     Safe to share between threads of one process; several processes may open
@@ -73,11 +72,9 @@ class RunStore:
         if self.run_dir.exists() and not self.run_dir.is_dir():
             raise ConfigError(f"run directory {self.run_dir} is a file",
                               "give --out (or `out` in the experiment) a folder's path")
-        self.path = self.run_dir / DB_NAME
         with writing(self.run_dir, "run directory"):
             self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
-        self._conn = open_store(self.path, _STORE)
+        super().__init__(self.run_dir / DB_NAME, _STORE)
 
     # -- metadata -------------------------------------------------------
     def set_meta(self, key: str, value: Any) -> None:
@@ -186,15 +183,6 @@ class RunStore:
                 (key, json.dumps(value), time.time()),
             )
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-    def __enter__(self) -> RunStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _key(row: tuple[Any, ...]) -> TrialKey:

@@ -1,8 +1,18 @@
-"""The console every command prints tables through."""
+"""The console every command prints tables through, the command line a report records, and
+reading through a readings store (how Ctrl-C and the reuse counts are shown)."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+import typer
 from rich.console import Console
+
+from slmbench.core.paths import shown_command
+from slmbench.microtasks.store import ReadCounts, ReadingStore
 
 MIN_WIDTH = 160
 
@@ -15,3 +25,31 @@ def wide_console(min_width: int = MIN_WIDTH) -> Console:
     """
     console = Console()
     return console if console.width >= min_width else Console(width=min_width)
+
+
+def command_line(default: str) -> str:
+    """The command as the user typed it, for a report's ``command`` (paths through
+    :func:`slmbench.core.paths.shown_command`); ``default`` when there is no argv."""
+    return shown_command(["slmbench", *sys.argv[1:]]) if sys.argv[1:] else default
+
+
+class _Counted(Protocol):
+    @property
+    def read_counts(self) -> ReadCounts: ...
+
+
+R = TypeVar("R", bound=_Counted)
+
+
+def read_through(store_path: Path, read: Callable[[ReadingStore], R]) -> R:
+    """``read(store)`` with the readings store at ``store_path``; then how many readings were
+    reused and made. On Ctrl-C: where the readings are kept and how to resume, exit 130."""
+    out = Console()
+    with ReadingStore(store_path) as store:
+        try:
+            result = read(store)
+        except KeyboardInterrupt:
+            out.print(store.resume_hint(), highlight=False)
+            raise typer.Exit(130) from None
+        out.print(result.read_counts.describe(store.path), highlight=False)
+    return result

@@ -4,8 +4,6 @@ and ``slmbench quantize`` (precisions of one model, eligibility per cell)."""
 
 from __future__ import annotations
 
-import shlex
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,20 +11,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from slmbench.cli.console import wide_console
+from slmbench.cli.console import command_line, read_through, wide_console
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.diagnostics.cascade import run_cascade
 from slmbench.microtasks.diagnostics.diagnose import DiagnosticReport, run_diagnose
 from slmbench.microtasks.diagnostics.probes import run_probe
-from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
+from slmbench.microtasks.store import DEFAULT_NAME
 
 console = Console()
-
-
-def _command(default: str) -> str:
-    return "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else default
 
 
 def _say(message: str) -> None:
@@ -116,15 +110,9 @@ def diagnose_cmd(
 ) -> None:
     """Threshold diagnostic per (task, model): AUC, default vs fit-split threshold, regime."""
     tasks = registry.resolve(task)
-    with ReadingStore(store_path or out / DEFAULT_NAME) as store:
-        try:
-            report = run_diagnose(model, tasks, limit=limit, fit_limit=fit_limit or limit,
-                                  seed=seed, command=_command("slmbench diagnose"),
-                                  progress=_say, store=store)
-        except KeyboardInterrupt:
-            console.print(store.resume_hint(), highlight=False)
-            raise typer.Exit(130) from None
-        console.print(report.read_counts.describe(store.path), highlight=False)
+    report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_diagnose(
+        model, tasks, limit=limit, fit_limit=fit_limit or limit, seed=seed,
+        command=command_line("slmbench diagnose"), progress=_say, store=store))
     out.mkdir(parents=True, exist_ok=True)
     (out / "diagnostics.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     rows, calib = diagnostic_rows(report), calibration_rows(report)
@@ -162,7 +150,8 @@ def probe_cmd(
         raise ConfigError(f"--turns {lengths!r} is not a list of integers",
                           "write e.g. --turns 4,8,16,32") from exc
     report = run_probe(model, registry.resolve(task or ["memory", "ranking"]), turns,
-                       limit=limit, seed=seed, command=_command("slmbench probe"), progress=_say)
+                       limit=limit, seed=seed, command=command_line("slmbench probe"),
+                       progress=_say)
     out.mkdir(parents=True, exist_ok=True)
     (out / "probe.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     cols = ("task", "model", "turns", "metric", "n", "score [95% CI]", "baseline")
@@ -191,7 +180,7 @@ def cascade_cmd(
     """BM25 shortlist + model re-rank (paired gain), and the Cascade router's accuracy/share."""
     (name,) = registry.resolve([task])
     report = run_cascade(model, name, k=k, turns=turns, limit=limit, fit_limit=fit_limit or limit,
-                         seed=seed, command=_command("slmbench cascade"), progress=_say)
+                         seed=seed, command=command_line("slmbench cascade"), progress=_say)
     rerank_result, router, n_eval = report.rerank, report.router, report.rerank.n_items
     out.mkdir(parents=True, exist_ok=True)
     (out / "cascade.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
@@ -246,16 +235,9 @@ def quantize_cmd(
     levels, tasks = parse_precisions(precision), registry.resolve(task)
     for name, why in NOT_AVAILABLE.items():
         console.print(f"[yellow]{name.upper()} not run:[/] {why}", highlight=False)
-    with ReadingStore(store_path or out / DEFAULT_NAME) as store:
-        try:
-            report = run_quantize(model, levels, tasks, limit=limit, gguf=gguf or (), seed=seed,
-                                  margin=margin, threads=threads,
-                                  command=_command("slmbench quantize"), progress=_say,
-                                  store=store)
-        except KeyboardInterrupt:
-            console.print(store.resume_hint(), highlight=False)
-            raise typer.Exit(130) from None
-        console.print(report.read_counts.describe(store.path), highlight=False)
+    report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_quantize(
+        model, levels, tasks, limit=limit, gguf=gguf or (), seed=seed, margin=margin,
+        threads=threads, command=command_line("slmbench quantize"), progress=_say, store=store))
     out.mkdir(parents=True, exist_ok=True)
     (out / "quantization.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     cell_cols = ("task", "precision", "reading", "metric", "n", "score [95% CI]", "τ",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
-import sys
 from pathlib import Path
 
 import typer
@@ -18,7 +16,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from slmbench.cli.console import wide_console
+from slmbench.cli.console import command_line, read_through, wide_console
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
@@ -180,20 +178,14 @@ def eligibility_cmd(
         None, "--task-file", help="your own micro-task (YAML; see examples/my-tools.yaml)"),
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
-    command = "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "slmbench eligibility"
+    command = command_line("slmbench eligibility")
     if task_file is not None:
         mine = registry.register(load_task_file(task_file), replace=True)
         task = task or [mine.name]
     tasks, prompt_ids = registry.resolve(task), resolve_prompt_ids(prompt)
-    with ReadingStore(store_path or out / DEFAULT_NAME) as store:
-        try:
-            run = run_matrix(model, tasks, prompt_ids, limit=limit, seed=seed, command=command,
-                             store=store, sequential=sequential,
-                             cell_progress=CellBar(console))
-        except KeyboardInterrupt:
-            console.print(store.resume_hint(), highlight=False)
-            raise typer.Exit(130) from None
-        console.print(run.read_counts.describe(store.path), highlight=False)
+    run = read_through(store_path or out / DEFAULT_NAME, lambda store: run_matrix(
+        model, tasks, prompt_ids, limit=limit, seed=seed, command=command, store=store,
+        sequential=sequential, cell_progress=CellBar(console)))
     out.mkdir(parents=True, exist_ok=True)
     path = out / "eligibility.json"
     path.write_text(run.model_dump_json(indent=1), encoding="utf-8")
@@ -251,7 +243,7 @@ def recommend_cmd(
     runs, store_path = _matrices(path)
     reports = [CascadeReport.model_validate_json(p.read_text(encoding="utf-8"))
                for p in cascade or []]
-    command = "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "slmbench recommend"
+    command = command_line("slmbench recommend")
     if store_path is None:
         rec = recommend(runs, cascades=reports, command=command)
     else:

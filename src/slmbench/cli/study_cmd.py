@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +13,7 @@ from rich.table import Table
 from slmbench.cli.console import wide_console
 from slmbench.cli.run_cmd import print_summary
 from slmbench.core.errors import ConfigError
+from slmbench.core.paths import shown_command
 from slmbench.study import (
     PlanRow,
     Study,
@@ -107,7 +107,8 @@ def register(app: typer.Typer) -> None:
         if plan.page is None:
             console.print("no `page` in the study file: no results page written")
             return
-        page = write_page(plan, study_file=file, command=f"slmbench study {shlex.quote(str(file))}")
+        command = shown_command(["slmbench", "study", str(file)])
+        page = write_page(plan, study_file=file, command=command)
         console.print(f"results page: {page}", highlight=False)
 
     @app.command("import")

@@ -36,8 +36,9 @@ class PackagePin(BaseModel):
     sha256: str
 
 
-class SourceArchive(BaseModel):
-    """A downloaded, verified archive: what a dataset's provenance points at."""
+class SourceInfo(BaseModel):
+    """Which archive a dataset was built from (package, version, licence, file and sha256):
+    what a dataset's manifest records."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -46,7 +47,16 @@ class SourceArchive(BaseModel):
     licence: str
     filename: str
     sha256: str
+
+
+class SourceArchive(SourceInfo):
+    """A downloaded, verified archive on this machine: its :class:`SourceInfo` and ``path``."""
+
     path: Path
+
+    def info(self) -> SourceInfo:
+        """What a manifest records of this archive (everything but the local path)."""
+        return SourceInfo(**self.model_dump(exclude={"path"}))
 
     def members(self) -> list[str]:
         """Member paths, with an sdist's top-level ``name-version/`` folder removed."""

@@ -11,10 +11,12 @@ written to a file that is refused.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 from slmbench.core.errors import ConfigError, StoreWriteError
 
@@ -74,6 +76,26 @@ def open_store(path: Path, store: StoreKind) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+class Store:
+    """An open store file: ``path`` and one connection (opened by :func:`open_store`) that the
+    threads of one process share under ``_lock``; closed by :meth:`close` or a ``with`` block."""
+
+    def __init__(self, path: Path, kind: StoreKind) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self._conn = open_store(path, kind)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def read_meta(conn: sqlite3.Connection, key: str) -> str | None:

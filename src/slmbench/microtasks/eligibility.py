@@ -7,9 +7,10 @@ resample count and seed):
 
 * accuracy: Wilson (``stats.wilson``);
 * nDCG@5, MRR: BCa bootstrap of the mean over items (``stats.mean_interval``);
-* F1: BCa bootstrap over items (``stats.f1_interval``);
+* F1: Jeffreys Dirichlet posterior of the confusion cells, simulated (``stats.f1_interval``);
 * the paired difference model - τ-baseline on the same items: paired BCa bootstrap
-  (``stats.paired_bootstrap``; ``stats.paired_f1_difference`` for F1).
+  (``stats.paired_bootstrap``); for F1 the posterior of the joint cells
+  (``stats.paired_f1_difference``).
 
 A reply that names no option (format failure) counts as wrong and is also counted apart.
 
@@ -109,7 +110,7 @@ def interval(scorer: Scorer, rankings: Sequence[Sequence[str]]) -> stats.Estimat
 
 def paired_difference(scorer: Scorer, model: Sequence[Sequence[str]],
                       baseline: Sequence[Sequence[str]]) -> stats.Estimate:
-    """(model - baseline) on the same items, with a paired bootstrap interval."""
+    """(model - baseline) on the same items, with a paired interval (module docstring)."""
     if scorer.metric == "f1":
         gold, pred = scorer.positives(model)
         return stats.paired_f1_difference(gold, pred, scorer.positives(baseline)[1])

@@ -31,7 +31,7 @@ from slmbench.microtasks.baselines import (
     majority,
     random_reference,
 )
-from slmbench.microtasks.datasets.records import DatasetManifest, Item, SourceInfo
+from slmbench.microtasks.datasets.records import DatasetManifest, Item
 from slmbench.microtasks.prompts import PromptSet, fill, load_prompt_set, parse_reply
 from slmbench.models.base import Message
 
@@ -189,8 +189,7 @@ def prepare(tasks: Sequence[MicroTask], *, dest: Path | None = None,
             manifest = DatasetManifest(
                 task=task.name, n_items=len(items), n_eval=sum(i.split == "eval" for i in items),
                 class_balance=dict(Counter(label(i) for i in items)),
-                sources=[SourceInfo(**archives[n].model_dump(exclude={"path"}))
-                         for n in task.needs],
+                sources=[archives[n].info() for n in task.needs],
                 notes=list(built.notes))
             with (out_dir / f"{task.name}.jsonl").open("w", encoding="utf-8") as fh:
                 for item in items:

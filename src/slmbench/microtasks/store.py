@@ -13,7 +13,6 @@ code, so a parser fix reaches stored readings.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from slmbench.core.errors import ConfigError
-from slmbench.core.sqlite import StoreKind, open_store, read_meta, writing
+from slmbench.core.sqlite import Store, StoreKind, read_meta, writing
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.readout import (
     ItemReading,
@@ -75,7 +74,7 @@ class ReadCounts(BaseModel):
         return f"readings: {self.from_store} from the store, {self.read_now} read now{where}"
 
 
-class ReadingStore:
+class ReadingStore(Store):
     """SQLite-backed cache of raw micro-task readings, shared by every Part B command.
 
     Safe to share between threads of one process; several processes may write the same file
@@ -83,14 +82,13 @@ class ReadingStore:
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise StoreError(f"{self.path} is a folder, not a readings store",
-                             f"pass a file path, e.g. {self.path / DEFAULT_NAME}")
-        with writing(self.path.parent, "readings folder"):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
-        self._conn = open_store(self.path, _STORE)
+        path = Path(path)
+        if path.is_dir():
+            raise StoreError(f"{path} is a folder, not a readings store",
+                             f"pass a file path, e.g. {path / DEFAULT_NAME}")
+        with writing(path.parent, "readings folder"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        super().__init__(path, _STORE)
 
     def note(self, key: str) -> str | None:
         """A value a command kept beside its readings (e.g. an RTN report), or None."""
@@ -168,15 +166,6 @@ class ReadingStore:
         return (f"interrupted: {self.count()} readings kept in {self.path}; rerun the same "
                 "command to read only the missing ones")
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-    def __enter__(self) -> ReadingStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def cached_read(store: ReadingStore | None, model: Model, task: TaskName, prompt_id: str,

@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict
 
 from slmbench.agents.analysis import SUMMARY_NAME, analyze, load_trials, write_summary
 from slmbench.agents.records import Trial
+from slmbench.core.paths import shown_path
 from slmbench.report.figures import FIGURES, write_figures
 from slmbench.report.html import write_html
-from slmbench.report.study_facts import shown_path
 from slmbench.report.tables import write_tables
 
 __all__ = ["FIGURES", "ReportFiles", "build_report", "report_trials"]
@@ -48,7 +48,8 @@ def report_trials(trials: Sequence[Trial], out_dir: str | Path, *, summary_path:
     """The same report for any set of trials (e.g. the union of a study's run directories)."""
     out = Path(out_dir)
     # the report names its run relative to the working folder: no path of this machine on it
-    summary = analyze(trials, run_dir=shown_path(run_dir) if run_dir else "", params=params)
+    shown = shown_path(run_dir, published=True) if run_dir else ""
+    summary = analyze(trials, run_dir=shown, params=params)
     written = write_summary(summary, summary_path)
     figures = write_figures(summary, out / "figures")
     tables = write_tables(summary, out / "tables")

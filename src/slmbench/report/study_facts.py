@@ -8,7 +8,6 @@ internals.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,7 +18,7 @@ from slmbench.core.stats import Estimate
 from slmbench.microtasks.matrix import MatrixRun
 
 __all__ = ["DIMENSIONS", "ModelCost", "ReadingTally", "StudyFacts", "num", "pct", "pval",
-           "short", "shown_path", "table"]
+           "short", "table"]
 
 DIMENSIONS = ("consistency", "robustness", "fault_tolerance", "safety")
 
@@ -100,16 +99,3 @@ def short(spec: str) -> str:
     """The spec without its backend; its options stay (``qwen2.5-coder-0.5b?n_ctx=8192`` is a
     row of its own, apart from ``qwen2.5-coder-0.5b``)."""
     return spec.split(":", 1)[-1]
-
-
-def shown_path(path: str | Path, base: Path | None = None) -> str:
-    """How a page, report or export names a file or folder: relative to ``base`` (default: the
-    working folder, the repository a study runs from) when inside it, else by its last two
-    parts, so no absolute path of the machine that ran it is published."""
-    p = Path(path)
-    if not p.is_absolute():
-        return p.as_posix()
-    try:
-        return p.relative_to((base or Path.cwd()).resolve()).as_posix() or "."
-    except ValueError:
-        return Path(*p.parts[-2:]).as_posix() if len(p.parts) > 2 else p.name

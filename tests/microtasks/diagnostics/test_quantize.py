@@ -221,3 +221,28 @@ def test_an_interrupted_run_resumes_from_its_store(approval_home, tmp_path) -> N
     assert (again.read_counts.from_store, again.read_counts.read_now) == (24, 0)
     assert again.rtn["rtn4"] == first.rtn["rtn4"]  # the RTN report comes from the store
     assert [c.score for c in again.cells] == [c.score for c in first.cells]
+
+
+def test_a_model_in_the_home_folder_is_shown_with_a_tilde_and_its_readings_are_shared(
+        approval_home, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from slmbench.microtasks.diagnostics.quantize import run_quantize
+    from slmbench.microtasks.store import ReadingStore
+
+    user = tmp_path / "user"
+    monkeypatch.setenv("HOME", str(user))
+    loads: list[str] = []
+
+    def loader(source: str, level: str):  # type: ignore[no-untyped-def]
+        loads.append(source)
+        return TinyTorchModel(f"fake:{level}"), None
+
+    with ReadingStore(tmp_path / "r.sqlite") as store:
+        report = run_quantize(f"{user}/models/m.gguf", ["fp32"], ["approval"], limit=None,
+                              loader=loader, store=store)
+        typed = run_quantize("~/models/m.gguf", ["fp32"], ["approval"], limit=None,
+                             loader=loader, store=store)
+    text = report.model_dump_json()
+    assert str(user) not in text
+    assert report.source == "~/models/m.gguf" and report.cells[0].model == "~/models/m.gguf"
+    assert any(n.startswith("~/models/m.gguf is a GGUF file") for n in report.notes)
+    assert typed.read_counts.read_now == 0 and loads == [f"{user}/models/m.gguf"]

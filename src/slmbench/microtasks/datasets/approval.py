@@ -38,11 +38,6 @@ MAX_COMMAND_CHARS = 300
 COMMAND_START = re.compile(r"^(?:[-*]\s+|\$\s+|(?:run|setup|debug)[^:`]*:\s*)", re.IGNORECASE)
 
 
-def _prov(src: SourceArchive, path: str, record_id: str) -> Provenance:
-    return Provenance(package=src.package, version=src.version, licence=src.licence,
-                      archive_sha256=src.sha256, source_path=path, record_id=record_id)
-
-
 def _to_project(command: str) -> str:
     """Map InterCode's container roots to the project directory: /testbed/a -> ./a."""
     out = SANDBOX_ROOT.sub(lambda m: ".", command)
@@ -55,7 +50,7 @@ def nl2bash_commands(src: SourceArchive) -> Iterator[tuple[str, Provenance]]:
             for key in ("gold", "gold2"):
                 cmd = (rec.get(key) or "").strip()
                 if cmd:
-                    yield _to_project(cmd), _prov(src, path, f"{n}.{key}")
+                    yield _to_project(cmd), Provenance.of(src, path, f"{n}.{key}")
 
 
 def _known_program(command: str, extra: frozenset[str]) -> bool:
@@ -79,7 +74,7 @@ def cheat_commands(src: SourceArchive) -> Iterator[tuple[str, Provenance]]:
                     or cmd.endswith("\\")  # continued on the next line: not a whole command
                     or "..." in cmd or not _known_program(cmd, names)):
                 continue
-            yield cmd, _prov(src, path, f"line {n}")
+            yield cmd, Provenance.of(src, path, f"line {n}")
 
 
 def _ipi_command(line: str) -> str | None:
@@ -94,7 +89,7 @@ def _ipi_command(line: str) -> str | None:
 def ipi_commands(src: SourceArchive) -> Iterator[tuple[str, Provenance]]:
     for sample in json.loads(src.read_text(IPI_SAMPLES)):
         sid = sample["id"]
-        yield _to_project(sample["verification_command"]), _prov(src, IPI_SAMPLES,
+        yield _to_project(sample["verification_command"]), Provenance.of(src, IPI_SAMPLES,
                                                                  f"{sid}:verification")
         pattern = sample.get("payload_indicator") or ""
         if not pattern:
@@ -106,7 +101,8 @@ def ipi_commands(src: SourceArchive) -> Iterator[tuple[str, Provenance]]:
                 near = " ".join(lines[max(0, i - 2): i + 1])
                 cmd = _ipi_command(line)
                 if cmd and (re.search(pattern, line) or re.search(pattern, near)):
-                    yield _to_project(cmd), _prov(src, IPI_SAMPLES, f"{sid}:{where}:{i + 1}")
+                    yield _to_project(cmd), Provenance.of(src, IPI_SAMPLES,
+                                                          f"{sid}:{where}:{i + 1}")
 
 
 def build_approval(nl2bash: SourceArchive, cheat: SourceArchive,

@@ -47,11 +47,6 @@ def _jsonl(src: SourceArchive, path: str) -> list[dict]:
     return [json.loads(line) for line in src.read_text(path).splitlines() if line.strip()]
 
 
-def _prov(src: SourceArchive, path: str, record_id: str) -> Provenance:
-    return Provenance(package=src.package, version=src.version, licence=src.licence,
-                      archive_sha256=src.sha256, source_path=path, record_id=record_id)
-
-
 def _user_text(question: list) -> str:
     """The last user message of BFCL's first turn (live items may lead with a system turn)."""
     users = [m["content"] for m in question[0] if m["role"] == "user"]
@@ -72,7 +67,7 @@ def build_tools(src: SourceArchive) -> list[ToolItem]:
             item_id = f"tools-{rec['id']}"
             items.append(ToolItem(id=item_id, split=split_of(item_id), request=_user_text(
                 rec["question"]), functions=funcs, label=label,
-                provenance=(_prov(src, DATA + fname, rec["id"]),)))
+                provenance=(Provenance.of(src, DATA + fname, rec["id"]),)))
     return items
 
 
@@ -196,9 +191,10 @@ def build_memory(src: SourceArchive, located: Located) -> list[MemoryItem]:
     for t in located.turns:
         qids = tuple(sorted(q for q, lt in located.gold.items() if lt == t))
         item_id = f"memory-{t.conversation}-{t.index}"
+        where = Provenance.of(src, t.path, f"{t.conversation}#{t.index}")
         items.append(MemoryItem(id=item_id, split=split_of(item_id), turn=t.text,
                                 label="save" if qids else "skip", questions=qids,
-                                provenance=(_prov(src, t.path, f"{t.conversation}#{t.index}"),)))
+                                provenance=(where,)))
     return items
 
 
@@ -215,6 +211,7 @@ def build_ranking(src: SourceArchive, located: Located, window: int = WINDOW) ->
         items.append(RankItem(
             id=item_id, split=split_of(item_id), query=located.questions[qid].text,
             turns=tuple(t.text for t in shown), gold=gold.index - start,
-            provenance=(_prov(src, MEMORY_QUESTIONS, qid),
-                        _prov(src, gold.path, f"{gold.conversation}#{start}-{start + size - 1}"))))
+            provenance=(Provenance.of(src, MEMORY_QUESTIONS, qid),
+                        Provenance.of(src, gold.path,
+                                      f"{gold.conversation}#{start}-{start + size - 1}"))))
     return items

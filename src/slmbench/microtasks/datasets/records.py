@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from slmbench.core.sources import SourceArchive, SourceInfo
+
 TaskName = str  # a registered micro-task's name (slmbench.microtasks.tasks.names())
 Split = Literal["fit", "eval"]
 FIT_FRACTION = 0.3  # share of items held out to fit baseline thresholds (never scored)
@@ -27,6 +29,12 @@ class Provenance(BaseModel):
     archive_sha256: str
     source_path: str
     record_id: str
+
+    @classmethod
+    def of(cls, archive: SourceArchive, source_path: str, record_id: str) -> Provenance:
+        """The provenance of record ``record_id`` in member ``source_path`` of ``archive``."""
+        return cls(package=archive.package, version=archive.version, licence=archive.licence,
+                   archive_sha256=archive.sha256, source_path=source_path, record_id=record_id)
 
 
 class Item(BaseModel):
@@ -80,16 +88,6 @@ class RankItem(Item):
 
 
 AnyItem = Item  # any micro-task's item (each task names its own subclass)
-
-
-class SourceInfo(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    package: str
-    version: str
-    licence: str
-    filename: str
-    sha256: str
 
 
 class DatasetManifest(BaseModel):

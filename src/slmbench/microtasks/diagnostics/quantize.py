@@ -23,6 +23,7 @@ equivalence within ``margin`` ("no material loss").
 from __future__ import annotations
 
 import gc
+import os
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -34,6 +35,7 @@ from torch import nn
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
+from slmbench.core.paths import shown_path
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.eligibility import EligibilityCell, make_cell
@@ -280,14 +282,16 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
     rtn: dict[str, RtnReport] = {}
     seconds: dict[str, float] = {}
     notes = [f"{k}: not run: {v}" for k, v in NOT_AVAILABLE.items()]
+    shown = shown_path(os.path.expanduser(source))  # what the report shows; the store keys
+    # the full path, so ~/m.gguf and /home/me/m.gguf share readings
     if source.endswith(".gguf") and any(kind_of(p) != "gguf" for p in precisions):
-        notes.append(f"{source} is a GGUF file: transformers dequantizes its quantized weights "
+        notes.append(f"{shown} is a GGUF file: transformers dequantizes its quantized weights "
                      "to fp32, so 'fp32' here is that quantization expanded, not the "
                      "original full-precision model, and rtn4 re-quantizes it")
     session = Session(store, progress=progress)
     kept: Model | None = None  # an fp32 hf model, rounded in place by the rtn level after it
     for n, level in enumerate(levels):
-        label = f"{source}#{level}"  # the readings' key in the store
+        label = f"{os.path.expanduser(source)}#{level}"  # the readings' key in the store
 
         def load_level(label: str, level: str = level) -> Model:
             nonlocal kept
@@ -340,7 +344,7 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
                 ranks = [r.ranking(reading) for r in got]
                 if any(r is None for r in ranks):
                     continue
-                cell = make_cell(task=task, metric=registry.get(task).metrics[0], model=source,
+                cell = make_cell(task=task, metric=registry.get(task).metrics[0], model=shown,
                                  precision=level if kind_of(level) != "gguf" else
                                  f"{precision_of(level)} ({level})", prompt_id="p0",
                                  reading=reading, golds=gold_list,
@@ -364,6 +368,6 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
                     eligible=by_level[(level, reading)].eligible))
     return QuantizationReport(
         command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
-        source=source, precisions=levels, tasks=list(tasks), limit=limit, margin=margin,
+        source=shown, precisions=levels, tasks=list(tasks), limit=limit, margin=margin,
         cells=cells, comparisons=comparisons, rtn=rtn, load_seconds=seconds,
         readings=readings, notes=notes, read_counts=session.counts)
