@@ -66,6 +66,11 @@ class Completion(BaseModel):
     model: str
     tool_calls: tuple[ToolCall, ...] = ()
     cached: bool = False
+    # reasoning the server returned apart from the reply (Ollama's ``message.thinking``,
+    # vLLM's ``reasoning_content``); a ``<think>`` block inside ``text`` is split off by
+    # :func:`slmbench.models.thinking.split_thinking`, not here
+    reasoning: str = ""
+    wall_s: float | None = None  # the request's wall time, where latency_s is the server's own
 
 
 class CandidateScore(BaseModel):
@@ -176,6 +181,86 @@ class ModelSpec:
             raise ModelSpecError(f"option {key}={raw!r} in {self.raw!r} is not a number of "
                                  f"seconds ({least})", f"write e.g. ?{key}={default:g}")
         return value
+
+
+def gpu_layers(spec: ModelSpec) -> int | None:
+    """``?n_gpu_layers=N`` (layers offloaded to the GPU; -1 all, 0 none), or None if not given."""
+    raw = spec.option("n_gpu_layers")
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -2
+    if value < -1:
+        raise ModelSpecError(f"option n_gpu_layers={raw!r} in {spec.raw!r} is not a layer "
+                             "count", "write ?n_gpu_layers=-1 (all layers), 0 (none) or N")
+    return value
+
+
+THINK_MODES = ("off", "on", "auto")
+DEFAULT_THINK_TOKENS = 2048  # extra completion tokens a step may spend reasoning (think=on)
+THINK_OPTIONS = ("think", "think_tokens")
+
+
+@dataclass(frozen=True)
+class Thinking:
+    """A spec's reasoning setting: ``?think=off|on|auto`` and ``?think_tokens=N``.
+
+    ``off`` asks the template or server not to reason (Qwen3's ``enable_thinking=False``,
+    Ollama's ``think: false``); ``on`` asks it to, and adds ``think_tokens`` to every
+    generation's token cap so a reply is not cut inside its reasoning; ``auto`` sends
+    nothing (the model's and server's own default).
+    """
+
+    mode: str = "auto"
+    extra_tokens: int = DEFAULT_THINK_TOKENS
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> Thinking:
+        mode = spec.option("think", "auto") or "auto"
+        if mode not in THINK_MODES:
+            raise ModelSpecError(f"option think={mode!r} in {spec.raw!r} is not one of "
+                                 f"{', '.join(THINK_MODES)}", "write ?think=off, on or auto")
+        return cls(mode, spec.int_option("think_tokens", DEFAULT_THINK_TOKENS))
+
+    @property
+    def enabled(self) -> bool | None:
+        """True/False to send to the template or server; None (auto) sends nothing."""
+        return {"off": False, "on": True}.get(self.mode)
+
+    def budget(self, max_tokens: int) -> int:
+        """The completion-token cap of a request that asked for ``max_tokens``."""
+        return max_tokens + self.extra_tokens if self.mode == "on" else max_tokens
+
+    def settings(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"think": self.mode}
+        if self.mode == "on":
+            out["think_tokens"] = self.extra_tokens
+        return out
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The sampling parameters every backend sends explicitly (pinned decoding).
+
+    Servers otherwise apply their own: Ollama a Modelfile's settings and ``repeat_penalty``
+    1.1, vLLM the repository's ``generation_config.json``. These are llama.cpp's defaults
+    (top-k 40, top-p 0.95, min-p 0.05) with no repetition penalty; at temperature 0 every
+    backend decodes greedily and they do not matter.
+    """
+
+    top_p: float = 0.95
+    top_k: int = 40
+    min_p: float = 0.05
+    repeat_penalty: float = 1.0
+
+    def settings(self) -> dict[str, Any]:
+        return {"top_p": self.top_p, "top_k": self.top_k, "min_p": self.min_p,
+                "repeat_penalty": self.repeat_penalty}
+
+
+PINNED = Sampling()
 
 
 BACKENDS: dict[str, str] = {
