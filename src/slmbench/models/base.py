@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 from urllib.parse import parse_qsl
@@ -26,6 +26,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.core.errors import BackendError, ConfigError, ModelSpecError
+from slmbench.models.faults import classify, fault_error
 
 Role = Literal["system", "user", "assistant", "tool"]
 FinishReason = Literal["stop", "length", "tool_calls", "error"]
@@ -314,32 +315,42 @@ def load_model(spec: str | ModelSpec) -> Model:
     return model
 
 
-def check_ready(spec: str | ModelSpec, *, wait_ready_s: float | None = None) -> None:
+def check_ready(spec: str | ModelSpec, *, wait_ready_s: float | None = None,
+                on_wait: Callable[[str], None] | None = None) -> None:
     """Raise a SlmbenchError (one line and a hint) if the model a spec names cannot be run now.
 
     Server backends check that their server answers and has the model (a backend class's
-    ``preflight(spec, wait_ready_s)``); backends without one pass. Nothing is loaded.
+    ``preflight(spec, wait_ready_s, on_wait)``); backends without one pass. Nothing is
+    loaded. ``on_wait`` receives a progress line while a loading server is waited for.
     """
     parsed = parse_spec(spec) if isinstance(spec, str) else spec
     preflight = getattr(_backend_class(parsed), "preflight", None)
     if preflight is not None:
-        preflight(parsed, wait_ready_s)
+        preflight(parsed, wait_ready_s, on_wait=on_wait)
 
 
 LOADING_WAIT_S = 120.0  # how long a server that answers 503 (still loading) is waited for
+PROGRESS_EVERY_S = 10.0  # how often a wait says so
 
 
 def get_when_ready(url: str, *, what: str, start_hint: str,
-                   wait_ready_s: float | None = None, timeout: float = 5.0) -> Any:
+                   wait_ready_s: float | None = None, timeout: float = 5.0,
+                   on_wait: Callable[[str], None] | None = None) -> Any:
     """GET ``url`` and return its JSON, failing fast when no server is there.
 
     A refused or unanswered connection fails at once (within ``timeout``), unless
     ``wait_ready_s`` is given: then it is retried for that long. A server that answers
-    503 (loading) is waited for, up to ``max(wait_ready_s, LOADING_WAIT_S)``.
+    503 (the ``loading`` row of :data:`slmbench.models.faults.FAULTS`) is waited for, up to
+    ``max(wait_ready_s, LOADING_WAIT_S)``, with a line to ``on_wait`` every
+    :data:`PROGRESS_EVERY_S`; any other answer but 200 is an error the table names.
     """
     start = time.monotonic()
+    said = 0.0
     while True:
         waited = time.monotonic() - start
+        if on_wait is not None and waited - said >= PROGRESS_EVERY_S:
+            said = waited
+            on_wait(f"waiting for the {what} at {url} to be ready: {waited:.0f} s")
         try:
             response = httpx.get(url, timeout=timeout)
         except httpx.TransportError as exc:
@@ -349,14 +360,17 @@ def get_when_ready(url: str, *, what: str, start_hint: str,
             reason = "connection refused" if isinstance(exc, httpx.ConnectError) else str(exc)
             raise BackendError(f"no {what} answers at {url} ({reason or type(exc).__name__})",
                                f"{start_hint}, or give --wait-ready SECONDS") from exc
-        if response.status_code == 503 and waited < max(wait_ready_s or 0.0, LOADING_WAIT_S):
+        if response.status_code == 200:
+            break
+        fault = classify(response.status_code, response.text)
+        if fault.name == "loading" and waited < max(wait_ready_s or 0.0, LOADING_WAIT_S):
             time.sleep(0.5)
             continue
-        if response.status_code != 200:
-            raise BackendError(f"the {what} at {url} answered {response.status_code}: "
-                               f"{response.text[:120]!r}", "check the URL and the server's logs")
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise BackendError(f"the {what} at {url} answered, but not with JSON",
-                               "check that the URL points at the API, not a web page") from exc
+        hint = "check the URL and the server's logs" if fault.kind == "transient" else None
+        raise fault_error(f"the {what} at {url}", response.status_code,
+                          repr(response.text[:120]), hint=hint)
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise BackendError(f"the {what} at {url} answered, but not with JSON",
+                           "check that the URL points at the API, not a web page") from exc

@@ -206,7 +206,8 @@ class LlamaServerModel(OpenAIModel):
                    n_gpu_layers=gpu_layers(spec), thinking=Thinking.from_spec(spec))
 
     @staticmethod
-    def preflight(spec: ModelSpec, wait_ready_s: float | None = None) -> None:
+    def preflight(spec: ModelSpec, wait_ready_s: float | None = None, *,
+                  on_wait: Callable[[str], None] | None = None) -> None:
         """The binary is built and the model file is there (the server is ours to start)."""
         spec.check_options(OPTIONS)
         _find_binary()

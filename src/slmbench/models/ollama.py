@@ -50,7 +50,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
@@ -150,7 +150,8 @@ class OllamaModel:
                 "not_honoured": []}
 
     @staticmethod
-    def preflight(spec: ModelSpec, wait_ready_s: float | None = None) -> None:
+    def preflight(spec: ModelSpec, wait_ready_s: float | None = None, *,
+                  on_wait: Callable[[str], None] | None = None) -> None:
         """The server answers ``GET /api/tags`` and has the spec's tag (else one-line error)."""
         tag, _, host = spec.target.partition("@")
         base = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
@@ -158,7 +159,7 @@ class OllamaModel:
             base = f"http://{base}"
         listing = get_when_ready(f"{base}/api/tags", what="Ollama server",
                                  start_hint="start it with `ollama serve` or fix the host after "
-                                 "'@' / $OLLAMA_HOST", wait_ready_s=wait_ready_s)
+                                 "'@' / $OLLAMA_HOST", wait_ready_s=wait_ready_s, on_wait=on_wait)
         names = {str(m.get(k)) for m in (listing or {}).get("models") or [] if isinstance(m, dict)
                  for k in ("name", "model") if m.get(k)}
         if tag not in names and f"{tag}:latest" not in names:

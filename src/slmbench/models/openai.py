@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -192,13 +192,14 @@ class OpenAIModel:
                 "extra_fields": list(EXTRA_FIELDS)}
 
     @staticmethod
-    def preflight(spec: ModelSpec, wait_ready_s: float | None = None) -> None:
+    def preflight(spec: ModelSpec, wait_ready_s: float | None = None, *,
+                  on_wait: Callable[[str], None] | None = None) -> None:
         """The server answers ``GET /models`` and lists the spec's model (else one-line error)."""
         model, _, url = spec.target.partition("@")
         base = (url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         listing = get_when_ready(f"{base}/models", what="OpenAI-compatible server",
                                  start_hint="start the server (llama-server, vLLM, ...) or fix "
-                                 "the URL after '@'", wait_ready_s=wait_ready_s)
+                                 "the URL after '@'", wait_ready_s=wait_ready_s, on_wait=on_wait)
         served = [m.get("id") for m in (listing or {}).get("data") or [] if isinstance(m, dict)]
         if model not in served:
             raise ModelNotFoundError(

@@ -19,7 +19,11 @@ in memory). Server lanes and the in-process lane run side by side.
 Before anything is written, each model is checked (``check_ready``: a server answers and
 has the model), so a run against an absent server stops with one line and leaves no run
 folder. A model whose last ``STOP_AFTER`` finished trials all ended ``backend_error`` with
-the same cause (after the retries) is stopped with that cause; the other models go on.
+the same cause (after the retries) is stopped with that cause; the other models go on. A
+configuration fault (:class:`~slmbench.models.faults.ConfigurationFault`: the server has no
+such model, the model does not support tools, it does not fit in memory) stops its model at
+once with one line, and the trial it interrupted is not stored: a resume runs it once the
+cause is fixed.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from slmbench.agents.runner.retry import RetryingModel
 from slmbench.agents.store import DB_NAME, RunStore
 from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
 from slmbench.models.base import Model, check_ready, load_model, parse_spec
+from slmbench.models.faults import ConfigurationFault
 
 TrialFn = Callable[..., Trial]
 # Runner counters (retries, cache hits, throughput) are saved at most this often and at the
@@ -175,6 +180,9 @@ class _Run:
                 scaffold=self.exp.scaffold, max_steps=self.exp.max_steps,
                 toolset=self.exp.toolset, prompts=self.exp.prompts, **self.judge_kw,
             )
+        except ConfigurationFault as exc:  # the model cannot run as configured: stop it
+            self.stop_model(p.key.model, f"{exc} ({exc.hint})" if exc.hint else str(exc))
+            return
         except BackendError as exc:  # the evaluator should catch these; never lose the trial
             trial = _backend_error_trial(p, self.exp.scaffold, exc, time.perf_counter() - start)
         _check_identity(trial, p)
@@ -205,6 +213,14 @@ class _Run:
         if cause is not None and n >= STOP_AFTER and model not in self.stopped:
             self.stopped[model] = cause
             self.progress.note(f"stopped {model}: its last {n} trials all ended with: {cause}")
+
+    def stop_model(self, model: str, cause: str) -> None:
+        """Start no more trials of ``model``; say why in one line (once)."""
+        with self.lock:
+            if model in self.stopped:
+                return
+            self.stopped[model] = cause
+        self.progress.note(f"stopped {model}: {cause}")
 
     def halted(self, model: str) -> bool:
         """Whether no more trials of ``model`` are to start."""
@@ -398,12 +414,12 @@ def execute(
     """
     started = time.perf_counter()
     run_dir = Path(run_dir) if run_dir is not None else exp.out_dir()
+    progress = progress or PlainProgress()
     if check_servers:
         for spec in exp.models:
-            check_ready(spec, wait_ready_s=wait_ready_s)
+            check_ready(spec, wait_ready_s=wait_ready_s, on_wait=progress.note)
     plan = build_plan(exp, load_suite=load_suite or _default_suite_loader(),
                       variants=variants or _default_variants())
-    progress = progress or PlainProgress()
     check_sandbox(exp, plan)  # before the run folder exists: nothing half-written
     with RunStore(run_dir) as store:
         planned = _merge_meta(store, exp, plan)
