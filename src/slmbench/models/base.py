@@ -315,15 +315,36 @@ def load_model(spec: str | ModelSpec) -> Model:
     return model
 
 
+def check_native_tools(spec: str | ModelSpec) -> None:
+    """Raise ConfigError if the model cannot run the native tool-calling scaffold: its backend
+    has none, or the registry says its template has no tool calling."""
+    from slmbench.models.catalog import load_registry
+
+    parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    hint = "use the react scaffold (--scaffold react) with this model"
+    scripted = parsed.backend == "scripted"  # a test's stand-in says for itself, when loaded
+    if not scripted and not getattr(_backend_class(parsed), "supports_native_tools", False):
+        raise ConfigError(f"{parsed.raw} has no native tool calling (the {parsed.backend} "
+                          "backend)", hint)
+    entry = load_registry().for_spec(parsed.backend, parsed.target)
+    if entry is not None and entry.tools is False:
+        raise ConfigError(f"{parsed.raw}: the registry says {entry.name} has no native tool "
+                          "calling", hint)
+
+
 def check_ready(spec: str | ModelSpec, *, wait_ready_s: float | None = None,
-                on_wait: Callable[[str], None] | None = None) -> None:
+                on_wait: Callable[[str], None] | None = None,
+                native_tools: bool = False) -> None:
     """Raise a SlmbenchError (one line and a hint) if the model a spec names cannot be run now.
 
     Server backends check that their server answers and has the model (a backend class's
     ``preflight(spec, wait_ready_s, on_wait)``); backends without one pass. Nothing is
     loaded. ``on_wait`` receives a progress line while a loading server is waited for.
+    ``native_tools``: the run uses the native scaffold (:func:`check_native_tools`).
     """
     parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    if native_tools:
+        check_native_tools(parsed)
     preflight = getattr(_backend_class(parsed), "preflight", None)
     if preflight is not None:
         preflight(parsed, wait_ready_s, on_wait=on_wait)

@@ -417,7 +417,8 @@ def execute(
     progress = progress or PlainProgress()
     if check_servers:
         for spec in exp.models:
-            check_ready(spec, wait_ready_s=wait_ready_s, on_wait=progress.note)
+            check_ready(spec, wait_ready_s=wait_ready_s, on_wait=progress.note,
+                        native_tools=exp.scaffold == "native")
     plan = build_plan(exp, load_suite=load_suite or _default_suite_loader(),
                       variants=variants or _default_variants())
     check_sandbox(exp, plan)  # before the run folder exists: nothing half-written
