@@ -1,0 +1,67 @@
+"""Configuration faults stop their model at once, in one line, with no trial stored; passing
+faults (a server still loading) are retried: both decided by models/faults.py's table."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import httpx
+from fake_servers import ReferenceServer
+from rich.console import Console
+
+from slmbench.agents.runner.config import build_experiment
+from slmbench.agents.runner.executor import execute
+from slmbench.agents.runner.progress import PlainProgress
+from slmbench.agents.runner.retry import RetryingModel, RetryPolicy
+from slmbench.agents.store import RunStore
+from slmbench.models.base import Message
+from slmbench.models.ollama import OllamaModel
+
+FIXTURES = Path(__file__).parents[2] / "models" / "fixtures" / "ollama"
+
+
+def test_a_404_stops_the_model_at_once_in_one_line_and_stores_nothing(tmp_path: Path) -> None:
+    server = ReferenceServer(gone=("gone",)).start()
+    gone, fine = f"openai:gone@{server.url}/v1", f"openai:ref@{server.url}/v1"
+    out = StringIO()
+    try:
+        exp = build_experiment({"models": [gone, fine], "suites": ["capability"],
+                                "tasks": ["IR-1", "SC-4"], "temperatures": [0.3],
+                                "repeats": 2, "concurrency": {gone: 1, fine: 1}})
+        summary = execute(exp, run_dir=tmp_path / "run",
+                          progress=PlainProgress(Console(file=out, width=1000)))
+    finally:
+        server.stop()
+    by_model = {m.model: m for m in summary.models}
+    stopped = by_model[gone].stopped
+    assert stopped is not None and "404" in stopped and "model_not_found" in stopped
+    assert by_model[gone].stored == 0  # nothing stored: a resume runs these trials
+    assert by_model[fine].stored == by_model[fine].planned == 4
+    lines = [x for x in out.getvalue().splitlines() if x.startswith(f"stopped {gone}")]
+    assert len(lines) == 1 and "check the model name" in lines[0]
+    with RunStore(tmp_path / "run") as store:
+        assert list(store.trials(gone)) == []
+
+
+def test_a_loading_ollama_server_is_retried_until_it_answers() -> None:
+    answer = json.loads((FIXTURES / "chat_answer.json").read_text())
+    shown = json.loads((FIXTURES / "show_qwen3.json").read_text())
+    chats: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/show":
+            return httpx.Response(200, json=shown)
+        chats.append(1)
+        if len(chats) <= 2:
+            return httpx.Response(503, json={"error": "server busy, please try again"})
+        return httpx.Response(200, json=answer)
+
+    inner = OllamaModel("qwen2.5:0.5b", "http://127.0.0.1:11434",
+                        transport=httpx.MockTransport(handler))
+    slept: list[float] = []
+    model = RetryingModel(inner, RetryPolicy(), seed=0, sleep=slept.append)
+    out = model.generate([Message(role="user", content="What is the capital of France?")])
+    assert out.text == "The capital of France is Paris."
+    assert model.retries == 2 and len(chats) == 3 and len(slept) == 2
