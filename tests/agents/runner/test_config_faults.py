@@ -65,3 +65,27 @@ def test_a_loading_ollama_server_is_retried_until_it_answers() -> None:
     out = model.generate([Message(role="user", content="What is the capital of France?")])
     assert out.text == "The capital of France is Paris."
     assert model.retries == 2 and len(chats) == 3 and len(slept) == 2
+
+
+def test_retry_errors_runs_the_stored_backend_errors_again(tmp_path: Path) -> None:
+    dying = ReferenceServer(die_after=1).start()  # answers one chat, then refuses connections
+    port = dying.server_address[1]
+    spec = f"openai:ref@http://127.0.0.1:{port}/v1"
+    exp = build_experiment({"models": [spec], "suites": ["capability"], "tasks": ["IR-1", "SC-4"],
+                            "temperatures": [0.3], "repeats": 2, "concurrency": {spec: 1},
+                            "retry": {"attempts": 1}})
+    quiet = PlainProgress(Console(file=StringIO(), width=300))
+    execute(exp, run_dir=tmp_path / "run", progress=quiet)
+    with RunStore(tmp_path / "run") as store:
+        errors = [t for t in store.trials(spec) if t.outcome == "backend_error"]
+    assert errors  # the server went away mid-run
+    execute(exp, run_dir=tmp_path / "run", progress=quiet, check_servers=False)  # kept
+    with RunStore(tmp_path / "run") as store:
+        assert sum(t.outcome == "backend_error" for t in store.trials(spec)) == len(errors)
+    back = ReferenceServer(port=port).start()
+    try:
+        summary = execute(exp, run_dir=tmp_path / "run", progress=quiet, retry_errors=True)
+    finally:
+        back.stop()
+    assert summary.complete and summary.models[0].backend_errors == 0
+    assert summary.models[0].successes == 4

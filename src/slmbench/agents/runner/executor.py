@@ -402,13 +402,15 @@ def execute(
     sleep: Callable[[float], None] = time.sleep,
     check_servers: bool = True,
     wait_ready_s: float | None = None,
+    retry_errors: bool = False,
 ) -> RunSummary:
     """Run every planned trial not yet stored in ``run_dir``; write reports; summarise.
 
     First, unless ``check_servers`` is False, each model is checked with
     :func:`~slmbench.models.base.check_ready` (waiting up to ``wait_ready_s`` for a server
     that refuses connections): an absent server or model raises before ``run_dir`` exists.
-    ``trial_fn``, ``load_suite`` and ``variants`` default to
+    ``retry_errors``: the stored ``backend_error`` trials of ``exp``'s models are run again
+    (after the preflight passed). ``trial_fn``, ``load_suite`` and ``variants`` default to
     ``slmbench.agents.evaluator.run_trial``, ``slmbench.agents.tasks.load_suite`` and the
     variants of ``slmbench.agents.tasks.perturb``; tests inject their own.
     """
@@ -424,6 +426,8 @@ def execute(
     check_sandbox(exp, plan)  # before the run folder exists: nothing half-written
     with RunStore(run_dir) as store:
         planned = _merge_meta(store, exp, plan)
+        if retry_errors and (n := store.forget(Outcome.BACKEND_ERROR.value, exp.models)):
+            progress.note(f"running again {n} stored backend_error trial(s)")
         run = _Run(exp, store, plan, trial_fn=trial_fn or _default_trial_fn(),
                    model_loader=model_loader, progress=progress, sleep=sleep)
         totals = {m: len(plan.for_model(m)) for m in exp.models}
