@@ -98,6 +98,8 @@ def register(app: typer.Typer) -> None:
         refusal_judge: Annotated[str | None, typer.Option(
             "--refusal-judge", help="model spec that labels refusals instead of the rule "
             "classifier (validate it first: slmbench refusal-judge --model SPEC)")] = None,
+        server_parallel_models: Annotated[int | None, typer.Option(
+            help="server models run at once per server (default 1)")] = None,
         retry_errors: Annotated[bool, typer.Option(
             "--retry-errors", help="run the stored backend_error trials again")] = False,
     ) -> None:
@@ -110,6 +112,7 @@ def register(app: typer.Typer) -> None:
             "toolset": toolset, "skip_code_tasks": skip_code_tasks,
             "refusal_judge": refusal_judge,
             "deterministic": deterministic or None,
+            "server_parallel_models": server_parallel_models,
         }
         if experiment is not None:
             exp = load_experiment(experiment, flags)

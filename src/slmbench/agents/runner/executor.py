@@ -12,9 +12,11 @@ the first row. A trial killed mid-way is simply run again; its model calls
 are then mostly answered from the response cache.
 
 Server models (``openai:``, ``ollama:``, ``llamaserver:``) each get a thread pool of their
-``concurrency``; in-process models (``llamacpp:``, ``hf:``, ``scripted:``)
-run one at a time, one trial at a time, in a single lane (one loaded model
-in memory). Server lanes and the in-process lane run side by side.
+``concurrency``, and the models of one server take turns: ``server_parallel_models`` (default
+1) of them run at once, so nine Ollama tags on one GPU are not loaded and evicted in turn.
+In-process models (``llamacpp:``, ``hf:``, ``scripted:``) run one at a time, one trial at a
+time, in a single lane (one loaded model in memory). Server lanes and the in-process lane
+run side by side.
 
 Before anything is written, each model is checked (``check_ready``: a server answers and
 has the model), so a run against an absent server stops with one line and leaves no run
@@ -282,9 +284,16 @@ class _Run:
     def run(self) -> None:
         in_process = [m for m in self.exp.models if parse_spec(m).backend not in SERVER_BACKENDS]
         servers = [m for m in self.exp.models if m not in in_process]
+        slots = {self.exp.server_of(m): threading.Semaphore(self.exp.server_parallel_models)
+                 for m in servers}
+
+        def server_lane(spec: str) -> None:  # the server's models take turns
+            with slots[self.exp.server_of(spec)]:
+                self.run_model(spec)
+
         with ThreadPoolExecutor(max_workers=1 + len(servers), thread_name_prefix="lane") as lanes:
             futures: list[Future[None]] = [lanes.submit(self.run_in_process, in_process)]
-            futures += [lanes.submit(self.run_model, m) for m in servers]
+            futures += [lanes.submit(server_lane, m) for m in servers]
             try:
                 while not all(f.done() for f in futures):
                     done, _ = wait(futures, timeout=0.5, return_when=FIRST_EXCEPTION)
