@@ -268,7 +268,9 @@ def ollama_tags() -> set[str] | None:
     return {m.model for m in listing.models if m.model}
 
 
-def _hf_cache() -> Path:
+def hf_cache() -> Path:
+    """The Hugging Face hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else
+    ~/.cache/huggingface/hub."""
     if cache := os.environ.get("HF_HUB_CACHE"):
         return Path(cache).expanduser()
     hf_home = os.environ.get("HF_HOME")
@@ -277,7 +279,7 @@ def _hf_cache() -> Path:
 
 
 def _hf_present(repo_id: str) -> bool:
-    snapshots = _hf_cache() / f"models--{repo_id.replace('/', '--')}" / "snapshots"
+    snapshots = hf_cache() / f"models--{repo_id.replace('/', '--')}" / "snapshots"
     return snapshots.is_dir() and any(snapshots.iterdir())
 
 

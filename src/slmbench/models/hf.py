@@ -55,7 +55,7 @@ from slmbench.models.base import (
     as_messages,
     check_generate_args,
 )
-from slmbench.models.catalog import resolve_gguf
+from slmbench.models.catalog import hf_cache, resolve_gguf
 
 DTYPES: dict[str, torch.dtype | str] = {"auto": "auto", "fp32": torch.float32,
                                         "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -70,7 +70,8 @@ def hub_snapshot(repo_id: str, *, download: bool = False) -> Path:
     from huggingface_hub.errors import LocalEntryNotFoundError
 
     try:
-        return Path(snapshot_download(repo_id, local_files_only=not download))
+        return Path(snapshot_download(repo_id, cache_dir=hf_cache(),
+                                      local_files_only=not download))
     except LocalEntryNotFoundError as exc:
         raise ModelNotFoundError(
             f"{repo_id} is not in the local Hugging Face cache (HF_HUB_CACHE / HF_HOME)",
