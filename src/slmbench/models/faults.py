@@ -6,7 +6,7 @@ says, the preflight waits on what it calls transient, the runner retries transie
 with capped exponential backoff (``RetryPolicy.window_s``, default 120 s) and stops a model
 at once on a :class:`ConfigurationFault`, storing no trial for it (a resume runs those trials
 once the cause is fixed). ``docs/servers.md`` prints the same table
-(``tests/models/test_faults.py`` checks that the two agree).
+(``tests/models/test_fault_table.py`` checks that the two agree).
 
 * **transient**: the server is loading, busy or briefly gone: 503 (llama-server's "Loading
   model", vLLM while it starts), 429, other 5xx, refused or dropped connections, timeouts;

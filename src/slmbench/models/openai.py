@@ -14,7 +14,9 @@ Decoding is pinned (:data:`~slmbench.models.base.PINNED`): ``temperature``, ``to
 ``seed``, ``max_tokens``, ``stop`` and ``tools`` are OpenAI fields; ``top_k``, ``min_p`` and
 the repetition penalty (1.0) go as extra fields, which vLLM (``repetition_penalty``) and
 llama-server (``repeat_penalty``) read and other servers may ignore: the trial's settings
-list them under ``extra_fields``. A server adds its own stop strings (the template's end of
+list them under ``extra_fields``. A server that refuses unknown fields (OpenAI's own API)
+takes ``?extra_fields=0``: they are not sent and the settings list them as
+``not_honoured``. A server adds its own stop strings (the template's end of
 turn) to a request's ``stop``. Start vLLM with ``--generation-config vllm``, or it applies
 the repository's ``generation_config.json`` to every field not sent. Reasoning a server
 returns apart (vLLM's and llama-server's ``reasoning_content``) is
@@ -70,7 +72,7 @@ from slmbench.models.base import (
 from slmbench.models.faults import fault_error
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
-OPTIONS = ("timeout", *THINK_OPTIONS)
+OPTIONS = ("timeout", "extra_fields", *THINK_OPTIONS)
 # Sampling fields outside the OpenAI API, sent as extra body fields (see the module docstring).
 EXTRA_FIELDS = ("top_k", "min_p", "repetition_penalty", "repeat_penalty")
 
@@ -160,9 +162,11 @@ class OpenAIModel:
         api_key: str | None = None,
         http_client: httpx.Client | None = None,
         thinking: Thinking | None = None,
+        extra_fields: bool = True,
     ) -> None:
         self.model = model
         self.thinking = thinking or Thinking()
+        self.extra_fields = extra_fields
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self.spec = spec or f"openai:{model}@{self.base_url}"
         self._client = openai.OpenAI(
@@ -181,15 +185,21 @@ class OpenAIModel:
             raise ModelSpecError(f"{spec.raw!r} names no model before '@'",
                                  "write openai:MODEL@http://HOST:PORT/v1")
         timeout = spec.seconds_option("timeout", 120.0)
+        extra = spec.option("extra_fields", "1")
+        if extra not in ("0", "1"):
+            raise ModelSpecError(f"option extra_fields={extra!r} in {spec.raw!r} is not 0 or 1",
+                                 "write ?extra_fields=0 for a server that refuses unknown fields")
         return cls(model, url or None, spec=spec.raw, timeout=timeout,
-                   thinking=Thinking.from_spec(spec))
+                   thinking=Thinking.from_spec(spec), extra_fields=extra == "1")
 
     @property
     def settings(self) -> dict[str, Any]:
         """What this backend sends with every request (recorded in each trial)."""
         return {"backend": type(self).__name__, **PINNED.settings(), **self.thinking.settings(),
                 "stops": "the server's template's, then the caller's",
-                "extra_fields": list(EXTRA_FIELDS)}
+                "extra_fields": list(EXTRA_FIELDS) if self.extra_fields else [],
+                "not_honoured": [] if self.extra_fields else ["top_k", "min_p",
+                                                              "repeat_penalty"]}
 
     @staticmethod
     def preflight(spec: ModelSpec, wait_ready_s: float | None = None, *,
@@ -250,7 +260,8 @@ class OpenAIModel:
             request["tools"] = list(tools)
         extra: dict[str, Any] = {"top_k": PINNED.top_k, "min_p": PINNED.min_p,
                                  "repetition_penalty": PINNED.repeat_penalty,
-                                 "repeat_penalty": PINNED.repeat_penalty}
+                                 "repeat_penalty": PINNED.repeat_penalty,
+                                 } if self.extra_fields else {}
         if self.thinking.enabled is not None:
             extra["chat_template_kwargs"] = {"enable_thinking": self.thinking.enabled}
         extras = self._request_extras()
