@@ -6,8 +6,8 @@ name pulled with ``slmbench pull``, or a hub id (``hf:Qwen/Qwen3-0.6B``) found i
 Hugging Face cache (``huggingface_hub.snapshot_download(..., local_files_only=True)``: no
 network). A hub download is the user's choice: ``?download=1``. Options:
 
-* ``dtype`` - ``auto`` (default: the checkpoint's own, e.g. BF16 for Qwen3), ``fp32``,
-  ``fp16`` or ``bf16``;
+* ``dtype`` - ``auto`` (default: the checkpoint's own, e.g. BF16 for Qwen3; fp32 for a
+  dequantized GGUF), ``fp32``, ``fp16`` or ``bf16``;
 * ``device`` - ``auto`` (default: CUDA when torch sees a GPU, else the CPU), ``cpu`` or
   ``cuda``;
 * ``gguf_file`` - the GGUF file inside a target directory;
@@ -133,13 +133,15 @@ class HFModel:
         self._template_kwargs: dict[str, Any] = (
             {} if self.thinking.enabled is None else {"enable_thinking": self.thinking.enabled})
         torch.set_num_threads(threads)
+        # a GGUF is dequantized: it has no checkpoint dtype for "auto" to keep, so fp32
+        torch_dtype = torch.float32 if gguf_file and dtype == "auto" else DTYPES[dtype]
         kwargs: dict[str, Any] = {"local_files_only": True}
         if gguf_file:
             kwargs["gguf_file"] = gguf_file
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(directory, **kwargs)
             self.model = AutoModelForCausalLM.from_pretrained(
-                directory, dtype=DTYPES[dtype], **kwargs).to(self.device).eval()
+                directory, dtype=torch_dtype, **kwargs).to(self.device).eval()
         except (OSError, ValueError) as exc:
             raise ConfigError(f"transformers could not load {directory}: "
                               f"{str(exc).splitlines()[0]}",
