@@ -150,7 +150,7 @@ def test_each_record_and_the_run_carry_the_harness_fingerprint(tmp_path: Path,
         meta = store.get_meta("harness_fingerprint")
         records = [Trial.model_validate(t.record) for t in store.trials()]
     assert meta == harness.fingerprint([TASKS["IR-1"], TASKS["DA-1"]])
-    assert {r.schema_version for r in records} == {TRIAL_SCHEMA_VERSION} == {2}
+    assert {r.schema_version for r in records} == {TRIAL_SCHEMA_VERSION} == {3}
     assert {r.harness for r in records} == {harness.fingerprint([TASKS["IR-1"]]),
                                             harness.fingerprint([TASKS["DA-1"]])}
     execute(exp, run_dir=tmp_path / "run")  # the same harness resumes
@@ -173,6 +173,9 @@ def test_the_fingerprint_covers_prompts_tools_tasks_and_toolset(
     assert harness.fingerprint([edited]) != base
     monkeypatch.setattr(harness, "TOOL_VERSION", harness.TOOL_VERSION + 1)
     assert harness.fingerprint([TASKS["IR-1"]]) != base
+    tools_bumped = harness.fingerprint([TASKS["IR-1"]])
+    monkeypatch.setattr(harness, "LOOP_VERSION", harness.LOOP_VERSION + 1)
+    assert harness.fingerprint([TASKS["IR-1"]]) != tools_bumped
 
 
 def test_a_store_of_trials_from_before_fingerprints_is_not_resumed(tmp_path: Path) -> None:

@@ -10,18 +10,20 @@ from __future__ import annotations
 import json
 import socket
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from slmbench.core.errors import (
     BackendError,
+    ContextOverflowError,
     LogprobsUnsupportedError,
-    ModelNotFoundError,
     ModelSpecError,
 )
 from slmbench.models import Model, load_model
 from slmbench.models.base import Message, ToolCall
+from slmbench.models.faults import ConfigurationFault
 from slmbench.models.ollama import OllamaModel
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ollama"
@@ -29,16 +31,22 @@ FRANCE = [Message(role="user", content="What is the capital of France?")]
 HOST = "http://127.0.0.1:11434"
 
 
-def replay(name: str, status: int = 200) -> tuple[OllamaModel, list[httpx.Request]]:
-    """A model whose server answers every request with one recorded response."""
+def replay(name: str, status: int = 200, show: str = "show_qwen3.json",
+           **kwargs: Any) -> tuple[OllamaModel, list[httpx.Request]]:
+    """A model whose server answers ``/api/show`` with ``show`` and every chat request with
+    one recorded response; ``seen`` holds the chat requests."""
     seen: list[httpx.Request] = []
     body = json.loads((FIXTURES / name).read_text())
+    shown = json.loads((FIXTURES / show).read_text())
 
     def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/show":
+            return httpx.Response(200, json=shown)
         seen.append(request)
         return httpx.Response(status, json=body)
 
-    return OllamaModel("qwen2.5:0.5b", HOST, transport=httpx.MockTransport(handler)), seen
+    model = OllamaModel("qwen2.5:0.5b", HOST, transport=httpx.MockTransport(handler), **kwargs)
+    return model, seen
 
 
 def test_plain_answer() -> None:
@@ -53,14 +61,58 @@ def test_plain_answer() -> None:
     body = json.loads(request.content)
     assert body["model"] == "qwen2.5:0.5b" and body["stream"] is False
     assert body["messages"] == [{"role": "user", "content": "What is the capital of France?"}]
+    # pinned decoding: the Modelfile's sampling settings never apply; its stops come first
     assert body["options"] == {"temperature": 0.7, "seed": 11, "num_predict": 64,
-                               "stop": ["\n\n"]}
+                               "num_ctx": 8192, "top_k": 40, "top_p": 0.95, "min_p": 0.05,
+                               "repeat_penalty": 1.0,
+                               "stop": ["<|im_start|>", "<|im_end|>", "\n\n"]}
+    assert "think" not in body  # think=auto sends nothing
+    assert out.latency_s == pytest.approx(0.412873209) and out.wall_s is not None
 
 
 def test_length_finish() -> None:
     model, _ = replay("chat_length.json")
     out = model.generate(FRANCE, max_tokens=3)
     assert out.finish_reason == "length" and out.completion_tokens == 3
+
+
+def test_thinking_with_empty_content_is_kept_as_reasoning() -> None:
+    model, _ = replay("chat_thinking_empty.json")
+    out = model.generate(FRANCE, max_tokens=64)
+    assert out.text == "" and out.finish_reason == "length"
+    assert out.reasoning.startswith("Okay, the user asks for the capital of France.")
+
+
+@pytest.mark.parametrize(("think", "sent", "num_predict"),
+                         [("off", False, 64), ("on", True, 64 + 500)])
+def test_think_option_reaches_the_server(think: str, sent: bool, num_predict: int) -> None:
+    loaded = load_model(f"ollama:qwen3:4b@{HOST}?think={think}&think_tokens=500")
+    assert isinstance(loaded, OllamaModel)
+    model, seen = replay("chat_thinking.json", thinking=loaded.thinking)
+    out = model.generate(FRANCE, max_tokens=64)
+    body = json.loads(seen[0].content)
+    assert body["think"] is sent and body["options"]["num_predict"] == num_predict
+    assert out.text == "Final Answer: Paris" and "lookup" in out.reasoning
+    assert model.settings["think"] == think
+
+
+def test_a_prompt_the_server_cut_is_context_truncated() -> None:
+    model, _ = replay("chat_prompt_cut.json", num_ctx=2048)
+    long = [Message(role="system", content="tool description " * 1000), *FRANCE]
+    with pytest.raises(ContextOverflowError, match="context_truncated") as err:
+        model.generate(long)
+    assert "1026 prompt tokens of at least 2" in str(err.value) and "num_ctx" in err.value.hint
+    assert model.generate(FRANCE).text  # the same count for a short prompt is no cut
+
+
+def test_oom_and_no_tools_are_configuration_faults() -> None:
+    for name, status, what in [("error_oom.json", 500, "out_of_memory"),
+                               ("error_no_tools.json", 400, "no_tool_support")]:
+        model, _ = replay(name, status=status)
+        with pytest.raises(ConfigurationFault) as err:
+            model.generate(FRANCE)
+        assert not err.value.transient and what in str(err.value)
+        assert len(str(err.value).splitlines()) == 1
 
 
 def test_native_tool_call_and_history() -> None:
@@ -86,22 +138,14 @@ def test_native_tool_call_and_history() -> None:
 
 
 def test_num_ctx_option_reaches_the_server() -> None:
-    seen: list[httpx.Request] = []
-    body = json.loads((FIXTURES / "chat_answer.json").read_text())
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(200, json=body)
-
-    model = OllamaModel("qwen2.5:0.5b", HOST, num_ctx=8192,
-                        transport=httpx.MockTransport(handler))
+    model, seen = replay("chat_answer.json", num_ctx=16384)
     model.generate(FRANCE)
-    assert json.loads(seen[0].content)["options"]["num_ctx"] == 8192
+    assert json.loads(seen[0].content)["options"]["num_ctx"] == 16384
 
 
 def test_missing_tag_says_pull_it() -> None:
     model, _ = replay("error_model_not_found.json", status=404)
-    with pytest.raises(ModelNotFoundError) as err:
+    with pytest.raises(ConfigurationFault) as err:
         model.generate(FRANCE)
     assert "not found" in str(err.value) and err.value.hint == "ollama pull qwen2.5:0.5b"
 
@@ -133,6 +177,7 @@ def test_timeout_is_transient() -> None:
         raise httpx.ReadTimeout("timed out", request=request)
 
     model = OllamaModel("m", HOST, transport=httpx.MockTransport(handler))
+    model._stops = []  # the Modelfile's stops are known: the chat request is the one timed out
     with pytest.raises(BackendError, match="did not answer in time") as err:
         model.generate(FRANCE)
     assert err.value.transient
@@ -155,7 +200,8 @@ def test_spec_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("spec", ["ollama:@http://127.0.0.1:1", "ollama:m?num_ctx=big",
-                                  "ollama:m?timeout=0", "ollama:m?seed=3"])
+                                  "ollama:m?timeout=0", "ollama:m?seed=3",
+                                  "ollama:m?think=maybe", "ollama:m?think_tokens=0"])
 def test_bad_specs(spec: str) -> None:
     with pytest.raises(ModelSpecError):
         load_model(spec)

@@ -18,9 +18,15 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from slmbench.core.errors import BackendError, LogprobsUnsupportedError, ModelSpecError
+from slmbench.core.errors import (
+    BackendError,
+    ContextOverflowError,
+    LogprobsUnsupportedError,
+    ModelSpecError,
+)
 from slmbench.models import Model, load_model
-from slmbench.models.base import Message, ToolCall
+from slmbench.models.base import Message, Thinking, ToolCall
+from slmbench.models.faults import ConfigurationFault
 from slmbench.models.openai import OpenAIModel
 
 if TYPE_CHECKING:
@@ -208,3 +214,43 @@ def test_base_url_defaults_to_the_environment(monkeypatch: pytest.MonkeyPatch) -
     assert OpenAIModel("m").base_url == "http://127.0.0.1:5555/v1"
     monkeypatch.delenv("OPENAI_BASE_URL")
     assert OpenAIModel("m").base_url == "http://127.0.0.1:8000/v1"
+
+
+def test_decoding_is_pinned_on_the_wire_and_think_off_reaches_the_template() -> None:
+    model, seen = _replaying(lambda _: _chat({"role": "assistant", "content": "Paris"}, "stop"))
+    model.thinking = Thinking("off")
+    model.generate(FRANCE, temperature=0.0, seed=3, max_tokens=20)
+    body = seen[0]
+    assert (body["temperature"], body["top_p"], body["seed"], body["max_tokens"]) == (
+        0.0, 0.95, 3, 20)
+    assert (body["top_k"], body["min_p"], body["repetition_penalty"], body["repeat_penalty"]) == (
+        40, 0.05, 1.0, 1.0)
+    assert body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert "extra_fields" in model.settings and model.settings["think"] == "off"
+
+
+def test_think_on_raises_the_cap_and_keeps_the_servers_reasoning() -> None:
+    model, seen = _replaying(lambda _: _chat(
+        {"role": "assistant", "content": "", "reasoning_content": "Paris, surely; but"},
+        "length"))
+    model.thinking = Thinking("on", 1000)
+    out = model.generate(FRANCE, max_tokens=20)
+    assert seen[0]["max_tokens"] == 1020
+    assert seen[0]["chat_template_kwargs"] == {"enable_thinking": True}
+    assert out.finish_reason == "length" and out.text == ""
+    assert out.reasoning == "Paris, surely; but"
+
+
+@pytest.mark.parametrize(("status", "message", "error", "name"), [
+    (400, "This model's maximum context length is 4096 tokens. However, you requested 5000",
+     ContextOverflowError, "context_length"),
+    (400, "the request exceeds the available context size, try increasing it",
+     ContextOverflowError, "context_length"),
+    (400, "model qwen does not support tools", ConfigurationFault, "no_tool_support"),
+    (404, "The model `qwen3` does not exist.", ConfigurationFault, "model_not_found"),
+])
+def test_faults_follow_the_table(status: int, message: str, error: type, name: str) -> None:
+    model, _ = _replaying(lambda _: httpx.Response(status, json={"error": {"message": message}}))
+    with pytest.raises(error) as err:
+        model.generate(FRANCE)
+    assert not err.value.transient and name in str(err.value)

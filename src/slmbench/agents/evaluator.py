@@ -16,7 +16,8 @@ and the world after the trial:
 The agent gets the tools the task lists (``toolset="task"``) or all ten
 (``toolset="all"``, the seed's setting). Each trial records its toolset, prompt
 set, harness fingerprint (:mod:`slmbench.agents.harness`) and forensics
-(:mod:`slmbench.agents.forensics`). ``Trial.world_state`` keeps the
+(:mod:`slmbench.agents.forensics`) and the backend's ``settings`` (what it sent: pinned
+sampling, think mode, context window). ``Trial.world_state`` keeps the
 parts of the world the trial changed (top-level keys of ``World.snapshot()``
 whose value differs from a fresh world), for audits; :func:`rescore` rebuilds
 the full state from it to score a stored trial again without the model.
@@ -143,6 +144,7 @@ def run_trial(
         completion_tokens=result.completion_tokens, latency_s=result.latency_s,
         wall_s=time.perf_counter() - start, error=result.error,
         world_state=world_changes(world, task.world_seed),
+        settings=dict(getattr(model, "settings", {}) or {}),
     )
     return trial.model_copy(update={"forensics": diagnose(trial, task.tools)})
 

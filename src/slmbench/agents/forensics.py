@@ -118,7 +118,8 @@ def _cause(trial: Trial, per_step: list[list[str]], labels: list[str]) -> str | 
     outcome = trial.outcome
     if outcome == Outcome.SUCCESS:
         return None
-    if outcome in (Outcome.ENVIRONMENT_ERROR, Outcome.BACKEND_ERROR, Outcome.TOOL_ERROR):
+    if outcome in (Outcome.ENVIRONMENT_ERROR, Outcome.BACKEND_ERROR, Outcome.TOOL_ERROR,
+                   Outcome.TRUNCATED, Outcome.CONTEXT_OVERFLOW):  # the outcome is the cause
         return outcome.value
     last = per_step[-1] if per_step else []
     if outcome == Outcome.FORMAT_FAILURE:

@@ -6,7 +6,9 @@ the tasks' content can change under the same ids; a resumed run must never mix
 trials made before and after such a change. :func:`fingerprint` hashes:
 
 * the ReAct prompt set's templates (or the native system prompt) and the scaffold;
-* :data:`PARSER_VERSION` (bump it with any change to what the parser reads);
+* :data:`PARSER_VERSION` (bump it with any change to what the parser reads) and
+  :data:`LOOP_VERSION` (bump it with a change in what the loops do with a reply before and
+  after the parser);
 * the specs (name, description, argument schema) of all ten tools and
   :data:`TOOL_VERSION` (bump it with a change in what a tool does, e.g. the
   code tool's REPL semantics);
@@ -29,10 +31,13 @@ from slmbench.agents.loop.react import PROMPT_SETS
 from slmbench.agents.tools.toolbox import TOOL_NAMES, WorldToolbox
 from slmbench.agents.world import World
 
-__all__ = ["PARSER_VERSION", "TOOL_VERSION", "fingerprint", "offered_tools"]
+__all__ = ["LOOP_VERSION", "PARSER_VERSION", "TOOL_VERSION", "fingerprint", "offered_tools"]
 
 PARSER_VERSION = 3  # 2: call/function string keys, arguments-only objects, +alias formats;
 # 3: depth and work bounds, final_answer(...) calls, Action Input ends at the next label line
+# 1: think blocks split off before the parser; a cut reply with no action is truncated;
+# overflow is context_overflow (issue #19)
+LOOP_VERSION = 1
 TOOL_VERSION = 2  # 2: code_interpreter shows the last expression, strips common indentation
 
 
@@ -53,7 +58,7 @@ def fingerprint(tasks: Iterable[Any], *, toolset: str = "task", prompts: str = "
                else {"native": NATIVE_SYSTEM_PROMPT})
     specs = [s.model_dump() for s in WorldToolbox(World.create(0)).specs()]
     blob = json.dumps({
-        "scaffold": scaffold, "prompts": wording, "parser": PARSER_VERSION,
+        "scaffold": scaffold, "prompts": wording, "parser": PARSER_VERSION, "loop": LOOP_VERSION,
         "tools": specs, "tool_version": TOOL_VERSION, "toolset": toolset,
         "tasks": sorted((_task_content(t) for t in tasks), key=lambda d: json.dumps(d)),
     }, sort_keys=True, separators=(",", ":"), default=str)

@@ -13,7 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.models.base import Message
 
-TRIAL_SCHEMA_VERSION = 2  # 2: toolset, prompts, harness fingerprint, forensics
+# 2: toolset, prompts, harness fingerprint, forensics; 3: truncated and context_overflow
+# outcomes, a step's reasoning, the backend's settings
+TRIAL_SCHEMA_VERSION = 3
 
 
 class Score(BaseModel):
@@ -37,6 +39,12 @@ class Outcome(StrEnum):
     REFUSED = "refused"
     UNGROUNDED = "ungrounded"  # a right answer that no successful tool result supports
     ENVIRONMENT_ERROR = "environment_error"  # a tool could not run here (no sandbox)
+    # a reply cut by the token cap before an action could be read (docs/scoring.md): the
+    # model's own behaviour under the budget, counted as a failure, never a format failure
+    TRUNCATED = "truncated"
+    # the conversation outgrew the model's context window during the trial (every backend:
+    # refused, or cut by the server and caught); counted as a failure, like step_limit
+    CONTEXT_OVERFLOW = "context_overflow"
 
 
 # Outcomes that are never the model's: excluded from every rate, counted on their own.
@@ -88,8 +96,11 @@ class Step(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     index: int
-    raw_response: str
+    raw_response: str  # the reply as the model wrote it (a <think> block included)
     action: Action
+    # the reply's reasoning, never read for an action: a leading or headless <think> block
+    # (slmbench.models.thinking) and what a server returned apart (Ollama's thinking)
+    reasoning: str | None = None
     observation: str | None = None
     injected_fault: str | None = None  # the fault kind, when this step's tool call was faulted
     tool_ok: bool | None = None  # None when no tool was called
@@ -145,6 +156,9 @@ class Trial(BaseModel):
     error: str | None = None  # cause of a backend_error / tool_error
     world_state: dict[str, Any] = Field(default_factory=dict)  # post-trial snapshot, for audits
     forensics: Forensics | None = None
+    # what the backend sent with every request: pinned sampling, think mode and budget,
+    # context window, and any parameter the server may not honour (models/*.py settings)
+    settings: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def tool_sequence(self) -> list[str]:

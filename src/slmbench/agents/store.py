@@ -103,6 +103,17 @@ class RunStore(Store):
             )
             return cur.rowcount == 1
 
+    def forget(self, outcome: str, models: list[str]) -> int:
+        """Delete the stored trials of ``models`` that ended ``outcome``; how many were.
+
+        For ``slmbench run --retry-errors``: a forgotten trial is pending again, and one
+        killed before it is rerun is simply pending on the next resume."""
+        with self._lock, writing(self.path, "run store"):
+            cur = self._conn.execute(
+                f"DELETE FROM trials WHERE outcome = ? AND model IN "
+                f"({', '.join('?' for _ in models)})", (outcome, *models))
+            return int(cur.rowcount)
+
     def has(self, key: TrialKey) -> bool:
         with self._lock:
             row = self._conn.execute(

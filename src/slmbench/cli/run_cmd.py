@@ -98,6 +98,10 @@ def register(app: typer.Typer) -> None:
         refusal_judge: Annotated[str | None, typer.Option(
             "--refusal-judge", help="model spec that labels refusals instead of the rule "
             "classifier (validate it first: slmbench refusal-judge --model SPEC)")] = None,
+        server_parallel_models: Annotated[int | None, typer.Option(
+            help="server models run at once per server (default 1)")] = None,
+        retry_errors: Annotated[bool, typer.Option(
+            "--retry-errors", help="run the stored backend_error trials again")] = False,
     ) -> None:
         """Run (or resume) an experiment: models x tasks x variants x temperatures x repeats."""
         flags: dict[str, Any] = {
@@ -108,6 +112,7 @@ def register(app: typer.Typer) -> None:
             "toolset": toolset, "skip_code_tasks": skip_code_tasks,
             "refusal_judge": refusal_judge,
             "deterministic": deterministic or None,
+            "server_parallel_models": server_parallel_models,
         }
         if experiment is not None:
             exp = load_experiment(experiment, flags)
@@ -116,7 +121,7 @@ def register(app: typer.Typer) -> None:
                 raise ConfigError("no model to run",
                                   "give --model SPEC (repeatable) or an experiment .toml file")
             exp = build_experiment({k: v for k, v in flags.items() if v is not None})
-        _run(exp, exp.out_dir(), wait_ready_s=wait_ready)
+        _run(exp, exp.out_dir(), wait_ready_s=wait_ready, retry_errors=retry_errors)
 
     @app.command()
     def resume(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
@@ -124,10 +129,11 @@ def register(app: typer.Typer) -> None:
         _run(saved_experiment(run_dir), run_dir)
 
 
-def _run(exp: Experiment, run_dir: Path, wait_ready_s: float | None = None) -> None:
+def _run(exp: Experiment, run_dir: Path, wait_ready_s: float | None = None,
+         retry_errors: bool = False) -> None:
     console = wide_console()
     summary = execute(exp, run_dir=run_dir, progress=make_progress(console),
-                      wait_ready_s=wait_ready_s)
+                      wait_ready_s=wait_ready_s, retry_errors=retry_errors)
     print_summary(summary, console)
     if not summary.complete:
         raise typer.Exit(1)

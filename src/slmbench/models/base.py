@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 from urllib.parse import parse_qsl
@@ -26,6 +26,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.core.errors import BackendError, ConfigError, ModelSpecError
+from slmbench.models.faults import classify, fault_error
 
 Role = Literal["system", "user", "assistant", "tool"]
 FinishReason = Literal["stop", "length", "tool_calls", "error"]
@@ -66,6 +67,11 @@ class Completion(BaseModel):
     model: str
     tool_calls: tuple[ToolCall, ...] = ()
     cached: bool = False
+    # reasoning the server returned apart from the reply (Ollama's ``message.thinking``,
+    # vLLM's ``reasoning_content``); a ``<think>`` block inside ``text`` is split off by
+    # :func:`slmbench.models.thinking.split_thinking`, not here
+    reasoning: str = ""
+    wall_s: float | None = None  # the request's wall time, where latency_s is the server's own
 
 
 class CandidateScore(BaseModel):
@@ -178,6 +184,86 @@ class ModelSpec:
         return value
 
 
+def gpu_layers(spec: ModelSpec) -> int | None:
+    """``?n_gpu_layers=N`` (layers offloaded to the GPU; -1 all, 0 none), or None if not given."""
+    raw = spec.option("n_gpu_layers")
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -2
+    if value < -1:
+        raise ModelSpecError(f"option n_gpu_layers={raw!r} in {spec.raw!r} is not a layer "
+                             "count", "write ?n_gpu_layers=-1 (all layers), 0 (none) or N")
+    return value
+
+
+THINK_MODES = ("off", "on", "auto")
+DEFAULT_THINK_TOKENS = 2048  # extra completion tokens a step may spend reasoning (think=on)
+THINK_OPTIONS = ("think", "think_tokens")
+
+
+@dataclass(frozen=True)
+class Thinking:
+    """A spec's reasoning setting: ``?think=off|on|auto`` and ``?think_tokens=N``.
+
+    ``off`` asks the template or server not to reason (Qwen3's ``enable_thinking=False``,
+    Ollama's ``think: false``); ``on`` asks it to, and adds ``think_tokens`` to every
+    generation's token cap so a reply is not cut inside its reasoning; ``auto`` sends
+    nothing (the model's and server's own default).
+    """
+
+    mode: str = "auto"
+    extra_tokens: int = DEFAULT_THINK_TOKENS
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> Thinking:
+        mode = spec.option("think", "auto") or "auto"
+        if mode not in THINK_MODES:
+            raise ModelSpecError(f"option think={mode!r} in {spec.raw!r} is not one of "
+                                 f"{', '.join(THINK_MODES)}", "write ?think=off, on or auto")
+        return cls(mode, spec.int_option("think_tokens", DEFAULT_THINK_TOKENS))
+
+    @property
+    def enabled(self) -> bool | None:
+        """True/False to send to the template or server; None (auto) sends nothing."""
+        return {"off": False, "on": True}.get(self.mode)
+
+    def budget(self, max_tokens: int) -> int:
+        """The completion-token cap of a request that asked for ``max_tokens``."""
+        return max_tokens + self.extra_tokens if self.mode == "on" else max_tokens
+
+    def settings(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"think": self.mode}
+        if self.mode == "on":
+            out["think_tokens"] = self.extra_tokens
+        return out
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The sampling parameters every backend sends explicitly (pinned decoding).
+
+    Servers otherwise apply their own: Ollama a Modelfile's settings and ``repeat_penalty``
+    1.1, vLLM the repository's ``generation_config.json``. These are llama.cpp's defaults
+    (top-k 40, top-p 0.95, min-p 0.05) with no repetition penalty; at temperature 0 every
+    backend decodes greedily and they do not matter.
+    """
+
+    top_p: float = 0.95
+    top_k: int = 40
+    min_p: float = 0.05
+    repeat_penalty: float = 1.0
+
+    def settings(self) -> dict[str, Any]:
+        return {"top_p": self.top_p, "top_k": self.top_k, "min_p": self.min_p,
+                "repeat_penalty": self.repeat_penalty}
+
+
+PINNED = Sampling()
+
+
 BACKENDS: dict[str, str] = {
     "llamacpp": "slmbench.models.llamacpp:LlamaCppModel",
     "openai": "slmbench.models.openai:OpenAIModel",
@@ -229,32 +315,63 @@ def load_model(spec: str | ModelSpec) -> Model:
     return model
 
 
-def check_ready(spec: str | ModelSpec, *, wait_ready_s: float | None = None) -> None:
+def check_native_tools(spec: str | ModelSpec) -> None:
+    """Raise ConfigError if the model cannot run the native tool-calling scaffold: its backend
+    has none, or the registry says its template has no tool calling."""
+    from slmbench.models.catalog import load_registry
+
+    parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    hint = "use the react scaffold (--scaffold react) with this model"
+    scripted = parsed.backend == "scripted"  # a test's stand-in says for itself, when loaded
+    if not scripted and not getattr(_backend_class(parsed), "supports_native_tools", False):
+        raise ConfigError(f"{parsed.raw} has no native tool calling (the {parsed.backend} "
+                          "backend)", hint)
+    entry = load_registry().for_spec(parsed.backend, parsed.target)
+    if entry is not None and entry.tools is False:
+        raise ConfigError(f"{parsed.raw}: the registry says {entry.name} has no native tool "
+                          "calling", hint)
+
+
+def check_ready(spec: str | ModelSpec, *, wait_ready_s: float | None = None,
+                on_wait: Callable[[str], None] | None = None,
+                native_tools: bool = False) -> None:
     """Raise a SlmbenchError (one line and a hint) if the model a spec names cannot be run now.
 
     Server backends check that their server answers and has the model (a backend class's
-    ``preflight(spec, wait_ready_s)``); backends without one pass. Nothing is loaded.
+    ``preflight(spec, wait_ready_s, on_wait)``); backends without one pass. Nothing is
+    loaded. ``on_wait`` receives a progress line while a loading server is waited for.
+    ``native_tools``: the run uses the native scaffold (:func:`check_native_tools`).
     """
     parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    if native_tools:
+        check_native_tools(parsed)
     preflight = getattr(_backend_class(parsed), "preflight", None)
     if preflight is not None:
-        preflight(parsed, wait_ready_s)
+        preflight(parsed, wait_ready_s, on_wait=on_wait)
 
 
 LOADING_WAIT_S = 120.0  # how long a server that answers 503 (still loading) is waited for
+PROGRESS_EVERY_S = 10.0  # how often a wait says so
 
 
 def get_when_ready(url: str, *, what: str, start_hint: str,
-                   wait_ready_s: float | None = None, timeout: float = 5.0) -> Any:
+                   wait_ready_s: float | None = None, timeout: float = 5.0,
+                   on_wait: Callable[[str], None] | None = None) -> Any:
     """GET ``url`` and return its JSON, failing fast when no server is there.
 
     A refused or unanswered connection fails at once (within ``timeout``), unless
     ``wait_ready_s`` is given: then it is retried for that long. A server that answers
-    503 (loading) is waited for, up to ``max(wait_ready_s, LOADING_WAIT_S)``.
+    503 (the ``loading`` row of :data:`slmbench.models.faults.FAULTS`) is waited for, up to
+    ``max(wait_ready_s, LOADING_WAIT_S)``, with a line to ``on_wait`` every
+    :data:`PROGRESS_EVERY_S`; any other answer but 200 is an error the table names.
     """
     start = time.monotonic()
+    said = 0.0
     while True:
         waited = time.monotonic() - start
+        if on_wait is not None and waited - said >= PROGRESS_EVERY_S:
+            said = waited
+            on_wait(f"waiting for the {what} at {url} to be ready: {waited:.0f} s")
         try:
             response = httpx.get(url, timeout=timeout)
         except httpx.TransportError as exc:
@@ -264,14 +381,17 @@ def get_when_ready(url: str, *, what: str, start_hint: str,
             reason = "connection refused" if isinstance(exc, httpx.ConnectError) else str(exc)
             raise BackendError(f"no {what} answers at {url} ({reason or type(exc).__name__})",
                                f"{start_hint}, or give --wait-ready SECONDS") from exc
-        if response.status_code == 503 and waited < max(wait_ready_s or 0.0, LOADING_WAIT_S):
+        if response.status_code == 200:
+            break
+        fault = classify(response.status_code, response.text)
+        if fault.name == "loading" and waited < max(wait_ready_s or 0.0, LOADING_WAIT_S):
             time.sleep(0.5)
             continue
-        if response.status_code != 200:
-            raise BackendError(f"the {what} at {url} answered {response.status_code}: "
-                               f"{response.text[:120]!r}", "check the URL and the server's logs")
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise BackendError(f"the {what} at {url} answered, but not with JSON",
-                               "check that the URL points at the API, not a web page") from exc
+        hint = "check the URL and the server's logs" if fault.kind == "transient" else None
+        raise fault_error(f"the {what} at {url}", response.status_code,
+                          repr(response.text[:120]), hint=hint)
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise BackendError(f"the {what} at {url} answered, but not with JSON",
+                           "check that the URL points at the API, not a web page") from exc

@@ -84,6 +84,11 @@ class RegistryEntry(BaseModel):
     license: str | None = None
     source: Source
     notes: str = ""
+    # reasoning: the model writes a <think> block unless told not to (see ?think=)
+    thinks: bool = False
+    # native tool calling through its chat template (None: not known); a native-scaffold run
+    # of a model marked false stops at the preflight
+    tools: bool | None = None
 
     @property
     def spec(self) -> str:
@@ -108,6 +113,16 @@ class Registry(BaseModel):
 
     def find(self, name: str) -> RegistryEntry | None:
         return next((m for m in self.models if m.name == name), None)
+
+    def for_spec(self, backend: str, target: str) -> RegistryEntry | None:
+        """The entry a spec's backend and target name (a registry name, Ollama tag or hub id)."""
+        name = target.partition("@")[0] if backend in ("ollama", "openai") else target
+        for m in self.models:
+            src = m.source
+            if (m.name == name or (isinstance(src, OllamaSource) and src.tag == name)
+                    or (isinstance(src, HFSource) and src.repo_id == name)):
+                return m
+        return None
 
     def get(self, name: str) -> RegistryEntry:
         entry = self.find(name)
@@ -253,7 +268,9 @@ def ollama_tags() -> set[str] | None:
     return {m.model for m in listing.models if m.model}
 
 
-def _hf_cache() -> Path:
+def hf_cache() -> Path:
+    """The Hugging Face hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else
+    ~/.cache/huggingface/hub."""
     if cache := os.environ.get("HF_HUB_CACHE"):
         return Path(cache).expanduser()
     hf_home = os.environ.get("HF_HOME")
@@ -262,7 +279,7 @@ def _hf_cache() -> Path:
 
 
 def _hf_present(repo_id: str) -> bool:
-    snapshots = _hf_cache() / f"models--{repo_id.replace('/', '--')}" / "snapshots"
+    snapshots = hf_cache() / f"models--{repo_id.replace('/', '--')}" / "snapshots"
     return snapshots.is_dir() and any(snapshots.iterdir())
 
 

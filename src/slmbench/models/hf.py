@@ -1,17 +1,25 @@
 """Hugging Face transformers models (the ``hf:`` backend; ``pip install 'slmbench[hf]'``).
 
 Target: a local model directory (``config.json`` + weights), a ``.gguf`` file
-(transformers dequantizes it; llama, qwen2 and gemma3 architectures load), or
-a registry name pulled with ``slmbench pull``. No hub download is attempted:
-everything is read from local disk. Options:
+(transformers dequantizes it; llama, qwen2 and gemma3 architectures load), a registry
+name pulled with ``slmbench pull``, or a hub id (``hf:Qwen/Qwen3-0.6B``) found in the local
+Hugging Face cache (``huggingface_hub.snapshot_download(..., local_files_only=True)``: no
+network). A hub download is the user's choice: ``?download=1``. Options:
 
-* ``dtype`` - ``fp32`` (default), ``fp16`` or ``bf16``;
+* ``dtype`` - ``auto`` (default: the checkpoint's own, e.g. BF16 for Qwen3; fp32 for a
+  dequantized GGUF), ``fp32``, ``fp16`` or ``bf16``;
+* ``device`` - ``auto`` (default: CUDA when torch sees a GPU, else the CPU), ``cpu`` or
+  ``cuda``;
 * ``gguf_file`` - the GGUF file inside a target directory;
-* ``threads`` - torch CPU threads (default 2; this sets torch's global pool).
+* ``threads`` - torch CPU threads (default 2; this sets torch's global pool);
+* ``think`` / ``think_tokens`` - ``off`` renders the chat template with
+  ``enable_thinking=False`` (Qwen3's switch), ``on`` with True and a larger token cap;
+* ``download`` - ``1`` lets a hub id be downloaded when it is not in the cache.
 
 The prompt is the tokenizer's own chat template. Temperature 0 decodes
-greedily; otherwise ``torch.manual_seed(seed)`` fixes the sample (top-k 40,
-top-p 0.95, like the llamacpp backend). ``score`` reads real log-probabilities
+greedily; otherwise ``torch.manual_seed(seed)`` fixes the sample with the pinned settings
+(``models.base.PINNED``: top-k 40, top-p 0.95, min-p 0.05, no repetition penalty), as the
+llamacpp backend. ``score`` reads real log-probabilities
 from the logits: the prompt is run once and its KV cache reused per candidate.
 No native tool calling: use the text (ReAct) scaffold.
 """
@@ -20,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -36,25 +45,48 @@ from slmbench.core.errors import (
     ModelSpecError,
 )
 from slmbench.models.base import (
+    PINNED,
+    THINK_OPTIONS,
     CandidateScore,
     Completion,
     Message,
     ModelSpec,
+    Thinking,
     as_messages,
     check_generate_args,
 )
-from slmbench.models.catalog import resolve_gguf
+from slmbench.models.catalog import hf_cache, resolve_gguf
 
-DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "fp16": torch.float16,
-                                  "bf16": torch.bfloat16}
-OPTIONS = ("dtype", "gguf_file", "threads")
+DTYPES: dict[str, torch.dtype | str] = {"auto": "auto", "fp32": torch.float32,
+                                        "fp16": torch.float16, "bf16": torch.bfloat16}
+DEVICES = ("auto", "cpu", "cuda")
+OPTIONS = ("dtype", "device", "gguf_file", "threads", "download", *THINK_OPTIONS)
+HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
-def resolve(target: str, gguf_file: str | None) -> tuple[Path, str | None]:
+def hub_snapshot(repo_id: str, *, download: bool = False) -> Path:
+    """The local snapshot of hub repository ``repo_id`` (downloaded only if ``download``)."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        return Path(snapshot_download(repo_id, cache_dir=hf_cache(),
+                                      local_files_only=not download))
+    except LocalEntryNotFoundError as exc:
+        raise ModelNotFoundError(
+            f"{repo_id} is not in the local Hugging Face cache (HF_HUB_CACHE / HF_HOME)",
+            f"download it once (`hf download {repo_id}`), or add ?download=1 to the spec"
+        ) from exc
+
+
+def resolve(target: str, gguf_file: str | None, *,
+            download: bool = False) -> tuple[Path, str | None]:
     """The directory to load from and the GGUF file inside it, if any."""
     path = Path(target).expanduser()
     if "/" not in target and not path.exists() and not target.endswith(".gguf"):
         path = resolve_gguf(target)  # a registry name
+    elif not path.exists() and HUB_ID.match(target):
+        path = hub_snapshot(target, download=download)
     if path.is_file():
         return path.parent, path.name
     if not path.is_dir():
@@ -79,22 +111,37 @@ class HFModel:
         directory: Path,
         *,
         gguf_file: str | None = None,
-        dtype: str = "fp32",
+        dtype: str = "auto",
+        device: str = "auto",
         threads: int = 2,
         spec: str | None = None,
+        thinking: Thinking | None = None,
     ) -> None:
         if dtype not in DTYPES:
             raise ModelSpecError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}",
-                                 "write ?dtype=fp32, fp16 or bf16")
+                                 "write ?dtype=auto, fp32, fp16 or bf16")
+        if device not in DEVICES:
+            raise ModelSpecError(f"device {device!r} is not one of {', '.join(DEVICES)}",
+                                 "write ?device=auto, cpu or cuda")
+        if device == "cuda" and not torch.cuda.is_available():
+            raise ConfigError("?device=cuda, but torch sees no CUDA device",
+                              "install a CUDA build of torch, or use ?device=cpu")
+        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" \
+            else device
         self.spec = spec or f"hf:{directory / (gguf_file or '')}"
+        self.thinking = thinking or Thinking()
+        self._template_kwargs: dict[str, Any] = (
+            {} if self.thinking.enabled is None else {"enable_thinking": self.thinking.enabled})
         torch.set_num_threads(threads)
+        # a GGUF is dequantized: it has no checkpoint dtype for "auto" to keep, so fp32
+        torch_dtype = torch.float32 if gguf_file and dtype == "auto" else DTYPES[dtype]
         kwargs: dict[str, Any] = {"local_files_only": True}
         if gguf_file:
             kwargs["gguf_file"] = gguf_file
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(directory, **kwargs)
             self.model = AutoModelForCausalLM.from_pretrained(
-                directory, dtype=DTYPES[dtype], **kwargs).eval()
+                directory, dtype=torch_dtype, **kwargs).to(self.device).eval()
         except (OSError, ValueError) as exc:
             raise ConfigError(f"transformers could not load {directory}: "
                               f"{str(exc).splitlines()[0]}",
@@ -111,17 +158,33 @@ class HFModel:
     def from_spec(cls, spec: ModelSpec) -> HFModel:
         spec.check_options(OPTIONS)
         threads = spec.int_option("threads", 2)
-        directory, gguf_file = resolve(spec.target, spec.option("gguf_file"))
-        return cls(directory, gguf_file=gguf_file, dtype=spec.option("dtype", "fp32") or "",
-                   threads=threads, spec=spec.raw)
+        download = spec.option("download", "0")
+        if download not in ("0", "1"):
+            raise ModelSpecError(f"option download={download!r} in {spec.raw!r} is not 0 or 1",
+                                 "write ?download=1 to allow a hub download")
+        directory, gguf_file = resolve(spec.target, spec.option("gguf_file"),
+                                       download=download == "1")
+        return cls(directory, gguf_file=gguf_file, dtype=spec.option("dtype", "auto") or "",
+                   device=spec.option("device", "auto") or "", threads=threads, spec=spec.raw,
+                   thinking=Thinking.from_spec(spec))
 
-    def _prompt_ids(self, messages: Sequence[Message]) -> torch.Tensor:
+    @property
+    def settings(self) -> dict[str, Any]:
+        """What every generation uses (recorded in each trial)."""
+        return {"backend": "hf", "device": self.device, "dtype": str(self.model.dtype),
+                "n_ctx": self.n_ctx, **PINNED.settings(), **self.thinking.settings(),
+                "stops": "the model's end-of-turn tokens, then the caller's",
+                "not_honoured": []}
+
+    def _prompt_ids(self, messages: Sequence[Message], *, scoring: bool = False) -> torch.Tensor:
+        """The prompt's token ids; a scored prompt is rendered without thinking (see score)."""
         dicts = [{"role": m.role, "content": m.content} for m in messages]
+        template_kwargs = {"enable_thinking": False} if scoring else self._template_kwargs
         text = self.tokenizer.apply_chat_template(dicts, add_generation_prompt=True,
-                                                  tokenize=False)
+                                                  tokenize=False, **template_kwargs)
         ids: torch.Tensor = self.tokenizer(text, add_special_tokens=False,
                                            return_tensors="pt").input_ids
-        return ids
+        return ids.to(self.device)
 
     @property
     def n_ctx(self) -> int | None:
@@ -152,19 +215,21 @@ class HFModel:
         check_generate_args(self.spec, "hf", tools=tools, max_tokens=max_tokens)
         stops = [s for s in stop or () if s]
         sampling: dict[str, Any] = (
-            {"do_sample": True, "temperature": temperature, "top_k": 40, "top_p": 0.95}
+            {"do_sample": True, "temperature": temperature, "top_k": PINNED.top_k,
+             "top_p": PINNED.top_p, "min_p": PINNED.min_p}
             if temperature > 0 else {"do_sample": False, "temperature": None, "top_k": None,
-                                     "top_p": None})
+                                     "top_p": None, "min_p": None})
         with self._lock:
             start = time.perf_counter()
             ids = self._prompt_ids(as_messages(messages))
             self._check_fits(ids.shape[1] + 1)
-            max_tokens = min(max_tokens, (self.n_ctx or 1 << 30) - ids.shape[1])
+            max_tokens = min(self.thinking.budget(max_tokens),
+                             (self.n_ctx or 1 << 30) - ids.shape[1])
             torch.manual_seed(seed)
             with torch.no_grad():
                 out = self.model.generate(
                     ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_tokens,
-                    repetition_penalty=1.0, stop_strings=stops or None,
+                    repetition_penalty=PINNED.repeat_penalty, stop_strings=stops or None,
                     tokenizer=self.tokenizer if stops else None, **sampling)
             latency = time.perf_counter() - start
         new = out[0, ids.shape[1]:].tolist()
@@ -184,14 +249,18 @@ class HFModel:
         messages: Sequence[Message | dict[str, Any]],
         candidates: Sequence[str],
     ) -> list[CandidateScore]:
-        """Sum log-prob of each candidate as the assistant's reply (one prompt pass)."""
+        """Sum log-prob of each candidate as the assistant's reply (one prompt pass).
+
+        The prompt is rendered with ``enable_thinking=False`` whatever ``think`` says, so a
+        thinking template (Qwen3) puts its empty think block first and the candidates are
+        read where the answer starts, not where the model would open ``<think>``."""
         cand_ids = [self.tokenizer(c, add_special_tokens=False).input_ids for c in candidates]
         for cand, toks in zip(candidates, cand_ids, strict=True):
             if not toks:
                 raise ConfigError(f"candidate {cand!r} has no tokens", "score non-empty candidates")
         results: list[CandidateScore] = []
         with self._lock, torch.no_grad():
-            ids = self._prompt_ids(as_messages(messages))
+            ids = self._prompt_ids(as_messages(messages), scoring=True)
             self._check_fits(ids.shape[1] + max((len(t) for t in cand_ids), default=0))
             prompt = self.model(ids, use_cache=True)
             first = torch.log_softmax(prompt.logits[0, -1].double(), dim=-1)
@@ -199,7 +268,8 @@ class HFModel:
                 lps = [float(first[toks[0]])]
                 if len(toks) > 1:
                     cache = copy.deepcopy(getattr(prompt, self._cache_arg))
-                    step = self.model(torch.tensor([toks[:-1]]), use_cache=True,
+                    step = self.model(torch.tensor([toks[:-1]], device=self.device),
+                                      use_cache=True,
                                       **{self._cache_arg: cache})
                     logp = torch.log_softmax(step.logits[0].double(), dim=-1)
                     lps += [float(logp[i, t]) for i, t in enumerate(toks[1:])]

@@ -9,12 +9,17 @@
   from the GGUF metadata (``default``, or e.g. ``tool_use``), ``plain`` (built
   in, for base models whose GGUF has no chat template: the system text, then
   ``User:`` / ``Assistant:`` turns, see ``templates/plain.jinja``) or a path to
-  a Jinja2 template file. By default the GGUF's own ``tokenizer.chat_template``.
+  a Jinja2 template file. By default the GGUF's own ``tokenizer.chat_template``;
+* ``n_gpu_layers`` - layers offloaded to the GPU (-1: all; needs llama-cpp-python built
+  with CUDA, see the README's GPU quick start; default none);
+* ``think`` / ``think_tokens`` - ``off`` renders the template with ``enable_thinking=False``
+  (Qwen3's switch), ``on`` with True and a larger token cap (see ``models.base.Thinking``).
 
 Generation and scoring render the prompt the same way (one Jinja2 template,
 tokenized once), so ``score`` measures exactly the prompt ``generate`` sees.
 Temperature 0 decodes greedily; any other temperature samples with llama.cpp's
-seeded sampler (top-k 40, top-p 0.95, min-p 0.05), so a seed fixes the text.
+seeded sampler with the pinned settings (``models.base.PINNED``: top-k 40, top-p 0.95,
+min-p 0.05, passed explicitly), so a seed fixes the text.
 
 Prompt evaluation dominates an agent's cost on a CPU (a ReAct prompt is a few
 thousand tokens; a reply a few dozen), so ``generate`` reuses the KV cache of
@@ -51,16 +56,20 @@ from slmbench.core.errors import (
     ModelSpecError,
 )
 from slmbench.models.base import (
+    PINNED,
+    THINK_OPTIONS,
     CandidateScore,
     Completion,
     Message,
     ModelSpec,
+    Thinking,
     as_messages,
     check_generate_args,
+    gpu_layers,
 )
 from slmbench.models.catalog import resolve_target
 
-OPTIONS = ("n_ctx", "threads", "chat_format")
+OPTIONS = ("n_ctx", "threads", "chat_format", "n_gpu_layers", *THINK_OPTIONS)
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 BUILTIN_TEMPLATES = ("plain",)
 
@@ -108,12 +117,20 @@ class LlamaCppModel:
         n_ctx: int = 4096,
         threads: int = 2,
         chat_format: str | None = None,
+        n_gpu_layers: int | None = None,
+        thinking: Thinking | None = None,
     ) -> None:
         self.spec = spec or f"llamacpp:{path}"
         self.path = path
+        self.thinking = thinking or Thinking()
+        self._template_kwargs: dict[str, Any] = (
+            {} if self.thinking.enabled is None else {"enable_thinking": self.thinking.enabled})
+        gpu: dict[str, Any] = {} if n_gpu_layers is None else {"n_gpu_layers": n_gpu_layers}
+        self.n_gpu_layers = n_gpu_layers
         try:
             self._llm = _llama_cpp().Llama(str(path), n_ctx=n_ctx, n_threads=threads,
-                              n_threads_batch=threads, logits_all=False, verbose=False)
+                                           n_threads_batch=threads, logits_all=False,
+                                           verbose=False, **gpu)
         except ValueError as exc:
             raise ConfigError(f"llama.cpp could not load {path}: {exc}",
                               "is it a complete GGUF file? re-download it") from exc
@@ -134,7 +151,16 @@ class LlamaCppModel:
             n_ctx=spec.int_option("n_ctx", 4096),
             threads=spec.int_option("threads", 2),
             chat_format=spec.option("chat_format"),
+            n_gpu_layers=gpu_layers(spec),
+            thinking=Thinking.from_spec(spec),
         )
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """What every generation uses (recorded in each trial)."""
+        return {"backend": "llamacpp", "n_ctx": self._llm.n_ctx(), **PINNED.settings(),
+                **self.thinking.settings(), "n_gpu_layers": self.n_gpu_layers or 0,
+                "stops": "the template's, then the caller's", "not_honoured": []}
 
     def _make_formatter(self, chat_format: str | None, *,
                         add_generation_prompt: bool = True) -> Jinja2ChatFormatter:
@@ -170,9 +196,13 @@ class LlamaCppModel:
                              add_generation_prompt=add_generation_prompt,
                              stop_token_ids=[eos_id] if eos_id != -1 else None)
 
-    def _prompt(self, messages: Sequence[Message]) -> tuple[list[int], list[str]]:
-        """Render and tokenize the prompt; return its tokens and the template's stops."""
-        rendered = self._formatter(messages=template_messages(messages))
+    def _prompt(self, messages: Sequence[Message], *,
+                scoring: bool = False) -> tuple[list[int], list[str]]:
+        """Render and tokenize the prompt; return its tokens and the template's stops.
+
+        A scored prompt is rendered with ``enable_thinking=False`` (see ``score``)."""
+        kwargs = {"enable_thinking": False} if scoring else self._template_kwargs
+        rendered = self._formatter(messages=template_messages(messages), **kwargs)
         tokens = self._tokenize(rendered.prompt, add_bos=not rendered.added_special)
         stops = rendered.stop if isinstance(rendered.stop, list) else [rendered.stop or ""]
         return tokens, [s for s in stops if s]
@@ -180,7 +210,8 @@ class LlamaCppModel:
     def _tokenize(self, text: str, *, add_bos: bool) -> list[int]:
         return self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
 
-    def _message_ends(self, messages: Sequence[Message], tokens: list[int]) -> list[int]:
+    def _message_ends(self, messages: Sequence[Message], tokens: list[int], *,
+                      scoring: bool = False) -> list[int]:
         """Token offsets in ``tokens`` where each leading message ends.
 
         Found by rendering ``messages[:i]`` without the generation prompt; stops at
@@ -189,7 +220,9 @@ class LlamaCppModel:
         """
         ends: list[int] = []
         for i in range(1, len(messages)):
-            rendered = self._prefix_formatter(messages=template_messages(messages[:i]))
+            rendered = self._prefix_formatter(
+                messages=template_messages(messages[:i]),
+                **({"enable_thinking": False} if scoring else self._template_kwargs))
             toks = self._tokenize(rendered.prompt, add_bos=not rendered.added_special)
             n = len(toks)
             if n >= len(tokens) - 1 or tokens[:n] != toks:
@@ -198,7 +231,8 @@ class LlamaCppModel:
                 ends.append(n)
         return ends
 
-    def _prefill(self, tokens: list[int], messages: Sequence[Message]) -> None:
+    def _prefill(self, tokens: list[int], messages: Sequence[Message], *,
+                 scoring: bool = False) -> None:
         """Evaluate all prompt tokens but the last, one chunk per message.
 
         Chunks an earlier call left in the KV cache are kept when the same chunk
@@ -206,7 +240,7 @@ class LlamaCppModel:
         ``create_completion`` then evaluates the last token and samples.
         """
         llm = self._llm
-        points = [*self._message_ends(messages, tokens), len(tokens) - 1]
+        points = [*self._message_ends(messages, tokens, scoring=scoring), len(tokens) - 1]
         cached = llm.input_ids[: llm.n_tokens].tolist()
         reuse = 0
         for old, new in zip(self._chunk_ends, points, strict=False):
@@ -245,11 +279,13 @@ class LlamaCppModel:
             start = time.perf_counter()
             tokens, stops = self._prompt(msgs)
             self._check_fits(len(tokens) + 1)
-            max_new = min(max_tokens, self._llm.n_ctx() - len(tokens))
+            max_new = min(self.thinking.budget(max_tokens), self._llm.n_ctx() - len(tokens))
             self._prefill(tokens, msgs)
             out = self._llm.create_completion(
                 tokens, max_tokens=max_new, temperature=max(temperature, 0.0), seed=seed,
-                repeat_penalty=1.0, stop=[*stops, *(s for s in stop or () if s)],
+                top_k=PINNED.top_k, top_p=PINNED.top_p, min_p=PINNED.min_p,
+                repeat_penalty=PINNED.repeat_penalty,
+                stop=[*stops, *(s for s in stop or () if s)],
             )
             latency = time.perf_counter() - start
         choice, usage = out["choices"][0], out["usage"]
@@ -273,13 +309,15 @@ class LlamaCppModel:
 
         The prompt is evaluated once, in generate's chunks (reusing what the cache already
         holds); each candidate then steps through its own tokens on top of the prompt's KV
-        cache, which is rewound between candidates.
+        cache, which is rewound between candidates. The prompt is rendered with
+        ``enable_thinking=False`` whatever ``think`` says, so a thinking template (Qwen3) puts
+        its empty think block first and the candidates are read where the answer starts.
         """
         msgs = as_messages(messages)
         llm = self._llm
         results: list[CandidateScore] = []
         with self._lock:
-            prompt, _ = self._prompt(msgs)
+            prompt, _ = self._prompt(msgs, scoring=True)
             cand_tokens = [llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)
                            for c in candidates]
             for cand, toks in zip(candidates, cand_tokens, strict=True):
@@ -290,7 +328,7 @@ class LlamaCppModel:
             # The prompt goes through the same chunks as in generate, so the two share the KV
             # cache (a reading's generate after its score evaluates one token) and the same
             # numerics; candidates are written past the prompt and rewound.
-            self._prefill(prompt, msgs)
+            self._prefill(prompt, msgs, scoring=True)
             llm.eval([prompt[-1]])
             first = self._last_logprobs()
             for cand, toks in zip(candidates, cand_tokens, strict=True):

@@ -9,7 +9,9 @@
 * ``threads`` - CPU threads (default 2);
 * ``n_ctx`` - context window *per slot* in tokens (default 4096, as ``llamacpp:``);
 * ``timeout`` - seconds per request (default 300); ``load_timeout`` - seconds to wait
-  for the server to load the model (default 120).
+  for the server to load the model (default 120);
+* ``n_gpu_layers`` - layers offloaded to the GPU (``-ngl``; a CUDA build of llama-server);
+* ``think`` / ``think_tokens`` - as for ``openai:`` (``chat_template_kwargs``).
 
 The server listens on a free loopback port and is started with ``--jinja``: OpenAI
 ``tools`` go through the GGUF's own chat template, and calls the model writes in that
@@ -57,7 +59,14 @@ from slmbench.core.errors import (
     ModelNotFoundError,
 )
 from slmbench.core.paths import bin_dir
-from slmbench.models.base import CandidateScore, Message, ModelSpec
+from slmbench.models.base import (
+    THINK_OPTIONS,
+    CandidateScore,
+    Message,
+    ModelSpec,
+    Thinking,
+    gpu_layers,
+)
 from slmbench.models.catalog import resolve_target
 from slmbench.models.openai import OpenAIModel
 
@@ -65,7 +74,8 @@ from slmbench.models.openai import OpenAIModel
 # pin as the `embedded` extra in pyproject.toml, so both backends run the same kernels.
 PINNED_LLAMA_CPP_PYTHON = "0.3.36"
 DEFAULT_SLOTS = 8
-OPTIONS = ("slots", "threads", "n_ctx", "timeout", "load_timeout")
+OPTIONS = ("slots", "threads", "n_ctx", "timeout", "load_timeout", "n_gpu_layers",
+           *THINK_OPTIONS)
 _PR_SET_PDEATHSIG = 1
 _LOG_TAIL = 600  # characters of the server's log quoted when it fails to start
 
@@ -158,7 +168,8 @@ class LlamaServerModel(OpenAIModel):
     supports_native_tools = True
 
     def __init__(self, path: Path, *, spec: str, slots: int = DEFAULT_SLOTS, threads: int = 2,
-                 n_ctx: int = 4096, timeout: float = 300.0, load_timeout: float = 120.0) -> None:
+                 n_ctx: int = 4096, timeout: float = 300.0, load_timeout: float = 120.0,
+                 n_gpu_layers: int | None = None, thinking: Thinking | None = None) -> None:
         self.path, self.slots = path, slots
         self._proc: subprocess.Popen[bytes] | None = None
         self._log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log")  # noqa: SIM115
@@ -171,6 +182,8 @@ class LlamaServerModel(OpenAIModel):
         argv = [str(_find_binary()), "-m", str(path), "--host", "127.0.0.1", "--port", str(port),
                 "-c", str(n_ctx * slots), "-np", str(slots), "-t", str(threads),
                 "--jinja", "--no-webui", "--metrics"]
+        if n_gpu_layers is not None:
+            argv += ["-ngl", str(n_gpu_layers)]
         self._proc = _spawn(argv, self._log)
         _live.add(self)
         self._http = httpx.Client(base_url=base, timeout=timeout)
@@ -179,7 +192,7 @@ class LlamaServerModel(OpenAIModel):
         except BaseException:
             self.close()
             raise
-        super().__init__(path.stem, f"{base}/v1", spec=spec, timeout=timeout)
+        super().__init__(path.stem, f"{base}/v1", spec=spec, timeout=timeout, thinking=thinking)
 
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> LlamaServerModel:
@@ -189,10 +202,12 @@ class LlamaServerModel(OpenAIModel):
                    threads=spec.int_option("threads", 2),
                    n_ctx=spec.int_option("n_ctx", 4096),
                    timeout=spec.seconds_option("timeout", 300.0),
-                   load_timeout=spec.seconds_option("load_timeout", 120.0))
+                   load_timeout=spec.seconds_option("load_timeout", 120.0),
+                   n_gpu_layers=gpu_layers(spec), thinking=Thinking.from_spec(spec))
 
     @staticmethod
-    def preflight(spec: ModelSpec, wait_ready_s: float | None = None) -> None:
+    def preflight(spec: ModelSpec, wait_ready_s: float | None = None, *,
+                  on_wait: Callable[[str], None] | None = None) -> None:
         """The binary is built and the model file is there (the server is ours to start)."""
         spec.check_options(OPTIONS)
         _find_binary()

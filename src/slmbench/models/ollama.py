@@ -2,16 +2,38 @@
 
 Spec: ``ollama:TAG[@HOST]``, e.g. ``ollama:qwen2.5:7b`` or
 ``ollama:llama3.2:3b@http://127.0.0.1:11434``. Without ``@HOST`` the host is
-``$OLLAMA_HOST``, else ``http://127.0.0.1:11434``. Options: ``num_ctx``
-(context window; Ollama's own default silently truncates long agent prompts,
-so set it when prompts are long) and ``timeout`` (seconds, default 300).
+``$OLLAMA_HOST``, else ``http://127.0.0.1:11434``. Options:
 
-Requests go to ``/api/chat`` without streaming, with ``temperature``,
-``seed``, ``num_predict`` and ``stop`` as Ollama options; ``tools`` are passed
-through and native tool calls come back as ``Completion.tool_calls`` (Ollama
-gives them no ids). An unreachable server or a 5xx/429 answer raises
-``BackendError(transient=True)``; a tag the server does not have raises
-``ModelNotFoundError`` (``ollama pull TAG``).
+* ``num_ctx`` - context window in tokens, always sent (default 8192). Ollama's own default
+  (4096; 2048 on older builds) would silently cut the *front* of a long agent prompt: the
+  system prompt, the tools and the task;
+* ``think`` - ``off|on|auto`` (Ollama's ``think`` flag; ``on`` also adds ``think_tokens``,
+  default 2048, to each reply's token cap);
+* ``timeout`` - seconds per request (default 300).
+
+Requests go to ``/api/chat`` without streaming. Decoding is pinned
+(:data:`~slmbench.models.base.PINNED`): ``temperature``, ``seed``, ``top_k``, ``top_p``,
+``min_p`` and ``repeat_penalty`` 1.0 are always sent, overriding the Modelfile's own
+(``repeat_penalty`` 1.1 unless it says otherwise). A request's ``stop`` *replaces* the
+Modelfile's stop strings, so the tag's own (read once from ``/api/show``) are sent with the
+caller's appended. ``tools`` are passed through and native tool calls come back as
+``Completion.tool_calls`` (Ollama gives them no ids). Reasoning that Ollama >= 0.12.5
+returns apart (``message.thinking``) is ``Completion.reasoning``, never dropped.
+
+**The context is checked.** Ollama does not refuse a prompt longer than ``num_ctx``: it
+drops its front and reports the tokens it kept as ``prompt_eval_count``. A reply whose
+``prompt_eval_count`` is below the prompt's least possible token count (its characters over
+:data:`MAX_CHARS_PER_TOKEN`), or fills the whole window, raises
+:class:`~slmbench.core.errors.ContextOverflowError` (``context_truncated``): the trial ends
+``context_overflow`` instead of going on from a prompt that lost its task. A cut of less
+than about half the prompt's characters can pass unseen (the count is an estimate from
+the client's side; Ollama has no tokenize endpoint).
+
+``latency_s`` is the server's own ``total_duration`` (without queueing in the client);
+``wall_s`` the request's wall time. Errors follow :mod:`slmbench.models.faults`: an
+unreachable server, 5xx (not out-of-memory) and 429 are transient; a tag the server does
+not have is ``ModelNotFoundError`` (``ollama pull TAG``); out of memory and "does not support
+tools" stop the model.
 
 ``score`` is not supported: ``/api/chat`` can report log-probabilities only of
 the tokens the server itself sampled, never of candidates given to it, so
@@ -24,9 +46,11 @@ Ollama server is installable on the machines this project is built on.
 
 from __future__ import annotations
 
+import math
 import os
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
@@ -34,22 +58,31 @@ import ollama
 
 from slmbench.core.errors import (
     BackendError,
+    ContextOverflowError,
     LogprobsUnsupportedError,
     ModelNotFoundError,
     ModelSpecError,
 )
 from slmbench.models.base import (
+    PINNED,
+    THINK_OPTIONS,
     CandidateScore,
     Completion,
     Message,
     ModelSpec,
+    Thinking,
     ToolCall,
     as_messages,
     get_when_ready,
 )
+from slmbench.models.faults import fault_error
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
-OPTIONS = ("num_ctx", "timeout")
+DEFAULT_NUM_CTX = 8192
+OPTIONS = ("num_ctx", "timeout", *THINK_OPTIONS)
+# No tokenizer of ours counts fewer than one token per this many characters of a prompt
+# (English prose is about 4; JSON and code fewer): the floor of a prompt's token count.
+MAX_CHARS_PER_TOKEN = 8
 
 
 def ollama_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -66,6 +99,22 @@ def ollama_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return out
 
 
+def modelfile_stops(parameters: str | None) -> list[str]:
+    """The ``stop`` values of a Modelfile's parameters (``/api/show``'s ``parameters`` text)."""
+    stops = []
+    for line in (parameters or "").splitlines():
+        key, _, value = line.strip().partition(" ")
+        if key == "stop" and value.strip():
+            stops.append(value.strip().strip('"'))
+    return stops
+
+
+def least_prompt_tokens(messages: Sequence[dict[str, Any]]) -> int:
+    """The fewest tokens ``messages`` can take (see :data:`MAX_CHARS_PER_TOKEN`)."""
+    chars = sum(len(str(m.get("content") or "")) for m in messages)
+    return math.floor(chars / MAX_CHARS_PER_TOKEN)
+
+
 class OllamaModel:
     """A model tag served by an Ollama server."""
 
@@ -78,19 +127,31 @@ class OllamaModel:
         host: str | None = None,
         *,
         spec: str | None = None,
-        num_ctx: int | None = None,
+        num_ctx: int = DEFAULT_NUM_CTX,
         timeout: float = 300.0,
+        thinking: Thinking | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.tag = tag
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
         self.spec = spec or f"ollama:{tag}@{self.host}"
         self.num_ctx = num_ctx
+        self.thinking = thinking or Thinking()
         extra: dict[str, Any] = {"transport": transport} if transport else {}
         self._client = ollama.Client(host=self.host, timeout=timeout, **extra)
+        self._stops: list[str] | None = None
+        self._stops_lock = threading.Lock()
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """What this backend sends with every request (recorded in each trial)."""
+        return {"backend": "ollama", "num_ctx": self.num_ctx, **PINNED.settings(),
+                **self.thinking.settings(), "stops": "the Modelfile's, then the caller's",
+                "not_honoured": []}
 
     @staticmethod
-    def preflight(spec: ModelSpec, wait_ready_s: float | None = None) -> None:
+    def preflight(spec: ModelSpec, wait_ready_s: float | None = None, *,
+                  on_wait: Callable[[str], None] | None = None) -> None:
         """The server answers ``GET /api/tags`` and has the spec's tag (else one-line error)."""
         tag, _, host = spec.target.partition("@")
         base = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
@@ -98,7 +159,7 @@ class OllamaModel:
             base = f"http://{base}"
         listing = get_when_ready(f"{base}/api/tags", what="Ollama server",
                                  start_hint="start it with `ollama serve` or fix the host after "
-                                 "'@' / $OLLAMA_HOST", wait_ready_s=wait_ready_s)
+                                 "'@' / $OLLAMA_HOST", wait_ready_s=wait_ready_s, on_wait=on_wait)
         names = {str(m.get(k)) for m in (listing or {}).get("models") or [] if isinstance(m, dict)
                  for k in ("name", "model") if m.get(k)}
         if tag not in names and f"{tag}:latest" not in names:
@@ -112,9 +173,10 @@ class OllamaModel:
         if not tag:
             raise ModelSpecError(f"{spec.raw!r} names no model tag before '@'",
                                  "write ollama:TAG or ollama:TAG@http://HOST:11434")
-        num_ctx = spec.int_option("num_ctx", 0) or None  # None: the server's default
-        timeout = spec.seconds_option("timeout", 300.0)
-        return cls(tag, host or None, spec=spec.raw, num_ctx=num_ctx, timeout=timeout)
+        return cls(tag, host or None, spec=spec.raw,
+                   num_ctx=spec.int_option("num_ctx", DEFAULT_NUM_CTX),
+                   timeout=spec.seconds_option("timeout", 300.0),
+                   thinking=Thinking.from_spec(spec))
 
     def _error(self, exc: Exception) -> Exception:
         where = f"the Ollama server at {self.host}"
@@ -128,14 +190,32 @@ class OllamaModel:
             return BackendError(f"lost the connection to {where}: {exc}",
                                 "check the server's log", transient=True)
         if isinstance(exc, ollama.ResponseError):
-            if exc.status_code == 404:
-                return ModelNotFoundError(f"{where} has no model {self.tag!r}: {exc.error}",
-                                          f"ollama pull {self.tag}")
-            transient = exc.status_code == 429 or exc.status_code >= 500
-            return BackendError(f"{where} answered {exc.status_code}: {exc.error}",
-                                "a passing fault; the runner retries it" if transient
-                                else "check the request options", transient=transient)
+            hint = f"ollama pull {self.tag}" if exc.status_code == 404 else None
+            return fault_error(where, exc.status_code, str(exc.error), hint=hint)
         return BackendError(f"bad answer from {where}: {exc}", "check the server's version")
+
+    def _template_stops(self) -> list[str]:
+        """The tag's own stop strings (read once: a request's ``stop`` replaces them)."""
+        with self._stops_lock:
+            if self._stops is None:
+                try:
+                    shown = self._client.show(self.tag)
+                except (ConnectionError, httpx.TransportError, ollama.ResponseError,
+                        ValueError) as exc:  # ValueError: an answer that is not a model's show
+                    raise self._error(exc) from exc
+                self._stops = modelfile_stops(shown.parameters)
+            return self._stops
+
+    def _check_context(self, sent: list[dict[str, Any]], evaluated: int | None) -> None:
+        """Raise ContextOverflowError (``context_truncated``) when the server cut the prompt."""
+        if evaluated is None:
+            return
+        least = least_prompt_tokens(sent)
+        if evaluated < least or evaluated >= self.num_ctx:
+            raise ContextOverflowError(
+                f"{self.spec}: context_truncated: the server evaluated {evaluated} prompt "
+                f"tokens of at least {least}, in a context of {self.num_ctx}",
+                "raise ?num_ctx= (the server drops the front of a prompt that does not fit)")
 
     def generate(
         self,
@@ -147,30 +227,37 @@ class OllamaModel:
         stop: Sequence[str] | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
     ) -> Completion:
-        options: dict[str, Any] = {"temperature": temperature, "seed": seed,
-                                   "num_predict": max_tokens}
-        if stop:
-            options["stop"] = list(stop)
-        if self.num_ctx:
-            options["num_ctx"] = self.num_ctx
+        stops = list(dict.fromkeys([*self._template_stops(), *(s for s in stop or () if s)]))
+        options: dict[str, Any] = {
+            "temperature": temperature, "seed": seed,
+            "num_predict": self.thinking.budget(max_tokens), "num_ctx": self.num_ctx,
+            "top_k": PINNED.top_k, "top_p": PINNED.top_p, "min_p": PINNED.min_p,
+            "repeat_penalty": PINNED.repeat_penalty}
+        if stops:
+            options["stop"] = stops
+        sent = ollama_messages(as_messages(messages))
         start = time.perf_counter()
         try:
             response = self._client.chat(
-                model=self.tag, messages=ollama_messages(as_messages(messages)),
-                tools=list(tools) if tools else None, options=options, stream=False,
+                model=self.tag, messages=sent, tools=list(tools) if tools else None,
+                options=options, stream=False, think=self.thinking.enabled,
             )
         except (ConnectionError, httpx.TransportError, ollama.ResponseError) as exc:
             raise self._error(exc) from exc
-        latency = time.perf_counter() - start
+        wall = time.perf_counter() - start
+        self._check_context(sent, response.prompt_eval_count)
         calls = tuple(ToolCall(name=c.function.name, arguments=dict(c.function.arguments))
                       for c in response.message.tool_calls or ())
         finish = ("tool_calls" if calls
                   else "length" if response.done_reason == "length" else "stop")
+        server_s = (response.total_duration or 0) / 1e9
         return Completion(
             text=response.message.content or "",
+            reasoning=response.message.thinking or "",
             prompt_tokens=response.prompt_eval_count or 0,
             completion_tokens=response.eval_count or 0,
-            latency_s=latency,
+            latency_s=server_s if server_s > 0 else wall,
+            wall_s=wall,
             finish_reason=finish,
             model=self.spec,
             tool_calls=calls,

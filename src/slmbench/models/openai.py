@@ -3,17 +3,32 @@
 Spec: ``openai:MODEL@BASE_URL``, e.g. ``openai:qwen2.5-7b@http://127.0.0.1:8000/v1``
 (vLLM, llama.cpp's server, LM Studio...). Without ``@BASE_URL`` the URL is
 ``$OPENAI_BASE_URL``, else ``http://127.0.0.1:8000/v1``; the API key is
-``$OPENAI_API_KEY``, else ``"none"`` (local servers ignore it). Option:
-``timeout`` (seconds per request, default 120). Token counts are the server's
-``usage`` figures (0 where a server reports none).
+``$OPENAI_API_KEY``, else ``"none"`` (local servers ignore it). Options:
+``timeout`` (seconds per request, default 120) and ``think=off|on|auto``
+(``chat_template_kwargs.enable_thinking``, which Qwen3's template reads on vLLM and on
+llama-server with ``--jinja``; ``on`` also adds ``think_tokens``, default 2048, to each
+reply's cap). Token counts are the server's ``usage`` figures (0 where a server reports
+none).
 
-``temperature``, ``seed``, ``max_tokens``, ``stop`` and ``tools`` are sent as
-they are; native tool calls come back as ``Completion.tool_calls``. A call whose
+Decoding is pinned (:data:`~slmbench.models.base.PINNED`): ``temperature``, ``top_p``,
+``seed``, ``max_tokens``, ``stop`` and ``tools`` are OpenAI fields; ``top_k``, ``min_p`` and
+the repetition penalty (1.0) go as extra fields, which vLLM (``repetition_penalty``) and
+llama-server (``repeat_penalty``) read and other servers may ignore: the trial's settings
+list them under ``extra_fields``. A server that refuses unknown fields (OpenAI's own API)
+takes ``?extra_fields=0``: they are not sent and the settings list them as
+``not_honoured``. A server adds its own stop strings (the template's end of
+turn) to a request's ``stop``. Start vLLM with ``--generation-config vllm``, or it applies
+the repository's ``generation_config.json`` to every field not sent. Reasoning a server
+returns apart (vLLM's and llama-server's ``reasoning_content``) is
+``Completion.reasoning``.
+
+Native tool calls come back as ``Completion.tool_calls``. A call whose
 arguments are not a JSON object keeps the raw string under ``"_unparsed"``, so
 the scaffold can record a format failure instead of losing it. The client's
-own retries are off (``max_retries=0``): the runner retries transient faults
-(refused connections, timeouts, 429, 5xx), which raise
-``BackendError(transient=True)``; other 4xx answers are not retried.
+own retries are off (``max_retries=0``): errors follow :mod:`slmbench.models.faults`
+(refused connections, timeouts, 429 and 5xx are transient and the runner retries them;
+404, no tool support and other 4xx stop the model; a 400 naming the context length is
+``ContextOverflowError``).
 
 ``score`` is not supported. The chat endpoint returns log-probabilities only of
 tokens the server sampled, not of given candidates; the completions endpoint
@@ -29,7 +44,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -42,18 +57,24 @@ from slmbench.core.errors import (
     ModelSpecError,
 )
 from slmbench.models.base import (
+    PINNED,
+    THINK_OPTIONS,
     CandidateScore,
     Completion,
     FinishReason,
     Message,
     ModelSpec,
+    Thinking,
     ToolCall,
     as_messages,
     get_when_ready,
 )
+from slmbench.models.faults import fault_error
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
-OPTIONS = ("timeout",)
+OPTIONS = ("timeout", "extra_fields", *THINK_OPTIONS)
+# Sampling fields outside the OpenAI API, sent as extra body fields (see the module docstring).
+EXTRA_FIELDS = ("top_k", "min_p", "repetition_penalty", "repeat_penalty")
 
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop", "length": "length", "tool_calls": "tool_calls", "function_call": "tool_calls",
@@ -140,8 +161,12 @@ class OpenAIModel:
         timeout: float = 120.0,
         api_key: str | None = None,
         http_client: httpx.Client | None = None,
+        thinking: Thinking | None = None,
+        extra_fields: bool = True,
     ) -> None:
         self.model = model
+        self.thinking = thinking or Thinking()
+        self.extra_fields = extra_fields
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self.spec = spec or f"openai:{model}@{self.base_url}"
         self._client = openai.OpenAI(
@@ -160,16 +185,31 @@ class OpenAIModel:
             raise ModelSpecError(f"{spec.raw!r} names no model before '@'",
                                  "write openai:MODEL@http://HOST:PORT/v1")
         timeout = spec.seconds_option("timeout", 120.0)
-        return cls(model, url or None, spec=spec.raw, timeout=timeout)
+        extra = spec.option("extra_fields", "1")
+        if extra not in ("0", "1"):
+            raise ModelSpecError(f"option extra_fields={extra!r} in {spec.raw!r} is not 0 or 1",
+                                 "write ?extra_fields=0 for a server that refuses unknown fields")
+        return cls(model, url or None, spec=spec.raw, timeout=timeout,
+                   thinking=Thinking.from_spec(spec), extra_fields=extra == "1")
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """What this backend sends with every request (recorded in each trial)."""
+        return {"backend": type(self).__name__, **PINNED.settings(), **self.thinking.settings(),
+                "stops": "the server's template's, then the caller's",
+                "extra_fields": list(EXTRA_FIELDS) if self.extra_fields else [],
+                "not_honoured": [] if self.extra_fields else ["top_k", "min_p",
+                                                              "repeat_penalty"]}
 
     @staticmethod
-    def preflight(spec: ModelSpec, wait_ready_s: float | None = None) -> None:
+    def preflight(spec: ModelSpec, wait_ready_s: float | None = None, *,
+                  on_wait: Callable[[str], None] | None = None) -> None:
         """The server answers ``GET /models`` and lists the spec's model (else one-line error)."""
         model, _, url = spec.target.partition("@")
         base = (url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         listing = get_when_ready(f"{base}/models", what="OpenAI-compatible server",
                                  start_hint="start the server (llama-server, vLLM, ...) or fix "
-                                 "the URL after '@'", wait_ready_s=wait_ready_s)
+                                 "the URL after '@'", wait_ready_s=wait_ready_s, on_wait=on_wait)
         served = [m.get("id") for m in (listing or {}).get("data") or [] if isinstance(m, dict)]
         if model not in served:
             raise ModelNotFoundError(
@@ -186,13 +226,10 @@ class OpenAIModel:
             return BackendError(f"cannot reach {where}: {exc}",
                                 "start the server, or fix the URL after '@' / $OPENAI_BASE_URL",
                                 transient=True)
-        if isinstance(exc, openai.RateLimitError | openai.InternalServerError):
-            return BackendError(f"{where} answered {exc.status_code}: {exc.message}",
-                                "a passing fault; the runner retries it", transient=True)
         if isinstance(exc, openai.APIStatusError):
-            return BackendError(f"{where} refused the request ({exc.status_code}): "
-                                f"{exc.message}", f"check the model name {self.model!r} "
-                                "and the request options")
+            hint = (f"check the model name {self.model!r} (the server lists its models at "
+                    "/v1/models)" if exc.status_code == 404 else None)
+            return fault_error(where, exc.status_code, exc.message, hint=hint)
         return BackendError(f"bad answer from {where}: {exc}", "check the server's version")
 
     def _request_extras(self) -> dict[str, Any]:
@@ -213,14 +250,23 @@ class OpenAIModel:
             "model": self.model,
             "messages": openai_messages(as_messages(messages)),
             "temperature": temperature,
+            "top_p": PINNED.top_p,
             "seed": seed,
-            "max_tokens": max_tokens,
+            "max_tokens": self.thinking.budget(max_tokens),
         }
         if stop:
             request["stop"] = list(stop)
         if tools:
             request["tools"] = list(tools)
-        request.update(self._request_extras())
+        extra: dict[str, Any] = {"top_k": PINNED.top_k, "min_p": PINNED.min_p,
+                                 "repetition_penalty": PINNED.repeat_penalty,
+                                 "repeat_penalty": PINNED.repeat_penalty,
+                                 } if self.extra_fields else {}
+        if self.thinking.enabled is not None:
+            extra["chat_template_kwargs"] = {"enable_thinking": self.thinking.enabled}
+        extras = self._request_extras()
+        request["extra_body"] = {**extra, **extras.pop("extra_body", {})}
+        request.update(extras)
         start = time.perf_counter()
         try:
             response = self._client.chat.completions.create(**request)
@@ -242,8 +288,11 @@ class OpenAIModel:
         )
         finish = "tool_calls" if calls else _FINISH.get(choice.finish_reason or "stop", "stop")
         usage = response.usage
+        extra_fields = choice.message.model_extra or {}
+        reasoning = extra_fields.get("reasoning_content") or extra_fields.get("reasoning") or ""
         return Completion(
             text=choice.message.content or "",
+            reasoning=str(reasoning),
             prompt_tokens=usage.prompt_tokens if usage else 0,
             completion_tokens=usage.completion_tokens if usage else 0,
             latency_s=latency,

@@ -238,7 +238,7 @@ def test_a_failed_call_may_be_retried() -> None:
     assert [s.tool_ok for s in result.steps[:2]] == [False, True]
 
 
-def test_a_full_context_window_is_a_spent_budget(toolbox: FakeToolbox) -> None:
+def test_a_full_context_window_is_context_overflow(toolbox: FakeToolbox) -> None:
     class Overflowing(ScriptedModel):
         def generate(self, messages: Sequence[Message | dict[str, Any]],
                      **kwargs: Any) -> Completion:
@@ -247,7 +247,7 @@ def test_a_full_context_window_is_a_spent_budget(toolbox: FakeToolbox) -> None:
             return super().generate(messages, **kwargs)
 
     result = run_react(Overflowing([CALL_CEO]), toolbox, "Who is the CEO?")
-    assert result.outcome is Outcome.STEP_LIMIT
+    assert result.outcome is Outcome.CONTEXT_OVERFLOW
     assert "context window exhausted" in (result.error or "")
 
 

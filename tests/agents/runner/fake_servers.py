@@ -3,7 +3,8 @@
 ``ReferenceServer`` answers the OpenAI routes (``GET /v1/models``, ``POST
 /v1/chat/completions``) with each task's reference solution as ReAct replies, and the
 Ollama model list (``GET /api/tags``). With ``die_after=N`` it stops listening after
-its N-th chat answer, as a server that crashes mid-run does.
+its N-th chat answer, as a server that crashes mid-run does. Models in ``gone`` are listed
+but their chats are answered 404, as by a server whose model was removed mid-run.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ class ReferenceServer(ThreadingHTTPServer):
 
     def __init__(self, models: tuple[str, ...] = ("ref",), *, die_after: int | None = None,
                  loading: int = 0, port: int = 0,
-                 handler: type[BaseHTTPRequestHandler] | None = None) -> None:
+                 handler: type[BaseHTTPRequestHandler] | None = None,
+                 gone: tuple[str, ...] = ()) -> None:
         super().__init__(("127.0.0.1", port), handler or _Handler)
-        self.models, self.die_after, self.loading = models, die_after, loading
+        self.models, self.die_after, self.loading = (*models, *gone), die_after, loading
+        self.gone = gone
         tasks = load_suite("capability")
         self.replies = {t.instruction: reference_replies(t) for t in tasks}
         self.lock = threading.Lock()
@@ -81,6 +84,10 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if self.path != "/v1/chat/completions":
             self._send(404, {"error": {"message": "not found"}})
+            return
+        if body["model"] in self.server.gone:
+            self._send(404, {"error": {"message": f"The model `{body['model']}` does not "
+                                                  "exist.", "code": 404}})
             return
         text = self.server.reply_for(body["messages"])
         self._send(200, {

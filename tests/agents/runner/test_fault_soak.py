@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 from slmbench.agents.store import RunStore
 from slmbench.agents.tasks import load_suite
 from slmbench.cli.main import app
+from slmbench.models.faults import classify
 
 pytestmark = pytest.mark.slow
 
@@ -171,3 +172,11 @@ cap_s = 0.05
     assert stats["retries"] + stats["model_calls"] + len(doomed) == server.requests
     assert stats["retries"] >= injected + len(doomed) * 11
     assert stats["backend_errors"] == len(doomed)
+
+
+def test_the_soaks_faults_are_what_the_fault_table_calls_transient() -> None:
+    """The soak injects only faults models/faults.py says to retry: were one of them a
+    configuration fault, the run would stop the model instead of completing."""
+    assert classify(503, '{"error": {"message": "injected fault"}}').kind == "transient"
+    for reason in ("connection refused", "timed out", "disconnected"):  # drop, timeout, loris
+        assert classify(None, reason).kind == "transient"

@@ -98,3 +98,24 @@ def test_cache_policy(tmp_path: Path, policy: str, temperature: float, cached: b
         model.generate(MSGS, temperature=temperature, seed=3)
         model.generate(MSGS, temperature=temperature, seed=3)
     assert inner.calls == (1 if cached else 2)
+
+
+def test_the_retry_window_bounds_the_total_backoff() -> None:
+    slept: list[float] = []
+    model = RetryingModel(FlakyModel(always_fail=True),
+                          RetryPolicy(attempts=50, base_s=1.0, cap_s=8.0, window_s=30.0),
+                          seed=0, sleep=slept.append)
+    with pytest.raises(BackendError, match="gave up after") as info:
+        model.generate(MSGS)
+    assert not info.value.transient
+    assert sum(slept) <= 30.0 and len(slept) < 49  # the window, not the attempts, stopped it
+    assert sum(slept) + 8.0 > 30.0  # and it stopped only when the next wait would pass it
+
+
+def test_the_default_policy_waits_out_a_two_minute_load() -> None:
+    slept: list[float] = []
+    model = RetryingModel(FlakyModel(always_fail=True), RetryPolicy(), seed=0,
+                          sleep=slept.append)
+    with pytest.raises(BackendError):
+        model.generate(MSGS)
+    assert 110.0 <= sum(slept) <= 120.0

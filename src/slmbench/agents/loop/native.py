@@ -9,7 +9,10 @@ order, and is recorded as its own step; ``max_steps`` bounds model calls.
 A response with no tool call is the final answer (a ``Final Answer:`` prefix,
 if the model writes one, is removed). An empty response with no tool call is
 unreadable: fed back once, the second in a row is a ``format_failure``. Loops
-are the same text and calls three times.
+are the same text and calls three times. A leading or headless ``<think>`` block is the
+step's reasoning, never part of the final answer. A reply cut by the token cap with no tool
+call is ``truncated``: a native reply has no end marker, so a cut one is not known to be an
+answer.
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ from slmbench.agents.loop.react import (
     DEFAULT_TOKEN_BUDGET,
     FORMAT_FAILURE_AFTER,
     LOOP_REPEATS,
+    TRUNCATED_ERROR,
     AgentResult,
     Run,
     ToolboxBroken,
     backend_outcome,
     call_tool,
+    reply_of,
     step_seed,
 )
 from slmbench.agents.records import Action, Outcome
@@ -85,19 +90,24 @@ def run_native(
                                         seed=step_seed(seed, index),
                                         max_tokens=max_tokens_per_step, tools=tools)
         except BackendError as exc:
-            outcome, cause = backend_outcome(exc)
+            outcome, cause = backend_outcome(exc, index)
             return run.finish(outcome, error=cause)
         run.account(completion)
         raw = completion.text
+        reply = reply_of(completion)
         calls = tuple(c if c.id else ToolCall(name=c.name, arguments=c.arguments,
                                               id=f"call_{index}_{j}")
                       for j, c in enumerate(completion.tool_calls))
-        run.messages.append(Message(role="assistant", content=raw.strip(), tool_calls=calls))
+        run.messages.append(Message(role="assistant", content=reply.strip(), tool_calls=calls))
+        if not calls and completion.finish_reason == "length":
+            run.record(raw, _action(calls, reply), completion)
+            return run.finish(Outcome.TRUNCATED, error=TRUNCATED_ERROR.format(
+                n=completion.completion_tokens))
         if run.repeated(_signature(completion)):
-            run.record(raw, _action(calls, raw), completion)
+            run.record(raw, _action(calls, reply), completion)
             return run.finish(Outcome.LOOP, error=f"the same response {LOOP_REPEATS} times")
         if not calls:
-            action = _action(calls, raw)
+            action = _action(calls, reply)
             if action.kind == "final":
                 run.record(raw, action, completion)
                 return run.finish(None, final_answer=action.answer)

@@ -22,8 +22,18 @@ Choices, and why:
 * **A successful call made again is not run again** (no second e-mail or
   booking): the model is told it already has that result. Calls that failed
   or carried an injected fault may be retried: retrying is recovery.
-* **A full context window** (:class:`~slmbench.core.errors.ContextOverflowError`)
-  ends the trial as ``step_limit``: a budget ran out, the backend is fine.
+* **Reasoning is not an action.** A leading or headless ``<think>`` block
+  (:func:`~slmbench.models.thinking.split_thinking`) and the reasoning a server returns apart
+  (``Completion.reasoning``) go to ``Step.reasoning``; the parser reads only what follows, and
+  the transcript keeps only that (as chat templates drop past reasoning).
+* **A reply cut by the token cap** (``finish_reason == "length"``) from which no action can
+  be read ends the trial as ``truncated``, not ``format_failure``: the model spent its budget
+  (reasoning, usually) before acting. A cut reply whose action was read is run as usual.
+* **A full context window** (:class:`~slmbench.core.errors.ContextOverflowError`, from any
+  backend, Ollama's silently cut prompt included) ends the trial as ``context_overflow``;
+  on the first step (the bare task does not fit) it is the configuration's, ``backend_error``.
+* **A configuration fault** (:class:`~slmbench.models.faults.ConfigurationFault`: no such
+  model, no tool support, out of memory) is raised, not stored: the runner stops the model.
 * **The prompt never mentions "Observation:"**: measured with
   Qwen2.5-Coder-0.5B (greedy), every prompt variant that explained the
   Observation messages made its first reply start with "Observation: ..."
@@ -76,6 +86,8 @@ from slmbench.agents.records import Action, Outcome, Step
 from slmbench.agents.tools.base import Toolbox, ToolResult, ToolSpec
 from slmbench.core.errors import BackendError, ContextOverflowError
 from slmbench.models.base import Completion, Message, Model
+from slmbench.models.faults import ConfigurationFault
+from slmbench.models.thinking import split_thinking
 
 __all__ = [
     "DEFAULT_TOKEN_BUDGET",
@@ -259,6 +271,7 @@ class Run:
             index=len(self.steps),
             raw_response=raw,
             action=action,
+            reasoning=reasoning_of(completion) or None if completion else None,
             observation=result.observation if result is not None else observation,
             injected_fault=result.injected_fault if result is not None else None,
             tool_ok=result.ok if result is not None else None,
@@ -285,12 +298,33 @@ def call_tool(toolbox: Toolbox, name: str, arguments: dict[str, Any]) -> ToolRes
         raise ToolboxBroken(f"toolbox failed on {name}: {type(exc).__name__}: {exc}") from exc
 
 
-def backend_outcome(exc: BackendError) -> tuple[Outcome, str]:
-    """A model failure as the trial's outcome: a full context window is a spent budget."""
+def reasoning_of(completion: Completion) -> str:
+    """A reply's reasoning: what the server returned apart, then its own think block."""
+    inline, _ = split_thinking(completion.text)
+    return "\n".join(x for x in (completion.reasoning.strip(), inline) if x)
+
+
+def reply_of(completion: Completion) -> str:
+    """What the parser reads of a reply: the text after a leading or headless think block."""
+    return split_thinking(completion.text)[1]
+
+
+def backend_outcome(exc: BackendError, step: int = 1) -> tuple[Outcome, str]:
+    """A model failure as the trial's outcome; a configuration fault is raised again.
+
+    A full context window is ``context_overflow``, except at ``step`` 0, where the bare task
+    does not fit the configured window: the configuration's, so a ``backend_error``."""
+    if isinstance(exc, ConfigurationFault):
+        raise exc
     if isinstance(exc, ContextOverflowError):
-        return Outcome.STEP_LIMIT, f"context window exhausted: {exc}"
+        if step == 0:
+            return Outcome.BACKEND_ERROR, f"the first prompt does not fit: {exc}"
+        return Outcome.CONTEXT_OVERFLOW, f"context window exhausted: {exc}"
     kind = "transient " if exc.transient else ""
     return Outcome.BACKEND_ERROR, f"{kind}backend error: {exc}"
+
+
+TRUNCATED_ERROR = "the reply hit the token cap ({n} tokens) before an action could be read"
 
 
 def call_key(name: str, arguments: dict[str, Any]) -> str:
@@ -332,16 +366,21 @@ def run_react(
                                         seed=step_seed(seed, index),
                                         max_tokens=max_tokens_per_step, stop=list(STOP))
         except BackendError as exc:
-            outcome, cause = backend_outcome(exc)
+            outcome, cause = backend_outcome(exc, index)
             return run.finish(outcome, error=cause)
         run.account(completion)
         raw = completion.text
-        action = parse_action(raw, tools=specs)
-        run.messages.append(Message(role="assistant", content=raw.strip()))
-        if run.repeated(raw):
+        reply = reply_of(completion)
+        action = parse_action(reply, tools=specs)
+        run.messages.append(Message(role="assistant", content=reply.strip()))
+        if completion.finish_reason == "length" and action.kind == "invalid":
             run.record(raw, action, completion)
-            return run.finish(Outcome.LOOP,
-                              error=f"the same response {LOOP_REPEATS} times: {raw.strip()[:80]!r}")
+            return run.finish(Outcome.TRUNCATED, error=TRUNCATED_ERROR.format(
+                n=completion.completion_tokens))
+        if run.repeated(reply):
+            run.record(raw, action, completion)
+            return run.finish(Outcome.LOOP, error=f"the same response {LOOP_REPEATS} times: "
+                              f"{reply.strip()[:80]!r}")
         if action.kind == "final":
             run.record(raw, action, completion)
             return run.finish(None, final_answer=action.answer)

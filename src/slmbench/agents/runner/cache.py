@@ -65,6 +65,7 @@ class CachingModel:
         self.spec = inner.spec
         self.supports_logprobs = inner.supports_logprobs
         self.supports_native_tools = inner.supports_native_tools
+        self.settings: dict[str, Any] = dict(getattr(inner, "settings", {}) or {})
         self.store = store
         self.policy = policy
         self._lock = threading.Lock()

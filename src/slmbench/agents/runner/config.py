@@ -14,8 +14,11 @@
     [concurrency]            # parallel trials per server model (openai:, ollama:, llamaserver:)
     "openai:qwen2.5-7b@http://127.0.0.1:8080/v1" = 4
 
-    [retry]                  # transient backend faults
-    attempts = 5
+    server_parallel_models = 1   # server models run at once per server (default 1)
+
+    [retry]                  # transient backend faults (docs/servers.md)
+    attempts = 30
+    window_s = 120
 
 Flags given on the command line override the file's values.
 """
@@ -76,6 +79,9 @@ class Experiment(BaseModel):
         description="trials in flight per server model; None: a llamaserver's slots, else 4")
     deterministic: bool = Field(
         default=False, description="one request at a time per model: no batching across trials")
+    server_parallel_models: int = Field(
+        default=1, ge=1, le=64,
+        description="server models run at once per server (one: no loading and evicting)")
     cache: CachePolicy = "auto"
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     out: Path | None = None
@@ -124,6 +130,18 @@ class Experiment(BaseModel):
         if parsed.backend == "llamaserver":
             return parsed.int_option("slots", DEFAULT_SLOTS)
         return 4
+
+    def server_of(self, spec: str) -> str | None:
+        """The server a server model runs on (its URL; every ``llamaserver:`` model shares this
+        machine), or None for an in-process model. Models of one server share
+        ``server_parallel_models`` lanes."""
+        parsed = parse_spec(spec)
+        if parsed.backend not in SERVER_BACKENDS:
+            return None
+        if parsed.backend == "llamaserver":
+            return "llamaserver"
+        url = parsed.target.partition("@")[2]
+        return f"{parsed.backend}:{url or 'default'}"
 
     def grid_fingerprint(self) -> str:
         """A short hash of the fields that decide each model's trials and how they run."""

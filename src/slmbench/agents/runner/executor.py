@@ -12,14 +12,20 @@ the first row. A trial killed mid-way is simply run again; its model calls
 are then mostly answered from the response cache.
 
 Server models (``openai:``, ``ollama:``, ``llamaserver:``) each get a thread pool of their
-``concurrency``; in-process models (``llamacpp:``, ``hf:``, ``scripted:``)
-run one at a time, one trial at a time, in a single lane (one loaded model
-in memory). Server lanes and the in-process lane run side by side.
+``concurrency``, and the models of one server take turns: ``server_parallel_models`` (default
+1) of them run at once, so nine Ollama tags on one GPU are not loaded and evicted in turn.
+In-process models (``llamacpp:``, ``hf:``, ``scripted:``) run one at a time, one trial at a
+time, in a single lane (one loaded model in memory). Server lanes and the in-process lane
+run side by side.
 
 Before anything is written, each model is checked (``check_ready``: a server answers and
 has the model), so a run against an absent server stops with one line and leaves no run
 folder. A model whose last ``STOP_AFTER`` finished trials all ended ``backend_error`` with
-the same cause (after the retries) is stopped with that cause; the other models go on.
+the same cause (after the retries) is stopped with that cause; the other models go on. A
+configuration fault (:class:`~slmbench.models.faults.ConfigurationFault`: the server has no
+such model, the model does not support tools, it does not fit in memory) stops its model at
+once with one line, and the trial it interrupted is not stored: a resume runs it once the
+cause is fixed.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from slmbench.agents.runner.retry import RetryingModel
 from slmbench.agents.store import DB_NAME, RunStore
 from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
 from slmbench.models.base import Model, check_ready, load_model, parse_spec
+from slmbench.models.faults import ConfigurationFault
 
 TrialFn = Callable[..., Trial]
 # Runner counters (retries, cache hits, throughput) are saved at most this often and at the
@@ -175,6 +182,9 @@ class _Run:
                 scaffold=self.exp.scaffold, max_steps=self.exp.max_steps,
                 toolset=self.exp.toolset, prompts=self.exp.prompts, **self.judge_kw,
             )
+        except ConfigurationFault as exc:  # the model cannot run as configured: stop it
+            self.stop_model(p.key.model, f"{exc} ({exc.hint})" if exc.hint else str(exc))
+            return
         except BackendError as exc:  # the evaluator should catch these; never lose the trial
             trial = _backend_error_trial(p, self.exp.scaffold, exc, time.perf_counter() - start)
         _check_identity(trial, p)
@@ -205,6 +215,14 @@ class _Run:
         if cause is not None and n >= STOP_AFTER and model not in self.stopped:
             self.stopped[model] = cause
             self.progress.note(f"stopped {model}: its last {n} trials all ended with: {cause}")
+
+    def stop_model(self, model: str, cause: str) -> None:
+        """Start no more trials of ``model``; say why in one line (once)."""
+        with self.lock:
+            if model in self.stopped:
+                return
+            self.stopped[model] = cause
+        self.progress.note(f"stopped {model}: {cause}")
 
     def halted(self, model: str) -> bool:
         """Whether no more trials of ``model`` are to start."""
@@ -266,9 +284,16 @@ class _Run:
     def run(self) -> None:
         in_process = [m for m in self.exp.models if parse_spec(m).backend not in SERVER_BACKENDS]
         servers = [m for m in self.exp.models if m not in in_process]
+        slots = {self.exp.server_of(m): threading.Semaphore(self.exp.server_parallel_models)
+                 for m in servers}
+
+        def server_lane(spec: str) -> None:  # the server's models take turns
+            with slots[self.exp.server_of(spec)]:
+                self.run_model(spec)
+
         with ThreadPoolExecutor(max_workers=1 + len(servers), thread_name_prefix="lane") as lanes:
             futures: list[Future[None]] = [lanes.submit(self.run_in_process, in_process)]
-            futures += [lanes.submit(self.run_model, m) for m in servers]
+            futures += [lanes.submit(server_lane, m) for m in servers]
             try:
                 while not all(f.done() for f in futures):
                     done, _ = wait(futures, timeout=0.5, return_when=FIRST_EXCEPTION)
@@ -386,27 +411,32 @@ def execute(
     sleep: Callable[[float], None] = time.sleep,
     check_servers: bool = True,
     wait_ready_s: float | None = None,
+    retry_errors: bool = False,
 ) -> RunSummary:
     """Run every planned trial not yet stored in ``run_dir``; write reports; summarise.
 
     First, unless ``check_servers`` is False, each model is checked with
     :func:`~slmbench.models.base.check_ready` (waiting up to ``wait_ready_s`` for a server
     that refuses connections): an absent server or model raises before ``run_dir`` exists.
-    ``trial_fn``, ``load_suite`` and ``variants`` default to
+    ``retry_errors``: the stored ``backend_error`` trials of ``exp``'s models are run again
+    (after the preflight passed). ``trial_fn``, ``load_suite`` and ``variants`` default to
     ``slmbench.agents.evaluator.run_trial``, ``slmbench.agents.tasks.load_suite`` and the
     variants of ``slmbench.agents.tasks.perturb``; tests inject their own.
     """
     started = time.perf_counter()
     run_dir = Path(run_dir) if run_dir is not None else exp.out_dir()
+    progress = progress or PlainProgress()
     if check_servers:
         for spec in exp.models:
-            check_ready(spec, wait_ready_s=wait_ready_s)
+            check_ready(spec, wait_ready_s=wait_ready_s, on_wait=progress.note,
+                        native_tools=exp.scaffold == "native")
     plan = build_plan(exp, load_suite=load_suite or _default_suite_loader(),
                       variants=variants or _default_variants())
-    progress = progress or PlainProgress()
     check_sandbox(exp, plan)  # before the run folder exists: nothing half-written
     with RunStore(run_dir) as store:
         planned = _merge_meta(store, exp, plan)
+        if retry_errors and (n := store.forget(Outcome.BACKEND_ERROR.value, exp.models)):
+            progress.note(f"running again {n} stored backend_error trial(s)")
         run = _Run(exp, store, plan, trial_fn=trial_fn or _default_trial_fn(),
                    model_loader=model_loader, progress=progress, sleep=sleep)
         totals = {m: len(plan.for_model(m)) for m in exp.models}

@@ -3,9 +3,12 @@
 :class:`RetryingModel` wraps a model: a ``BackendError(transient=True)``
 from ``generate`` or ``score`` is retried after ``min(cap, base * 2**n)``
 seconds, half fixed and half jitter drawn from an RNG seeded with the trial's
-seed (so a run's backoff schedule is reproducible). Every retry is counted.
-When the attempts run out, a non-transient ``BackendError`` naming the cause
-is raised; the evaluator (or, failing that, the executor) stores the trial as
+seed (so a run's backoff schedule is reproducible), until the attempts run out or the
+backoff would pass ``window_s`` (default 120 s: a server loading a large model answers 503
+or refuses connections for a minute or two). Which faults are transient is
+:data:`slmbench.models.faults.FAULTS`; a configuration fault is never retried. Every retry is
+counted. When the attempts or the window run out, a non-transient ``BackendError`` naming
+the cause is raised; the evaluator (or, failing that, the executor) stores the trial as
 ``backend_error`` and the run goes on.
 """
 
@@ -30,9 +33,11 @@ class RetryPolicy(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    attempts: int = Field(default=5, ge=1, le=50, description="calls in total, first included")
+    attempts: int = Field(default=30, ge=1, le=50, description="calls in total, first included")
     base_s: float = Field(default=0.5, ge=0.0, description="backoff before the first retry")
     cap_s: float = Field(default=10.0, ge=0.0, description="longest backoff")
+    window_s: float = Field(default=120.0, ge=0.0,
+                            description="longest total backoff for one call (all its retries)")
 
     def delay(self, retry: int, rng: random.Random) -> float:
         """Seconds to wait before retry number ``retry`` (0-based): half fixed, half jitter."""
@@ -59,6 +64,7 @@ class RetryingModel:
         self.spec = inner.spec
         self.supports_logprobs = inner.supports_logprobs
         self.supports_native_tools = inner.supports_native_tools
+        self.settings: dict[str, Any] = dict(getattr(inner, "settings", {}) or {})
         self.policy = policy
         self._rng = random.Random(seed)
         self._sleep = sleep
@@ -69,21 +75,24 @@ class RetryingModel:
         self.completion_tokens = 0
 
     def _with_retries(self, call: Callable[[], T]) -> T:
+        waited = 0.0
         for attempt in range(self.policy.attempts):
             try:
                 return call()
             except BackendError as exc:
                 if not exc.transient:
                     raise
-                if attempt + 1 == self.policy.attempts:
+                with self._lock:
+                    wait = self.policy.delay(attempt, self._rng)
+                if attempt + 1 == self.policy.attempts or waited + wait > self.policy.window_s:
                     raise BackendError(
-                        f"{self.spec}: gave up after {self.policy.attempts} attempts: {exc}",
+                        f"{self.spec}: gave up after {attempt + 1} attempts: {exc}",
                         exc.hint or "check that the model server is up and not overloaded",
                         transient=False,
                     ) from exc
                 with self._lock:
                     self.retries += 1
-                    wait = self.policy.delay(attempt, self._rng)
+                waited += wait
                 self._sleep(wait)
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
