@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -44,3 +45,34 @@ def test_eligibility_prints_plain_progress_lines_when_not_a_terminal(
     assert "approval · p0: reading up to 60 items" in res.out
     assert "approval · p0: 50/60 items read" in res.out
     assert "approval · p0: 60/60 items read, full split" in res.out
+
+
+def _write_tools(root: Path, n: int) -> None:
+    """``n`` eval and ``n // 2`` fit tool items with two functions, half served by none."""
+    fns = [{"name": "weather.forecast", "description": "Weather forecast for a city."},
+           {"name": "stock.price", "description": "Current price of a stock ticker."}]
+    rows = [{"id": f"t{k}", "split": "eval" if k < n else "fit", "provenance": [],
+             "request": f"request number {k}", "functions": fns,
+             "label": "none" if k % 2 else "weather.forecast"} for k in range(n + n // 2)]
+    (root / "tools.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+
+
+def test_each_plain_progress_line_names_its_own_cell(
+        cli: CliRunner, tmp_path: Path, home: Path) -> None:
+    data = home / "datasets"
+    data.mkdir(parents=True)
+    write_approval(data)
+    _write_tools(data, 70)
+    script = tmp_path / "approve.json"
+    script.write_text('{"default": "approve", "logprobs": {"approve": -0.1, "*": -3.0}}')
+    res = cli("eligibility", "-m", f"scripted:{script}", "-t", "approval", "-t", "tools",
+              "--prompt", "p0,p3", "--limit", "60", "--out", str(tmp_path / "out"))
+    assert res.code == 0, res.out + res.err
+    progress = [line for line in res.out.splitlines() if " items" in line and " · " in line]
+    expected = []
+    for task in ("approval", "tools"):
+        for prompt in ("p0", "p3"):
+            cell = f"scripted:{script} · {task} · {prompt}"
+            expected += [f"{cell}: reading up to 60 items", f"{cell}: 50/60 items read",
+                         f"{cell}: 60/60 items read, full split"]
+    assert [line.rstrip() for line in progress] == expected
