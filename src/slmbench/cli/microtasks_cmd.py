@@ -126,7 +126,7 @@ def _bound(e: Estimate | None) -> str:
 
 class CellBar:
     """Per-cell progress: a rich bar (items read, running estimate and bound, ETA) on a
-    terminal, a plain line every ``every`` items and at the end otherwise."""
+    terminal, a plain line (never wrapped) every ``every`` items and at the end otherwise."""
 
     def __init__(self, out: Console, every: int = 50) -> None:
         self.out, self.every = out, every
@@ -138,7 +138,8 @@ class CellBar:
     def start(self, label: str, total: int) -> None:
         self.label, self.total = label, total
         if not self.out.is_terminal:
-            self.out.print(f"{label}: reading up to {total} items", highlight=False)
+            self.out.print(f"{label}: reading up to {total} items", highlight=False,
+                           soft_wrap=True)
             return
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[bound]}"), TimeRemainingColumn(),
@@ -151,7 +152,7 @@ class CellBar:
             self.bar.update(self.task, completed=read, bound=_bound(estimate))
         elif read % self.every == 0:
             self.out.print(f"{self.label}: {read}/{self.total} items read {_bound(estimate)}",
-                           highlight=False)
+                           highlight=False, soft_wrap=True)
         self._last = estimate
 
     def finish(self, read: int, verdict: str) -> None:
@@ -159,7 +160,7 @@ class CellBar:
             self.bar.stop()
             self.bar = None
         self.out.print(f"{self.label}: {read}/{self.total} items read, {verdict} "
-                       f"{_bound(self._last)}", highlight=False)
+                       f"{_bound(self._last)}", highlight=False, soft_wrap=True)
 
 
 def eligibility_cmd(
