@@ -25,10 +25,11 @@ from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
-from slmbench.microtasks.recommend import TaskRecommendation, load_matrices, recommend
+from slmbench.microtasks.recommend import load_matrices, recommend
 from slmbench.microtasks.spec import prepare
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 from slmbench.microtasks.taskfile import load_task_file
+from slmbench.report.partb import RECOMMEND_HEADER, deciding_metrics, recommend_rows, verdict_text
 
 data_app = typer.Typer(help="Build the Part B micro-task datasets.", no_args_is_help=True)
 console = Console()
@@ -67,12 +68,14 @@ def matrix_table(run: MatrixRun) -> Table:
                 "95% CI", "sequence", "τ (anchor)", "Δ vs τ [CI]", "fmt fail", "verdict",
                 "low > τ", "Δ > 0", "eligible"):
         table.add_column(col, no_wrap=col in {"task", "prompt", "reading", "n read"})
+    deciding = deciding_metrics(run.cells)
     for c in run.cells:
         table.add_row(
             c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric, _n_read(c),
             f"{c.score.estimate:.3f}", _ci(c.score), _ci(c.sequence) if c.sequence else "-",
             f"{c.tau:.3f} ({c.tau_anchor})", f"{c.diff.estimate:+.3f} {_ci(c.diff, '+')}",
-            str(c.format_failures) if c.reading == "generation" else "-", _verdict(c),
+            str(c.format_failures) if c.reading == "generation" else "-",
+            verdict_text(c, deciding[c.task] == c.metric),
             _yes(c.seed_rule), _yes(c.paired), "[green]yes[/]" if c.eligible else "[red]no[/]")
     return table
 
@@ -83,15 +86,6 @@ def _yes(flag: bool) -> str:
 
 def _n_read(c: EligibilityCell) -> str:
     return str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
-
-
-def _verdict(c: EligibilityCell) -> str:
-    """The verdict, with ``constant`` and an unsettled full split spelled out."""
-    if c.constant:
-        return f"constant ({c.top_share:.0%} one answer)"
-    if c.verdict == "undecided" and (c.n_split is None or c.n_items >= c.n_split):
-        return "undecided at the full split: not shown better than the baseline"
-    return c.verdict
 
 
 def matrix_markdown(run: MatrixRun) -> str:
@@ -106,6 +100,7 @@ def matrix_markdown(run: MatrixRun) -> str:
              "| sequence | τ (anchor) | Δ vs τ-baseline [95% CI] | format failures | verdict "
              "| low > τ | paired Δ > 0 | eligible |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    deciding = deciding_metrics(run.cells)
     for c in run.cells:
         fails = str(c.format_failures) if c.reading == "generation" else "-"
         lines.append(
@@ -113,7 +108,8 @@ def matrix_markdown(run: MatrixRun) -> str:
             f"| {_n_read(c)} | {c.score.estimate:.3f} | {_ci(c.score)} "
             f"| {_ci(c.sequence) if c.sequence else '-'} "
             f"| {c.tau:.3f} ({c.tau_anchor}) | {c.diff.estimate:+.3f} {_ci(c.diff, '+')} "
-            f"| {fails} | {_verdict(c)} | {_yes(c.seed_rule)} | {_yes(c.paired)} "
+            f"| {fails} | {verdict_text(c, deciding[c.task] == c.metric)} "
+            f"| {_yes(c.seed_rule)} | {_yes(c.paired)} "
             f"| {_yes(c.eligible)} |")
     return "\n".join(lines) + "\n"
 
@@ -226,20 +222,6 @@ def _matrices(path: Path) -> tuple[list[MatrixRun], Path | None]:
     return facts.get("matrices", []), store if store.is_file() else None
 
 
-def _evidence(t: TaskRecommendation) -> str:
-    if t.score is None:
-        return "-"
-    return f"{t.score.formatted(percent=False, digits=3)} (n {t.score.n})"
-
-
-def _cost_text(t: TaskRecommendation) -> str:
-    c = t.cost
-    if c is None or c.median_seconds is None:
-        return "-" if t.deploy == "baseline" else "not recorded"
-    tokens = f", {c.median_tokens:.0f} tokens" if c.median_tokens is not None else ""
-    return f"{c.median_seconds:.2f} s{tokens} per call (median of {c.readings})"
-
-
 def recommend_cmd(
     path: Path = typer.Argument(..., help="an eligibility --out folder, its eligibility.json, "
                                           "or a study file (.toml)"),
@@ -259,19 +241,10 @@ def recommend_cmd(
         with ReadingStore(store_path) as store:
             rec = recommend(runs, store=store, cascades=reports, command=command)
     table = Table(title="What to deploy per micro-task", title_justify="left")
-    for col in ("task", "deploy", "decider", "score [95% CI] (n)", "baseline (τ)",
-                "Δ vs baseline [paired CI]", "cost", "why"):
+    for col in RECOMMEND_HEADER:
         table.add_column(col)
-    for t in rec.tasks:
-        decider = t.baseline if t.deploy == "baseline" else (
-            f"{t.model} {t.prompt_id} {t.reading}" + (f" (margin {t.margin:.3g})"
-                                                       if t.margin is not None else ""))
-        base = (t.baseline_interval.formatted(percent=False, digits=3)
-                if t.baseline_interval else f"{t.baseline_score:.3f}")
-        table.add_row(t.task, t.deploy, decider, _evidence(t),
-                      f"{t.baseline} {base} (n {t.n_items})",
-                      t.diff.formatted(percent=False, digits=3) if t.diff else "-",
-                      _cost_text(t), t.why)
+    for row in recommend_rows(rec):
+        table.add_row(*row)
     wide_console(170).print(table)
     where = routes or ((path if path.is_dir() else path.parent) / "routes.json")
     where.parent.mkdir(parents=True, exist_ok=True)
