@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from slmbench.microtasks.matrix import run_matrix
 from slmbench.microtasks.store import ReadingStore
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "microtasks"))
-from seq_fakes import Oracle, write_approval
+from seq_fakes import Oracle, write_approval, write_tools
 
 
 def test_recommend_prints_the_decider_and_writes_routes(cli: CliRunner, tmp_path: Path) -> None:
@@ -47,22 +46,12 @@ def test_eligibility_prints_plain_progress_lines_when_not_a_terminal(
     assert "approval · p0: 60/60 items read, full split" in res.out
 
 
-def _write_tools(root: Path, n: int) -> None:
-    """``n`` eval and ``n // 2`` fit tool items with two functions, half served by none."""
-    fns = [{"name": "weather.forecast", "description": "Weather forecast for a city."},
-           {"name": "stock.price", "description": "Current price of a stock ticker."}]
-    rows = [{"id": f"t{k}", "split": "eval" if k < n else "fit", "provenance": [],
-             "request": f"request number {k}", "functions": fns,
-             "label": "none" if k % 2 else "weather.forecast"} for k in range(n + n // 2)]
-    (root / "tools.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-
-
 def test_each_plain_progress_line_names_its_own_cell(
         cli: CliRunner, tmp_path: Path, home: Path) -> None:
     data = home / "datasets"
     data.mkdir(parents=True)
     write_approval(data)
-    _write_tools(data, 70)
+    write_tools(data, 70)
     script = tmp_path / "approve.json"
     script.write_text('{"default": "approve", "logprobs": {"approve": -0.1, "*": -3.0}}')
     res = cli("eligibility", "-m", f"scripted:{script}", "-t", "approval", "-t", "tools",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
+
 from rich.console import Console
 
 MIN_WIDTH = 160
@@ -15,3 +18,8 @@ def wide_console(min_width: int = MIN_WIDTH) -> Console:
     """
     console = Console()
     return console if console.width >= min_width else Console(width=min_width)
+
+
+def command_line(default: str) -> str:
+    """The command as the user typed it (shown on pages), or ``default`` without arguments."""
+    return "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else default

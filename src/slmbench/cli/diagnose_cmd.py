@@ -4,8 +4,6 @@ and ``slmbench quantize`` (precisions of one model, eligibility per cell)."""
 
 from __future__ import annotations
 
-import shlex
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from slmbench.cli.console import wide_console
+from slmbench.cli.console import command_line, wide_console
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
@@ -23,10 +21,6 @@ from slmbench.microtasks.diagnostics.probes import run_probe
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 
 console = Console()
-
-
-def _command(default: str) -> str:
-    return "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else default
 
 
 def _say(message: str) -> None:
@@ -119,7 +113,7 @@ def diagnose_cmd(
     with ReadingStore(store_path or out / DEFAULT_NAME) as store:
         try:
             report = run_diagnose(model, tasks, limit=limit, fit_limit=fit_limit or limit,
-                                  seed=seed, command=_command("slmbench diagnose"),
+                                  seed=seed, command=command_line("slmbench diagnose"),
                                   progress=_say, store=store)
         except KeyboardInterrupt:
             console.print(store.resume_hint(), highlight=False)
@@ -162,7 +156,8 @@ def probe_cmd(
         raise ConfigError(f"--turns {lengths!r} is not a list of integers",
                           "write e.g. --turns 4,8,16,32") from exc
     report = run_probe(model, registry.resolve(task or ["memory", "ranking"]), turns,
-                       limit=limit, seed=seed, command=_command("slmbench probe"), progress=_say)
+                       limit=limit, seed=seed, command=command_line("slmbench probe"),
+                       progress=_say)
     out.mkdir(parents=True, exist_ok=True)
     (out / "probe.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     cols = ("task", "model", "turns", "metric", "n", "score [95% CI]", "baseline")
@@ -191,7 +186,7 @@ def cascade_cmd(
     """BM25 shortlist + model re-rank (paired gain), and the Cascade router's accuracy/share."""
     (name,) = registry.resolve([task])
     report = run_cascade(model, name, k=k, turns=turns, limit=limit, fit_limit=fit_limit or limit,
-                         seed=seed, command=_command("slmbench cascade"), progress=_say)
+                         seed=seed, command=command_line("slmbench cascade"), progress=_say)
     rerank_result, router, n_eval = report.rerank, report.router, report.rerank.n_items
     out.mkdir(parents=True, exist_ok=True)
     (out / "cascade.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
@@ -250,7 +245,7 @@ def quantize_cmd(
         try:
             report = run_quantize(model, levels, tasks, limit=limit, gguf=gguf or (), seed=seed,
                                   margin=margin, threads=threads,
-                                  command=_command("slmbench quantize"), progress=_say,
+                                  command=command_line("slmbench quantize"), progress=_say,
                                   store=store)
         except KeyboardInterrupt:
             console.print(store.resume_hint(), highlight=False)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
-import sys
 from pathlib import Path
 
 import typer
@@ -18,7 +16,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from slmbench.cli.console import wide_console
+from slmbench.cli.console import command_line, wide_console
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
@@ -177,7 +175,7 @@ def eligibility_cmd(
         None, "--task-file", help="your own micro-task (YAML; see examples/my-tools.yaml)"),
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
-    command = "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "slmbench eligibility"
+    command = command_line("slmbench eligibility")
     if task_file is not None:
         mine = registry.register(load_task_file(task_file), replace=True)
         task = task or [mine.name]
@@ -234,7 +232,7 @@ def recommend_cmd(
     runs, store_path = _matrices(path)
     reports = [CascadeReport.model_validate_json(p.read_text(encoding="utf-8"))
                for p in cascade or []]
-    command = "slmbench " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "slmbench recommend"
+    command = command_line("slmbench recommend")
     if store_path is None:
         rec = recommend(runs, cascades=reports, command=command)
     else:

@@ -94,6 +94,7 @@ def verdict_text(c: EligibilityCell, deciding: bool = True) -> str:
         return f"**UNDECIDED WITH {(c.n_split or 0) - c.n_items} ITEMS UNREAD**"
     if c.verdict == "undecided" and c.n_split is not None and c.n_items < c.n_split:
         return "undecided (reading stopped when the deciding metric settled)"
-    if c.verdict == "undecided":
-        return "undecided at the full split: not shown better than the baseline"
-    return c.verdict
+    if c.verdict == "undecided" and c.n_split is not None:
+        return (f"undecided after all {c.n_split} items: not shown better than the "
+                "baseline")
+    return c.verdict  # a fixed-n cell: undecided on the items it was given
