@@ -399,6 +399,8 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     facts: dict[str, Any] = {"incomplete": [], "exports": []}
     planned = collect_part_a(study, facts)
     readings = collect_part_b(study, facts)
+    facts["recommendation"] = part_b_recommendation(study, facts.get("matrices", []),
+                                                    command=f"slmbench recommend {study_file}")
     found = [d for d in study.humaneval if d.is_dir()]
     for d in study.humaneval:
         if not d.is_dir():
@@ -414,6 +416,18 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     study.page.parent.mkdir(parents=True, exist_ok=True)
     study.page.write_text(render_study_page(page), encoding="utf-8")
     return study.page
+
+
+def part_b_recommendation(study: Study, matrices: list[Any], *, command: str) -> Any:
+    """What to deploy per micro-task over the study's matrices, its cost from the study's
+    readings store (None without a cell); ``command`` prints the same table."""
+    from slmbench.microtasks.recommend import recommend
+    from slmbench.microtasks.store import ReadingStore
+
+    if not any(m.cells for m in matrices):
+        return None
+    with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
+        return recommend(matrices, store=store, command=command)
 
 
 def planned_items(b: PartB) -> dict[str, list[Any]]:

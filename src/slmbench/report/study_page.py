@@ -5,7 +5,8 @@ analysis summary and trials, Part B's eligibility matrix, HumanEval summaries,
 versions and model hashes) and writes the seed-style tables: accuracy with
 intervals per model and group, the four reliability dimensions and the
 composite, temperature effects, size-vs-score correlation with its p-value,
-the eligibility matrix with τ, HumanEval against the published table, the cost
+the eligibility matrix with τ, what to deploy per micro-task (baseline, model or
+cascade, with evidence and cost), HumanEval against the published table, the cost
 of each model, then a plain-language summary derived from the same numbers.
 """
 
@@ -21,7 +22,7 @@ from slmbench.agents.records import Trial
 from slmbench.agents.reliability import Consistency
 from slmbench.core.stats import Correlation
 from slmbench.microtasks.matrix import MatrixRun
-from slmbench.report.partb import deciding_metrics, verdict_text
+from slmbench.report.partb import deciding_metrics, recommend_section, verdict_text
 from slmbench.report.seed_claims import check_claims
 from slmbench.report.study_facts import (
     DIMENSIONS,
@@ -370,6 +371,8 @@ def render_study_page(f: StudyFacts) -> str:
         lines += outcomes_per_task(f.trials)
     for i, m in enumerate(f.matrices):
         lines += part_b_section(m, i, len(f.matrices))
+    if f.recommendation is not None:
+        lines += recommend_section(f.recommendation)
     lines += _humaneval(f.humaneval) + _figures(f)
     return "\n".join(lines).rstrip() + "\n"
 
