@@ -250,7 +250,35 @@ def recommend_cmd(
     console.print(f"wrote {where}", highlight=False)
 
 
+def eligibility_page_cmd(
+    store_path: Path = typer.Argument(..., help="readings store of `slmbench eligibility`"),
+    page: Path = typer.Option(..., "--page", help="the Markdown page to write"),
+    model: list[str] | None = typer.Option(None, "--model", "-m",
+                                           help="model spec (default: every one stored)"),
+    task: list[str] | None = typer.Option(None, "--task", "-t",
+                                          help="task (default: every one stored)"),
+    prompt: str | None = typer.Option(None, "--prompt", help="'all' or ids (default: stored)"),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="items per task, as read"),
+    seed: int = typer.Option(0, "--seed", help="seed of the item sample, as read"),
+    sequential: bool = typer.Option(True, "--until-decided/--fixed-n",
+                                    help="how the readings were taken"),
+    read_with: list[str] | None = typer.Option(
+        None, "--read-with", help="the command that took the readings (printed on the page)"),
+    title: str = typer.Option("Eligibility read until decided", "--title"),
+) -> None:
+    """Write an eligibility page from a readings store alone (loads no model)."""
+    from slmbench.study import write_eligibility_page
+
+    written = write_eligibility_page(
+        store_path, page, command=command_line("slmbench eligibility-page"), models=model,
+        tasks=registry.resolve(task) if task else None,
+        prompts=resolve_prompt_ids(prompt) if prompt else None, limit=limit, seed=seed,
+        sequential=sequential, read_with=read_with, title=title)
+    console.print(f"wrote {written}", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(data_app, name="data")
     app.command("eligibility")(eligibility_cmd)
     app.command("recommend")(recommend_cmd)
+    app.command("eligibility-page")(eligibility_page_cmd)
