@@ -60,20 +60,42 @@ def stored_matrices(store: ReadingStore, models: Sequence[str], tasks: Sequence[
                     prompt_ids: Sequence[str], *, limit: int | None = None, seed: int = 0,
                     sequential: bool = True, source: Path | None = None,
                     command: str = "") -> StoredMatrices:
-    """One matrix per fully stored (model, task, prompt) block (the same items, order, τ and
-    stop rule as ``run_matrix`` with these arguments); the other blocks as incomplete."""
+    """One matrix per fully stored group of (model, task, prompt) blocks (the same items,
+    order, τ and stop rule as ``run_matrix`` with these arguments); the other blocks as
+    incomplete. A task's blocks are tried together first (its baselines are fitted once),
+    then per model, then per prompt, so only the blocks that lack readings are left out."""
     runs: list[MatrixRun] = []
     incomplete: list[IncompleteBlock] = []
     for task in tasks:
         items = select_items(task, registry.get(task).load_items(source), limit, seed)
-        for model in models:
-            for prompt in prompt_ids:
-                try:
-                    runs.append(run_matrix([model], [task], [prompt], limit=limit, seed=seed,
-                                           source=source, command=command, loader=_refuse,
-                                           store=store, sequential=sequential))
-                except _NotStored:
-                    held = sum(store.get(model, task, prompt, i) is not None for i in items)
-                    incomplete.append(IncompleteBlock(model=model, task=task, prompt_id=prompt,
-                                                      stored=held, planned=len(items)))
+        held = {(m, p): sum(store.get(m, task, p, i) is not None for i in items)
+                for m in models for p in prompt_ids}
+        incomplete += [IncompleteBlock(model=m, task=task, prompt_id=p, stored=0,
+                                       planned=len(items))
+                       for (m, p), n in held.items() if n == 0]
+        started = [(m, p) for (m, p), n in held.items() if n]
+
+        def attempt(blocks: list[tuple[str, str]], task: TaskName = task) -> bool:
+            ms = list(dict.fromkeys(m for m, _ in blocks))
+            ps = list(dict.fromkeys(p for _, p in blocks))
+            if len(blocks) != len(ms) * len(ps):
+                return False  # not a grid: split further
+            try:
+                runs.append(run_matrix(ms, [task], ps, limit=limit, seed=seed, source=source,
+                                       command=command, loader=_refuse, store=store,
+                                       sequential=sequential))
+            except _NotStored:
+                return False
+            return True
+
+        if started and attempt(started):
+            continue
+        for m in dict.fromkeys(m for m, _ in started):
+            mine = [b for b in started if b[0] == m]
+            if attempt(mine):
+                continue
+            for b in mine:
+                if not attempt([b]):
+                    incomplete.append(IncompleteBlock(model=b[0], task=task, prompt_id=b[1],
+                                                      stored=held[b], planned=len(items)))
     return StoredMatrices(runs=runs, incomplete=incomplete)
