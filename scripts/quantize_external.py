@@ -126,6 +126,17 @@ def llmcompressor_gptq(model, tok, texts: list[str], out: Path, seqlen: int) -> 
     from llmcompressor.modifiers.quantization import GPTQModifier
 
     data = Dataset.from_dict({"text": texts})
+    # transformers dequantized the GGUF to fp32 in memory but keeps its gguf
+    # quantization_config, which oneshot refuses; the weights are plain fp32 now
+    if getattr(model.config, "quantization_config", None) is not None:
+        del model.config.quantization_config
+    for attr, value in (("hf_quantizer", None), ("is_quantized", False)):
+        if hasattr(model, attr):
+            setattr(model, attr, value)
+    # oneshot re-reads the model's config from its path; a GGUF folder has no config.json
+    source = out / "source-config"
+    model.config.save_pretrained(source)
+    model.config._name_or_path = str(source)
     recipe = GPTQModifier(targets="Linear", scheme="W4A16", ignore=["lm_head"])
     oneshot(model=model, tokenizer=tok, dataset=data, recipe=recipe, max_seq_length=seqlen,
             num_calibration_samples=len(texts))
