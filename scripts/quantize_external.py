@@ -75,6 +75,14 @@ def load(gguf: Path):  # type: ignore[no-untyped-def]
     tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
                                                  dtype=torch.float32)
+    # transformers dequantized the GGUF to fp32 in memory but keeps its gguf
+    # quantization_config: llmcompressor's oneshot refuses such a model and auto-round's
+    # save fails on it ("quantized with gguf and is not serializable"); the weights are fp32
+    if getattr(model.config, "quantization_config", None) is not None:
+        del model.config.quantization_config
+    for attr, value in (("hf_quantizer", None), ("is_quantized", False)):
+        if hasattr(model, attr):
+            setattr(model, attr, value)
     return model, tok
 
 
@@ -126,13 +134,6 @@ def llmcompressor_gptq(model, tok, texts: list[str], out: Path, seqlen: int) -> 
     from llmcompressor.modifiers.quantization import GPTQModifier
 
     data = Dataset.from_dict({"text": texts})
-    # transformers dequantized the GGUF to fp32 in memory but keeps its gguf
-    # quantization_config, which oneshot refuses; the weights are plain fp32 now
-    if getattr(model.config, "quantization_config", None) is not None:
-        del model.config.quantization_config
-    for attr, value in (("hf_quantizer", None), ("is_quantized", False)):
-        if hasattr(model, attr):
-            setattr(model, attr, value)
     # oneshot re-reads the model's config from its path; a GGUF folder has no config.json
     source = out / "source-config"
     model.config.save_pretrained(source)
