@@ -9,7 +9,8 @@ export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 DEMO_MODEL ?= qwen2.5-coder-0.5b
 TEST_MODELS ?= smollm2-135m qwen2.5-coder-0.5b
 
-.PHONY: demo test install build-deps system-deps sandbox-deps models lint clean llama-server
+.PHONY: demo test install build-deps system-deps sandbox-deps models lint clean llama-server \
+	quant-venvs
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -50,6 +51,21 @@ system-deps:
 
 models: install
 	@for m in $(TEST_MODELS); do $(SLMBENCH) pull $$m || exit 1; done
+
+# Third-party GPTQ / AWQ (scripts/quantize_external.py), each in its own venv: their pins
+# clash with the project's (llmcompressor 0.14.0.1 needs transformers<=5.17.0; the project
+# runs 5.24). auto-round 0.16.1 (AWQ, SignRound; exports auto_awq / auto_gptq) and
+# llmcompressor 0.14.0.1 (GPTQ) both run on torch 2.13.0 on the CPU.
+QUANT_PY ?= python3.11
+AUTOROUND_VENV ?= $(HOME)/.cache/slmbench/venv-autoround
+LLMC_VENV ?= $(HOME)/.cache/slmbench/venv-llmcompressor
+AUTOROUND_PINS := torch==2.13.0 transformers==5.24.0 gguf==0.19.0 accelerate==1.15.0 auto-round==0.16.1
+LLMC_PINS := torch==2.13.0 llmcompressor==0.14.0.1 gguf==0.19.0
+quant-venvs:
+	[ -x $(AUTOROUND_VENV)/bin/python ] || $(QUANT_PY) -m venv $(AUTOROUND_VENV)
+	$(AUTOROUND_VENV)/bin/pip install -q $(AUTOROUND_PINS)
+	[ -x $(LLMC_VENV)/bin/python ] || $(QUANT_PY) -m venv $(LLMC_VENV)
+	$(LLMC_VENV)/bin/pip install -q $(LLMC_PINS)
 
 demo: install sandbox-deps
 	$(SLMBENCH) pull $(DEMO_MODEL)

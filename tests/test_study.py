@@ -227,6 +227,13 @@ def test_part_b_resumes_from_its_store_and_the_page_holds_the_matrix(tmp_path: P
     assert calls == ["scripted:silent"]
     text = write_page(study, study_file=Path("b.toml"), command="c").read_text()
     assert "Incomplete" not in text and "| approval | accuracy | silent | p1 |" in text
+    # what to deploy, from the same matrix: echo repeats the command, silent says nothing,
+    # so neither beats the rules and the baseline is named, with its interval and n
+    section = text.split("## What to deploy per micro-task", 1)[1]
+    assert "`slmbench recommend b.toml`" in section
+    row = next(x for x in section.splitlines() if x.startswith("| approval |"))
+    assert row.startswith("| approval | baseline | rules | - | rules ") and "(n 8)" in row
+    assert (tmp_path / "docs" / "b" / "eligibility.json").is_file()
     import gzip
     import json
 
@@ -249,6 +256,34 @@ def test_part_b_resumes_from_its_store_and_the_page_holds_the_matrix(tmp_path: P
     # Part B tokens: generation's prompt and reply plus the scored forms, for every reading
     echo_row = next(x for x in text.splitlines() if x.startswith("| echo | – |"))
     assert int(echo_row.rstrip(" |").rsplit("| ", 1)[-1].replace(",", "")) > 16
+
+
+def test_the_page_names_an_eligible_model_to_deploy_with_its_evidence_and_cost(
+        tmp_path: Path) -> None:
+    import sys
+
+    from rich.console import Console
+
+    from slmbench.study import run_part_b
+
+    sys.path.insert(0, str(Path(__file__).parent / "microtasks"))
+    from seq_fakes import N_EVAL, Oracle
+    from seq_fakes import write_approval as write_unique_approval
+
+    (tmp_path / "data").mkdir()
+    golds = write_unique_approval(tmp_path / "data")
+    study = load_study(part_b_study(tmp_path, ["scripted:right"]), base=tmp_path)
+    run_part_b(study, None, Console(quiet=True), loader=lambda s: Oracle(golds, spec=s))
+    text = write_page(study, study_file=Path("b.toml"), command="c").read_text()
+    section = text.split("## What to deploy per micro-task", 1)[1]
+    row = next(x for x in section.splitlines() if x.startswith("| approval |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:3] == ["model", "scripted:right p0 generation"]
+    assert cells[3].startswith("1.000 [0.99") and cells[3].endswith(f"(n {N_EVAL})")
+    assert cells[4].startswith("rules ") and cells[4].endswith(f"(n {N_EVAL})")
+    assert float(cells[5].split()[0]) > 0  # model - rules on the same items, paired
+    # cost: the Oracle's tokens per reading (10 prompt + 1 reply, plus the scored forms)
+    assert "tokens per call (median of " + str(N_EVAL) + ")" in cells[6]
 
 
 def test_blocks_give_a_slow_model_a_smaller_grid_and_are_analysed_together(

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from slmbench.report.study_facts import ReadingTally
 
 __all__ = ["ImportSummary", "PartB", "PlanRow", "Study", "import_exports", "load_study",
-           "merge_stores", "size_plan"]
+           "merge_stores", "size_plan", "write_eligibility_page"]
 
 _HINT = "the study file format is in the docstring of slmbench.study (see experiments/)"
 
@@ -428,6 +428,8 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     facts: dict[str, Any] = {"incomplete": [], "exports": []}
     planned = collect_part_a(study, facts)
     readings = collect_part_b(study, facts)
+    facts["recommendation"] = part_b_recommendation(study, facts.get("matrices", []),
+                                                    command=f"slmbench recommend {study_file}")
     found = [d for d in study.humaneval if d.is_dir()]
     for d in study.humaneval:
         if not d.is_dir():
@@ -445,6 +447,18 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     study.page.parent.mkdir(parents=True, exist_ok=True)
     study.page.write_text(render_study_page(page), encoding="utf-8")
     return study.page
+
+
+def part_b_recommendation(study: Study, matrices: list[Any], *, command: str) -> Any:
+    """What to deploy per micro-task over the study's matrices, its cost from the study's
+    readings store (None without a cell); ``command`` prints the same table."""
+    from slmbench.microtasks.recommend import recommend
+    from slmbench.microtasks.store import ReadingStore
+
+    if not any(m.cells for m in matrices):
+        return None
+    with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
+        return recommend(matrices, store=store, command=command)
 
 
 def planned_items(b: PartB) -> dict[str, list[Any]]:
@@ -919,3 +933,47 @@ def size_plan(study: Study, rate_folders: Sequence[Path] = ()) -> list[PlanRow]:
                                 at_most=b.sequential, seconds_per=per, measured_n=n,
                                 rate_from=src))
     return rows
+# -- the eligibility page of a readings store ----------------------------------------------------
+
+def write_eligibility_page(store_path: Path, page: Path, *, command: str,
+                           models: list[str] | None = None, tasks: list[str] | None = None,
+                           prompts: list[str] | None = None, limit: int | None = None,
+                           seed: int = 0, sequential: bool = True,
+                           read_with: list[str] | None = None,
+                           title: str = "Eligibility read until decided") -> Path:
+    """Rebuild every stored block's matrix from ``store_path`` (no model is loaded), run
+    ``recommend`` on them, and write ``page`` plus ``<page stem>/eligibility.json`` (cells,
+    no readings) and ``<page stem>/routes.json`` (loads into ``Cascade``). ``models``,
+    ``tasks``, ``prompts``: default, everything the store holds."""
+    from datetime import UTC, datetime
+
+    from slmbench.microtasks.recommend import recommend
+    from slmbench.microtasks.store import ReadingStore
+    from slmbench.microtasks.stored import stored_keys, stored_matrices
+    from slmbench.report.eligibility_page import render_eligibility_page
+
+    if not store_path.is_file():
+        raise ConfigError(f"readings store {store_path} does not exist",
+                          "pass the --store of an `slmbench eligibility` run")
+    with ReadingStore(store_path) as store:
+        keys = stored_keys(store)
+        got = stored_matrices(
+            store, models or list(dict.fromkeys(k[0] for k in keys)),
+            tasks or [t for t in micro_tasks.names() if t in {k[1] for k in keys}],
+            prompts or sorted({k[2] for k in keys}), limit=limit, seed=seed,
+            sequential=sequential, command=command)
+        rec = (recommend(got.runs, store=store, command=command)
+               if any(r.cells for r in got.runs) else None)
+    assets = page.parent / page.stem
+    assets.mkdir(parents=True, exist_ok=True)
+    (assets / MATRIX_NAME).write_text(
+        "[\n" + ",\n".join(r.model_copy(update={"readings": []}).model_dump_json(indent=1)
+                           for r in got.runs) + "\n]\n", encoding="utf-8")
+    if rec is not None:
+        (assets / "routes.json").write_text(rec.routes().model_dump_json(indent=1),
+                                            encoding="utf-8")
+    page.write_text(render_eligibility_page(
+        title=title, command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
+        store=str(store_path), read_with=read_with or [], runs=got.runs,
+        incomplete=got.incomplete, rec=rec), encoding="utf-8")
+    return page

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,20 +11,53 @@ from clirun import CliRunner
 
 from slmbench.agents.runner.config import demo_dir
 from slmbench.agents.store import RunStore
+from slmbench.microtasks.diagnostics.cascade import RoutingTable
+from slmbench.microtasks.store import ReadingStore
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "microtasks"))
+from seq_fakes import write_approval, write_tools
 
 
-def _html_path(stdout: str) -> Path:
+@pytest.fixture
+def part_b_data(home: Path) -> Path:
+    """The demo slice's two micro-task datasets in the throw-away cache."""
+    data = home / "datasets"
+    data.mkdir(parents=True)
+    write_approval(data)
+    write_tools(data, 70)
+    return data
+
+
+def _page_path(stdout: str) -> Path:
     return Path(stdout.strip().splitlines()[-1])
 
 
-def test_demo_runs_the_quick_suite_and_writes_the_report(
-        cli: CliRunner, home: Path, tmp_path: Path) -> None:
+def test_demo_runs_both_halves_and_ends_with_one_report_of_both(
+        cli: CliRunner, part_b_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "demo"
     result = cli("demo", "--model", "scripted:silent", "--out", str(out))
     assert result.code == 0, result.err
-    html = _html_path(result.out)
-    assert html.is_file() and html.suffix == ".html"
+    page = _page_path(result.out)
+    assert page == out / "demo-report.md" and page.is_file()
+    text = page.read_text(encoding="utf-8")
+    html = out / "report" / "report.html"
     assert "scripted:silent" in html.read_text(encoding="utf-8")
+    assert "(report/report.html)" in text and "(part-b/routes.json)" in text
+    assert "## Part A: agent reliability\n\n25 trials." in text
+    assert "## Part B: micro-task eligibility" in text
+    assert "## What to deploy per micro-task" in text
+    # the Part B slice: two micro-tasks x p0, read up to the cap of 60, then the verdict;
+    # an empty reply decides nothing, so the baselines are deployed
+    assert "scripted:silent · approval · p0: reading up to 60 items" in result.out
+    assert "scripted:silent · tools · p0: reading up to 60 items" in result.out
+    assert "approval: deploy the baseline" in result.out
+    assert "tools: deploy the baseline" in result.out
+    assert "| approval | baseline |" in text and "| tools | baseline |" in text
+    routes = RoutingTable.load(out / "part-b" / "routes.json")
+    assert {r.task: r.deploy for r in routes.routes} == {"approval": "baseline",
+                                                         "tools": "baseline"}
+    with ReadingStore(out / "part-b" / "readings.sqlite") as store:
+        assert store.count("scripted:silent") > 0
     summary = json.loads((out / "analysis_summary.json").read_text())
     # every quick task once, plus the reliability variants, and the consistency task three
     # times (its min_repeats), so even a single-pass demo has all four dimensions
@@ -36,16 +70,21 @@ def test_demo_runs_the_quick_suite_and_writes_the_report(
     assert outcomes == {"format_failure"}  # an empty reply never passes for an answer
 
 
-def test_demo_resumes_in_the_same_directory(cli: CliRunner, home: Path, tmp_path: Path) -> None:
+def test_demo_resumes_in_the_same_directory(
+        cli: CliRunner, part_b_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "demo"
     assert cli("demo", "-m", "scripted:echo", "--out", str(out), "-t", "IR-1").code == 0
     with RunStore(out) as store:
         first = store.count()
+    with ReadingStore(out / "part-b" / "readings.sqlite") as readings:
+        read = readings.count()
     again = cli("demo", "-m", "scripted:echo", "--out", str(out), "-t", "IR-1")
     assert again.code == 0
     assert "0 run now" in again.out
     with RunStore(out) as store:
         assert store.count() == first == 1
+    with ReadingStore(out / "part-b" / "readings.sqlite") as readings:
+        assert readings.count() == read > 0
 
 
 def test_demo_dir_is_stable_per_model() -> None:
@@ -68,7 +107,7 @@ def test_demo_on_the_embedded_model(cli: CliRunner, tmp_path: Path) -> None:
     out = tmp_path / "demo"
     result = cli("demo", "--out", str(out), "-t", "IR-1")
     assert result.code == 0, result.err
-    assert _html_path(result.out).is_file()
+    assert _page_path(result.out).is_file()
     with RunStore(out) as store:
         (trial,) = list(store.trials())
     assert trial.key.model == "llamacpp:qwen2.5-coder-0.5b"
@@ -76,7 +115,8 @@ def test_demo_on_the_embedded_model(cli: CliRunner, tmp_path: Path) -> None:
 
 
 def test_demo_without_bubblewrap_stops_before_starting_or_skips_code_tasks(
-        cli: CliRunner, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        cli: CliRunner, part_b_data: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     monkeypatch.setenv("PATH", str(bin_dir))  # bubblewrap hidden

@@ -30,6 +30,16 @@ def write_approval(root: Path) -> dict[str, str]:
     return golds
 
 
+def write_tools(root: Path, n: int) -> None:
+    """``n`` eval and ``n // 2`` fit tool items with two functions, half served by none."""
+    fns = [{"name": "weather.forecast", "description": "Weather forecast for a city."},
+           {"name": "stock.price", "description": "Current price of a stock ticker."}]
+    rows = [{"id": f"t{k}", "split": "eval" if k < n else "fit", "provenance": [],
+             "request": f"request number {k}", "functions": fns,
+             "label": "none" if k % 2 else "weather.forecast"} for k in range(n + n // 2)]
+    (root / "tools.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+
+
 class Oracle:
     """Knows every gold answer (or answers every one wrong), counts what it reads."""
 

@@ -2,9 +2,12 @@
 
 It runs the ``quick`` suite (the first task of every capability group and
 every reliability dimension, with their variants) through the ReAct agent,
-then analyses the run and writes the HTML report, and prints its path. The run
-directory is a pure function of the model, so running the same command again
-resumes where an interrupted demo stopped. ``make demo`` calls it on the
+analyses the run and writes the HTML report; then the Part B slice (two
+micro-tasks under p0, read until decided up to a small cap) into
+``<run>/part-b``, prints the routing verdict, and ends by printing the path of
+the one page holding both halves (``demo-report.md``). The run directory is a
+pure function of the model, so running the same command again resumes where an
+interrupted demo stopped. ``make demo`` calls it on the
 embedded default model, Qwen2.5-Coder-0.5B-Instruct.
 """
 
@@ -18,8 +21,10 @@ import typer
 from slmbench.agents.runner.config import DEMO_MODEL, demo_experiment
 from slmbench.agents.runner.executor import execute
 from slmbench.agents.runner.progress import make_progress
-from slmbench.cli.console import wide_console
+from slmbench.cli.console import command_line, wide_console
+from slmbench.cli.microtasks_cmd import CellBar
 from slmbench.cli.run_cmd import print_summary
+from slmbench.microtasks.demo import demo_slice
 
 
 def register(app: typer.Typer) -> None:
@@ -40,8 +45,9 @@ def register(app: typer.Typer) -> None:
             "--skip-code-tasks", help="leave out tasks needing code_interpreter (no bubblewrap)")
         ] = False,
     ) -> None:
-        """Run the quick suite on a model, analyse it and write the HTML report."""
+        """Run the quick suite and the Part B slice on a model; write one report of both."""
         from slmbench.report import build_report  # matplotlib loads only when needed
+        from slmbench.report.demo_page import write_demo_page
 
         exp = demo_experiment(model, out=out, suite=suite, tasks=task,
                               temperature=temperature, repeats=repeats,
@@ -54,5 +60,11 @@ def register(app: typer.Typer) -> None:
         console.print(f"analysis: {files.summary}", highlight=False, soft_wrap=True)
         console.print(f"figures and tables: {files.html.parent}", highlight=False,
                       soft_wrap=True)
-        console.print("[bold]HTML report:[/]", highlight=False)
-        print(files.html)
+        console.print(f"HTML report: {files.html}", highlight=False, soft_wrap=True)
+        part_b = demo_slice(model, out=run_dir / "part-b", cell_progress=CellBar(console))
+        for line in part_b.lines:
+            console.print(line, highlight=False, soft_wrap=True)
+        page = write_demo_page(run_dir, run_dir / "part-b", model=model,
+                               command=command_line("slmbench demo"), html=files.html)
+        console.print("[bold]Report (Part A and Part B):[/]", highlight=False)
+        print(page)

@@ -211,8 +211,9 @@ def quantize_cmd(
                               help="a transformers model directory or a .gguf file"),
     precision: str = typer.Option("fp32,rtn4", "--precision",
                                   help="comma list of fp32, fp16, bf16, rtn4, rtn4-sym"),
-    gguf: list[str] | None = typer.Option(None, "--gguf",
-                                          help="extra GGUF quantization as a llamacpp: spec"),
+    gguf: list[str] | None = typer.Option(
+        None, "--gguf", help="another precision as a model spec: a llamacpp: GGUF, or an hf: "
+                             "folder (a GPTQ/AWQ export dequantized)"),
     task: list[str] | None = typer.Option(None, "--task", "-t", help="task (repeatable)"),
     limit: int | None = typer.Option(None, "--limit", min=1, help="eval items per task"),
     margin: float = typer.Option(0.05, "--margin", help="TOST equivalence margin (accuracy)"),

@@ -23,10 +23,11 @@ from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
-from slmbench.microtasks.recommend import TaskRecommendation, load_matrices, recommend
+from slmbench.microtasks.recommend import load_matrices, recommend
 from slmbench.microtasks.spec import prepare
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 from slmbench.microtasks.taskfile import load_task_file
+from slmbench.report.partb import RECOMMEND_HEADER, deciding_metrics, recommend_rows, verdict_text
 
 data_app = typer.Typer(help="Build the Part B micro-task datasets.", no_args_is_help=True)
 console = Console()
@@ -65,12 +66,14 @@ def matrix_table(run: MatrixRun) -> Table:
                 "95% CI", "sequence", "τ (anchor)", "Δ vs τ [CI]", "fmt fail", "verdict",
                 "low > τ", "Δ > 0", "eligible"):
         table.add_column(col, no_wrap=col in {"task", "prompt", "reading", "n read"})
+    deciding = deciding_metrics(run.cells)
     for c in run.cells:
         table.add_row(
             c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric, _n_read(c),
             f"{c.score.estimate:.3f}", _ci(c.score), _ci(c.sequence) if c.sequence else "-",
             f"{c.tau:.3f} ({c.tau_anchor})", f"{c.diff.estimate:+.3f} {_ci(c.diff, '+')}",
-            str(c.format_failures) if c.reading == "generation" else "-", _verdict(c),
+            str(c.format_failures) if c.reading == "generation" else "-",
+            verdict_text(c, deciding[c.task] == c.metric),
             _yes(c.seed_rule), _yes(c.paired), "[green]yes[/]" if c.eligible else "[red]no[/]")
     return table
 
@@ -81,15 +84,6 @@ def _yes(flag: bool) -> str:
 
 def _n_read(c: EligibilityCell) -> str:
     return str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
-
-
-def _verdict(c: EligibilityCell) -> str:
-    """The verdict, with ``constant`` and an unsettled full split spelled out."""
-    if c.constant:
-        return f"constant ({c.top_share:.0%} one answer)"
-    if c.verdict == "undecided" and (c.n_split is None or c.n_items >= c.n_split):
-        return "undecided at the full split: not shown better than the baseline"
-    return c.verdict
 
 
 def matrix_markdown(run: MatrixRun) -> str:
@@ -104,6 +98,7 @@ def matrix_markdown(run: MatrixRun) -> str:
              "| sequence | τ (anchor) | Δ vs τ-baseline [95% CI] | format failures | verdict "
              "| low > τ | paired Δ > 0 | eligible |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    deciding = deciding_metrics(run.cells)
     for c in run.cells:
         fails = str(c.format_failures) if c.reading == "generation" else "-"
         lines.append(
@@ -111,7 +106,8 @@ def matrix_markdown(run: MatrixRun) -> str:
             f"| {_n_read(c)} | {c.score.estimate:.3f} | {_ci(c.score)} "
             f"| {_ci(c.sequence) if c.sequence else '-'} "
             f"| {c.tau:.3f} ({c.tau_anchor}) | {c.diff.estimate:+.3f} {_ci(c.diff, '+')} "
-            f"| {fails} | {_verdict(c)} | {_yes(c.seed_rule)} | {_yes(c.paired)} "
+            f"| {fails} | {verdict_text(c, deciding[c.task] == c.metric)} "
+            f"| {_yes(c.seed_rule)} | {_yes(c.paired)} "
             f"| {_yes(c.eligible)} |")
     return "\n".join(lines) + "\n"
 
@@ -124,7 +120,7 @@ def _bound(e: Estimate | None) -> str:
 
 class CellBar:
     """Per-cell progress: a rich bar (items read, running estimate and bound, ETA) on a
-    terminal, a plain line every ``every`` items and at the end otherwise."""
+    terminal, a plain line (never wrapped) every ``every`` items and at the end otherwise."""
 
     def __init__(self, out: Console, every: int = 50) -> None:
         self.out, self.every = out, every
@@ -136,7 +132,8 @@ class CellBar:
     def start(self, label: str, total: int) -> None:
         self.label, self.total = label, total
         if not self.out.is_terminal:
-            self.out.print(f"{label}: reading up to {total} items", highlight=False)
+            self.out.print(f"{label}: reading up to {total} items", highlight=False,
+                           soft_wrap=True)
             return
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[bound]}"), TimeRemainingColumn(),
@@ -149,7 +146,7 @@ class CellBar:
             self.bar.update(self.task, completed=read, bound=_bound(estimate))
         elif read % self.every == 0:
             self.out.print(f"{self.label}: {read}/{self.total} items read {_bound(estimate)}",
-                           highlight=False)
+                           highlight=False, soft_wrap=True)
         self._last = estimate
 
     def finish(self, read: int, verdict: str) -> None:
@@ -157,7 +154,7 @@ class CellBar:
             self.bar.stop()
             self.bar = None
         self.out.print(f"{self.label}: {read}/{self.total} items read, {verdict} "
-                       f"{_bound(self._last)}", highlight=False)
+                       f"{_bound(self._last)}", highlight=False, soft_wrap=True)
 
 
 def eligibility_cmd(
@@ -217,20 +214,6 @@ def _matrices(path: Path) -> tuple[list[MatrixRun], Path | None]:
     return facts.get("matrices", []), store if store.is_file() else None
 
 
-def _evidence(t: TaskRecommendation) -> str:
-    if t.score is None:
-        return "-"
-    return f"{t.score.formatted(percent=False, digits=3)} (n {t.score.n})"
-
-
-def _cost_text(t: TaskRecommendation) -> str:
-    c = t.cost
-    if c is None or c.median_seconds is None:
-        return "-" if t.deploy == "baseline" else "not recorded"
-    tokens = f", {c.median_tokens:.0f} tokens" if c.median_tokens is not None else ""
-    return f"{c.median_seconds:.2f} s{tokens} per call (median of {c.readings})"
-
-
 def recommend_cmd(
     path: Path = typer.Argument(..., help="an eligibility --out folder, its eligibility.json, "
                                           "or a study file (.toml)"),
@@ -250,19 +233,10 @@ def recommend_cmd(
         with ReadingStore(store_path) as store:
             rec = recommend(runs, store=store, cascades=reports, command=command)
     table = Table(title="What to deploy per micro-task", title_justify="left")
-    for col in ("task", "deploy", "decider", "score [95% CI] (n)", "baseline (τ)",
-                "Δ vs baseline [paired CI]", "cost", "why"):
+    for col in RECOMMEND_HEADER:
         table.add_column(col)
-    for t in rec.tasks:
-        decider = t.baseline if t.deploy == "baseline" else (
-            f"{t.model} {t.prompt_id} {t.reading}" + (f" (margin {t.margin:.3g})"
-                                                       if t.margin is not None else ""))
-        base = (t.baseline_interval.formatted(percent=False, digits=3)
-                if t.baseline_interval else f"{t.baseline_score:.3f}")
-        table.add_row(t.task, t.deploy, decider, _evidence(t),
-                      f"{t.baseline} {base} (n {t.n_items})",
-                      t.diff.formatted(percent=False, digits=3) if t.diff else "-",
-                      _cost_text(t), t.why)
+    for row in recommend_rows(rec):
+        table.add_row(*row)
     wide_console(170).print(table)
     where = routes or ((path if path.is_dir() else path.parent) / "routes.json")
     where.parent.mkdir(parents=True, exist_ok=True)
@@ -270,7 +244,35 @@ def recommend_cmd(
     console.print(f"wrote {where}", highlight=False)
 
 
+def eligibility_page_cmd(
+    store_path: Path = typer.Argument(..., help="readings store of `slmbench eligibility`"),
+    page: Path = typer.Option(..., "--page", help="the Markdown page to write"),
+    model: list[str] | None = typer.Option(None, "--model", "-m",
+                                           help="model spec (default: every one stored)"),
+    task: list[str] | None = typer.Option(None, "--task", "-t",
+                                          help="task (default: every one stored)"),
+    prompt: str | None = typer.Option(None, "--prompt", help="'all' or ids (default: stored)"),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="items per task, as read"),
+    seed: int = typer.Option(0, "--seed", help="seed of the item sample, as read"),
+    sequential: bool = typer.Option(True, "--until-decided/--fixed-n",
+                                    help="how the readings were taken"),
+    read_with: list[str] | None = typer.Option(
+        None, "--read-with", help="the command that took the readings (printed on the page)"),
+    title: str = typer.Option("Eligibility read until decided", "--title"),
+) -> None:
+    """Write an eligibility page from a readings store alone (loads no model)."""
+    from slmbench.study import write_eligibility_page
+
+    written = write_eligibility_page(
+        store_path, page, command=command_line("slmbench eligibility-page"), models=model,
+        tasks=registry.resolve(task) if task else None,
+        prompts=resolve_prompt_ids(prompt) if prompt else None, limit=limit, seed=seed,
+        sequential=sequential, read_with=read_with, title=title)
+    console.print(f"wrote {written}", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(data_app, name="data")
     app.command("eligibility")(eligibility_cmd)
     app.command("recommend")(recommend_cmd)
+    app.command("eligibility-page")(eligibility_page_cmd)

@@ -6,9 +6,10 @@
 ``readout`` reads a model's answer, ``store`` keeps the readings, ``session`` is the one read
 loop, ``baselines`` and ``eligibility`` set τ and the rule, ``matrix`` runs a grid,
 ``diagnostics`` explains the verdicts, ``recommend`` says what to deploy per task
-(``demo`` is the demo's slice of it). This package re-exports nothing; see ``RULES.md``
-beside this file.
+(``demo`` is the demo's slice of it), ``stored`` rebuilds matrices from a store alone.
+This package re-exports nothing; see ``RULES.md`` beside this file.
 """
 
 __all__ = ["baselines", "datasets", "demo", "diagnostics", "eligibility", "matrix", "prompts",
-           "readout", "recommend", "session", "spec", "store", "taskfile", "tasks"]
+           "readout", "recommend", "session", "spec", "store", "stored", "taskfile",
+           "tasks"]

@@ -2,8 +2,9 @@
 to a small cap, then the routing verdict.
 
 :func:`demo_slice` builds a missing dataset (``spec.prepare``), reads through a readings
-store in ``out`` (so a rerun reads nothing new), writes ``eligibility.json`` and
-``routes.json`` there, and returns the lines to print.
+store in ``out`` (so a rerun reads nothing new), writes ``eligibility.json``,
+``recommendation.json`` (evidence and cost per task) and ``routes.json`` there, and returns
+the lines to print.
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from slmbench.microtasks.spec import DatasetMissingError, prepare
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 from slmbench.models.base import Model
 
-__all__ = ["DEMO_CAP", "DEMO_TASKS", "DemoSlice", "demo_slice"]
+__all__ = ["DEMO_CAP", "DEMO_TASKS", "MATRIX_FILE", "RECOMMENDATION_FILE", "ROUTES_FILE",
+           "DemoSlice", "demo_slice"]
 
 DEMO_TASKS: tuple[str, ...] = ("approval", "tools")
 DEMO_CAP = 60  # eval items per cell at most (a stratified sample, read in seeded order)
+MATRIX_FILE, RECOMMENDATION_FILE, ROUTES_FILE = ("eligibility.json", "recommendation.json",
+                                                 "routes.json")
 
 
 class DemoSlice(BaseModel):
@@ -32,6 +36,7 @@ class DemoSlice(BaseModel):
     run: MatrixRun
     recommendation: Recommendation
     matrix_path: Path
+    recommendation_path: Path
     routes_path: Path
     lines: list[str]
 
@@ -70,11 +75,13 @@ def demo_slice(model: str, *, out: Path, tasks: Sequence[str] = DEMO_TASKS,
                          command=f"slmbench demo (Part B slice: {', '.join(tasks)} x p0, "
                                  f"until decided, at most {cap} items a cell)")
         rec = recommend([run], store=store, command=run.command)
-    matrix_path, routes_path = out / "eligibility.json", out / "routes.json"
+    matrix_path, routes_path = out / MATRIX_FILE, out / ROUTES_FILE
     matrix_path.write_text(run.model_dump_json(indent=1), encoding="utf-8")
+    (out / RECOMMENDATION_FILE).write_text(rec.model_dump_json(indent=1), encoding="utf-8")
     routes_path.write_text(rec.routes().model_dump_json(indent=1), encoding="utf-8")
     lines = [f"Part B: {', '.join(tasks)} under p0, read until decided (at most {cap} items):"]
     lines += [_line(t) for t in rec.tasks]
     lines.append(f"routing table: {routes_path}")
     return DemoSlice(run=run, recommendation=rec, matrix_path=matrix_path,
-                     routes_path=routes_path, lines=lines)
+                     recommendation_path=out / RECOMMENDATION_FILE, routes_path=routes_path,
+                     lines=lines)

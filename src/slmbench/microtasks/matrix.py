@@ -74,7 +74,8 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
 
     ``sequential``: read each (model, task, prompt) block in the seeded order only until its
     cells are settled (``eligibility.SequentialRule``; τ fixed on all chosen items first),
-    else to the last chosen item. ``cell_progress`` is told of every item read.
+    else to the last chosen item. ``cell_progress`` is told of every item read, each cell
+    started at its first reading and finished before the next one starts.
 
     With a ``store``, each reading is committed as it is made and stored ones are reused: a
     rerun after an interruption reads only what is missing (and loads no model that has
@@ -92,11 +93,14 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
     cells: list[EligibilityCell] = []
     readings: list[ItemReading] = []
     for spec in models:
+        ticker = _Cells(cell_progress)
         blocks = [Block(t, p, chosen[t],
-                        _until(rules.get(t), len(chosen[t]), f"{spec} · {t} · {p}",
-                               cell_progress))
+                        _until(rules.get(t), len(chosen[t]), f"{spec} · {t} · {p}", ticker))
                   for t in tasks for p in prompt_ids]
-        got = session.read(spec, blocks)
+        try:
+            got = session.read(spec, blocks)
+        finally:
+            ticker.close("stopped")
         precision = precision_of(spec)
         for block in got.blocks:
             readings.extend(block.readings)
@@ -127,32 +131,52 @@ def _rules(task: TaskName, items: Sequence[AnyItem], baselines: list[Baseline]
     return {m: SequentialRule(task, m, golds, base) for m in registry.get(task).metrics}
 
 
+class _Cells:
+    """Tells ``progress`` of one model's blocks in the order they are read: a cell starts at
+    its first reading (not when its block is built) and finishes when its stop test ends it,
+    at its last item, or when the next cell starts or the model's reading ends."""
+
+    def __init__(self, progress: CellProgress | None) -> None:
+        self.progress = progress
+        self.open: tuple[str, list[int]] | None = None  # (label, [items read])
+
+    def begin(self, label: str, total: int, counter: list[int]) -> None:
+        if self.progress is None or (self.open is not None and self.open[1] is counter):
+            return
+        self.close("stopped")
+        self.progress.start(label, total)
+        self.open = (label, counter)
+
+    def close(self, verdict: str) -> None:
+        if self.progress is not None and self.open is not None:
+            self.progress.finish(self.open[1][0], verdict)
+        self.open = None
+
+
 def _until(rules: dict[str, SequentialRule] | None, total: int, label: str,
-           progress: CellProgress | None) -> Callable[[ItemReading], bool] | None:
+           cells: _Cells) -> Callable[[ItemReading], bool] | None:
     """A block's stop test (``rules``: both readings of the deciding metric settled) and its
-    progress report; None when there is neither."""
-    if rules is None and progress is None:
+    progress report through ``cells``; None when there is neither."""
+    if rules is None and cells.progress is None:
         return None
     rule = next(iter(rules.values())) if rules else None  # the task's first metric decides
     generation = rule.tracker() if rule else None
     logprob = rule.tracker() if rule else None
-    read = 0
-    if progress:
-        progress.start(label, total)
+    read = [0]
 
     def until(reading: ItemReading) -> bool:
-        nonlocal read
-        read += 1
+        cells.begin(label, total, read)
+        read[0] += 1
         done = False
         if generation is not None and logprob is not None:
             verdict = generation.feed(reading.generation_ranking)
             done = verdict != "undecided"
             if reading.logprob_ranking is not None:
                 done = logprob.feed(reading.logprob_ranking) != "undecided" and done
-        if progress:
-            progress.advance(read, generation.estimate if generation else None)
-            if done or read == total:
-                progress.finish(read, "settled" if done else "full split")
+        if cells.progress:
+            cells.progress.advance(read[0], generation.estimate if generation else None)
+            if done or read[0] == total:
+                cells.close("settled" if done else "full split")
         return done
 
     return until

@@ -16,6 +16,7 @@ from slmbench.agents.humaneval import Summary as HumanEvalSummary
 from slmbench.agents.records import Trial
 from slmbench.core.stats import Estimate
 from slmbench.microtasks.matrix import MatrixRun
+from slmbench.microtasks.recommend import Recommendation
 
 __all__ = ["DIMENSIONS", "ModelCost", "ReadingTally", "StudyFacts", "num", "pct", "pval",
            "short", "table"]
@@ -66,6 +67,7 @@ class StudyFacts(BaseModel):
     summary: AnalysisSummary | None = None
     trials: list[Trial] = Field(default_factory=list)
     matrices: list[MatrixRun] = Field(default_factory=list)  # one per Part B block
+    recommendation: Recommendation | None = None  # what to deploy per micro-task
     humaneval: list[HumanEvalSummary] = Field(default_factory=list)
     costs: list[ModelCost] = Field(default_factory=list)
     figures: dict[str, str] = Field(default_factory=dict)  # name -> path relative to the page

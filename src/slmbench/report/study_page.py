@@ -5,7 +5,8 @@ analysis summary and trials, Part B's eligibility matrix, HumanEval summaries,
 versions and model hashes) and writes the seed-style tables: accuracy with
 intervals per model and group, the four reliability dimensions and the
 composite, temperature effects, size-vs-score correlation with its p-value,
-the eligibility matrix with τ, HumanEval against the published table, the cost
+the eligibility matrix with τ, what to deploy per micro-task (baseline, model or
+cascade, with evidence and cost), HumanEval against the published table, the cost
 of each model, then a plain-language summary derived from the same numbers.
 """
 
@@ -21,6 +22,7 @@ from slmbench.agents.records import Trial
 from slmbench.agents.reliability import Consistency
 from slmbench.core.stats import Correlation
 from slmbench.microtasks.matrix import MatrixRun
+from slmbench.report.partb import deciding_metrics, recommend_section, verdict_text
 from slmbench.report.published import published_part_a, published_part_b
 from slmbench.report.seed_claims import check_claims
 from slmbench.report.study_facts import (
@@ -35,7 +37,7 @@ from slmbench.report.study_facts import (
     table,
 )
 
-__all__ = ["render_study_page"]
+__all__ = ["part_a_section", "part_b_section", "render_study_page"]
 
 # -- sections -----------------------------------------------------------------------------------
 
@@ -90,7 +92,7 @@ def _costs(f: StudyFacts) -> list[str]:
             *table(head, rows)]
 
 
-def _part_a(s: AnalysisSummary) -> list[str]:
+def part_a_section(s: AnalysisSummary) -> list[str]:
     lines = ["## Part A: agent reliability", "",
              f"{s.n_trials} trials. Accuracy counts {s.capability_scope}; 95% Wilson "
              "intervals over trials (per-task mean: simulated per task). Every fact in the "
@@ -215,7 +217,7 @@ def _size(s: AnalysisSummary) -> list[str]:
     return lines
 
 
-def _part_b(m: MatrixRun, block: int, blocks: int) -> list[str]:
+def part_b_section(m: MatrixRun, block: int = 0, blocks: int = 1) -> list[str]:
     title = "## Part B: micro-task eligibility"
     if blocks > 1:
         title += f", block {block + 1} of {blocks} ({', '.join(short(x) for x in m.models)})"
@@ -227,12 +229,13 @@ def _part_b(m: MatrixRun, block: int, blocks: int) -> list[str]:
              "model − τ-baseline is above 0, and it does not give one answer to ≥ 95% of "
              "items (`constant`).", ""]
     rows = []
+    deciding = deciding_metrics(m.cells)
     for c in sorted(m.cells, key=lambda c: (c.task, c.metric, c.model, c.prompt_id, c.reading)):
         n = str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
         rows.append([c.task, c.metric, short(c.model), c.prompt_id, c.reading, n,
                      c.score.formatted(percent=False, digits=3),
                      f"{c.tau:.3f} ({c.tau_anchor})", c.diff.formatted(percent=False, digits=3),
-                     "constant" if c.constant else c.verdict,
+                     verdict_text(c, deciding[c.task] == c.metric),
                      "**yes**" if c.eligible else "no"])
     lines += table(["task", "metric", "model", "prompt", "reading", "n read", "score [95% CI]",
                     "τ (baseline)", "model − τ [paired 95% CI]", "verdict", "eligible"], rows)
@@ -365,9 +368,12 @@ def render_study_page(f: StudyFacts) -> str:
     lines += _seed_claims(f)
     lines += _reproduce(f) + _costs(f)
     if f.summary is not None:
-        lines += _part_a(f.summary) + failures(f.summary, f.trials) + outcomes_per_task(f.trials)
+        lines += part_a_section(f.summary) + failures(f.summary, f.trials)
+        lines += outcomes_per_task(f.trials)
     for i, m in enumerate(f.matrices):
-        lines += _part_b(m, i, len(f.matrices))
+        lines += part_b_section(m, i, len(f.matrices))
+    if f.recommendation is not None:
+        lines += recommend_section(f.recommendation)
     lines += published_part_a(f)
     lines += published_part_b(f)
     lines += _humaneval(f.humaneval) + _figures(f)

@@ -12,7 +12,9 @@ Precisions (``--precision``):
   quantization: the arithmetic stays fp32, the information is 4-bit).
 * GGUF quantizations the user already has: extra ``llamacpp:`` specs, run by llama.cpp.
 
-GPTQ and AWQ are not run: see :data:`NOT_AVAILABLE` (checked on this machine).
+GPTQ and AWQ are not run in this environment: see :data:`NOT_AVAILABLE`; they run in their
+own venvs through ``scripts/quantize_external.py``, whose dequantized output is read here as
+an extra spec (``--gguf hf:DIR``).
 
 Every (task, precision) cell gets its eligibility (:func:`~slmbench.microtasks.eligibility.
 make_cell`); each precision is compared with the first one on the same items, paired:
@@ -49,13 +51,15 @@ GROUP_SIZE = 128
 BITS = 4
 HF_PRECISIONS = ("fp32", "fp16", "bf16")
 RTN_PRECISIONS = ("rtn4", "rtn4-sym")
-NOT_AVAILABLE: dict[str, str] = {
-    "gptq": "gptqmodel 7.7.0 is an sdist that compiles CUDA kernels (47 .cu files); "
-            "llmcompressor 0.14.0.1 pins transformers<=5.17.0 (this venv has 5.24) and pulls "
-            "datasets/nvidia-ml-py; neither runs on this CPU-only machine without replacing "
-            "the shared transformers",
-    "awq": "autoawq 0.2.9 says it is officially deprecated and no longer maintained; its CPU "
-           "path needs intel-extension-for-pytorch; llmcompressor's AWQ has the pin above",
+EXTERNAL = ("make quant-venvs, then scripts/quantize_external.py --method {m} (docs/diagnostics.md"
+            "#quantization) and read its {m}-qdq folder with --gguf hf:OUT/{m}-qdq")
+NOT_AVAILABLE: dict[str, str] = {  # not in this environment: each runs in its own venv
+    "gptq": "the GPTQ implementations do not install beside the project's pins: "
+            "llmcompressor 0.14.0.1 needs transformers>=5.15,<=5.17 (the project runs 5.24), "
+            "gptqmodel 7.7.0 needs torch>=2.14.1 (the project pins 2.13.0); "
+            + EXTERNAL.format(m="gptq"),
+    "awq": "AWQ runs through auto-round 0.16.1 (AWQ scales, then RTN) in its own venv "
+           "(autoawq 0.2.9 declares itself deprecated); " + EXTERNAL.format(m="awq"),
 }
 
 
@@ -155,7 +159,7 @@ def parse_precisions(spec: str) -> list[str]:
     for name in names:
         if name in NOT_AVAILABLE:
             raise ConfigError(f"{name} is not available here: {NOT_AVAILABLE[name]}",
-                              "use rtn4 / rtn4-sym, or pass a GGUF quantization with --gguf")
+                              "use rtn4 / rtn4-sym, or read a quantized model with --gguf SPEC")
         if name not in HF_PRECISIONS + RTN_PRECISIONS:
             raise ConfigError(f"unknown precision {name!r}",
                               f"use some of {', '.join(HF_PRECISIONS + RTN_PRECISIONS)}")

@@ -1,0 +1,111 @@
+"""The eligibility page of a readings store read until decided (Markdown), never typed.
+
+:func:`render_eligibility_page` takes the matrices rebuilt from the store
+(:func:`slmbench.microtasks.stored.stored_matrices`), the blocks the store does not hold to
+their end, and the recommendation over those matrices. Per cell it shows n read of the
+split, the verdict (eligible / ineligible / undecided at the full split), the confidence
+sequence that settled it and the fixed-n interval beside it; it flags loudly every cell
+undecided while unread items remain, and ends with what to deploy per micro-task.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from slmbench.microtasks.eligibility import EligibilityCell
+from slmbench.microtasks.matrix import MatrixRun
+from slmbench.microtasks.recommend import Recommendation
+from slmbench.microtasks.stored import IncompleteBlock
+from slmbench.report.partb import (
+    deciding_metrics,
+    recommend_section,
+    unread_undecided,
+    verdict_text,
+)
+from slmbench.report.study_facts import num, short, table
+
+__all__ = ["render_eligibility_page"]
+
+
+def _row(c: EligibilityCell, deciding: bool) -> list[str]:
+    n = str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
+    return [c.task, short(c.model), c.prompt_id, c.reading, c.metric + ("" if deciding else
+                                                                         " (secondary)"),
+            n, verdict_text(c, deciding), num(c.sequence), num(c.score),
+            f"{c.tau:.3f} ({c.tau_anchor})", num(c.diff), str(c.format_failures)
+            if c.reading == "generation" else "–", "**yes**" if c.eligible else "no"]
+
+
+def _flags(cells: Sequence[EligibilityCell], deciding: dict[str, str],
+           incomplete: Sequence[IncompleteBlock]) -> list[str]:
+    unread = [c for c in cells if unread_undecided(c, deciding[c.task] == c.metric)]
+    lines = ["## Undecided while unread items remain", ""]
+    if not unread and not incomplete:
+        return [*lines, "None: every cell is settled by its bound, or read to the end of its "
+                "split (a cell undecided there is not shown better than the baseline).", ""]
+    lines += ["**THIS PAGE IS NOT FINAL: the cells and blocks below stopped before their "
+              "verdict was settled. Resume the reading command (it reads only what is "
+              "missing) and regenerate the page.**", ""]
+    lines += [f"- **{short(c.model)} · {c.task} · {c.prompt_id} · {c.reading}: "
+              f"{c.n_items} of {c.n_split} items read, undecided**" for c in unread]
+    lines += [f"- **{short(b.model)} · {b.task} · {b.prompt_id}: {b.stored} of {b.planned} "
+              "items stored, the block is not read to its end (left out of the tables)**"
+              for b in incomplete]
+    return [*lines, ""]
+
+
+def _summary(cells: Sequence[EligibilityCell], deciding: dict[str, str]) -> list[str]:
+    rows = []
+    for model in dict.fromkeys(c.model for c in cells):
+        mine = [c for c in cells if c.model == model and deciding[c.task] == c.metric]
+        verdicts = Counter("constant" if c.constant else c.verdict for c in mine)
+        read = sum(c.n_items for c in mine)
+        split = sum(c.n_split or c.n_items for c in mine)
+        rows.append([short(model), str(len(mine)), str(sum(c.eligible for c in mine)),
+                     str(verdicts["eligible"]), str(verdicts["ineligible"]),
+                     str(verdicts["undecided"]), str(verdicts["constant"]),
+                     f"{read:,} of {split:,} ({read / split:.0%})" if split else "–"])
+    return ["## Verdicts per model (deciding metric, both readings)", "",
+            "eligible: the verdict settled above τ *and* the paired interval of model − "
+            "τ-baseline above 0; constant: one answer to ≥ 95% of items, never eligible.", "",
+            *table(["model", "cells", "eligible", "settled above τ", "settled below τ",
+                    "undecided", "constant", "items read of the splits"], rows)]
+
+
+def render_eligibility_page(*, title: str, command: str, created: str, store: str,
+                            read_with: Sequence[str], runs: Sequence[MatrixRun],
+                            incomplete: Sequence[IncompleteBlock],
+                            rec: Recommendation | None) -> str:
+    """The page as Markdown: how it was made, the loud flags, verdicts, every cell, routing."""
+    cells = [c for r in runs for c in r.cells]
+    deciding = deciding_metrics(cells)
+    items = {t: len(ids) for r in runs for t, ids in r.items.items()}
+    lines = [f"# {title}", "",
+             "Generated from the readings store by the command below (it loads no model); do "
+             "not edit by hand.", "", "## How it was made", "", "```bash"]
+    lines += [*read_with, command, "```", "",
+              f"Store: `{store}`; generated {created}. Items per task (the eval split, seed "
+              f"{runs[0].seed if runs else 0}): "
+              + ", ".join(f"{t} {n:,}" for t, n in items.items()) + ". Each (model, task, "
+              "prompt) block is read in a seeded order until an anytime-valid confidence "
+              "sequence (confseq) settles the deciding metric of both readings against τ, "
+              "which is fixed on the whole split first; F1 is not a mean of per-item values, "
+              "so F1 cells read the whole split and are settled by their fixed-n interval.",
+              ""]
+    lines += _flags(cells, deciding, incomplete)
+    lines += _summary(cells, deciding)
+    lines += ["## Every cell", "",
+              "n read: items read of the split. Sequence: the confidence sequence at the "
+              "items read (what the stop rule used); fixed-n: the score's Wilson or bootstrap "
+              "interval at the same n, beside it. τ: the best non-LLM baseline or constant "
+              "answer on the whole split.", ""]
+    rows = [_row(c, deciding[c.task] == c.metric)
+            for c in sorted(cells, key=lambda c: (c.task, c.model, c.prompt_id, c.reading,
+                                                   c.metric != deciding[c.task]))]
+    lines += table(["task", "model", "prompt", "reading", "metric", "n read", "verdict",
+                    "sequence [95%]", "score, fixed-n [95% CI]", "τ (baseline)",
+                    "model − τ [paired 95% CI]", "format failures", "eligible"], rows)
+    if rec is not None:
+        lines += recommend_section(rec)
+    return "\n".join(lines).rstrip() + "\n"
