@@ -139,8 +139,12 @@ def _check_identity(trial: Trial, p: PlannedTrial) -> None:
 class _Run:
     def __init__(self, exp: Experiment, store: RunStore, plan: Plan, *, trial_fn: TrialFn,
                  model_loader: ModelLoader, progress: RunProgress,
-                 sleep: Callable[[float], None]) -> None:
+                 sleep: Callable[[float], None], workers: Callable[[str], int] | None = None,
+                 one_lane: Callable[[str], bool] | None = None) -> None:
         self.exp, self.store, self.plan = exp, store, plan
+        # trials of a model in flight at once; whether it shares the one in-process lane
+        self.workers = workers or exp.workers
+        self.one_lane = one_lane or (lambda m: parse_spec(m).backend not in SERVER_BACKENDS)
         self.trial_fn, self.model_loader, self.progress = trial_fn, model_loader, progress
         self.sleep = sleep
         self.stop = threading.Event()
@@ -232,7 +236,7 @@ class _Run:
         model = self.model_loader(spec)
         try:
             lane_start, wall_before = time.perf_counter(), self.stats[spec].wall_s
-            workers = self.exp.workers(spec)
+            workers = self.workers(spec)
             if workers == 1:
                 for p in todo:
                     if self.halted(spec):
@@ -264,7 +268,7 @@ class _Run:
             self.run_model(spec)
 
     def run(self) -> None:
-        in_process = [m for m in self.exp.models if parse_spec(m).backend not in SERVER_BACKENDS]
+        in_process = [m for m in self.exp.models if self.one_lane(m)]
         servers = [m for m in self.exp.models if m not in in_process]
         with ThreadPoolExecutor(max_workers=1 + len(servers), thread_name_prefix="lane") as lanes:
             futures: list[Future[None]] = [lanes.submit(self.run_in_process, in_process)]
@@ -395,20 +399,45 @@ def execute(
     ``trial_fn``, ``load_suite`` and ``variants`` default to
     ``slmbench.agents.evaluator.run_trial``, ``slmbench.agents.tasks.load_suite`` and the
     variants of ``slmbench.agents.tasks.perturb``; tests inject their own.
+
+    With ``exp.executor == "ray"`` each model runs on Ray actors (``ray_cluster.RayCluster``:
+    ``model_loader`` and the readiness check run inside each actor, all of them started
+    before ``run_dir`` exists); the trials, the store and everything else stay here.
     """
     started = time.perf_counter()
     run_dir = Path(run_dir) if run_dir is not None else exp.out_dir()
-    if check_servers:
+    if check_servers and exp.executor == "local":
         for spec in exp.models:
             check_ready(spec, wait_ready_s=wait_ready_s)
     plan = build_plan(exp, load_suite=load_suite or _default_suite_loader(),
                       variants=variants or _default_variants())
     progress = progress or PlainProgress()
     check_sandbox(exp, plan)  # before the run folder exists: nothing half-written
+    cluster = None
+    try:
+        if exp.executor == "ray":
+            from slmbench.agents.runner.ray_cluster import RayCluster
+
+            cluster = RayCluster(exp, loader=model_loader, check=check_servers,
+                                 wait_ready_s=wait_ready_s)
+            cluster.start(exp.models)
+        return _execute(exp, run_dir, plan, started=started, cluster=cluster,
+                        trial_fn=trial_fn or _default_trial_fn(), model_loader=model_loader,
+                        progress=progress, sleep=sleep)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _execute(exp: Experiment, run_dir: Path, plan: Plan, *, started: float, cluster: Any,
+             trial_fn: TrialFn, model_loader: ModelLoader, progress: RunProgress,
+             sleep: Callable[[float], None]) -> RunSummary:
     with RunStore(run_dir) as store:
         planned = _merge_meta(store, exp, plan)
-        run = _Run(exp, store, plan, trial_fn=trial_fn or _default_trial_fn(),
-                   model_loader=model_loader, progress=progress, sleep=sleep)
+        placed: dict[str, Any] = {} if cluster is None else {
+            "workers": cluster.workers, "one_lane": lambda m: False}  # every model its own lane
+        run = _Run(exp, store, plan, trial_fn=trial_fn, progress=progress, sleep=sleep,
+                   model_loader=cluster.model if cluster else model_loader, **placed)
         totals = {m: len(plan.for_model(m)) for m in exp.models}
         stored_outcomes = {m: [t.outcome for t in store.trials(m)] for m in exp.models}
         progress.start(totals, {m: totals[m] - len(run.pending[m]) for m in exp.models},
