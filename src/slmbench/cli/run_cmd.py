@@ -98,6 +98,12 @@ def register(app: typer.Typer) -> None:
         refusal_judge: Annotated[str | None, typer.Option(
             "--refusal-judge", help="model spec that labels refusals instead of the rule "
             "classifier (validate it first: slmbench refusal-judge --model SPEC)")] = None,
+        executor: Annotated[str | None, typer.Option(
+            help="local (default) | ray: each model's replicas on Ray actors (docs/scale-out.md)")
+        ] = None,
+        ray_address: Annotated[str | None, typer.Option(
+            "--ray-address", help="Ray cluster to use with --executor ray (default: RAY_ADDRESS, "
+            "else a local Ray)")] = None,
     ) -> None:
         """Run (or resume) an experiment: models x tasks x variants x temperatures x repeats."""
         flags: dict[str, Any] = {
@@ -108,6 +114,7 @@ def register(app: typer.Typer) -> None:
             "toolset": toolset, "skip_code_tasks": skip_code_tasks,
             "refusal_judge": refusal_judge,
             "deterministic": deterministic or None,
+            "executor": executor, "ray_address": ray_address,
         }
         if experiment is not None:
             exp = load_experiment(experiment, flags)
@@ -119,9 +126,16 @@ def register(app: typer.Typer) -> None:
         _run(exp, exp.out_dir(), wait_ready_s=wait_ready)
 
     @app.command()
-    def resume(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
+    def resume(
+        run_dir: Annotated[Path, typer.Argument(help="a run directory")],
+        executor: Annotated[str | None, typer.Option(
+            help="local | ray (default: the one the run was started with)")] = None,
+        ray_address: Annotated[str | None, typer.Option("--ray-address")] = None,
+    ) -> None:
         """Finish a run from the experiment saved in its store."""
-        _run(saved_experiment(run_dir), run_dir)
+        saved = saved_experiment(run_dir).model_dump()
+        changes = {"executor": executor, "ray_address": ray_address}
+        _run(build_experiment({**saved, **{k: v for k, v in changes.items() if v}}), run_dir)
 
 
 def _run(exp: Experiment, run_dir: Path, wait_ready_s: float | None = None) -> None:

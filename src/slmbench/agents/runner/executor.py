@@ -401,8 +401,9 @@ def execute(
     variants of ``slmbench.agents.tasks.perturb``; tests inject their own.
 
     With ``exp.executor == "ray"`` each model runs on Ray actors (``ray_cluster.RayCluster``:
-    ``model_loader`` and the readiness check run inside each actor, all of them started
-    before ``run_dir`` exists); the trials, the store and everything else stay here.
+    ``model_loader`` and the readiness check run inside each actor when its model's trials
+    start; a cluster that can never hold a model's replicas is refused before ``run_dir``
+    exists); the trials, the store and everything else stay here.
     """
     started = time.perf_counter()
     run_dir = Path(run_dir) if run_dir is not None else exp.out_dir()
@@ -420,7 +421,7 @@ def execute(
 
             cluster = RayCluster(exp, loader=model_loader, check=check_servers,
                                  wait_ready_s=wait_ready_s)
-            cluster.start(exp.models)
+            cluster.check(exp.models)
         return _execute(exp, run_dir, plan, started=started, cluster=cluster,
                         trial_fn=trial_fn or _default_trial_fn(), model_loader=model_loader,
                         progress=progress, sleep=sleep)

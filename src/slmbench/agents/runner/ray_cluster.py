@@ -90,6 +90,30 @@ def resources_of(spec: str, options: RayModelOptions | None = None) -> dict[str,
     return out
 
 
+def bundle_of(need: dict[str, Any]) -> dict[str, float]:
+    """The placement-group bundle of one replica (Ray's resource names, zeros left out)."""
+    bundle = {"CPU": need["num_cpus"], "GPU": need["num_gpus"], **need.get("resources", {})}
+    return {k: float(v) for k, v in bundle.items() if v}
+
+
+def check_fits(spec: str, need: dict[str, Any], replicas: int,
+               nodes: Sequence[dict[str, float]]) -> None:
+    """Raise ConfigError unless some node holds one replica and the cluster holds them all.
+
+    ``nodes`` are the alive nodes' total resources. Ray would otherwise wait forever.
+    """
+    bundle = bundle_of(need)
+    if not any(all(n.get(k, 0.0) >= v for k, v in bundle.items()) for n in nodes):
+        raise ConfigError(f"no node of the Ray cluster has {bundle} for one replica of {spec}",
+                          "lower num_cpus/num_gpus in [ray_models], or add a node that has them")
+    for k, v in bundle.items():
+        total = sum(n.get(k, 0.0) for n in nodes)
+        if total < v * replicas:
+            raise ConfigError(f"{replicas} replicas of {spec} need {v * replicas:g} {k}; the "
+                              f"Ray cluster has {total:g}",
+                              "ask for fewer replicas in [ray_models], or add nodes")
+
+
 class ModelActor:
     """The body of one replica's actor: loads the model once, then answers its calls.
 
@@ -151,13 +175,18 @@ class RayModel:
 
     def __init__(self, spec: str, *, loader: ModelLoader, options: RayModelOptions,
                  concurrency: int, check: bool = True, wait_ready_s: float | None = None,
-                 run_id: str = "") -> None:
+                 run_id: str = "", attempts: int = 1) -> None:
         ray = _ray()
         self.spec = spec
         self.replicas = options.replicas
         self.concurrency = concurrency
-        self._opts = {**resources_of(spec, options), "max_concurrency": concurrency,
-                      "namespace": NAMESPACE}
+        need = resources_of(spec, options)
+        # One placement group per model: its replicas' resources are reserved all at once or
+        # not at all, so two models waiting for each other's CPUs cannot deadlock.
+        self._group = ray.util.placement_group([bundle_of(need)] * self.replicas,
+                                               strategy="SPREAD")
+        ray.get(self._group.ready())
+        self._opts = {**need, "max_concurrency": concurrency, "namespace": NAMESPACE}
         self._cls = ray.remote(ModelActor)
         self._args = (spec, loader, check, wait_ready_s)
         self._run_id = run_id or uuid.uuid4().hex[:8]
@@ -166,14 +195,21 @@ class RayModel:
         self._slots = itertools.count()
         self._made = itertools.count()
         self.actors = [self._new_actor(i) for i in range(self.replicas)]
-        info = self._get(self.actors[0].ready.remote())
-        self._get_all([a.ready.remote() for a in self.actors[1:]])
-        self.supports_logprobs = bool(info["supports_logprobs"])
-        self.supports_native_tools = bool(info["supports_native_tools"])
+        try:
+            info = [self._ready(slot, attempts) for slot in range(self.replicas)]
+        except BaseException:  # a model that cannot load: end its actors and reservation
+            self.close()
+            raise
+        self.supports_logprobs = bool(info[0]["supports_logprobs"])
+        self.supports_native_tools = bool(info[0]["supports_native_tools"])
 
     def _new_actor(self, slot: int) -> Any:
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
         name = f"{self.spec}#{slot}.{next(self._made)}@{self._run_id}"
-        return self._cls.options(name=name, **self._opts).remote(*self._args)
+        where = PlacementGroupSchedulingStrategy(self._group, placement_group_bundle_index=slot)
+        return self._cls.options(name=name, scheduling_strategy=where,
+                                 **self._opts).remote(*self._args)
 
     @staticmethod
     def _get(ref: Any) -> Any:
@@ -187,9 +223,21 @@ class RayModel:
                 raise
             raise cause from None
 
-    def _get_all(self, refs: Sequence[Any]) -> None:
-        for ref in refs:
-            self._get(ref)
+    def _ready(self, slot: int, attempts: int) -> dict[str, Any]:
+        """Wait until the replica in ``slot`` has its model; a replica that dies while
+        starting is replaced, ``attempts`` times in all, then its death is the error."""
+        ray = _ray()
+        for attempt in range(attempts):
+            try:
+                return self._get(self.actors[slot].ready.remote())  # type: ignore[no-any-return]
+            except ray.exceptions.RayActorError as exc:
+                if attempt + 1 == attempts:
+                    raise BackendError(
+                        f"{self.spec}: its Ray actor died while starting, {attempts} times "
+                        f"({_cause(exc)})", "see the actor's log under /tmp/ray on its node; "
+                        "docs/scale-out.md") from None
+                self.actors[slot] = self._new_actor(slot)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _slot(self) -> int:
         slot = getattr(self._bound, "slot", None)
@@ -244,6 +292,8 @@ class RayModel:
             with contextlib.suppress(Exception):
                 ray.get(actor.close.remote(), timeout=30)
             ray.kill(actor)
+        if actors:
+            ray.util.remove_placement_group(self._group)
 
 
 class RayCluster:
@@ -256,7 +306,8 @@ class RayCluster:
 
     def __init__(self, exp: Experiment, *, loader: ModelLoader, check: bool = True,
                  wait_ready_s: float | None = None) -> None:
-        self.exp, self.loader, self.check, self.wait_ready_s = exp, loader, check, wait_ready_s
+        self.exp, self.loader, self.wait_ready_s = exp, loader, wait_ready_s
+        self.check_ready = check
         self.models: dict[str, RayModel] = {}
         self.run_id = uuid.uuid4().hex[:8]
         ray = _ray()
@@ -277,18 +328,24 @@ class RayCluster:
     def options(self, spec: str) -> RayModelOptions:
         return self.exp.ray_models.get(spec, RayModelOptions())
 
-    def start(self, specs: Sequence[str]) -> None:
-        """Start every replica of ``specs`` and wait until each has its model loaded."""
+    def check(self, specs: Sequence[str]) -> None:
+        """Raise ConfigError if the cluster can never hold the replicas of one of ``specs``.
+
+        Nothing is loaded: each model's replicas start when its trials do (:meth:`model`).
+        """
+        nodes = [n["Resources"] for n in _ray().nodes() if n.get("Alive")]
         for spec in specs:
-            self.model(spec)
+            check_fits(spec, resources_of(spec, self.options(spec)),
+                       self.options(spec).replicas, nodes)
 
     def model(self, spec: str) -> RayModel:
         """The replicas of ``spec``, started on first use (again after they were closed)."""
         if spec not in self.models or not self.models[spec].actors:
             self.models[spec] = RayModel(
                 spec, loader=self.loader, options=self.options(spec),
-                concurrency=self.exp.workers(spec), check=self.check,
-                wait_ready_s=self.wait_ready_s, run_id=self.run_id)
+                concurrency=self.exp.workers(spec), check=self.check_ready,
+                wait_ready_s=self.wait_ready_s, run_id=self.run_id,
+                attempts=self.exp.retry.attempts)
         return self.models[spec]
 
     def close(self) -> None:
