@@ -223,3 +223,28 @@ def test_replicas_reserve_cpus_by_the_registry_size_unless_overridden() -> None:
     over = RayModelOptions(num_cpus=4, num_gpus=1, resources={"vllm": 1})
     assert resources_of("llamacpp:qwen2.5-coder-0.5b", over) == {
         "num_cpus": 4, "num_gpus": 1, "resources": {"vllm": 1}}
+
+
+def test_a_study_file_sets_the_executor_of_its_part_a_blocks(tmp_path: Path) -> None:
+    from slmbench.study import load_study, part_a_experiment
+
+    study = tmp_path / "study.toml"
+    study.write_text(f"""name = "s"
+out = "{tmp_path / 'out'}"
+executor = "ray"
+ray_address = "ray://head:10001"
+
+[[part_a]]
+models = ["{MODEL}"]
+suites = ["quick"]
+
+[[part_a]]
+models = ["{MODEL}"]
+suites = ["quick"]
+executor = "local"
+""", encoding="utf-8")
+    loaded = load_study(study)
+    first, second = (part_a_experiment(loaded, b) for b in range(2))
+    assert (first.executor, first.ray_address) == ("ray", "ray://head:10001")
+    assert second.executor == "local"  # a block's own setting wins
+    assert first.grid_fingerprint() == second.grid_fingerprint()  # where, not what
