@@ -313,9 +313,11 @@ class RayCluster:
         ray = _ray()
         self._owns = not ray.is_initialized()
         if self._owns:
+            local = not (exp.ray_address or os.environ.get("RAY_ADDRESS"))
+            extra = {"include_dashboard": False} if local else {}  # not an option of Ray Client
             try:
                 ray.init(address=exp.ray_address, namespace=NAMESPACE, log_to_driver=False,
-                         include_dashboard=False)
+                         **extra)
             except (ConnectionError, ValueError, RuntimeError) as exc:
                 raise ConfigError(f"cannot reach the Ray cluster at {exp.ray_address}: {exc}",
                                   "start it with `ray start --head`, or fix ray_address "
