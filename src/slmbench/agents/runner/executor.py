@@ -14,7 +14,9 @@ are then mostly answered from the response cache.
 Server models (``openai:``, ``ollama:``, ``llamaserver:``) each get a thread pool of their
 ``concurrency``; in-process models (``llamacpp:``, ``hf:``, ``scripted:``)
 run one at a time, one trial at a time, in a single lane (one loaded model
-in memory). Server lanes and the in-process lane run side by side.
+in memory). Server lanes and the in-process lane run side by side. With ``executor = "ray"``
+(``ray_cluster.py``) each model's replicas are Ray actors and every model is its own lane of
+``replicas × concurrency`` threads; the trials and the store stay here.
 
 Before anything is written, each model is checked (``check_ready``: a server answers and
 has the model), so a run against an absent server stops with one line and leaves no run
