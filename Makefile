@@ -16,14 +16,15 @@ $(PY):
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# Installs the package with the embedded (llama.cpp) and hf (transformers, CPU torch from local disk) backends and the test tools.
+# Installs the package with the embedded (llama.cpp) and hf (transformers, CPU torch from local disk) backends,
+# the Ray executor (ray core) and the test tools.
 # confseq (anytime-valid confidence sequences, Part B) ships source only: its isolated build
 # fails on Python 3.11 (its build pins a pybind11 too old for 3.11), so it is built against a
 # current pybind11 without isolation, with Boost headers from build-deps (libboost-dev).
 install: $(PY) build-deps
 	$(PY) -m pip install -q scikit-build cmake ninja 'pybind11>=2.11'
 	$(PY) -m pip install -q --no-build-isolation confseq==0.0.11
-	$(PY) -m pip install -q -e '.[embedded,hf,test]'
+	$(PY) -m pip install -q -e '.[embedded,hf,ray,test]'
 
 # Installs the missing ones of CHECK:PACKAGE pairs (CHECK: a command, or a file's path) with
 # apt-get when root, else stops with the command to run.

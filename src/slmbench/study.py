@@ -6,6 +6,8 @@
     out = "runs/reference-study"          # part-a/<n>/ (RunStores), part-b/ (ReadingStore)
     page = "docs/results/reference-study.md"
     humaneval = ["runs/humaneval-q05"]    # HumanEval run dirs shown on the page
+    executor = "ray"                      # Part A blocks on Ray actors (docs/scale-out.md);
+    ray_address = "ray://head:10001"      # a block's own executor / ray_address wins
 
     [[part_a]]                            # the fields of `slmbench run`'s experiment file
     models = ["llamacpp:qwen2.5-coder-0.5b"]
@@ -48,7 +50,7 @@ import json
 import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -96,6 +98,8 @@ class Study(BaseModel):
     out: Path
     page: Path | None = None
     humaneval: list[Path] = Field(default_factory=list)
+    executor: Literal["local", "ray"] | None = None  # the default of every Part A block
+    ray_address: str | None = None
     part_a: list[Experiment] = Field(default_factory=list)
     part_b: list[PartB] = Field(default_factory=list)
 
@@ -147,7 +151,9 @@ def load_study(path: Path, *, base: Path | None = None) -> Study:
     blocks = raw.get("part_a")
     for block in [blocks] if isinstance(blocks, dict) else blocks or []:
         if isinstance(block, dict):
-            block.setdefault("name", raw.get("name"))
+            for key in ("name", "executor", "ray_address"):
+                if raw.get(key) is not None:
+                    block.setdefault(key, raw[key])
     try:
         study = Study.model_validate(raw)
     except ValidationError as exc:

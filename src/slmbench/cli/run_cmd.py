@@ -102,6 +102,12 @@ def register(app: typer.Typer) -> None:
             help="server models run at once per server (default 1)")] = None,
         retry_errors: Annotated[bool, typer.Option(
             "--retry-errors", help="run the stored backend_error trials again")] = False,
+        executor: Annotated[str | None, typer.Option(
+            help="local (default) | ray: each model's replicas on Ray actors (docs/scale-out.md)")
+        ] = None,
+        ray_address: Annotated[str | None, typer.Option(
+            "--ray-address", help="Ray cluster to use with --executor ray (default: RAY_ADDRESS, "
+            "else a local Ray)")] = None,
     ) -> None:
         """Run (or resume) an experiment: models x tasks x variants x temperatures x repeats."""
         flags: dict[str, Any] = {
@@ -113,6 +119,7 @@ def register(app: typer.Typer) -> None:
             "refusal_judge": refusal_judge,
             "deterministic": deterministic or None,
             "server_parallel_models": server_parallel_models,
+            "executor": executor, "ray_address": ray_address,
         }
         if experiment is not None:
             exp = load_experiment(experiment, flags)
@@ -124,9 +131,16 @@ def register(app: typer.Typer) -> None:
         _run(exp, exp.out_dir(), wait_ready_s=wait_ready, retry_errors=retry_errors)
 
     @app.command()
-    def resume(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
+    def resume(
+        run_dir: Annotated[Path, typer.Argument(help="a run directory")],
+        executor: Annotated[str | None, typer.Option(
+            help="local | ray (default: the one the run was started with)")] = None,
+        ray_address: Annotated[str | None, typer.Option("--ray-address")] = None,
+    ) -> None:
         """Finish a run from the experiment saved in its store."""
-        _run(saved_experiment(run_dir), run_dir)
+        saved = saved_experiment(run_dir).model_dump()
+        changes = {"executor": executor, "ray_address": ray_address}
+        _run(build_experiment({**saved, **{k: v for k, v in changes.items() if v}}), run_dir)
 
 
 def _run(exp: Experiment, run_dir: Path, wait_ready_s: float | None = None,

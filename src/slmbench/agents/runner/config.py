@@ -20,6 +20,13 @@
     attempts = 30
     window_s = 120
 
+    executor = "ray"         # run the models on Ray actors (docs/scale-out.md); default "local"
+    ray_address = "ray://head:10001"   # default: a local Ray instance, or RAY_ADDRESS
+
+    [ray_models."llamacpp:qwen2.5-coder-0.5b"]   # optional, per model
+    replicas = 2             # actors holding the model (default 1)
+    num_cpus = 2             # default from the registry's size; num_gpus default 0
+
 Flags given on the command line override the file's values.
 """
 
@@ -45,6 +52,22 @@ SERVER_BACKENDS = frozenset({"openai", "ollama", "llamaserver"})
 _HINT = "see `slmbench run --help`; the experiment file format is in docs/report-schema.md"
 GRID_FIELDS = ("suites", "tasks", "variants", "temperatures", "repeats", "seed", "scaffold",
                "max_steps", "toolset", "skip_code_tasks", "prompts")
+
+
+class RayModelOptions(BaseModel):
+    """How one model is placed on a Ray cluster: its replicas and what each one reserves.
+
+    ``None`` resources take the default of ``slmbench.agents.runner.ray_cluster.resources_of``
+    (CPUs from the registry's size, no GPU). ``resources`` are custom Ray resources a node
+    declares (``ray start --resources '{"vllm": 1}'``), e.g. to put a client beside its server.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    replicas: int = Field(default=1, ge=1, le=1024, description="actors holding the model")
+    num_cpus: float | None = Field(default=None, ge=0)
+    num_gpus: float | None = Field(default=None, ge=0)
+    resources: dict[str, float] = Field(default_factory=dict)
 
 
 class Experiment(BaseModel):
@@ -85,6 +108,13 @@ class Experiment(BaseModel):
     cache: CachePolicy = "auto"
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     out: Path | None = None
+    # Where the models run (not a grid field: a run started locally may be resumed on Ray).
+    executor: Literal["local", "ray"] = Field(
+        default="local", description="local: this process; ray: one Ray actor per replica")
+    ray_address: str | None = Field(
+        default=None, description="Ray cluster address; None: RAY_ADDRESS, else a local Ray")
+    ray_models: dict[str, RayModelOptions] = Field(
+        default_factory=dict, description="replicas and resources per model spec (executor ray)")
 
     @field_validator("models")
     @classmethod
@@ -113,9 +143,11 @@ class Experiment(BaseModel):
     def _something_to_run(self) -> Experiment:
         if not self.suites and not self.tasks:
             raise ValueError("name at least one suite or task id")
-        unknown = sorted(set(self.concurrency) - set(self.models))
-        if unknown:
-            raise ValueError(f"concurrency names a model the experiment does not run: {unknown[0]}")
+        for table in ("concurrency", "ray_models"):
+            unknown = sorted(set(getattr(self, table)) - set(self.models))
+            if unknown:
+                raise ValueError(
+                    f"{table} names a model the experiment does not run: {unknown[0]}")
         return self
 
     def workers(self, spec: str) -> int:

@@ -16,7 +16,9 @@ Server models (``openai:``, ``ollama:``, ``llamaserver:``) each get a thread poo
 1) of them run at once, so nine Ollama tags on one GPU are not loaded and evicted in turn.
 In-process models (``llamacpp:``, ``hf:``, ``scripted:``) run one at a time, one trial at a
 time, in a single lane (one loaded model in memory). Server lanes and the in-process lane
-run side by side.
+run side by side. With ``executor = "ray"`` (``ray_cluster.py``) each model's replicas are Ray
+actors and every model is its own lane of ``replicas × concurrency`` threads; the trials and
+the store stay here.
 
 Before anything is written, each model is checked (``check_ready``: a server answers and
 has the model), so a run against an absent server stops with one line and leaves no run
@@ -146,8 +148,12 @@ def _check_identity(trial: Trial, p: PlannedTrial) -> None:
 class _Run:
     def __init__(self, exp: Experiment, store: RunStore, plan: Plan, *, trial_fn: TrialFn,
                  model_loader: ModelLoader, progress: RunProgress,
-                 sleep: Callable[[float], None]) -> None:
+                 sleep: Callable[[float], None], workers: Callable[[str], int] | None = None,
+                 one_lane: Callable[[str], bool] | None = None) -> None:
         self.exp, self.store, self.plan = exp, store, plan
+        # trials of a model in flight at once; whether it shares the one in-process lane
+        self.workers = workers or exp.workers
+        self.one_lane = one_lane or (lambda m: parse_spec(m).backend not in SERVER_BACKENDS)
         self.trial_fn, self.model_loader, self.progress = trial_fn, model_loader, progress
         self.sleep = sleep
         self.stop = threading.Event()
@@ -250,7 +256,7 @@ class _Run:
         model = self.model_loader(spec)
         try:
             lane_start, wall_before = time.perf_counter(), self.stats[spec].wall_s
-            workers = self.exp.workers(spec)
+            workers = self.workers(spec)
             if workers == 1:
                 for p in todo:
                     if self.halted(spec):
@@ -282,7 +288,7 @@ class _Run:
             self.run_model(spec)
 
     def run(self) -> None:
-        in_process = [m for m in self.exp.models if parse_spec(m).backend not in SERVER_BACKENDS]
+        in_process = [m for m in self.exp.models if self.one_lane(m)]
         servers = [m for m in self.exp.models if m not in in_process]
         slots = {self.exp.server_of(m): threading.Semaphore(self.exp.server_parallel_models)
                  for m in servers}
@@ -422,23 +428,49 @@ def execute(
     (after the preflight passed). ``trial_fn``, ``load_suite`` and ``variants`` default to
     ``slmbench.agents.evaluator.run_trial``, ``slmbench.agents.tasks.load_suite`` and the
     variants of ``slmbench.agents.tasks.perturb``; tests inject their own.
+
+    With ``exp.executor == "ray"`` each model runs on Ray actors (``ray_cluster.RayCluster``:
+    ``model_loader`` and the readiness check run inside each actor when its model's trials
+    start; a cluster that can never hold a model's replicas is refused before ``run_dir``
+    exists); the trials, the store and everything else stay here.
     """
     started = time.perf_counter()
     run_dir = Path(run_dir) if run_dir is not None else exp.out_dir()
     progress = progress or PlainProgress()
-    if check_servers:
+    if check_servers and exp.executor == "local":
         for spec in exp.models:
             check_ready(spec, wait_ready_s=wait_ready_s, on_wait=progress.note,
                         native_tools=exp.scaffold == "native")
     plan = build_plan(exp, load_suite=load_suite or _default_suite_loader(),
                       variants=variants or _default_variants())
     check_sandbox(exp, plan)  # before the run folder exists: nothing half-written
+    cluster = None
+    try:
+        if exp.executor == "ray":
+            from slmbench.agents.runner.ray_cluster import RayCluster
+
+            cluster = RayCluster(exp, loader=model_loader, check=check_servers,
+                                 wait_ready_s=wait_ready_s)
+            cluster.check(exp.models)
+        return _execute(exp, run_dir, plan, started=started, cluster=cluster,
+                        trial_fn=trial_fn or _default_trial_fn(), model_loader=model_loader,
+                        progress=progress, sleep=sleep, retry_errors=retry_errors)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _execute(exp: Experiment, run_dir: Path, plan: Plan, *, started: float, cluster: Any,
+             trial_fn: TrialFn, model_loader: ModelLoader, progress: RunProgress,
+             sleep: Callable[[float], None], retry_errors: bool = False) -> RunSummary:
     with RunStore(run_dir) as store:
         planned = _merge_meta(store, exp, plan)
         if retry_errors and (n := store.forget(Outcome.BACKEND_ERROR.value, exp.models)):
             progress.note(f"running again {n} stored backend_error trial(s)")
-        run = _Run(exp, store, plan, trial_fn=trial_fn or _default_trial_fn(),
-                   model_loader=model_loader, progress=progress, sleep=sleep)
+        placed: dict[str, Any] = {} if cluster is None else {
+            "workers": cluster.workers, "one_lane": lambda m: False}  # every model its own lane
+        run = _Run(exp, store, plan, trial_fn=trial_fn, progress=progress, sleep=sleep,
+                   model_loader=cluster.model if cluster else model_loader, **placed)
         totals = {m: len(plan.for_model(m)) for m in exp.models}
         stored_outcomes = {m: [t.outcome for t in store.trials(m)] for m in exp.models}
         progress.start(totals, {m: totals[m] - len(run.pending[m]) for m in exp.models},
