@@ -22,8 +22,9 @@ ray = need("ray", "ray")
 
 from rich.console import Console
 from runner_fakes import fake_load_suite, fake_trial, fake_variants
-from test_kill_resume import assert_exactly, run_until_killed, slmbench, stored
+from test_kill_resume import assert_exactly
 
+from killsoak import run_until_killed, slmbench, stored
 from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.runner.config import RayModelOptions, build_experiment
 from slmbench.agents.runner.executor import RunSummary, execute, plan_of
@@ -88,7 +89,7 @@ def actors_of(spec: str) -> list[Any]:
 
 
 def count(run_dir: Path) -> int:
-    return stored(run_dir / "run.sqlite")
+    return stored(run_dir / "run.sqlite", "trials")
 
 
 def test_a_scripted_grid_completes_with_exactly_the_planned_keys(
@@ -206,7 +207,7 @@ def test_a_driver_sigkilled_and_resumed_completes_the_grid(cluster: str, tmp_pat
                     "--ray-address", cluster, "--out", str(out))
     planned = plan_of(build_experiment(GRID)).keys()
     rng = random.Random(20)
-    counts = [run_until_killed(argv, out / "run.sqlite", rng, at_least=rng.randint(1, 4))
+    counts = [run_until_killed(argv, out / "run.sqlite", "trials", rng, at_least=rng.randint(1, 4))
               for _ in range(3)]
     assert counts == sorted(counts) and counts[-1] < len(planned)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
