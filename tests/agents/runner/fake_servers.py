@@ -62,6 +62,17 @@ class ReferenceServer(ThreadingHTTPServer):
             return self.die_after is not None and self.chats == self.die_after
 
 
+def chat_completion(model: str, text: str, completion_tokens: int) -> dict[str, Any]:
+    """An OpenAI chat-completion answer of ``text`` (10 prompt tokens)."""
+    return {
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": completion_tokens,
+                  "total_tokens": 10 + completion_tokens},
+    }
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: ReferenceServer
 
@@ -89,14 +100,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": f"The model `{body['model']}` does not "
                                                   "exist.", "code": 404}})
             return
-        text = self.server.reply_for(body["messages"])
-        self._send(200, {
-            "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
-            "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        })
+        self._send(200, chat_completion(body["model"], self.server.reply_for(body["messages"]),
+                                        completion_tokens=5))
         if self.server.count_chat():
             threading.Thread(target=self.server.stop, daemon=True).start()
 

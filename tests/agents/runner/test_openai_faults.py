@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_servers import chat_completion
 from typer.testing import CliRunner
 
 from slmbench.agents.store import RunStore
@@ -75,14 +76,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send(500 if fault else 404, {"error": {"message": "injected fault"}})
             return
         text = self.server.reply_for(body["messages"])
-        self._send(200, {
-            "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
-            "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": len(text.split()),
-                      "total_tokens": 10 + len(text.split())},
-        })
+        self._send(200, chat_completion(body["model"], text, completion_tokens=len(text.split())))
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()
