@@ -128,7 +128,6 @@ def auto_round(method: str, model, tok, texts: list[str], out: Path, seqlen: int
 
 
 def llmcompressor_gptq(model, tok, texts: list[str], out: Path, seqlen: int) -> dict:  # type: ignore[no-untyped-def]
-    import torch
     from datasets import Dataset
     from llmcompressor import oneshot
     from llmcompressor.modifiers.quantization import GPTQModifier
@@ -141,28 +140,32 @@ def llmcompressor_gptq(model, tok, texts: list[str], out: Path, seqlen: int) -> 
     recipe = GPTQModifier(targets="Linear", scheme="W4A16", ignore=["lm_head"])
     oneshot(model=model, tokenizer=tok, dataset=data, recipe=recipe, max_seq_length=seqlen,
             num_calibration_samples=len(texts))
-    export, qdq = out / "gptq-export", out / "gptq-qdq"
+    export = out / "gptq-export"
     model.save_pretrained(export, save_compressed=True)
     tok.save_pretrained(export)
-    # each quantized Linear's weight through its own scale / zero point (idempotent if GPTQ
-    # already left the dequantized values in place), then saved as a plain model
-    from compressed_tensors.quantization import fake_quantize
+    return {"format": "compressed-tensors", "export": str(export),
+            "qdq": str(gptq_qdq(export, out / "gptq-qdq"))}
 
-    with torch.no_grad():
-        for module in model.modules():
-            scheme = getattr(module, "quantization_scheme", None)
-            if scheme is None or scheme.weights is None or not hasattr(module, "weight_scale"):
-                continue
-            zp = getattr(module, "weight_zero_point", None)
-            module.weight.copy_(fake_quantize(module.weight, module.weight_scale, zp,
-                                              scheme.weights))
+
+def gptq_qdq(export: Path, qdq: Path) -> Path:
+    """The compressed-tensors ``export`` read back decompressed (each packed 4-bit weight times
+    its scale, by compressed-tensors itself), saved as a plain transformers model in ``qdq``.
+    Saving compressed packs the in-memory weights, so the qdq copy is made from the file a user
+    would serve, not from the model object."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils.quantization_config import CompressedTensorsConfig
+
+    model = AutoModelForCausalLM.from_pretrained(
+        export, quantization_config=CompressedTensorsConfig(run_compressed=False),
+        dtype="float32")
     state = {k: v for k, v in model.state_dict().items()
-             if not k.endswith(("weight_scale", "weight_zero_point", "weight_g_idx"))}
+             if not k.endswith(("weight_scale", "weight_zero_point", "weight_g_idx",
+                                "weight_shape"))}
     model.config.__dict__.pop("quantization_config", None)
-    model.save_pretrained(qdq, state_dict=state, save_compressed=False)
-    tok.save_pretrained(qdq)
+    model.save_pretrained(qdq, state_dict=state)
+    AutoTokenizer.from_pretrained(export).save_pretrained(qdq)
     strip_quant_config(qdq)
-    return {"format": "compressed-tensors", "export": str(export), "qdq": str(qdq)}
+    return qdq
 
 
 def main() -> None:
@@ -178,6 +181,8 @@ def main() -> None:
     ap.add_argument("--awq-grid", type=int, default=20,
                     help="AWQ scale grid points (each costs a block forward per sample)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--qdq-only", action="store_true",
+                    help="gptq: only rebuild gptq-qdq/ from an existing gptq-export/")
     args = ap.parse_args()
     import faulthandler
     import sys
@@ -187,6 +192,9 @@ def main() -> None:
     faulthandler.dump_traceback_later(180, repeat=True, file=sys.stderr)  # where a slow step is
 
     torch.set_num_threads(args.threads)
+    if args.qdq_only:
+        print(gptq_qdq(args.out / "gptq-export", args.out / "gptq-qdq"))
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     texts = calibration(args.datasets, args.nsamples, args.seqlen)
     start = time.perf_counter()
