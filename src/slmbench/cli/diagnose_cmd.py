@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from slmbench.cli.console import command_line, read_through, wide_console
+from slmbench.cli.options import EvalLimit, ItemSeed, Models, OutFolder, ReadingsStore, Tasks
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
@@ -97,13 +98,13 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]
 
 
 def diagnose_cmd(
-    model: list[str] = typer.Option(..., "--model", "-m", help="model spec (repeatable)"),
-    task: list[str] | None = typer.Option(None, "--task", "-t", help="task (repeatable)"),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="eval items per task"),
+    model: Models,
+    task: Tasks = None,
+    limit: EvalLimit = None,
     fit_limit: int | None = typer.Option(None, "--fit-limit", min=1,
                                          help="fit items per task (default: same as --limit)"),
-    seed: int = typer.Option(0, "--seed", help="seed of the item sample"),
-    out: Path = typer.Option(Path("diagnostics"), "--out", help="output folder"),
+    seed: ItemSeed = 0,
+    out: OutFolder = Path("diagnostics"),
     store_path: Path | None = typer.Option(
         None, "--store", help="readings store, reused and resumed; point it at an eligibility "
         f"run's store to reuse its p0 readings (default: OUT/{DEFAULT_NAME})"),
@@ -136,12 +137,12 @@ def diagnose_cmd(
 # --- probe ------------------------------------------------------------------------------------
 
 def probe_cmd(
-    model: list[str] = typer.Option(..., "--model", "-m", help="model spec (repeatable)"),
+    model: Models,
     task: list[str] | None = typer.Option(None, "--task", "-t", help="memory and/or ranking"),
     lengths: str = typer.Option("4,8,16,32", "--turns", help="history lengths in turns"),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="eval items per task"),
-    seed: int = typer.Option(0, "--seed", help="seed of the item sample"),
-    out: Path = typer.Option(Path("probe"), "--out", help="output folder"),
+    limit: EvalLimit = None,
+    seed: ItemSeed = 0,
+    out: OutFolder = Path("probe"),
 ) -> None:
     """Context-length probe: memory and ranking scores as the history in the prompt grows."""
     try:
@@ -174,8 +175,8 @@ def cascade_cmd(
                                      help="ranking: widen each item to this many history turns"),
     limit: int | None = typer.Option(None, "--limit", min=1, help="eval items"),
     fit_limit: int | None = typer.Option(None, "--fit-limit", min=1, help="fit items"),
-    seed: int = typer.Option(0, "--seed", help="seed of the item sample"),
-    out: Path = typer.Option(Path("cascade"), "--out", help="output folder"),
+    seed: ItemSeed = 0,
+    out: OutFolder = Path("cascade"),
 ) -> None:
     """BM25 shortlist + model re-rank (paired gain), and the Cascade router's accuracy/share."""
     (name,) = registry.resolve([task])
@@ -214,14 +215,13 @@ def quantize_cmd(
     gguf: list[str] | None = typer.Option(
         None, "--gguf", help="another precision as a model spec: a llamacpp: GGUF, or an hf: "
                              "folder (a GPTQ/AWQ export dequantized)"),
-    task: list[str] | None = typer.Option(None, "--task", "-t", help="task (repeatable)"),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="eval items per task"),
+    task: Tasks = None,
+    limit: EvalLimit = None,
     margin: float = typer.Option(0.05, "--margin", help="TOST equivalence margin (accuracy)"),
     threads: int = typer.Option(2, "--threads", min=1, help="torch CPU threads"),
-    seed: int = typer.Option(0, "--seed", help="seed of the item sample"),
-    out: Path = typer.Option(Path("quantization"), "--out", help="output folder"),
-    store_path: Path | None = typer.Option(
-        None, "--store", help=f"readings store, reused and resumed (default: OUT/{DEFAULT_NAME})"),
+    seed: ItemSeed = 0,
+    out: OutFolder = Path("quantization"),
+    store_path: ReadingsStore = None,
 ) -> None:
     """The same model at several precisions on the same items: eligibility and paired tests."""
     try:  # torch is an optional dependency: import it only for this command

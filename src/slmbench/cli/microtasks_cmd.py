@@ -17,6 +17,7 @@ from rich.progress import (
 from rich.table import Table
 
 from slmbench.cli.console import command_line, read_through, wide_console
+from slmbench.cli.options import ItemSeed, Models, ReadingsStore, Tasks
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
@@ -158,16 +159,15 @@ class CellBar:
 
 
 def eligibility_cmd(
-    model: list[str] = typer.Option(..., "--model", "-m", help="model spec (repeatable)"),
-    task: list[str] | None = typer.Option(None, "--task", "-t", help="task (repeatable)"),
+    model: Models,
+    task: Tasks = None,
     prompt: str = typer.Option("p0", "--prompt", help="'all' or ids like p0,p2"),
     limit: int | None = typer.Option(None, "--limit", min=1, help="items per task"),
-    seed: int = typer.Option(0, "--seed", help="seed of the item sample"),
+    seed: ItemSeed = 0,
     out: Path = typer.Option(Path("eligibility"), "--out",
                              help="folder for eligibility.json and eligibility.md"),
     tau_sweep: bool = typer.Option(False, "--tau-sweep", help="also print the τ sweep"),
-    store_path: Path | None = typer.Option(
-        None, "--store", help=f"readings store, reused and resumed (default: OUT/{DEFAULT_NAME})"),
+    store_path: ReadingsStore = None,
     sequential: bool = typer.Option(
         False, "--until-decided/--fixed-n",
         help="read each cell in the seeded order until a confidence sequence settles it"),

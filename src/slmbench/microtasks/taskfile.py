@@ -52,35 +52,36 @@ class FileItem(Item):
         return (self.model_extra or {}).get(name)
 
 
-class BM25Spec(BaseModel):
+class _Strict(BaseModel):
+    """Base of every part of a task file: an unknown key is an error, not ignored."""
+
     model_config = ConfigDict(extra="forbid")
+
+
+class BM25Spec(_Strict):
     kind: Literal["bm25"]
     query: str  # the item field BM25 searches with
     over: list[str] = Field(default_factory=lambda: ["name", "description"])  # candidate keys
 
 
-class RegexRule(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class RegexRule(_Strict):
     pattern: str
     answer: str
 
 
-class RegexSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class RegexSpec(_Strict):
     kind: Literal["regex"]
     field: str
     rules: list[RegexRule] = Field(min_length=1)
     default: str
 
 
-class ConstantSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ConstantSpec(_Strict):
     kind: Literal["constant"]
     answer: str | None = None  # None: the options in listed order
 
 
-class LearnedSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class LearnedSpec(_Strict):
     kind: Literal["learned"]
     field: str
 
@@ -88,17 +89,14 @@ class LearnedSpec(BaseModel):
 AnyBaseline = BM25Spec | RegexSpec | ConstantSpec | LearnedSpec
 
 
-class PromptSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class PromptSpec(_Strict):
     system: str
     user: str
     paraphrases: list[PromptText] = Field(min_length=3, max_length=3)
 
 
-class TaskFile(BaseModel):
+class TaskFile(_Strict):
     """The YAML of a user's micro-task."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
     items: Path

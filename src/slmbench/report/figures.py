@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -285,24 +285,36 @@ def cost_vs_reliability(s: AnalysisSummary) -> Figure:
         ylabel="composite reliability (0–1) with 95% CI")
 
 
-def _dims(s: AnalysisSummary) -> tuple[list[str], list[str]]:
+class _Dims(NamedTuple):
+    """The models and measured reliability dimensions of a summary, in display order."""
+
+    models: list[str]
+    dims: list[str]
+    by_model: dict[str, dict[str, Estimate]]
+
+    def estimates(self, dim: str) -> list[Estimate | None]:
+        """Each model's estimate of ``dim`` (None where it has none), in ``models`` order."""
+        return [self.by_model[m].get(dim) for m in self.models]
+
+
+def _dims(s: AnalysisSummary) -> _Dims:
     models = [d.model for d in s.dimensions]
     dims = [d for d in DIMENSION_LABELS if any(d in x.dimensions for x in s.dimensions)]
-    return models, dims
+    return _Dims(models, dims, {d.model: d.dimensions for d in s.dimensions})
 
 
 def reliability_bars(s: AnalysisSummary) -> Figure:
     title = "Reliability dimensions per model"
-    models, dims = _dims(s)
+    d = _dims(s)
+    models, dims = d.models, d.dims
     if not dims:
         return _no_dimensions(title)
     fig = Figure(figsize=(8.0, 4.6), layout="constrained")
     ax = fig.add_subplot()
     ax.set_title(title)
     width = 0.8 / len(dims)
-    by = {d.model: d.dimensions for d in s.dimensions}
     for j, dim in enumerate(dims):
-        ests = [by[m].get(dim) for m in models]
+        ests = d.estimates(dim)
         xs = np.arange(len(models)) + (j - (len(dims) - 1) / 2) * width
         ax.bar(xs, [0 if e is None else _val(e) for e in ests], width, yerr=_err(ests),
                capsize=2, label=DIMENSION_LABELS[dim], color=COLORS[j])
@@ -315,16 +327,16 @@ def reliability_bars(s: AnalysisSummary) -> Figure:
 
 def reliability_dimensions(s: AnalysisSummary) -> Figure:
     title = "Each reliability dimension across models"
-    models, dims = _dims(s)
-    if not dims:
+    d = _dims(s)
+    models = d.models
+    if not d.dims:
         return _no_dimensions(title)
     fig = Figure(figsize=(9.0, 6.0), layout="constrained")
     fig.suptitle(title)
     axes = fig.subplots(2, 2, sharey=True).ravel()
-    by = {d.model: d.dimensions for d in s.dimensions}
     for ax, dim in zip(axes, DIMENSION_LABELS, strict=True):
         ax.set_title(DIMENSION_LABELS[dim], fontsize=10)
-        ests = [by[m].get(dim) for m in models]
+        ests = d.estimates(dim)
         if all(e is None for e in ests):
             ax.text(0.5, 0.5, "no trials", ha="center", transform=ax.transAxes)
             ax.set_xticks([])
@@ -339,14 +351,13 @@ def reliability_dimensions(s: AnalysisSummary) -> Figure:
 
 def radar(s: AnalysisSummary) -> Figure:
     title = "Reliability profile"
-    models, dims = _dims(s)
+    models, dims, by = _dims(s)
     if len(dims) < 3:
         return not_enough_data(title, "a radar needs at least 3 measured dimensions")
     fig = Figure(figsize=(6.0, 6.0), layout="constrained")
     ax = fig.add_subplot(projection="polar")
     ax.set_title(title)
     angles = np.linspace(0, 2 * np.pi, len(dims), endpoint=False)
-    by = {d.model: d.dimensions for d in s.dimensions}
     for m in models:
         vals = [_val(by[m].get(d)) if by[m].get(d) else 0.0 for d in dims]
         ax.plot(np.append(angles, angles[0]), vals + vals[:1], label=short(m),

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from slmbench.agents.tools import sandbox as sandbox_mod
 from slmbench.agents.tools.base import Toolbox
 from slmbench.agents.tools.code import CodeInterpreter
-from slmbench.agents.tools.common import StrictParams
+from slmbench.agents.tools.common import StrictParams, WorldTool
 from slmbench.agents.tools.sandbox import SandboxUnavailable
 from slmbench.agents.tools.toolbox import TOOL_NAMES, WorldToolbox, make_tools
 from slmbench.agents.world import World
@@ -64,6 +64,24 @@ def test_unexpected_exception_in_a_tool_is_contained() -> None:
     result = box.call("broken", {})
     assert not result.ok and "internal error in broken: KeyError" in result.observation
     assert [s.name for s in box.specs()] == ["broken", "web_search"]
+
+
+def test_a_world_tool_is_named_by_its_keyword_and_described_by_its_docstring() -> None:
+    class Echo(WorldTool, name="echo"):
+        """Repeat the text
+        back, unchanged."""
+
+        class Params(StrictParams):
+            text: str
+
+        def run(self, world: Any, params: Any) -> Any:
+            return params.text
+
+    (spec,) = WorldToolbox(World.create(), tools=[Echo()]).specs()
+    assert (spec.name, spec.description) == ("echo", "Repeat the text back, unchanged.")
+    with pytest.raises(TypeError, match="no docstring"):
+        class Undescribed(WorldTool, name="undescribed"):
+            pass
 
 
 def test_unknown_tool_names_in_the_constructor_are_a_config_error() -> None:

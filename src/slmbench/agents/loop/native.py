@@ -22,20 +22,14 @@ import json
 from slmbench.agents.loop.parse import parse_action
 from slmbench.agents.loop.react import (
     DEFAULT_TOKEN_BUDGET,
-    FORMAT_FAILURE_AFTER,
     LOOP_REPEATS,
-    TRUNCATED_ERROR,
     AgentResult,
     Run,
-    ToolboxBroken,
-    backend_outcome,
-    call_tool,
     reply_of,
-    step_seed,
 )
 from slmbench.agents.records import Action, Outcome
 from slmbench.agents.tools.base import Toolbox
-from slmbench.core.errors import BackendError, ConfigError
+from slmbench.core.errors import ConfigError
 from slmbench.models.base import Completion, Message, Model, ToolCall
 
 __all__ = ["NATIVE_SYSTEM_PROMPT", "run_native"]
@@ -81,18 +75,9 @@ def run_native(
     run = Run("native", token_budget=token_budget, time_budget_s=time_budget_s)
     run.messages = [Message(role="system", content=system_prompt or NATIVE_SYSTEM_PROMPT),
                     Message(role="user", content=instruction)]
-    empty_in_a_row = 0
-    for index in range(max_steps):
-        if reason := run.budget_exhausted():
-            return run.finish(Outcome.STEP_LIMIT, error=reason)
-        try:
-            completion = model.generate(run.messages, temperature=temperature,
-                                        seed=step_seed(seed, index),
-                                        max_tokens=max_tokens_per_step, tools=tools)
-        except BackendError as exc:
-            outcome, cause = backend_outcome(exc, index)
-            return run.finish(outcome, error=cause)
-        run.account(completion)
+    for index, completion in run.completions(model, max_steps, seed=seed,
+                                             temperature=temperature,
+                                             max_tokens=max_tokens_per_step, tools=tools):
         raw = completion.text
         reply = reply_of(completion)
         calls = tuple(c if c.id else ToolCall(name=c.name, arguments=c.arguments,
@@ -100,40 +85,28 @@ def run_native(
                       for j, c in enumerate(completion.tool_calls))
         run.messages.append(Message(role="assistant", content=reply.strip(), tool_calls=calls))
         if not calls and completion.finish_reason == "length":
-            run.record(raw, _action(calls, reply), completion)
-            return run.finish(Outcome.TRUNCATED, error=TRUNCATED_ERROR.format(
-                n=completion.completion_tokens))
+            return run.truncated(raw, _action(calls, reply), completion)
         if run.repeated(_signature(completion)):
-            run.record(raw, _action(calls, reply), completion)
-            return run.finish(Outcome.LOOP, error=f"the same response {LOOP_REPEATS} times")
+            return run.end(raw, _action(calls, reply), completion, Outcome.LOOP,
+                           error=f"the same response {LOOP_REPEATS} times")
         if not calls:
             action = _action(calls, reply)
             if action.kind == "final":
-                run.record(raw, action, completion)
-                return run.finish(None, final_answer=action.answer)
-            empty_in_a_row += 1
-            if empty_in_a_row >= FORMAT_FAILURE_AFTER:
-                run.record(raw, action, completion)
-                return run.finish(Outcome.FORMAT_FAILURE, error=action.error)
-            run.record(raw, action, completion, observation=EMPTY_FEEDBACK)
-            run.messages.append(Message(role="user", content=EMPTY_FEEDBACK))
+                return run.end(raw, action, completion, None, final_answer=action.answer)
+            if (ended := run.unreadable(raw, action, completion, EMPTY_FEEDBACK)) is not None:
+                return ended
             continue
-        empty_in_a_row = 0
+        run.unreadable_in_a_row = 0
         for j, call in enumerate(calls):
             action = Action(kind="tool", name=call.name, arguments=call.arguments,
                             format="native")
             step_completion = completion if j == 0 else None  # tokens counted once
-            try:
-                result = call_tool(toolbox, call.name, call.arguments)
-            except ToolboxBroken as exc:
-                run.record(raw, action, step_completion)
-                return run.finish(Outcome.TOOL_ERROR, error=str(exc))
-            run.record(raw, action, step_completion, result=result)
-            if result.environment_error:
-                return run.finish(Outcome.ENVIRONMENT_ERROR, error=result.observation)
+            result = run.run_tool(toolbox, raw, action, step_completion)
+            if isinstance(result, AgentResult):
+                return result
             run.messages.append(Message(role="tool", content=result.observation,
                                         tool_call_id=call.id, name=call.name))
-    return run.finish(Outcome.STEP_LIMIT, error=f"no final answer after {max_steps} steps")
+    return run.out_of_steps(max_steps)
 
 
 def _action(calls: tuple[ToolCall, ...], text: str) -> Action:

@@ -75,7 +75,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -245,6 +245,36 @@ class Run:
         self.latency_s = 0.0
         self._start = time.monotonic()
         self._seen: Counter[str] = Counter()
+        self.unreadable_in_a_row = 0  # reset by the loop on a readable reply
+        self.ended: AgentResult | None = None  # set when :meth:`completions` ends the run early
+
+    def completions(self, model: Model, max_steps: int, *, seed: int,
+                    **options: Any) -> Iterator[tuple[int, Completion]]:
+        """Each step's index and completion (already counted), up to ``max_steps`` steps.
+
+        Step ``i`` samples with :func:`step_seed` ``(seed, i)``; ``options`` go to
+        ``model.generate``. A budget running out or a :class:`BackendError` ends the steps
+        early, with that result in :attr:`ended` (a configuration fault is raised)."""
+        for index in range(max_steps):
+            if reason := self.budget_exhausted():
+                self.ended = self.finish(Outcome.STEP_LIMIT, error=reason)
+                return
+            try:
+                completion = model.generate(self.messages, seed=step_seed(seed, index),
+                                            **options)
+            except BackendError as exc:
+                outcome, cause = backend_outcome(exc, index)
+                self.ended = self.finish(outcome, error=cause)
+                return
+            self.account(completion)
+            yield index, completion
+
+    def out_of_steps(self, max_steps: int) -> AgentResult:
+        """The result once :meth:`completions` ran out with no answer: its early end, else
+        ``step_limit``."""
+        if self.ended is not None:
+            return self.ended
+        return self.finish(Outcome.STEP_LIMIT, error=f"no final answer after {max_steps} steps")
 
     def budget_exhausted(self) -> str | None:
         used = self.prompt_tokens + self.completion_tokens
@@ -288,6 +318,49 @@ class Run:
             prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
             latency_s=self.latency_s, wall_s=time.monotonic() - self._start,
         )
+
+    def end(self, raw: str, action: Action, completion: Completion | None,
+            outcome: Outcome | None, *, final_answer: str | None = None,
+            error: str | None = None) -> AgentResult:
+        """Record the last step (no observation) and finish the run."""
+        self.record(raw, action, completion)
+        return self.finish(outcome, final_answer=final_answer, error=error)
+
+    def truncated(self, raw: str, action: Action, completion: Completion) -> AgentResult:
+        """End the run on a reply cut by the token cap before an action could be read."""
+        return self.end(raw, action, completion, Outcome.TRUNCATED,
+                        error=TRUNCATED_ERROR.format(n=completion.completion_tokens))
+
+    def feed_back(self, raw: str, action: Action, completion: Completion,
+                  feedback: str) -> None:
+        """Record the step with ``feedback`` as its observation and send it as a user turn."""
+        self.record(raw, action, completion, observation=feedback)
+        self.messages.append(Message(role="user", content=feedback))
+
+    def unreadable(self, raw: str, action: Action, completion: Completion,
+                   feedback: str) -> AgentResult | None:
+        """An unreadable reply: fed back; the :data:`FORMAT_FAILURE_AFTER`-th in a row ends
+        the run as ``format_failure`` (that result is returned)."""
+        self.unreadable_in_a_row += 1
+        if self.unreadable_in_a_row >= FORMAT_FAILURE_AFTER:
+            return self.end(raw, action, completion, Outcome.FORMAT_FAILURE, error=action.error)
+        self.feed_back(raw, action, completion, feedback)
+        return None
+
+    def run_tool(self, toolbox: Toolbox, raw: str, action: Action,
+                 completion: Completion | None) -> ToolResult | AgentResult:
+        """Run the step's tool call and record the step with its result. A broken toolbox
+        (``tool_error``) or a tool that cannot run here (``environment_error``) ends the run:
+        that result is returned instead."""
+        assert action.name is not None
+        try:
+            result = call_tool(toolbox, action.name, action.arguments)
+        except ToolboxBroken as exc:
+            return self.end(raw, action, completion, Outcome.TOOL_ERROR, error=str(exc))
+        self.record(raw, action, completion, result=result)
+        if result.environment_error:
+            return self.finish(Outcome.ENVIRONMENT_ERROR, error=result.observation)
+        return result
 
 
 def call_tool(toolbox: Toolbox, name: str, arguments: dict[str, Any]) -> ToolResult:
@@ -356,61 +429,38 @@ def run_react(
     run.messages = [Message(role="system",
                             content=build_system_prompt(specs, system_prompt, prompts)),
                     Message(role="user", content=instruction)]
-    invalid_in_a_row = 0
     answered: set[str] = set()  # calls that cleanly succeeded: not run again
-    for index in range(max_steps):
-        if reason := run.budget_exhausted():
-            return run.finish(Outcome.STEP_LIMIT, error=reason)
-        try:
-            completion = model.generate(run.messages, temperature=temperature,
-                                        seed=step_seed(seed, index),
-                                        max_tokens=max_tokens_per_step, stop=list(STOP))
-        except BackendError as exc:
-            outcome, cause = backend_outcome(exc, index)
-            return run.finish(outcome, error=cause)
-        run.account(completion)
+    for _, completion in run.completions(model, max_steps, seed=seed, temperature=temperature,
+                                         max_tokens=max_tokens_per_step, stop=list(STOP)):
         raw = completion.text
         reply = reply_of(completion)
         action = parse_action(reply, tools=specs)
         run.messages.append(Message(role="assistant", content=reply.strip()))
         if completion.finish_reason == "length" and action.kind == "invalid":
-            run.record(raw, action, completion)
-            return run.finish(Outcome.TRUNCATED, error=TRUNCATED_ERROR.format(
-                n=completion.completion_tokens))
+            return run.truncated(raw, action, completion)
         if run.repeated(reply):
-            run.record(raw, action, completion)
-            return run.finish(Outcome.LOOP, error=f"the same response {LOOP_REPEATS} times: "
-                              f"{reply.strip()[:80]!r}")
+            return run.end(raw, action, completion, Outcome.LOOP,
+                           error=f"the same response {LOOP_REPEATS} times: "
+                           f"{reply.strip()[:80]!r}")
         if action.kind == "final":
-            run.record(raw, action, completion)
-            return run.finish(None, final_answer=action.answer)
+            return run.end(raw, action, completion, None, final_answer=action.answer)
         if action.kind == "invalid":
-            invalid_in_a_row += 1
-            if invalid_in_a_row >= FORMAT_FAILURE_AFTER:
-                run.record(raw, action, completion)
-                return run.finish(Outcome.FORMAT_FAILURE, error=action.error)
             feedback = wording.invalid_feedback.format(error=action.error)
-            run.record(raw, action, completion, observation=feedback)
-            run.messages.append(Message(role="user", content=feedback))
+            if (ended := run.unreadable(raw, action, completion, feedback)) is not None:
+                return ended
             continue
-        invalid_in_a_row = 0
+        run.unreadable_in_a_row = 0
         assert action.name is not None
         key = call_key(action.name, action.arguments)
         if key in answered:
-            feedback = wording.repeated_call.format(name=action.name, instruction=instruction)
-            run.record(raw, action, completion, observation=feedback)
-            run.messages.append(Message(role="user", content=feedback))
+            run.feed_back(raw, action, completion, wording.repeated_call.format(
+                name=action.name, instruction=instruction))
             continue
-        try:
-            result = call_tool(toolbox, action.name, action.arguments)
-        except ToolboxBroken as exc:
-            run.record(raw, action, completion)
-            return run.finish(Outcome.TOOL_ERROR, error=str(exc))
+        result = run.run_tool(toolbox, raw, action, completion)
+        if isinstance(result, AgentResult):
+            return result
         if result.ok and result.injected_fault is None:
             answered.add(key)
-        run.record(raw, action, completion, result=result)
-        if result.environment_error:
-            return run.finish(Outcome.ENVIRONMENT_ERROR, error=result.observation)
         run.messages.append(Message(role="user", content=wording.observation.format(
             observation=result.observation, instruction=instruction)))
-    return run.finish(Outcome.STEP_LIMIT, error=f"no final answer after {max_steps} steps")
+    return run.out_of_steps(max_steps)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from slmbench.agents.runner.wrapped import WrappedModel
 from slmbench.agents.store import RunStore
-from slmbench.models.base import CandidateScore, Completion, Message, Model, as_messages
+from slmbench.models.base import Completion, Message, Model, as_messages
 
 CachePolicy = Literal["auto", "on", "off"]
 CACHE_KEY_VERSION = 1
@@ -53,7 +53,7 @@ def caches(policy: CachePolicy, temperature: float) -> bool:
     return policy == "on" or (policy == "auto" and round(float(temperature), 4) == 0.0)
 
 
-class CachingModel:
+class CachingModel(WrappedModel):
     """A :class:`~slmbench.models.base.Model` answering from the store's cache when it can.
 
     Cached completions come back with ``cached=True`` and their original
@@ -61,14 +61,9 @@ class CachingModel:
     """
 
     def __init__(self, inner: Model, store: RunStore, *, policy: CachePolicy = "auto") -> None:
-        self.inner = inner
-        self.spec = inner.spec
-        self.supports_logprobs = inner.supports_logprobs
-        self.supports_native_tools = inner.supports_native_tools
-        self.settings: dict[str, Any] = dict(getattr(inner, "settings", {}) or {})
+        super().__init__(inner)
         self.store = store
         self.policy = policy
-        self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
@@ -99,13 +94,3 @@ class CachingModel:
         if completion.finish_reason != "error":
             self.store.cache_put(key, completion.model_dump(mode="json"))
         return completion
-
-    def score(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        candidates: Sequence[str],
-    ) -> list[CandidateScore]:
-        return self.inner.score(messages, candidates)
-
-    def close(self) -> None:
-        """The wrapped model belongs to the executor, which closes it."""

@@ -15,13 +15,13 @@ the cause is raised; the evaluator (or, failing that, the executor) stores the t
 from __future__ import annotations
 
 import random
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from slmbench.agents.runner.wrapped import WrappedModel
 from slmbench.core.errors import BackendError
 from slmbench.models.base import CandidateScore, Completion, Message, Model
 
@@ -45,7 +45,7 @@ class RetryPolicy(BaseModel):
         return ceiling / 2.0 + rng.uniform(0.0, ceiling / 2.0)
 
 
-class RetryingModel:
+class RetryingModel(WrappedModel):
     """A :class:`~slmbench.models.base.Model` that retries transient ``BackendError``\\s.
 
     Build one per trial (it is cheap): its counters then belong to that trial.
@@ -60,15 +60,10 @@ class RetryingModel:
         seed: int,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.inner = inner
-        self.spec = inner.spec
-        self.supports_logprobs = inner.supports_logprobs
-        self.supports_native_tools = inner.supports_native_tools
-        self.settings: dict[str, Any] = dict(getattr(inner, "settings", {}) or {})
+        super().__init__(inner)
         self.policy = policy
         self._rng = random.Random(seed)
         self._sleep = sleep
-        self._lock = threading.Lock()
         self.retries = 0
         self.calls = 0
         self.prompt_tokens = 0
@@ -122,6 +117,3 @@ class RetryingModel:
         candidates: Sequence[str],
     ) -> list[CandidateScore]:
         return self._with_retries(lambda: self.inner.score(messages, candidates))
-
-    def close(self) -> None:
-        """The wrapped model belongs to the executor, which closes it."""

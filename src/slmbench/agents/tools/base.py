@@ -2,10 +2,11 @@
 
 A :class:`Tool` has a name, a description, a pydantic ``Params`` model (its
 JSON schema is shown to the model; every call is validated against it) and a
-``run`` that acts on the world. A :class:`Toolbox` is the set of tools of one
-trial: the agent loop only ever calls ``specs()`` and ``call()``, and
-``call()`` never raises — invalid arguments, tool errors and injected faults
-all come back as a :class:`ToolResult` with ``ok=False``.
+``run`` that acts on the world; the world's tools get their name and description from
+:class:`~slmbench.agents.tools.common.WorldTool` (a class keyword and the class docstring).
+A :class:`Toolbox` is the set of tools of one trial: the agent loop only ever calls
+``specs()`` and ``call()``, and ``call()`` never raises — invalid arguments, tool errors and
+injected faults all come back as a :class:`ToolResult` with ``ok=False``.
 """
 
 from __future__ import annotations

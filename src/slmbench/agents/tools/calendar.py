@@ -7,12 +7,12 @@ agent acts for is added to every event it creates.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from slmbench.agents.tools.base import ToolError
-from slmbench.agents.tools.common import StrictParams, as_list, jsonable
+from slmbench.agents.tools.common import StrictParams, WorldTool, as_list, jsonable
 from slmbench.agents.world import Event, World
 from slmbench.agents.world.records import HHMM
 
@@ -53,13 +53,11 @@ def create_event(world: World, title: str, date: dt.date, start: str, end: str,
     return event
 
 
-class Calendar:
-    name: ClassVar[str] = "calendar"
-    description: ClassVar[str] = (
-        "Manage the calendar. action=list: events on a date (default: your own events; "
-        "give attendee for someone else's); action=create: new event (title, date, start, end, "
-        "attendees); action=cancel: remove event_id; action=check_availability: are the "
-        "attendees free on date between start and end?")
+class Calendar(WorldTool, name="calendar"):
+    """Manage the calendar. action=list: events on a date (default: your own events; give attendee
+    for someone else's); action=create: new event (title, date, start, end, attendees);
+    action=cancel: remove event_id; action=check_availability: are the attendees free on date
+    between start and end?"""
 
     class Params(StrictParams):
         action: Literal["list", "create", "cancel", "check_availability"]
@@ -104,11 +102,9 @@ class Calendar:
         return {"created": jsonable(event), "conflicts": sorted(set(conflicts))}
 
 
-class ScheduleMeeting:
-    name: ClassVar[str] = "schedule_meeting"
-    description: ClassVar[str] = (
-        "Book a meeting at the first time all attendees (and you) are free, within office "
-        "hours, on weekdays from today (or only on `date` if given).")
+class ScheduleMeeting(WorldTool, name="schedule_meeting"):
+    """Book a meeting at the first time all attendees (and you) are free, within office hours, on
+    weekdays from today (or only on `date` if given)."""
 
     class Params(StrictParams):
         title: str = Field(min_length=1)

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import Field
 
 from slmbench.agents.tools.base import ToolError
-from slmbench.agents.tools.common import StrictParams
+from slmbench.agents.tools.common import StrictParams, WorldTool
 from slmbench.agents.tools.sandbox import Sandbox, SandboxLimits
 from slmbench.agents.world import World
 
@@ -50,12 +50,10 @@ def repl_source(code: str) -> str:
     return prefix + sep + _SHOW.format(expr=expr)
 
 
-class CodeInterpreter:
-    name: ClassVar[str] = "code_interpreter"
-    description: ClassVar[str] = (
-        "Run a Python 3 program in an isolated sandbox (no network, standard library only) and "
-        "get its printed output; as in a notebook cell, the value of a last expression is "
-        "shown too. Scratch-folder files can be opened by name, read-only.")
+class CodeInterpreter(WorldTool, name="code_interpreter"):
+    """Run a Python 3 program in an isolated sandbox (no network, standard library only) and get its
+    printed output; as in a notebook cell, the value of a last expression is shown too.
+    Scratch-folder files can be opened by name, read-only."""
 
     class Params(StrictParams):
         code: str = Field(min_length=1, max_length=20_000, description="Python source code")

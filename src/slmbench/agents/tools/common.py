@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -11,6 +11,24 @@ class StrictParams(BaseModel):
     """Base of every tool's ``Params``: unknown argument names are rejected, not ignored."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+class WorldTool:
+    """Base of every world tool. A tool class declares its name as a class keyword,
+    ``class FactLookup(WorldTool, name="fact_lookup")``, and its description (what the model
+    reads) as its docstring, white space folded to single spaces; it has a ``Params`` model and
+    a ``run(world, params)``, as the :class:`~slmbench.agents.tools.base.Tool` protocol says."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+
+    def __init_subclass__(cls, *, name: str, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.__doc__:
+            raise TypeError(f"tool {name!r} has no docstring, its description (python -OO "
+                            "drops docstrings)")
+        cls.name = name
+        cls.description = " ".join(cls.__doc__.split())
 
 
 def jsonable(record: BaseModel) -> dict[str, Any]:

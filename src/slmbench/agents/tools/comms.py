@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from slmbench.agents.tools.base import ToolError
-from slmbench.agents.tools.common import StrictParams, as_list, jsonable
+from slmbench.agents.tools.common import StrictParams, WorldTool, as_list, jsonable
 from slmbench.agents.world import World
 from slmbench.agents.world.records import Channel, Notification, SentEmail
 
@@ -27,11 +27,9 @@ def _summary(mail: Any) -> dict[str, Any]:
     return {k: d[k] for k in ("id", "from", "subject", "date", "read")}
 
 
-class EmailTool:
-    name: ClassVar[str] = "email"
-    description: ClassVar[str] = (
-        "Your e-mail. action=send (to, subject, body, optional cc), list (inbox summaries; "
-        "unread_only), search (query in sender, subject or body), read (email_id; marks it read).")
+class EmailTool(WorldTool, name="email"):
+    """Your e-mail. action=send (to, subject, body, optional cc), list (inbox summaries;
+    unread_only), search (query in sender, subject or body), read (email_id; marks it read)."""
 
     class Params(StrictParams):
         action: Literal["send", "list", "search", "read"]
@@ -77,11 +75,9 @@ class EmailTool:
         return jsonable(mail)
 
 
-class Notify:
-    name: ClassVar[str] = "notify"
-    description: ClassVar[str] = (
-        "Send a short notification on slack, teams or email to a recipient "
-        "(a person, an e-mail address or a channel such as #ops).")
+class Notify(WorldTool, name="notify"):
+    """Send a short notification on slack, teams or email to a recipient (a person, an e-mail
+    address or a channel such as #ops)."""
 
     class Params(StrictParams):
         channel: Channel

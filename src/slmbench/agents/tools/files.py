@@ -9,12 +9,12 @@ are refused: nothing outside the folder can be named, let alone touched.
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from slmbench.agents.tools.base import ToolError
-from slmbench.agents.tools.common import StrictParams
+from slmbench.agents.tools.common import StrictParams, WorldTool
 from slmbench.agents.world import World
 
 MAX_FILE_CHARS = 200_000
@@ -37,11 +37,9 @@ def scratch_name(path: str) -> str:
     return "/".join(parts)
 
 
-class FileManager:
-    name: ClassVar[str] = "file_manager"
-    description: ClassVar[str] = (
-        "Files in your scratch folder: action=list, read (path), write (path, content; "
-        "replaces the file) or delete (path). Paths outside the scratch folder are refused.")
+class FileManager(WorldTool, name="file_manager"):
+    """Files in your scratch folder: action=list, read (path), write (path, content; replaces the
+    file) or delete (path). Paths outside the scratch folder are refused."""
 
     class Params(StrictParams):
         action: Literal["read", "write", "list", "delete"]

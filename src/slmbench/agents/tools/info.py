@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any
 
 import bm25s
 from pydantic import Field
 
 from slmbench.agents.tools.base import ToolError
-from slmbench.agents.tools.common import StrictParams
+from slmbench.agents.tools.common import StrictParams, WorldTool
 from slmbench.agents.world import Fact, World
 
 
@@ -31,11 +31,9 @@ def search_facts(facts: list[Fact], query: str, k: int) -> list[tuple[Fact, floa
     return [(facts[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
 
 
-class WebSearch:
-    name: ClassVar[str] = "web_search"
-    description: ClassVar[str] = (
-        "Search the web for facts. Returns the best matching results (key, title, text) "
-        "ranked by keyword overlap with the query.")
+class WebSearch(WorldTool, name="web_search"):
+    """Search the web for facts. Returns the best matching results (key, title, text) ranked by
+    keyword overlap with the query."""
 
     class Params(StrictParams):
         query: str = Field(min_length=1, description="keywords to search for")
@@ -47,10 +45,8 @@ class WebSearch:
             {"key": f.key, "title": f.title, "text": f.text} for f, _ in hits]}
 
 
-class FactLookup:
-    name: ClassVar[str] = "fact_lookup"
-    description: ClassVar[str] = (
-        "Look up one fact by its exact key (as returned by web_search, e.g. 'speed_of_light').")
+class FactLookup(WorldTool, name="fact_lookup"):
+    """Look up one fact by its exact key (as returned by web_search, e.g. 'speed_of_light')."""
 
     class Params(StrictParams):
         key: str = Field(min_length=1, description="the fact's key")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from slmbench.agents.tools import rows
 from slmbench.agents.tools.base import ToolError
-from slmbench.agents.tools.common import StrictParams
+from slmbench.agents.tools.common import StrictParams, WorldTool
 from slmbench.agents.tools.rows import Agg, Condition
 from slmbench.agents.world import World
 
@@ -34,13 +34,11 @@ def _page(found: list[dict[str, Any]], limit: int | None) -> dict[str, Any]:
     return out
 
 
-class QueryTable:
-    name: ClassVar[str] = "query_table"
-    description: ClassVar[str] = (
-        "Query the company database. Tables: employees (id, name, email, department, title, "
-        "salary, start_date, manager), products (id, name, category, price, stock), sales (id, "
-        "product_id, employee_id, date, quantity, amount). Optional filters, columns, order_by, "
-        "limit, and an aggregate (count/sum/mean/min/max) of aggregate_column.")
+class QueryTable(WorldTool, name="query_table"):
+    """Query the company database. Tables: employees (id, name, email, department, title, salary,
+    start_date, manager), products (id, name, category, price, stock), sales (id, product_id,
+    employee_id, date, quantity, amount). Optional filters, columns, order_by, limit, and an
+    aggregate (count/sum/mean/min/max) of aggregate_column."""
 
     class Params(StrictParams):
         table: Literal["employees", "products", "sales"]
@@ -72,12 +70,10 @@ class QueryTable:
         return {"table": params.table, **_page(found, params.limit)}
 
 
-class CsvProcessor:
-    name: ClassVar[str] = "csv_processor"
-    description: ClassVar[str] = (
-        "Process CSV data from a scratch-folder file (file) or given inline (csv). "
-        "operation=filter (filters), aggregate (function of column, optional group_by), "
-        "sort (column, descending, limit) or summary (columns and numeric statistics).")
+class CsvProcessor(WorldTool, name="csv_processor"):
+    """Process CSV data from a scratch-folder file (file) or given inline (csv). operation=filter
+    (filters), aggregate (function of column, optional group_by), sort (column, descending, limit)
+    or summary (columns and numeric statistics)."""
 
     class Params(StrictParams):
         operation: Literal["filter", "aggregate", "sort", "summary"]

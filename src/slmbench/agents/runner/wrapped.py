@@ -1,0 +1,36 @@
+"""The base of a model that wraps another one for the runner (retries, the response cache).
+
+A :class:`WrappedModel` shows the inner model's spec, capabilities and settings as its own,
+scores through it unless a subclass says otherwise, and never closes it: the wrapped model
+belongs to the executor, which closes it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from slmbench.models.base import CandidateScore, Message, Model
+
+
+class WrappedModel:
+    """What every runner wrapper of a :class:`~slmbench.models.base.Model` shares."""
+
+    def __init__(self, inner: Model) -> None:
+        self.inner = inner
+        self.spec = inner.spec
+        self.supports_logprobs = inner.supports_logprobs
+        self.supports_native_tools = inner.supports_native_tools
+        self.settings: dict[str, Any] = dict(getattr(inner, "settings", {}) or {})
+        self._lock = threading.Lock()  # guards the subclass's counters across threads
+
+    def score(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        candidates: Sequence[str],
+    ) -> list[CandidateScore]:
+        return self.inner.score(messages, candidates)
+
+    def close(self) -> None:
+        """The wrapped model belongs to the executor, which closes it."""
