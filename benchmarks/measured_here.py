@@ -35,7 +35,19 @@ def ratios(arms: list[dict[str, Any]], rate: str) -> str:
                      for a in arms)
 
 
+def p5_before_part_b(d: dict[str, Any]) -> str:
+    """The P5 file as written before Part B and the time split were measured."""
+    g, a = d["grid"], [x for x in d["arms"] if isinstance(x["in_flight"], int)]
+    return (f"- Concurrency scaling, P5 (`benchmarks/concurrency_scaling.py` → "
+            f"`concurrency_scaling.json`, an earlier version of the benchmark; {when(d)}; "
+            f"`{d['model']}`): {a[0]['trials']} trials (T = {g['temperatures'][0]}, at most "
+            f"{g['max_steps']} steps), trials/min at 1, 2, 4, 8 in flight: "
+            f"{ratios(a, 'trials_per_min')}. Part B readings/min: not measured in that run.")
+
+
 def p5(d: dict[str, Any]) -> str:
+    if "part_a" not in d:
+        return p5_before_part_b(d)
     a, b = d["part_a"], d["part_b"]
     g = d["grid"]
     under_way = ", ".join(f"{x['requests_under_way_mean']:.1f}" for x in a)
