@@ -6,7 +6,8 @@ prompt and one decoded token) and ``score(prompt, ["approve", "deny"])``. Every 
 a prompt no earlier call saw (a fresh number opens the system message), so neither the
 in-process KV reuse nor the server's prompt cache can answer from an earlier call; the
 order of the two calls alternates between items. Reported: the median of each and the
-ratio score / prefill. The prompt is a command-approval item of about 250 tokens, written
+ratio score / prefill; a backend that gives no log-probs is reported as such, with its
+prefill alone. The prompt is a command-approval item of about 250 tokens, written
 here (not a Part B dataset record).
 
     .venv/bin/python benchmarks/logprob_scoring.py     # under the model lock
@@ -25,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from slmbench.core.errors import LogprobsUnsupportedError
 from slmbench.models.base import Model, load_model
 
 RESULTS = Path(__file__).parent / "results" / "logprob_scoring.json"
@@ -56,7 +58,13 @@ def timed(call: Any) -> float:
 
 def measure(model: Model, items: int) -> dict[str, Any]:
     model.generate(item(10_000), max_tokens=1)  # warm-up: first-call costs out of the figures
-    model.score(item(10_001), ["approve", "deny"])
+    try:
+        model.score(item(10_001), ["approve", "deny"])
+    except LogprobsUnsupportedError as exc:  # said, with the prefill alone
+        prefill = [timed(lambda i=i: model.generate(item(2 * i), max_tokens=1))
+                   for i in range(items)]
+        return {"model": model.spec, "items": items, "score": f"unsupported: {exc}",
+                "prefill_median_s": statistics.median(prefill), "prefill_s": prefill}
     prefill, score = [], []
     for i in range(items):
         p = lambda i=i: model.generate(item(2 * i), max_tokens=1)  # noqa: E731

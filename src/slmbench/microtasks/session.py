@@ -22,8 +22,9 @@ from slmbench.core.errors import ConfigError
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import Item, TaskName
 from slmbench.microtasks.readout import ItemReading
-from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore, StoreError
+from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore
 from slmbench.models.base import Message, Model, load_model, parse_spec
+from slmbench.models.llamaserver import default_in_flight
 
 Progress = Callable[[str], None]
 Loader = Callable[[str], Model]
@@ -112,7 +113,10 @@ class Session:
     """Reads blocks of items for one model spec after another, through one optional store.
 
     ``counts`` says where the readings came from; ``notes`` collects each reading's note
-    (e.g. no log-probabilities) and every item skipped as unreadable, once each.
+    (e.g. no log-probabilities) and every item skipped as unreadable, once each. A server
+    model gets ``in_flight(spec)`` readings under way at once (default: a ``llamaserver:``'s
+    slots, 4 for other servers, 1 in process); the readings and the store are those of one
+    at a time, and this thread alone writes the store.
     """
 
     store: ReadingStore | None = None
@@ -120,6 +124,7 @@ class Session:
     progress: Progress | None = None
     counts: ReadCounts = field(default_factory=ReadCounts)
     notes: list[str] = field(default_factory=list)
+    in_flight: Callable[[str], int] = default_in_flight
 
     def _loader(self) -> Loader:
         return self.loader or load_model
@@ -138,7 +143,8 @@ class Session:
         skipped is an error. Store and loading errors always stop the run. The model is
         closed at the end unless ``keep(model)`` says otherwise (then it is returned, open).
         """
-        reader = Reader(spec, loader or self._loader(), self.store)
+        reader = Reader(spec, loader or self._loader(), self.store,
+                        workers=self.in_flight(spec))
         kept: Model | None = None
         try:
             got = [self._block(reader, b, skip_unreadable) for b in blocks]
@@ -158,16 +164,12 @@ class Session:
         items: list[Item] = []
         readings: list[ItemReading] = []
         first_skip = None
-        for item in block.items:
-            try:
-                reading = reader.read(block.task, block.prompt_id, item)
-            except StoreError:
-                raise
-            except ConfigError as exc:
-                if not (skip_unreadable and reader.loaded):
-                    raise
-                first_skip = first_skip or f"{reader.spec}: {item.id} skipped: {exc}"
-                self._note(f"{reader.spec}: {item.id} skipped: {exc}")
+        for item, reading in reader.read_many(block.task, block.prompt_id, block.items):
+            if isinstance(reading, ConfigError):
+                if not skip_unreadable:
+                    raise reading
+                first_skip = first_skip or f"{reader.spec}: {item.id} skipped: {reading}"
+                self._note(f"{reader.spec}: {item.id} skipped: {reading}")
                 continue
             items.append(item)
             readings.append(reading)

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -179,17 +181,49 @@ def cached_read(store: ReadingStore | None, model: Model, task: TaskName, prompt
     return build_reading(task, prompt_id, item, raw)
 
 
+W = TypeVar("W")
+R = TypeVar("R")
+
+
+def map_in_order(fn: Callable[[W], R], works: Iterable[W], workers: int
+                 ) -> Generator[R, None, None]:
+    """``fn`` of each work, in the order of ``works``, with up to ``workers`` calls under way
+    at once (in threads; ``workers=1``: one after another in this thread). Stop iterating at
+    any point: no call starts after that, the ones under way finish and are dropped. An
+    exception of ``fn`` is raised where its result would have come."""
+    if workers <= 1:
+        yield from map(fn, works)
+        return
+    todo = iter(works)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="readings") as pool:
+        under_way: deque[Future[R]] = deque(pool.submit(fn, w) for _, w in zip(
+            range(workers), todo, strict=False))
+        try:
+            while under_way:
+                result = under_way.popleft().result()
+                for w in todo:  # keep `workers` under way while the caller uses the result
+                    under_way.append(pool.submit(fn, w))
+                    break
+                yield result
+        finally:
+            for future in under_way:
+                future.cancel()
+
+
 class Reader:
     """Reads items for one model spec through an optional store, counting hits and reads.
 
     The model is loaded on the first reading the store does not hold, so a fully stored run
-    never loads it. Readings are keyed by ``spec`` as given. Call :meth:`close` when done.
+    never loads it. Readings are keyed by ``spec`` as given. Up to ``workers`` readings are
+    made at once (:meth:`read_many`; a server model's calls in flight); the store is written
+    only by the caller's thread, in the order of the items. Call :meth:`close` when done.
     """
 
     def __init__(self, spec: str, loader: Callable[[str], Model],
-                 store: ReadingStore | None = None) -> None:
+                 store: ReadingStore | None = None, *, workers: int = 1) -> None:
         self.spec = spec
         self.store = store
+        self.workers = workers
         self.counts = ReadCounts()
         self._loader = loader
         self._model: Model | None = None
@@ -203,17 +237,41 @@ class Reader:
             self._model = self._loader(self.spec)
         return self._model
 
-    def read(self, task: TaskName, prompt_id: str, item: AnyItem) -> ItemReading:
-        if self.store is not None:
-            hit = self.store.get(self.spec, task, prompt_id, item)
-            if hit is not None:
-                self.counts.from_store += 1
-                return hit
-        raw = read_raw(self.model(), task, prompt_id, item)
-        if self.store is not None:
-            self.store.put(self.spec, task, prompt_id, item, raw)
-        self.counts.read_now += 1
-        return build_reading(task, prompt_id, item, raw)
+    def read_many(self, task: TaskName, prompt_id: str, items: Sequence[AnyItem]
+                  ) -> Iterator[tuple[AnyItem, ItemReading | ConfigError]]:
+        """Each item with its reading, in order: a stored one, else one the model makes now
+        (``workers`` at once, each committed as it is yielded), or the ``ConfigError`` of an
+        item the loaded model refuses (nothing stored). Stop iterating at any point: at most
+        ``workers`` readings past the last one yielded are made, and none is stored."""
+        stored = [self.store.get(self.spec, task, prompt_id, i) if self.store else None
+                  for i in items]
+        misses = [i for i, hit in zip(items, stored, strict=True) if hit is None]
+        model = self.model() if misses else None  # loaded here, never by two threads
+
+        def attempt(item: AnyItem) -> RawReading | ConfigError:
+            assert model is not None
+            try:
+                return read_raw(model, task, prompt_id, item)
+            except ConfigError as exc:  # the item does not fit the model: the caller decides
+                return exc
+
+        raws = map_in_order(attempt, misses, self.workers)
+        try:
+            for item, hit in zip(items, stored, strict=True):
+                if hit is not None:
+                    self.counts.from_store += 1
+                    yield item, hit
+                    continue
+                raw = next(raws)
+                if isinstance(raw, ConfigError):
+                    yield item, raw
+                    continue
+                if self.store is not None:
+                    self.store.put(self.spec, task, prompt_id, item, raw)
+                self.counts.read_now += 1
+                yield item, build_reading(task, prompt_id, item, raw)
+        finally:
+            raws.close()  # the readings under way finish; none is stored
 
     def close(self) -> None:
         if self._model is not None:

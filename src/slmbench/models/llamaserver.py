@@ -60,12 +60,14 @@ from slmbench.core.errors import (
 )
 from slmbench.core.paths import bin_dir
 from slmbench.models.base import (
+    SERVER_BACKENDS,
     THINK_OPTIONS,
     CandidateScore,
     Message,
     ModelSpec,
     Thinking,
     gpu_layers,
+    parse_spec,
 )
 from slmbench.models.catalog import resolve_target
 from slmbench.models.openai import OpenAIModel
@@ -78,6 +80,18 @@ OPTIONS = ("slots", "threads", "n_ctx", "timeout", "load_timeout", "n_gpu_layers
            *THINK_OPTIONS)
 _PR_SET_PDEATHSIG = 1
 _LOG_TAIL = 600  # characters of the server's log quoted when it fails to start
+
+
+OTHER_SERVERS_IN_FLIGHT = 4  # default requests in flight to an openai:/ollama: server
+
+
+def default_in_flight(spec: str) -> int:
+    """Calls of ``spec`` kept in flight at once unless the user says otherwise: a
+    ``llamaserver:``'s ``slots``, 4 for another server backend, 1 for an in-process one."""
+    parsed = parse_spec(spec)
+    if parsed.backend == "llamaserver":
+        return parsed.int_option("slots", DEFAULT_SLOTS)
+    return OTHER_SERVERS_IN_FLIGHT if parsed.backend in SERVER_BACKENDS else 1
 
 
 def server_binary() -> Path:

@@ -44,10 +44,9 @@ from slmbench.agents.runner.cache import CachePolicy
 from slmbench.agents.runner.report import model_slug
 from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.core.errors import ConfigError
-from slmbench.models.base import parse_spec
-from slmbench.models.llamaserver import DEFAULT_SLOTS
+from slmbench.models.base import SERVER_BACKENDS, parse_spec
+from slmbench.models.llamaserver import default_in_flight
 
-SERVER_BACKENDS = frozenset({"openai", "ollama", "llamaserver"})
 # The fields that decide which trials a run holds (per model) and how they run.
 _HINT = "see `slmbench run --help`; the experiment file format is in docs/report-schema.md"
 GRID_FIELDS = ("suites", "tasks", "variants", "temperatures", "repeats", "seed", "scaffold",
@@ -158,10 +157,7 @@ class Experiment(BaseModel):
             return self.concurrency[spec]
         if self.default_concurrency is not None:
             return self.default_concurrency
-        parsed = parse_spec(spec)
-        if parsed.backend == "llamaserver":
-            return parsed.int_option("slots", DEFAULT_SLOTS)
-        return 4
+        return default_in_flight(spec)
 
     def server_of(self, spec: str) -> str | None:
         """The server a server model runs on (its URL; every ``llamaserver:`` model shares this
