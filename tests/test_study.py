@@ -544,8 +544,8 @@ def test_merge_copies_the_humaneval_results_of_the_other_machine(tmp_path: Path)
         assert [(t.key, t.record) for t in got.trials()] == [
             (t.key, t.record) for t in there.trials()]
     assert not (merged.humaneval[0] / "run.sqlite").exists()  # nothing ran it anywhere
-    assert "HumanEval scripted:b" in write_page(merged, study_file=Path("r.toml"),
-                                                command="c").read_text()
+    assert "| scripted:b | 5 | 2 |" in write_page(merged, study_file=Path("r.toml"),
+                                                 command="c").read_text()
     assert merge_stores(merged, [tmp_path / "machine-b"]).stores == {}  # already there
     # the same problem with another result on the other machine is refused, nothing written
     db = b.humaneval[1] / "run.sqlite"  # type: ignore[attr-defined]

@@ -188,8 +188,8 @@ def gold_vs_distractor_auc(items: Sequence[ScoredItem]) -> stats.Estimate:
         pairs.append(float(len(others)))
     est = stats.ratio_interval(wins, pairs)
     if est.low is None and est.estimate is not None:
-        return _placement_interval(est.estimate, [w / p for w, p in zip(wins, pairs, strict=True)],
-                                   "gold-vs-distractor auc", est.n)
+        shares = [w / p for w, p in zip(wins, pairs, strict=True) if p > 0]
+        return _placement_interval(est.estimate, shares, "gold-vs-distractor auc", est.n)
     return est.model_copy(update={"method": f"gold-vs-distractor auc; {est.method}"})
 
 
