@@ -524,6 +524,37 @@ def test_merge_refuses_a_key_stored_twice_with_different_content(tmp_path: Path)
         merge_stores(merged, [tmp_path / "data"])
 
 
+def test_merge_copies_the_humaneval_results_of_the_other_machine(tmp_path: Path) -> None:
+    import sqlite3
+    from contextlib import closing
+
+    from humaneval_fakes import fill
+    from slmbench.agents.store import RunStore
+    from slmbench.study import merge_stores
+
+    study, _, b = two_machines(tmp_path)
+    # machine B ran HumanEval for the second directory (under --out: humaneval/<name>)
+    with RunStore(b.humaneval[1]) as store:  # type: ignore[attr-defined]
+        fill(store, "scripted:b", 2, 5)
+    merged = study.rooted(tmp_path / "merged")
+    summary = merge_stores(merged, [tmp_path / "machine-a", tmp_path / "machine-b"])
+    target = merged.humaneval[1]
+    assert summary.stores[str(target / "run.sqlite")] == 5
+    with RunStore(target) as got, RunStore(b.humaneval[1]) as there:  # type: ignore[attr-defined]
+        assert [(t.key, t.record) for t in got.trials()] == [
+            (t.key, t.record) for t in there.trials()]
+    assert not (merged.humaneval[0] / "run.sqlite").exists()  # nothing ran it anywhere
+    assert "| scripted:b | 5 | 2 |" in write_page(merged, study_file=Path("r.toml"),
+                                                 command="c").read_text()
+    assert merge_stores(merged, [tmp_path / "machine-b"]).stores == {}  # already there
+    # the same problem with another result on the other machine is refused, nothing written
+    db = b.humaneval[1] / "run.sqlite"  # type: ignore[attr-defined]
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE trials SET record = json_set(record, '$.detail', 'other')")
+    with pytest.raises(ConfigError, match="HumanEval scripted:b"):
+        merge_stores(merged, [tmp_path / "machine-b"])
+
+
 def test_a_sequential_part_b_block_stops_at_the_verdict_and_its_page_shows_it(
         tmp_path: Path) -> None:
     import json

@@ -434,8 +434,9 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
     facts: dict[str, Any] = {"incomplete": [], "exports": []}
     planned = collect_part_a(study, facts)
     readings = collect_part_b(study, facts)
+    shown_file = shown_path(study_file, published=True)
     facts["recommendation"] = part_b_recommendation(study, facts.get("matrices", []),
-                                                    command=f"slmbench recommend {study_file}")
+                                                    command=f"slmbench recommend {shown_file}")
     found = [d for d in study.humaneval if d.is_dir()]
     for d in study.humaneval:
         if not d.is_dir():
@@ -445,7 +446,7 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
         facts["exports"].append(relative(export_humaneval(found, assets_dir(study)),
                                          study.page.parent))
     page = StudyFacts(
-        design=design(study), name=study.name, study_file=shown_path(study_file, published=True),
+        design=design(study), name=study.name, study_file=shown_file,
         command=command,
         created=datetime.now(UTC).isoformat(timespec="seconds"), versions=versions(),
         model_hashes=model_hashes(all_models(study)), humaneval=summaries(found),
@@ -709,7 +710,8 @@ def import_exports(exports: Path, study: Study) -> ImportSummary:
 # -- merging the stores of several machines ------------------------------------------------------
 
 _MERGE_HINT = ("each --merge folder is a study's `out` (part-a/<n>/run.sqlite, "
-               "part-b/readings.sqlite) made from this study file on another machine")
+               "part-b/readings.sqlite, humaneval/<name>/run.sqlite) made from this study "
+               "file on another machine")
 
 
 def _other_trials(folder: Path) -> list[Any]:
@@ -802,9 +804,41 @@ def _new_readings(study: Study, folders: list[Path]) -> list[tuple[Any, ...]]:
     return [(*k, raw) for k, (raw, _) in new.items()]
 
 
+def _new_humaneval(study: Study, folders: list[Path]) -> dict[Path, list[Any]]:
+    """HumanEval results of ``folders`` (each ``folder/humaneval/<name>``, the layout of
+    ``--out``) not yet in this study's HumanEval directory of the same name, as stored trials;
+    ConfigError if one key holds different results."""
+    from slmbench.agents.store import DB_NAME, RunStore
+
+    found: dict[tuple[Path, Any], tuple[Any, Path]] = {}
+    for folder in folders:
+        for target in study.humaneval:
+            source = folder / "humaneval" / target.name
+            if not (source / DB_NAME).is_file():
+                continue
+            with RunStore(source) as store:
+                for t in store.trials():
+                    seen = found.get((target, t.key))
+                    if seen is not None and seen[0].record != t.record:
+                        raise _clash(f"HumanEval {t.key.model} {t.key.task}", seen[1], folder)
+                    found[(target, t.key)] = (t, folder)
+    out: dict[Path, list[Any]] = {}
+    for (target, key), (t, folder) in found.items():
+        if (target / DB_NAME).is_file():
+            with RunStore(target) as store:
+                stored = store.get(key)
+            if stored is not None:
+                if stored.record != t.record:
+                    raise _clash(f"HumanEval {key.model} {key.task}", target, folder)
+                continue
+        out.setdefault(target, []).append(t)
+    return out
+
+
 def merge_stores(study: Study, folders: list[Path]) -> ImportSummary:
-    """Copy into this study's stores the trials and readings another machine stored for the
-    same study file (each folder: that machine's study ``out``), so one page shows both.
+    """Copy into this study's stores the trials, readings and HumanEval results another machine
+    stored for the same study file (each folder: that machine's study ``out``; its HumanEval
+    results under ``humaneval/<name>``, as ``--out`` lays them out), so one page shows both.
 
     A record already here with the same content is skipped; the same key with different
     content (in two folders, or here and in a folder) is refused before anything is written.
@@ -816,14 +850,19 @@ def merge_stores(study: Study, folders: list[Path]) -> ImportSummary:
         if not folder.is_dir():
             raise ConfigError(f"--merge {folder} is not a folder", _MERGE_HINT)
         if not any((folder / "part-a").glob(f"*/{DB_NAME}")) and not (
-                folder / "part-b" / READINGS_NAME).is_file():
+                folder / "part-b" / READINGS_NAME).is_file() and not any(
+                (folder / "humaneval").glob(f"*/{DB_NAME}")):
             raise ConfigError(f"--merge {folder} holds no study store", _MERGE_HINT)
     trials = _new_trials(study, folders)
     readings = _new_readings(study, folders)
+    humaneval = _new_humaneval(study, folders)
     written: dict[str, int] = {}
     for run_dir, ts in sorted(trials.items()):
         with RunStore(run_dir) as store:
             written[str(store.path)] = sum(store.put(t.key, t.outcome.value, t) for t in ts)
+    for run_dir, stored in sorted(humaneval.items()):
+        with RunStore(run_dir) as store:
+            written[str(store.path)] = sum(store.put(t.key, t.outcome, t.record) for t in stored)
     if readings:
         _write_readings(study.part_b_dir / READINGS_NAME, readings)
         written[str(study.part_b_dir / READINGS_NAME)] = len(readings)

@@ -119,41 +119,60 @@ def test_compare_to_best_single_model_and_all_ties() -> None:
 # -- bootstrap ---------------------------------------------------------------------
 
 
-def test_mean_interval_reproduces_scipy_bootstrap() -> None:
+def test_bootstrap_interval_reproduces_scipy_bootstrap() -> None:
     values = [0.0, 1.0, 1.0, 0.5, 0.25, 1.0, 0.0, 0.75]
-    est = stats.mean_interval(values, seed=7)
+    low, high, method = stats.bootstrap_interval((values,), np.mean, vectorized=True, seed=7)
     ref = sps.bootstrap((np.array(values),), np.mean, n_resamples=10_000,
                         rng=np.random.default_rng(7), method="BCa")
-    assert est.low == pytest.approx(ref.confidence_interval.low)
-    assert est.high == pytest.approx(ref.confidence_interval.high)
-    assert est.estimate == pytest.approx(np.mean(values))
-    assert "10000 resamples" in est.method
+    assert (low, high) == pytest.approx((ref.confidence_interval.low,
+                                         ref.confidence_interval.high))
+    assert "10000 resamples" in method
     # same seed, same interval: reproducible
-    assert stats.mean_interval(values, seed=7) == est
+    assert stats.bootstrap_interval((values,), np.mean, vectorized=True, seed=7) == (
+        low, high, method)
 
 
-def test_mean_interval_edge_cases() -> None:
-    one = stats.mean_interval([0.4])
-    assert one.estimate == 0.4 and one.low is None and one.note
-    ties = stats.mean_interval([1.0, 1.0, 1.0, 1.0])
-    assert (ties.estimate, ties.low, ties.high) == (1.0, 1.0, 1.0)
-    assert "percentile" in ties.method
+def test_a_bootstrap_of_equal_values_gives_no_interval_not_a_zero_width_one() -> None:
+    low, high, method = stats.bootstrap_interval(([1.0, 1.0, 1.0, 1.0],), np.mean,
+                                                 vectorized=True)
+    assert (low, high) == (None, None) and "degenerate" in method
+
+
+@pytest.mark.parametrize("k,n", [(0, 3), (2, 8), (8, 8), (13, 20)])
+def test_bounded_mean_of_0_1_values_is_the_jeffreys_interval(k: int, n: int) -> None:
+    est = stats.bounded_mean([1.0] * k + [0.0] * (n - k))
+    jeffreys = sps.beta(k + 0.5, n - k + 0.5)
+    assert est.estimate == pytest.approx(k / n) and est.n == n
+    # simulated quantiles of Beta(k + 1/2, n - k + 1/2), up to the simulation's error
+    assert est.low == pytest.approx(min(jeffreys.ppf(0.025), k / n), abs=0.01)
+    assert est.high == pytest.approx(max(jeffreys.ppf(0.975), k / n), abs=0.01)
+
+
+def test_bounded_mean_stays_open_when_every_item_has_the_same_value() -> None:
+    top = stats.bounded_mean([1.0] * 20)
+    assert top.estimate == 1.0 and top.low is not None and top.low < 1.0 == top.high
+    half = stats.bounded_mean([0.5] * 8)
+    assert half.low is not None and half.high is not None and half.low < 0.5 < half.high
+    brier = stats.bounded_mean([0.0] * 5, bounds=(0.0, 2.0))
+    assert brier.low == 0.0 and brier.high is not None and 0.0 < brier.high < 2.0
     with pytest.raises(stats.StatsInputError):
-        stats.mean_interval([])
-
-
-def test_paired_bootstrap_matches_scipy() -> None:
-    a = [1, 1, 0, 1, 1, 0, 1, 1, 1, 0]
-    b = [0, 1, 0, 0, 1, 0, 0, 1, 0, 0]
-    est = stats.paired_bootstrap(a, b)
-    ref = sps.bootstrap((np.array(a, float), np.array(b, float)),
-                        lambda x, y, axis=-1: np.mean(x - y, axis=axis), paired=True,
-                        n_resamples=10_000, rng=np.random.default_rng(stats.SEED))
-    assert est.estimate == pytest.approx(0.4)
-    assert (est.low, est.high) == pytest.approx(
-        (ref.confidence_interval.low, ref.confidence_interval.high))
+        stats.bounded_mean([0.5, 1.5])
     with pytest.raises(stats.StatsInputError):
-        stats.paired_bootstrap([1, 0], [1])
+        stats.bounded_mean([])
+
+
+def test_paired_bounded_difference_stays_open_when_both_agree_on_every_item() -> None:
+    same = [1.0, 0.5, 1 / 3, 0.0, 1.0, 0.25, 1.0, 0.5]
+    est = stats.paired_bounded_difference(same, same)
+    assert est.estimate == 0.0 and est.low is not None and est.high is not None
+    assert est.low < 0.0 < est.high
+    hits_a = [True, True, False, True, False, True, True, False]
+    hits_b = [True, False, False, True, True, False, False, False]
+    assert stats.paired_bounded_difference([float(h) for h in hits_a],
+                                           [float(h) for h in hits_b]) == \
+        stats.paired_difference(hits_a, hits_b)
+    with pytest.raises(stats.StatsInputError):
+        stats.paired_bounded_difference([1, 0], [1])
 
 
 # -- correlation ---------------------------------------------------------------------
@@ -342,10 +361,11 @@ def test_ratio_interval_and_edge_cases() -> None:
     held = stats.composite_interval([([1], [2]), ([0, 3, 3], [3, 3, 3])])
     assert held.estimate == pytest.approx((0.5 + 2 / 3) / 2) and held.note
     assert held.low is not None and held.low <= held.estimate <= held.high  # type: ignore[operator]
+    # clusters that all agree: no spread to resample, so no interval (never [v, v])
     zeros = stats.ratio_interval([0, 0, 0], [3, 3, 3])
-    assert (zeros.estimate, zeros.low, zeros.high) == (0.0, 0.0, 0.0)
+    assert (zeros.estimate, zeros.low, zeros.high) == (0.0, None, None)
     alike = stats.ratio_interval([2, 2, 2], [9, 9, 9])
-    assert alike.low == alike.high == pytest.approx(2 / 9) and "same value" in (alike.note or "")
+    assert alike.low is None and alike.high is None and "no spread" in (alike.note or "")
     single = stats.composite_interval([([1], [3]), ([2], [2])])
     assert single.low is None and single.estimate == pytest.approx(2 / 3)
     with pytest.raises(stats.StatsInputError):

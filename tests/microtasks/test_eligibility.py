@@ -39,7 +39,8 @@ def test_cell_reports_interval_tau_anchor_and_paired_difference() -> None:
     assert cell.score == stats.wilson(30, N)  # the interval is core.stats' Wilson, n = 40
     assert (cell.tau, cell.tau_anchor) == (0.5, "rules")
     d = cell.diff
-    assert d.estimate == pytest.approx(0.25) and d.n == N and "paired bootstrap BCa" in d.method
+    assert d.estimate == pytest.approx(0.25) and d.n == N
+    assert "paired difference; Jeffreys Dirichlet" in d.method
     assert d.low is not None and d.high is not None and d.low < 0.25 < d.high
     assert d.low > 0  # 10 more right, none worse: the paired interval excludes 0
 

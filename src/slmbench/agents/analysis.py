@@ -147,7 +147,7 @@ class PairwiseComparison(_Frozen):
     mcnemar: McNemarResult
     p_bh: float
     p_holm: float
-    difference: Estimate  # accuracy(a) − accuracy(b) on shared trials, paired bootstrap
+    difference: Estimate  # accuracy(a) − accuracy(b) on shared trials (paired_difference)
 
 
 class ItemAudit(_Frozen):

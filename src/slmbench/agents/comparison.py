@@ -3,7 +3,7 @@
 Two runs of one grid (same models, tasks, variants, temperatures, seeds and
 repeats) under two settings pair trial by trial on the trial's identity.
 :func:`compare_trials` gives each side's success rate (Wilson), the paired
-difference ``a − b`` with a paired bootstrap interval, and McNemar's test.
+difference ``a − b`` with a paired interval (``stats.paired_difference``), and McNemar's test.
 Trials that are never the model's (``backend_error``, ``environment_error``)
 drop their pair and are counted in ``excluded``.
 
@@ -41,7 +41,7 @@ class PairedComparison(BaseModel):
     unpaired: int  # trials only one side holds
     success_a: Estimate
     success_b: Estimate
-    difference: Estimate  # success(a) − success(b), paired bootstrap over the pairs
+    difference: Estimate  # success(a) − success(b), Jeffreys posterior of the 2×2 cells
     mcnemar: McNemarResult | None  # None with no pairs
 
 
@@ -67,8 +67,7 @@ def compare_trials(a: Sequence[Trial], b: Sequence[Trial], *, label_a: str = "a"
     wins_a = [x.outcome == Outcome.SUCCESS for x, _ in kept]
     wins_b = [y.outcome == Outcome.SUCCESS for _, y in kept]
     if kept:
-        difference = stats.paired_bootstrap([float(w) for w in wins_a],
-                                            [float(w) for w in wins_b])
+        difference = stats.paired_difference(wins_a, wins_b)
         test: McNemarResult | None = stats.mcnemar(wins_a, wins_b)
     else:
         difference = Estimate(estimate=None, low=None, high=None, method="paired difference",

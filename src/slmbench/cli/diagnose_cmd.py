@@ -20,6 +20,7 @@ from slmbench.microtasks.diagnostics.cascade import run_cascade
 from slmbench.microtasks.diagnostics.diagnose import DiagnosticReport, run_diagnose
 from slmbench.microtasks.diagnostics.probes import run_probe
 from slmbench.microtasks.store import DEFAULT_NAME
+from slmbench.report.quantization_page import quantization_markdown
 
 console = Console()
 
@@ -29,10 +30,6 @@ def _say(message: str) -> None:
 
 
 # --- diagnose ---------------------------------------------------------------------------------
-
-def _ci(low: float | None, high: float | None) -> str:
-    return "-" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
-
 
 def _est(e: Estimate) -> str:
     return e.formatted(percent=False, digits=3, missing="-")
@@ -52,7 +49,7 @@ def diagnostic_rows(report: DiagnosticReport) -> list[list[str]]:
                ", ".join(f"{k}{v + 0.0:+.2f}" for k, v in cell.offsets.items()))
         rows.append([
             cell.task, cell.model, f"{cell.n_fit}/{cell.n_eval}",
-            "-" if auc.estimate is None else f"{auc.estimate:.3f} {_ci(auc.low, auc.high)}",
+            _est(auc),
             d.metric, f"{d.tau:.3f} ({d.tau_anchor})",
             _est(d.score), thr, _est(t.score), "-" if g is None else _est(g.score),
             "-" if cell.format_failure_rate is None else
@@ -187,15 +184,14 @@ def cascade_cmd(
     (out / "cascade.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     cols = ("metric", "BM25 alone", f"BM25 top-{k} + model", "paired gain [95% CI]")
     rows = [[g.metric, f"{g.baseline:.3f}", f"{g.cascade:.3f}",
-             f"{g.gain.estimate:+.3f} {_ci(g.gain.low, g.gain.high)}"]
+             _est(g.gain)]
             for g in rerank_result.gains]
     r = router
     router_text = (
         f"Cascade router (margin {r.margin:.3f} fitted on {report.n_fit} fit items): "
-        f"accuracy {r.accuracy.estimate:.3f} {_ci(r.accuracy.low, r.accuracy.high)} vs BM25 "
-        f"{r.baseline_accuracy.estimate:.3f}; MRR gain {r.mrr_gain.estimate:+.3f} "
-        f"{_ci(r.mrr_gain.low, r.mrr_gain.high)}; model consulted on "
-        f"{r.model_share.estimate:.0%} {_ci(r.model_share.low, r.model_share.high)} of calls; "
+        f"accuracy {_est(r.accuracy)} vs BM25 "
+        f"{r.baseline_accuracy.estimate:.3f}; MRR gain {_est(r.mrr_gain)}; model consulted on "
+        f"{r.model_share.formatted(digits=0, unit='%', missing='-')} of calls; "
         f"mean latency {r.mean_latency_s * 1000:.0f} ms per decision")
     (out / "cascade.md").write_text(
         f"# Cascade: {name}, {model}\n\n`{report.command}`\n\n{n_eval} eval items\n\n"
@@ -241,38 +237,35 @@ def quantize_cmd(
         threads=threads, command=command_line("slmbench quantize"), progress=_say, store=store))
     out.mkdir(parents=True, exist_ok=True)
     (out / "quantization.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
-    cell_cols = ("task", "precision", "reading", "metric", "n", "score [95% CI]", "τ",
-                 "fmt fail", "eligible")
-    cell_rows = [[c.task, c.precision, c.reading, c.metric, str(c.n_items),
-                  _est(c.score), f"{c.tau:.3f} ({c.tau_anchor})",
-                  str(c.format_failures) if c.reading == "generation" else "-",
-                  "yes" if c.eligible else "no"] for c in report.cells]
-    cmp_cols = ("task", "reading", "vs", "accuracy", "Δ [95% CI]", "McNemar p",
-                f"TOST ±{margin} p", "equivalent", "eligibility changed")
-    cmp_rows = [[c.task, c.reading, f"{c.precision} vs {c.reference}",
-                 f"{c.accuracy:.3f} vs {c.reference_accuracy:.3f}",
-                 f"{c.difference.estimate:+.3f} {_ci(c.difference.low, c.difference.high)}",
-                 f"{c.mcnemar.p_value:.3f}",
-                 "-" if c.tost is None or c.tost.p_value is None else f"{c.tost.p_value:.3f}",
-                 "-" if c.tost is None else ("yes" if c.tost.equivalent else "no"),
-                 "-" if c.eligibility_changed is None else
-                 ("YES" if c.eligibility_changed else "no")] for c in report.comparisons]
-    rtn_lines = [f"- {p}: {r.parameters_quantized:,} weights in {len(r.layers)} Linear layers, "
-                 f"{r.bits}-bit, group {r.group_size}, "
-                 f"{'symmetric' if r.symmetric else 'asymmetric'}; skipped "
-                 f"{', '.join(r.skipped) or 'none'}; mean |Δw| "
-                 f"{sum(x.mean_abs_error for x in r.layers) / max(len(r.layers), 1):.2e}"
-                 for p, r in report.rtn.items()]
-    (out / "quantization.md").write_text(
-        f"# Quantization: {model}\n\n`{report.command}` ({report.created})\n\n"
-        + markdown_table(cell_cols, cell_rows) + "\n" + markdown_table(cmp_cols, cmp_rows)
-        + "\n" + "\n".join(rtn_lines + [f"- note: {n}" for n in report.notes]) + "\n",
-        encoding="utf-8")
-    print_table("Eligibility per precision", cell_cols, cell_rows)
-    print_table(f"Paired against {report.precisions[0]}", cmp_cols, cmp_rows)
-    for line in rtn_lines + [f"note: {n}" for n in report.notes]:
-        console.print(line, highlight=False)
+    (out / "quantization.md").write_text(quantization_markdown(report), encoding="utf-8")
+    console.print(quantization_markdown(report), markup=False, highlight=False)
     console.print(f"wrote {out / 'quantization.json'}")
+
+
+def quantize_page_cmd(
+    report_file: Path = typer.Argument(..., help="a `slmbench quantize` run's quantization.json"),
+    page: Path = typer.Option(..., "--page", help="the Markdown page to write; the rescored "
+                                                 "report goes beside it as PAGE.json"),
+    title: str | None = typer.Option(None, "--title", help="the page's heading"),
+) -> None:
+    """Write a quantization page from a quantize run's report alone (loads no model)."""
+    try:  # the report's module imports torch
+        from slmbench.microtasks.diagnostics.quantize import QuantizationReport, rescored
+    except ImportError as exc:
+        raise ConfigError(f"quantize-page needs torch and transformers: {exc}",
+                          "pip install 'slmbench[hf]'") from exc
+    if not report_file.is_file():
+        raise ConfigError(f"{report_file} is not a file", "pass a quantize run's "
+                          "quantization.json (slmbench quantize --out DIR writes DIR/"
+                          "quantization.json)")
+    report = rescored(QuantizationReport.model_validate_json(
+        report_file.read_text(encoding="utf-8")))
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.with_suffix(".json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    page.write_text(quantization_markdown(report, title=title,
+                                          made_by=command_line("slmbench quantize-page")),
+                    encoding="utf-8")
+    console.print(f"wrote {page} and {page.with_suffix('.json')}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -280,3 +273,4 @@ def register(app: typer.Typer) -> None:
     app.command("probe")(probe_cmd)
     app.command("cascade")(cascade_cmd)
     app.command("quantize")(quantize_cmd)
+    app.command("quantize-page")(quantize_page_cmd)

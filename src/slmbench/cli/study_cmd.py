@@ -13,7 +13,7 @@ from rich.table import Table
 from slmbench.cli.console import wide_console
 from slmbench.cli.run_cmd import print_summary
 from slmbench.core.errors import ConfigError
-from slmbench.core.paths import shown_command
+from slmbench.core.paths import shown_command, shown_path
 from slmbench.study import (
     PlanRow,
     Study,
@@ -107,7 +107,8 @@ def register(app: typer.Typer) -> None:
         if plan.page is None:
             console.print("no `page` in the study file: no results page written")
             return
-        command = shown_command(["slmbench", "study", str(file)])
+        # a page is published: a study file outside the repository loses this machine's prefix
+        command = shown_command(["slmbench", "study", shown_path(file, published=True)])
         page = write_page(plan, study_file=file, command=command)
         console.print(f"results page: {page}", highlight=False)
 

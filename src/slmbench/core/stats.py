@@ -292,6 +292,10 @@ def bootstrap_interval(data: Sequence[Sequence[float]] | Sequence[np.ndarray],
     where the statistic is undefined, e.g. a correlation of a constant
     resample) the percentile interval over the finite resamples is returned
     instead, and the method string says so. Returns ``(low, high, method)``.
+
+    A bootstrap cannot show a spread the sample does not have: when every resample gives the
+    same value (all values equal) the bounds are None and the method says so, never a
+    zero-width interval. For values with known bounds use :func:`bounded_mean`.
     """
     arrays = tuple(np.asarray(d, dtype=float) for d in data)
     with warnings.catch_warnings():
@@ -300,17 +304,21 @@ def bootstrap_interval(data: Sequence[Sequence[float]] | Sequence[np.ndarray],
                             confidence_level=confidence, n_resamples=n_resamples,
                             method="BCa", rng=np.random.default_rng(seed))
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    if math.isfinite(low) and math.isfinite(high):
-        return low, high, f"bootstrap BCa ({n_resamples} resamples, seed {seed})"
     dist = np.asarray(res.bootstrap_distribution, dtype=float)
     finite = dist[np.isfinite(dist)]
     if finite.size == 0:
         return None, None, "bootstrap undefined (statistic undefined on every resample)"
-    tail = (1 - confidence) / 2 * 100
-    lo, hi = np.percentile(finite, [tail, 100 - tail])
-    return (float(lo), float(hi),
-            f"bootstrap percentile ({finite.size} of {n_resamples} resamples defined, "
-            f"seed {seed})")
+    if math.isfinite(low) and math.isfinite(high):
+        method = f"bootstrap BCa ({n_resamples} resamples, seed {seed})"
+    else:
+        tail = (1 - confidence) / 2 * 100
+        low, high = (float(v) for v in np.percentile(finite, [tail, 100 - tail]))
+        method = (f"bootstrap percentile ({finite.size} of {n_resamples} resamples defined, "
+                  f"seed {seed})")
+    if np.ptp(finite) == 0 or not low < high:
+        return None, None, ("bootstrap degenerate (the resamples show no spread): "
+                            "no interval")
+    return low, high, method
 
 
 class ConfidenceSequence:
@@ -362,23 +370,6 @@ def confidence_sequence(values: Sequence[float], *, horizon: int,
     return seq.estimate()
 
 
-def mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE,
-                  n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Estimate:
-    """Mean of ``values`` with a bootstrap interval (e.g. a score averaged over tasks)."""
-    arr = np.asarray(values, dtype=float)
-    if arr.size == 0:
-        raise StatsInputError("a mean needs at least one value", "there is no data here")
-    if arr.size == 1:
-        v = float(arr[0])
-        return Estimate(estimate=v, low=None, high=None, method="mean", n=1,
-                        confidence=confidence, note="one value: no interval")
-    low, high, method = bootstrap_interval((arr,), np.mean, vectorized=True,
-                                           confidence=confidence, n_resamples=n_resamples,
-                                           seed=seed)
-    return Estimate(estimate=float(arr.mean()), low=low, high=high, method=method,
-                    n=int(arr.size), confidence=confidence)
-
-
 def composite_interval(groups: Sequence[tuple[Sequence[float], Sequence[float]]], *,
                        confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
                        seed: int = SEED) -> Estimate:
@@ -418,9 +409,9 @@ def composite_interval(groups: Sequence[tuple[Sequence[float], Sequence[float]]]
     samples = [np.arange(pairs[i][0].size, dtype=float) for i in varying]
     low, high, method = bootstrap_interval(samples, stat, vectorized=True, confidence=confidence,
                                            n_resamples=n_resamples, seed=seed)
-    if low is not None and low == high:
-        note = "; ".join(filter(None, [note, "every resample gives the same value (the clusters "
-                                       "agree): within-cluster sampling error is not shown"]))
+    if low is None:
+        note = "; ".join(filter(None, [note, "the resamples show no spread (the clusters "
+                                       "agree): no interval"]))
     return Estimate(estimate=estimate, low=low, high=high, method=f"cluster {method}",
                     n=clusters, confidence=confidence, note=note)
 
@@ -431,26 +422,6 @@ def ratio_interval(numerators: Sequence[float], denominators: Sequence[float], *
     """``sum(num) / sum(den)`` with a bootstrap over clusters (e.g. a success rate over tasks)."""
     return composite_interval([(numerators, denominators)], confidence=confidence,
                               n_resamples=n_resamples, seed=seed)
-
-
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], *,
-                     confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
-                     seed: int = SEED) -> Estimate:
-    """Mean paired difference ``a − b`` over the same items, with a paired bootstrap interval."""
-    x, y = _paired(a, b)
-    diff = float(np.mean(x - y))
-    if x.size == 1:
-        return Estimate(estimate=diff, low=None, high=None, method="paired difference", n=1,
-                        confidence=confidence, note="one pair: no interval")
-
-    def stat(u: np.ndarray, v: np.ndarray, axis: int = -1) -> np.ndarray:
-        return np.mean(u - v, axis=axis)
-
-    low, high, method = bootstrap_interval((x, y), stat, paired=True, vectorized=True,
-                                           confidence=confidence, n_resamples=n_resamples,
-                                           seed=seed)
-    return Estimate(estimate=diff, low=low, high=high, method=f"paired {method}", n=int(x.size),
-                    confidence=confidence)
 
 
 def _bool_arrays(*arrays: Sequence[bool]) -> tuple[np.ndarray, ...]:
@@ -805,27 +776,84 @@ def mean_of_draws(estimates: Sequence[float], draws: Sequence[Draws], *, n: int,
                            f"({size:,} draws)", n=n, confidence=confidence)
 
 
+def _bounded_cells(columns: Sequence[np.ndarray], bounds: tuple[float, float]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct item-wise rows of ``columns`` (values in ``bounds``) together with every
+    corner of the range (each column at its low or high end), and how many items show each.
+
+    Rows come in descending order, so 0/1 columns give (1, 1), (1, 0), (0, 1), (0, 0)."""
+    lo, hi = bounds
+    rows = np.stack([np.asarray(c, dtype=float) for c in columns], axis=1)
+    if rows.size == 0:
+        raise StatsInputError("an interval needs at least one item", "there is no data here")
+    if np.any(~np.isfinite(rows)) or np.any((rows < lo) | (rows > hi)):
+        raise StatsInputError(f"values must lie in [{lo}, {hi}] (got {rows.min()} to "
+                              f"{rows.max()})", "rescale the metric to its stated range")
+    k = rows.shape[1]
+    corners = np.where((np.arange(2 ** k)[:, None] >> np.arange(k - 1, -1, -1)) & 1, hi, lo)
+    cells, inverse = np.unique(np.vstack([rows, corners]), axis=0, return_inverse=True)
+    counts = np.bincount(np.ravel(inverse)[:len(rows)], minlength=len(cells)).astype(float)
+    return counts[::-1], cells[::-1]
+
+
+def _posterior_of(columns: Sequence[np.ndarray], combine: Callable[[np.ndarray], np.ndarray],
+                  *, name: str, bounds: tuple[float, float], confidence: float, draws: int,
+                  seed: int) -> Estimate:
+    """``combine`` (per cell: the value a cell contributes) averaged under the Jeffreys
+    Dirichlet posterior of :func:`_bounded_cells`, with its simulated interval."""
+    counts, cells = _bounded_cells(columns, bounds)
+    value = combine(cells)
+    sims = _jeffreys_cells(counts, draws, seed) @ value
+    tail = (1 - confidence) / 2 * 100
+    low, high = (float(v) for v in np.percentile(sims, [tail, 100 - tail]))
+    estimate = float(counts @ value / counts.sum())
+    return Estimate(estimate=estimate, low=min(low, estimate), high=max(high, estimate),
+                    method=f"{name}; Jeffreys Dirichlet posterior over the observed values and "
+                           f"the range's ends {bounds}, simulated ({draws:,} draws)",
+                    n=int(counts.sum()), confidence=confidence)
+
+
+def bounded_mean(values: Sequence[float], *, bounds: tuple[float, float] = (0.0, 1.0),
+                 confidence: float = CONFIDENCE, draws: int = N_DRAWS,
+                 seed: int = SEED) -> Estimate:
+    """Mean of per-item values known to lie in ``bounds`` (MRR, nDCG@5, a Brier score), with
+    a posterior interval: the distinct values seen, plus the two ends of the range, get a
+    Dirichlet posterior with ½ added to each (Jeffreys), and the mean is simulated from it.
+
+    On 0/1 values this is the Jeffreys interval of a proportion. The ends keep posterior
+    mass, so the interval stays open when every item has the same value (a bootstrap gives
+    [v, v] there). Coverage at n = 5..30 in ``tests/core/test_coverage.py``.
+    """
+    return _posterior_of([np.asarray(values, dtype=float)], lambda cells: cells[:, 0],
+                         name="bounded mean", bounds=bounds, confidence=confidence,
+                         draws=draws, seed=seed)
+
+
+def paired_bounded_difference(a: Sequence[float], b: Sequence[float], *,
+                              bounds: tuple[float, float] = (0.0, 1.0),
+                              confidence: float = CONFIDENCE, draws: int = N_DRAWS,
+                              seed: int = SEED) -> Estimate:
+    """Mean of ``a − b`` over the same items, values in ``bounds``, with a posterior interval:
+    the distinct (a, b) pairs seen, plus the four corners of the range, get a Jeffreys
+    Dirichlet posterior (as in :func:`bounded_mean`) and the mean difference is simulated.
+
+    It stays open when ``a`` and ``b`` agree on every item, where a paired bootstrap gives
+    [0, 0]. On 0/1 values the cells are the 2×2 table (both, only a, only b, neither).
+    """
+    x, y = _paired(a, b)
+    return _posterior_of([x, y], lambda cells: cells[:, 0] - cells[:, 1],
+                         name="paired difference", bounds=bounds, confidence=confidence,
+                         draws=draws, seed=seed)
+
+
 def paired_difference(a: Sequence[bool], b: Sequence[bool], *,
                       confidence: float = CONFIDENCE, draws: int = N_DRAWS,
                       seed: int = SEED) -> Estimate:
-    """Paired difference of two pass rates on the same items, with a posterior interval.
-
-    The four cells (both, only a, only b, neither) get a Dirichlet posterior with ½ added to
-    each (the Jeffreys prior); the interval is of ``P(only a) − P(only b)``, simulated. It
-    stays open when the two agree on every item, where a paired bootstrap gives [0, 0].
-    """
-    x, y = _paired([float(bool(v)) for v in a], [float(bool(v)) for v in b])
-    cells = np.array([np.sum((x == 1) & (y == 1)), np.sum((x == 1) & (y == 0)),
-                      np.sum((x == 0) & (y == 1)), np.sum((x == 0) & (y == 0))], dtype=float)
-    sims = _jeffreys_cells(cells, draws, seed)
-    diff = sims[:, 1] - sims[:, 2]
-    tail = (1 - confidence) / 2 * 100
-    low, high = (float(v) for v in np.percentile(diff, [tail, 100 - tail]))
-    estimate = float(np.mean(x - y))
-    return Estimate(estimate=estimate, low=min(low, estimate), high=max(high, estimate),
-                    method=f"paired difference; Jeffreys Dirichlet posterior of the 2×2 "
-                           f"cells, simulated ({draws:,} draws)", n=int(x.size),
-                    confidence=confidence)
+    """Paired difference of two pass rates on the same items: :func:`paired_bounded_difference`
+    on the 0/1 outcomes, i.e. ``P(only a) − P(only b)`` under the Jeffreys Dirichlet
+    posterior of the 2×2 cells (coverage at n = 5..30 in ``tests/core/test_coverage.py``)."""
+    return paired_bounded_difference([float(bool(v)) for v in a], [float(bool(v)) for v in b],
+                                     confidence=confidence, draws=draws, seed=seed)
 
 
 def flip_rate(outcomes: Mapping[str, Sequence[bool]], *,

@@ -6,11 +6,14 @@ else. Every interval comes from :mod:`slmbench.core.stats` (its one confidence l
 resample count and seed):
 
 * accuracy: Wilson (``stats.wilson``);
-* nDCG@5, MRR: BCa bootstrap of the mean over items (``stats.mean_interval``);
+* nDCG@5, MRR: Jeffreys Dirichlet posterior over the per-item values (and the range's ends
+  0 and 1), simulated (``stats.bounded_mean``);
 * F1: Jeffreys Dirichlet posterior of the confusion cells, simulated (``stats.f1_interval``);
-* the paired difference model - τ-baseline on the same items: paired BCa bootstrap
-  (``stats.paired_bootstrap``); for F1 the posterior of the joint cells
-  (``stats.paired_f1_difference``).
+* the paired difference model - τ-baseline on the same items: the same posterior over the
+  (model, baseline) value pairs (``stats.paired_bounded_difference``); for F1 the posterior
+  of the joint cells (``stats.paired_f1_difference``).
+
+None of them is zero-width at small n (a bootstrap gives [v, v] when every item agrees).
 
 A reply that names no option (format failure) counts as wrong and is also counted apart.
 
@@ -105,7 +108,7 @@ def interval(scorer: Scorer, rankings: Sequence[Sequence[str]]) -> stats.Estimat
     if scorer.metric == "f1":
         gold, pred = scorer.positives(rankings)
         return stats.f1_interval(gold, pred)
-    return stats.mean_interval(item_values(scorer.metric, scorer.golds, rankings))
+    return stats.bounded_mean(item_values(scorer.metric, scorer.golds, rankings))
 
 
 def paired_difference(scorer: Scorer, model: Sequence[Sequence[str]],
@@ -114,8 +117,8 @@ def paired_difference(scorer: Scorer, model: Sequence[Sequence[str]],
     if scorer.metric == "f1":
         gold, pred = scorer.positives(model)
         return stats.paired_f1_difference(gold, pred, scorer.positives(baseline)[1])
-    return stats.paired_bootstrap(item_values(scorer.metric, scorer.golds, model),
-                                  item_values(scorer.metric, scorer.golds, baseline))
+    return stats.paired_bounded_difference(item_values(scorer.metric, scorer.golds, model),
+                                           item_values(scorer.metric, scorer.golds, baseline))
 
 
 # --- cells ----------------------------------------------------------------------------------
@@ -135,6 +138,7 @@ class EligibilityCell(BaseModel):
     score: stats.Estimate  # the metric with its 95% interval
     tau: float
     tau_anchor: str
+    tau_interval: stats.Estimate | None = None  # the τ-baseline's score with its interval
     baseline_scores: dict[str, float]
     diff: stats.Estimate  # model - τ-baseline on the same items, paired
     format_failures: int
@@ -190,9 +194,9 @@ def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, pro
     base_scores = {name: scorer.score(r) for name, r in baselines.items()}
     anchor = max(base_scores, key=lambda k: base_scores[k])
     tau = base_scores[anchor]
-    sequence = None
+    sequence, tau_interval = None, None
     if rule is not None:
-        anchor, tau = rule.anchor, rule.tau
+        anchor, tau, tau_interval = rule.anchor, rule.tau, rule.interval
         if rule.sequential:
             sequence = stats.confidence_sequence(
                 item_values(metric, golds, rankings), horizon=rule.horizon)
@@ -206,6 +210,7 @@ def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, pro
     return EligibilityCell(
         task=task, model=model, precision=precision, prompt_id=prompt_id, reading=reading,
         metric=metric, n_items=len(golds), score=score, tau=tau, tau_anchor=anchor,
+        tau_interval=tau_interval or interval(scorer, baselines[anchor]),
         baseline_scores=base_scores, diff=diff, format_failures=format_failures,
         eligible=seed_rule and paired, seed_rule=seed_rule, paired=paired, note=note,
         top_share=share, constant=constant, verdict=verdict, sequence=sequence,
@@ -227,6 +232,7 @@ class SequentialRule:
         self.task, self.metric, self.golds = task, metric, list(golds)
         self.anchor = max(scores, key=lambda k: scores[k])
         self.tau, self.horizon = scores[self.anchor], len(golds)
+        self.interval = interval(scorer, baselines[self.anchor])  # τ with its interval
         self.sequential = metric in SEQUENTIAL_METRICS
 
     def tracker(self) -> Tracker:
@@ -257,14 +263,19 @@ class Tracker:
         return settle(got.low, got.high, self.rule.tau)
 
 
-class TauSweepRow(BaseModel):
-    """How many configurations pass when τ is set to one anchor."""
+class Tally(BaseModel):
+    """How many of ``total`` configurations are eligible."""
 
     model_config = ConfigDict(frozen=True)
 
-    anchor: str
     eligible: int
     total: int
+
+
+class TauSweepRow(Tally):
+    """How many configurations pass when τ is set to one anchor."""
+
+    anchor: str
 
 
 def tau_sweep(cells: Sequence[EligibilityCell]) -> list[TauSweepRow]:
@@ -282,12 +293,10 @@ def tau_sweep(cells: Sequence[EligibilityCell]) -> list[TauSweepRow]:
     return rows
 
 
-class PromptSummary(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class PromptSummary(Tally):
+    """How many configurations pass under one prompt."""
 
     prompt_id: str
-    eligible: int
-    total: int
 
 
 def by_prompt(cells: Sequence[EligibilityCell]) -> list[PromptSummary]:

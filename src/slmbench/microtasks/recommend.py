@@ -59,7 +59,7 @@ class TaskRecommendation(BaseModel):
     deploy: Literal["baseline", "model", "cascade"]
     baseline: str
     baseline_score: float
-    baseline_interval: stats.Estimate | None  # accuracy only (Wilson); else a point on n items
+    baseline_interval: stats.Estimate | None  # τ with its interval (None: a matrix too old)
     n_items: int  # items τ was set on
     model: str | None = None
     prompt_id: str | None = None
@@ -132,7 +132,8 @@ def _for_task(task: str, cells: list[EligibilityCell], store: ReadingStore | Non
     mine = [c for c in ofs if c.metric == metric]
     ref = max(mine, key=lambda c: c.n_split or c.n_items)  # τ set on the most items
     n_tau = ref.n_split or ref.n_items
-    base_ci = (stats.wilson(round(ref.tau * n_tau), n_tau) if metric == "accuracy" else None)
+    base_ci = ref.tau_interval or (stats.wilson(round(ref.tau * n_tau), n_tau)
+                                   if metric == "accuracy" else None)
     common = dict(task=task, metric=metric, baseline=ref.tau_anchor, baseline_score=ref.tau,
                   baseline_interval=base_ci, n_items=n_tau, cells=len(mine),
                   eligible_cells=sum(c.eligible for c in mine))
@@ -151,7 +152,7 @@ def _for_task(task: str, cells: list[EligibilityCell], store: ReadingStore | Non
             margin=cascade.router.margin, model_share=cascade.router.model_share,
             why="no eligible configuration, but the cascade (baseline first, the model on the "
                 "uncertain share) beats the baseline alone on the same items (paired MRR)")
-    undecided = sum(c.verdict == "undecided" for c in mine)
+    undecided = sum(c.verdict == "undecided" and not c.constant for c in mine)  # as the pages
     why = ("no configuration is shown better than the baseline"
            + (f" ({undecided} undecided: not shown better, so the cheaper baseline)"
               if undecided else ""))

@@ -3,7 +3,7 @@
 Generated from two run directories of the same grid (``benchmarks/harness_validity.py``):
 ``legacy`` (the old prompt, which told the model to start with 'Final Answer:' after
 every tool result) and ``neutral`` (the prompt the harness uses now). The page shows
-the success of each, their paired difference with a paired bootstrap interval and
+the success of each, their paired difference with a Jeffreys posterior interval and
 McNemar's test (:mod:`slmbench.agents.comparison`), format failures under the
 tolerant parser against the strict grammar, which parser rules read the actions,
 the forensics causes, and every trial side by side. Every number is computed here

@@ -2,7 +2,8 @@
 
 * :func:`shortlist_rerank` - BM25 shortlists the top ``k`` options, the model re-orders the
   shortlist by log-probability, the rest keep BM25's order. Reported: the paired gain over
-  BM25 alone on the same items, with a paired bootstrap interval (``stats.paired_bootstrap``).
+  BM25 alone on the same items, with a paired posterior interval
+  (``stats.paired_bounded_difference``).
 * :class:`Cascade` - a router an agent can call at run time: it answers with the baseline
   when the baseline is confident (the margin between its top-two scores is at least
   ``margin``, fitted on the fit split by :meth:`Cascade.fit`) and consults the model, on the
@@ -182,7 +183,7 @@ def paired_gains(golds: Sequence[str], cascade: Sequence[Sequence[str]],
         c = item_values(metric, golds, cascade)  # type: ignore[arg-type]
         b = item_values(metric, golds, base)  # type: ignore[arg-type]
         out.append(Gain(metric=metric, baseline=float(b.mean()), cascade=float(c.mean()),
-                        gain=stats.paired_bootstrap(c, b)))
+                        gain=stats.paired_bounded_difference(c, b)))
     return out
 
 

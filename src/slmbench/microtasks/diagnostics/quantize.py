@@ -18,8 +18,9 @@ an extra spec (``--gguf hf:DIR``).
 
 Every (task, precision) cell gets its eligibility (:func:`~slmbench.microtasks.eligibility.
 make_cell`); each precision is compared with the first one on the same items, paired:
-McNemar on per-item correctness, a paired bootstrap of the accuracy difference and TOST
-equivalence within ``margin`` ("no material loss").
+McNemar on per-item correctness, the paired accuracy difference with its Jeffreys posterior
+interval (``stats.paired_difference``: open even when both answer every item alike) and
+TOST equivalence within ``margin`` ("no material loss").
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.core.paths import shown_path
 from slmbench.microtasks import tasks as registry
-from slmbench.microtasks.datasets.records import TaskName
+from slmbench.microtasks.baselines import Baseline
+from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.eligibility import EligibilityCell, make_cell
 from slmbench.microtasks.prompts import FROZEN
 from slmbench.microtasks.readout import ItemReading, Reading
@@ -182,7 +184,7 @@ class PrecisionComparison(BaseModel):
     n_items: int
     reference_accuracy: float
     accuracy: float
-    difference: stats.Estimate  # precision - reference, paired bootstrap
+    difference: stats.Estimate  # precision - reference, stats.paired_difference
     mcnemar: stats.McNemarResult
     tost: stats.TostResult | None  # None when the items are too few or all identical
     eligibility_changed: bool | None  # None: no eligibility cell for one of them
@@ -209,7 +211,7 @@ def compare(task: TaskName, reading: Reading, reference: str, precision: str,
     return PrecisionComparison(
         task=task, reading=reading, reference=reference, precision=precision, n_items=len(a),
         reference_accuracy=sum(b) / len(b), accuracy=sum(a) / len(a),
-        difference=stats.paired_bootstrap(a, b), mcnemar=stats.mcnemar(hits, ref_hits),
+        difference=stats.paired_difference(hits, ref_hits), mcnemar=stats.mcnemar(hits, ref_hits),
         tost=tost,
         eligibility_changed=None if e_ref is None or e_new is None else e_ref != e_new)
 
@@ -335,12 +337,27 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
             rtn[level] = RtnReport.model_validate_json(kept_rtn)  # measured by an earlier run
     if kept is not None:
         kept.close()
+    cells, comparisons = score_readings(readings, levels, chosen, baselines, model=shown,
+                                        margin=margin)
+    return QuantizationReport(
+        command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
+        source=shown, precisions=levels, tasks=list(tasks), limit=limit, margin=margin,
+        cells=cells, comparisons=comparisons, rtn=rtn, load_seconds=seconds,
+        readings=readings, notes=notes, read_counts=session.counts)
+
+
+def score_readings(readings: dict[str, list[ItemReading]], levels: Sequence[str],
+                   chosen: dict[TaskName, list[AnyItem]],
+                   baselines: dict[TaskName, list[Baseline]], *, model: str,
+                   margin: float) -> tuple[list[EligibilityCell], list[PrecisionComparison]]:
+    """Each (task, level, reading) cell's eligibility, and each level paired against the first
+    on the same items; ``readings`` keyed ``LEVEL|TASK``, in the order of ``chosen``."""
     cells: list[EligibilityCell] = []
     comparisons: list[PrecisionComparison] = []
-    for task in tasks:
-        golds = {i.id: registry.get(task).gold(i) for i in chosen[task]}
-        gold_list = [golds[i.id] for i in chosen[task]]
-        base = {b.name: [b.rankings[i.id] for i in chosen[task]] for b in baselines[task]}
+    for task, items in chosen.items():
+        golds = {i.id: registry.get(task).gold(i) for i in items}
+        gold_list = [golds[i.id] for i in items]
+        base = {b.name: [b.rankings[i.id] for i in items] for b in baselines[task]}
         by_level: dict[tuple[str, Reading], EligibilityCell] = {}
         for level in levels:
             got = readings[f"{level}|{task}"]
@@ -348,7 +365,7 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
                 ranks = [r.ranking(reading) for r in got]
                 if any(r is None for r in ranks):
                     continue
-                cell = make_cell(task=task, metric=registry.get(task).metrics[0], model=shown,
+                cell = make_cell(task=task, metric=registry.get(task).metrics[0], model=model,
                                  precision=level if kind_of(level) != "gguf" else
                                  f"{precision_of(level)} ({level})", prompt_id="p0",
                                  reading=reading, golds=gold_list,
@@ -370,8 +387,19 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
                     task, reading, ref, level, ref_hits, hits, margin=margin,
                     ref_eligible=by_level[(ref, reading)].eligible,
                     eligible=by_level[(level, reading)].eligible))
-    return QuantizationReport(
-        command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
-        source=shown, precisions=levels, tasks=list(tasks), limit=limit, margin=margin,
-        cells=cells, comparisons=comparisons, rtn=rtn, load_seconds=seconds,
-        readings=readings, notes=notes, read_counts=session.counts)
+    return cells, comparisons
+
+
+def rescored(report: QuantizationReport) -> QuantizationReport:
+    """``report`` with its cells and paired comparisons computed again, by this checkout's
+    statistics, from the readings it stores (the items and baselines come from the datasets;
+    no model is loaded)."""
+    pools = {t: {i.id: i for i in registry.get(t).load_items()} for t in report.tasks}
+    first = report.precisions[0]
+    chosen = {t: [pools[t][r.item_id] for r in report.readings[f"{first}|{t}"]]
+              for t in report.tasks}
+    baselines = {t: registry.get(t).baselines([i for i in pools[t].values() if i.split == "fit"],
+                                              chosen[t]) for t in report.tasks}
+    cells, comparisons = score_readings(report.readings, report.precisions, chosen, baselines,
+                                        model=report.source, margin=report.margin)
+    return report.model_copy(update={"cells": cells, "comparisons": comparisons})

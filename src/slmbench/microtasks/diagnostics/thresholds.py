@@ -159,8 +159,23 @@ def binary_auc(scores: Sequence[float], positive: Sequence[bool]) -> stats.Estim
     point = float(sps.mannwhitneyu(s[y == 1], s[y == 0]).statistic / (n1 * (y.size - n1)))
     low, high, method = stats.bootstrap_interval((s, y), _auc_vectorized, paired=True,
                                                  vectorized=True)
+    if low is None:  # every resample separates alike (e.g. perfectly): no bootstrap spread
+        placements = [float(np.mean((x > s[y == 0]) + 0.5 * (x == s[y == 0])))
+                      for x in s[y == 1]]
+        return _placement_interval(point, placements, "mann-whitney auc", int(y.size))
     return stats.Estimate(estimate=point, low=low, high=high,
                           method=f"mann-whitney auc; {method}", n=int(y.size))
+
+
+def _placement_interval(point: float, shares: Sequence[float], name: str,
+                        n: int) -> stats.Estimate:
+    """An AUC's interval from its per-item placement values (the share of the other class each
+    item outscores; their mean is the AUC), through ``stats.bounded_mean``: used where a
+    bootstrap has no spread to show (every resample separates alike)."""
+    est = stats.bounded_mean(shares)
+    return est.model_copy(update={
+        "estimate": point, "low": min(est.low or 0.0, point), "high": max(est.high or 1.0, point),
+        "n": n, "method": f"{name}; placement values, {est.method}"})
 
 
 def gold_vs_distractor_auc(items: Sequence[ScoredItem]) -> stats.Estimate:
@@ -172,6 +187,9 @@ def gold_vs_distractor_auc(items: Sequence[ScoredItem]) -> stats.Estimate:
         wins.append(sum(1.0 if g > x else 0.5 if g == x else 0.0 for x in others))
         pairs.append(float(len(others)))
     est = stats.ratio_interval(wins, pairs)
+    if est.low is None and est.estimate is not None:
+        shares = [w / p for w, p in zip(wins, pairs, strict=True) if p > 0]
+        return _placement_interval(est.estimate, shares, "gold-vs-distractor auc", est.n)
     return est.model_copy(update={"method": f"gold-vs-distractor auc; {est.method}"})
 
 
@@ -191,7 +209,8 @@ class Calibration(BaseModel):
     """Confidence (softmax over an item's options) of the decided option against accuracy,
     and selective prediction: the risk–coverage curve and the coverage that beats τ.
 
-    * ``brier``: mean over items of Σ_o (p_o − 1[o = gold])² (BCa bootstrap of the mean);
+    * ``brier``: mean over items of Σ_o (p_o − 1[o = gold])², in [0, 2]
+      (``stats.bounded_mean``);
     * ``ece``: expected calibration error over ``ECE_BINS`` equal-width bins
       (``ece_interval``: paired BCa bootstrap over items);
     * ``curve``: accuracy on the most confident 10%, 20%, ..., 100% of items;
@@ -253,7 +272,7 @@ def calibration(items: Sequence[ScoredItem], *, tau: float | None = None,
                        gap=float(c.mean() - h.mean()), ece=ece,
                        ece_interval=stats.Estimate(estimate=ece, low=low, high=high,
                                                    method=f"ece; {method}", n=int(c.size)),
-                       brier=stats.mean_interval(brier), curve=curve, tau=tau,
+                       brier=stats.bounded_mean(brier, bounds=(0.0, 2.0)), curve=curve, tau=tau,
                        coverage_beating_tau=beating, note=note)
 
 
