@@ -59,7 +59,7 @@ def test_paths_are_resolved_against_the_base(tmp_path: Path) -> None:
      "part_b.0.tasks.0: Input should be 'approval', 'memory', 'ranking' or 'tools' (got "
      "'poetry')"),
     ("name = 'x'\nout = 'o'\n[part_a]\nmodels = ['nosuch:thing']\n", "nosuch"),
-    ("name = 'x\n", "not readable TOML"),
+    ("name = 'x\n", "study.toml:2:1: Expected"),
 ])
 def test_a_bad_study_file_names_what_is_wrong(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "study.toml"

@@ -47,7 +47,6 @@ prints each block's remaining work in model hours at the rates measured in the s
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -56,6 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from slmbench.agents.runner.config import Experiment
 from slmbench.core.errors import ConfigError
+from slmbench.core.tomlfile import first_error, load_toml
 from slmbench.microtasks import tasks as micro_tasks
 from slmbench.microtasks.prompts import resolve_prompt_ids
 
@@ -132,22 +132,9 @@ class Study(BaseModel):
             "humaneval": [fix(p) for p in self.humaneval], "part_b": part_b})
 
 
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    got = err.get("input")
-    shown = f" (got {got!r})" if isinstance(got, str | int | float) else ""
-    return f"{where}: {err['msg']}{shown}"
-
-
 def load_study(path: Path, *, base: Path | None = None) -> Study:
     """Read and validate a study file; relative paths are taken from ``base`` (default: cwd)."""
-    try:
-        raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"study file {path} does not exist", _HINT) from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"study file {path} is not readable TOML: {exc}", _HINT) from None
+    raw = load_toml(path, what="study file", hint=_HINT)
     blocks = raw.get("part_a")
     for block in [blocks] if isinstance(blocks, dict) else blocks or []:
         if isinstance(block, dict):
@@ -157,9 +144,9 @@ def load_study(path: Path, *, base: Path | None = None) -> Study:
     try:
         study = Study.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"study file {path}: {_first_error(exc)}", _HINT) from None
+        raise ConfigError(f"{path}: {first_error(exc)}", _HINT) from None
     if not study.part_a and not study.part_b:
-        raise ConfigError(f"study file {path} has neither [part_a] nor [part_b]", _HINT)
+        raise ConfigError(f"{path}: has neither [part_a] nor [part_b]", _HINT)
     return study.resolved(base or Path.cwd())
 
 
@@ -194,6 +181,26 @@ def check_models(study: Study, models: list[str] | None) -> None:
     if unknown:
         raise ConfigError(f"{', '.join(unknown)} is not in study {study.name!r}",
                           f"its models: {', '.join(known)}")
+
+
+def check_can_run(study: Study, part: str, models: list[str] | None) -> None:
+    """Raise the one-line error that would stop ``part`` (a, b or all) of the study, narrowed
+    to ``models``, before its first trial or reading: every Part A block's
+    :func:`~slmbench.agents.runner.executor.preflight` and every Part B block's
+    :func:`~slmbench.microtasks.matrix.check_can_read`. Run before any block starts, so a
+    study that cannot run makes no folder (not even the blocks before the failing one)."""
+    from slmbench.agents.runner.executor import preflight
+    from slmbench.microtasks.matrix import check_can_read
+
+    if part in ("a", "all"):
+        for block in range(len(study.part_a)):
+            exp = part_a_experiment(study, block, models)
+            if exp.models:
+                preflight(exp)
+    if part in ("b", "all"):
+        for b in study.part_b:
+            check_can_read([m for m in b.models if not models or m in models], b.tasks,
+                           b.source)
 
 
 def run_part_a(study: Study, models: list[str] | None, console: Any) -> list[Any]:
@@ -570,7 +577,7 @@ def _validated(model: type[BaseModel], path: Path, rows: list[dict[str, Any]]) -
             out.append(model.model_validate(row))
         except ValidationError as exc:
             raise ConfigError(f"{path}: line {n} is not a {model.__name__}: "
-                              f"{_first_error(exc)}", _IMPORT_HINT) from None
+                              f"{first_error(exc)}", _IMPORT_HINT) from None
     return out
 
 

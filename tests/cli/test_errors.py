@@ -36,7 +36,11 @@ def test_the_cli_says_it_in_one_line_and_exits_2(cli: CliRunner, home: Path,
             "reference": {"answer": "There are 10 products."}}
     path = tmp_path / "mine.yaml"
     path.write_text(yaml.safe_dump({"suite": "capability", "tasks": [task]}), encoding="utf-8")
-    for argv in (("tasks", "validate", str(path)), ("tasks", "list", "--file", str(path))):
+    out = tmp_path / "run"
+    for argv in (("tasks", "validate", str(path)), ("tasks", "list", "--file", str(path)),
+                 ("run", "-s", str(path), "-m", "scripted:echo", "--out", str(out))):
         result = cli(*argv)
         assert result.code == 2, argv
         assert "unknown tool 'calculator'" in result.err and "parse and validate" not in result.out
+        assert f"{path}: task XX-1: field tools.0" in result.err
+    assert not out.exists()  # `run -s` wrote nothing

@@ -19,6 +19,7 @@ from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.diagnostics.cascade import run_cascade
 from slmbench.microtasks.diagnostics.diagnose import DiagnosticReport, run_diagnose
 from slmbench.microtasks.diagnostics.probes import run_probe
+from slmbench.microtasks.matrix import check_can_read
 from slmbench.microtasks.store import DEFAULT_NAME
 from slmbench.report.quantization_page import quantization_markdown
 
@@ -108,6 +109,7 @@ def diagnose_cmd(
 ) -> None:
     """Threshold diagnostic per (task, model): AUC, default vs fit-split threshold, regime."""
     tasks = registry.resolve(task)
+    check_can_read(model, tasks)  # before the store: a run that cannot start writes nothing
     report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_diagnose(
         model, tasks, limit=limit, fit_limit=fit_limit or limit, seed=seed,
         command=command_line("slmbench diagnose"), progress=_say, store=store))
@@ -232,6 +234,7 @@ def quantize_cmd(
     levels, tasks = parse_precisions(precision), registry.resolve(task)
     for name, why in NOT_AVAILABLE.items():
         console.print(f"[yellow]{name.upper()} not run:[/] {why}", highlight=False)
+    check_can_read([f"hf:{model}", *(gguf or ())], tasks)  # before the store is made
     report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_quantize(
         model, levels, tasks, limit=limit, gguf=gguf or (), seed=seed, margin=margin,
         threads=threads, command=command_line("slmbench quantize"), progress=_say, store=store))

@@ -22,7 +22,7 @@ from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.microtasks.eligibility import EligibilityCell
-from slmbench.microtasks.matrix import MatrixRun, run_matrix
+from slmbench.microtasks.matrix import MatrixRun, check_can_read, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
 from slmbench.microtasks.recommend import load_matrices, recommend
 from slmbench.microtasks.spec import prepare
@@ -180,6 +180,7 @@ def eligibility_cmd(
         mine = registry.register(load_task_file(task_file), replace=True)
         task = task or [mine.name]
     tasks, prompt_ids = registry.resolve(task), resolve_prompt_ids(prompt)
+    check_can_read(model, tasks)  # before the store: a run that cannot start writes nothing
     run = read_through(store_path or out / DEFAULT_NAME, lambda store: run_matrix(
         model, tasks, prompt_ids, limit=limit, seed=seed, command=command, store=store,
         sequential=sequential, cell_progress=CellBar(console)))

@@ -17,6 +17,7 @@ from slmbench.core.paths import shown_command, shown_path
 from slmbench.study import (
     PlanRow,
     Study,
+    check_can_run,
     check_models,
     import_exports,
     load_study,
@@ -99,6 +100,7 @@ def register(app: typer.Typer) -> None:
             for path, n in merge_stores(plan, merge).stores.items():
                 console.print(f"{path}: {n} records merged", highlight=False)
         elif not page_only:
+            check_can_run(plan, part, model)  # before any block: nothing half-written
             if part in ("a", "all"):
                 for summary in run_part_a(plan, model, console):
                     print_summary(summary, console)

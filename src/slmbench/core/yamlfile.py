@@ -83,6 +83,6 @@ def load_yaml(path: Path, *, hint: str, max_bytes: int | None = None) -> Any:
     try:
         return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"cannot read YAML: {_where(path, exc)}", hint) from exc
+        raise ConfigError(f"{_where(path, exc)} (cannot read YAML)", hint) from exc
     except RecursionError as exc:  # PyYAML composes recursively
-        raise ConfigError(f"cannot read YAML: {path}: nested too deeply", hint) from exc
+        raise ConfigError(f"{path}: nested too deeply (cannot read YAML)", hint) from exc

@@ -341,9 +341,11 @@ def check_ready(spec: str | ModelSpec, *, wait_ready_s: float | None = None,
                 native_tools: bool = False) -> None:
     """Raise a SlmbenchError (one line and a hint) if the model a spec names cannot be run now.
 
-    Server backends check that their server answers and has the model (a backend class's
-    ``preflight(spec, wait_ready_s, on_wait)``); backends without one pass. Nothing is
-    loaded. ``on_wait`` receives a progress line while a loading server is waited for.
+    Each backend class's ``preflight(spec, wait_ready_s, on_wait)`` raises what loading would,
+    without loading: a bad option, a missing script or model file, an unknown or unpulled
+    registry name, a missing extra (importing the backend), and for server backends a server
+    that does not answer or lacks the model. ``on_wait`` receives a progress line while a
+    loading server is waited for.
     ``native_tools``: the run uses the native scaffold (:func:`check_native_tools`).
     """
     parsed = parse_spec(spec) if isinstance(spec, str) else spec

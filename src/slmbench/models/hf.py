@@ -31,7 +31,7 @@ import inspect
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +167,23 @@ class HFModel:
         return cls(directory, gguf_file=gguf_file, dtype=spec.option("dtype", "auto") or "",
                    device=spec.option("device", "auto") or "", threads=threads, spec=spec.raw,
                    thinking=Thinking.from_spec(spec))
+
+    @classmethod
+    def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
+                  on_wait: Callable[[str], None] | None = None) -> None:
+        """Raise what loading would, without loading: a bad option, or a model that is not
+        here (no directory, GGUF or config.json; a hub id not in the cache). With
+        ``?download=1`` a hub id is left for loading to fetch."""
+        spec.check_options(OPTIONS)
+        spec.int_option("threads", 2)
+        Thinking.from_spec(spec)
+        for key, known in (("dtype", tuple(DTYPES)), ("device", DEVICES),
+                           ("download", ("0", "1"))):
+            if (value := spec.option(key, known[0])) not in known:
+                raise ModelSpecError(f"option {key}={value!r} in {spec.raw!r} is not one of "
+                                     f"{', '.join(known)}", f"write ?{key}={known[0]}")
+        if not (spec.option("download") == "1" and HUB_ID.match(spec.target)):
+            resolve(spec.target, spec.option("gguf_file"))
 
     @property
     def settings(self) -> dict[str, Any]:

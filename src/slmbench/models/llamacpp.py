@@ -42,7 +42,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -154,6 +154,19 @@ class LlamaCppModel:
             n_gpu_layers=gpu_layers(spec),
             thinking=Thinking.from_spec(spec),
         )
+
+    @classmethod
+    def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
+                  on_wait: Callable[[str], None] | None = None) -> None:
+        """Raise what loading would, without loading: a bad option, a GGUF that is not there
+        (a missing file, an unknown or unpulled registry name), then a missing extra."""
+        spec.check_options(OPTIONS)
+        resolve_target(spec.target)
+        for key, default in (("n_ctx", 4096), ("threads", 2)):
+            spec.int_option(key, default)
+        gpu_layers(spec)
+        Thinking.from_spec(spec)
+        _llama_cpp()
 
     @property
     def settings(self) -> dict[str, Any]:

@@ -149,10 +149,12 @@ class OllamaModel:
                 **self.thinking.settings(), "stops": "the Modelfile's, then the caller's",
                 "not_honoured": []}
 
-    @staticmethod
-    def preflight(spec: ModelSpec, wait_ready_s: float | None = None, *,
+    @classmethod
+    def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
                   on_wait: Callable[[str], None] | None = None) -> None:
-        """The server answers ``GET /api/tags`` and has the spec's tag (else one-line error)."""
+        """The spec's options are valid, and the server answers ``GET /api/tags``
+        and has the spec's tag (else a one-line error)."""
+        cls.from_spec(spec).close()  # the options, as loading reads them; no request is sent
         tag, _, host = spec.target.partition("@")
         base = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
         if "://" not in base:

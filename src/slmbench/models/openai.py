@@ -201,10 +201,12 @@ class OpenAIModel:
                 "not_honoured": [] if self.extra_fields else ["top_k", "min_p",
                                                               "repeat_penalty"]}
 
-    @staticmethod
-    def preflight(spec: ModelSpec, wait_ready_s: float | None = None, *,
+    @classmethod
+    def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
                   on_wait: Callable[[str], None] | None = None) -> None:
-        """The server answers ``GET /models`` and lists the spec's model (else one-line error)."""
+        """The spec's options are valid, and the server answers ``GET /models``
+        and lists the spec's model (else a one-line error)."""
+        cls.from_spec(spec).close()  # the options, as loading reads them; no request is sent
         model, _, url = spec.target.partition("@")
         base = (url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         listing = get_when_ready(f"{base}/models", what="OpenAI-compatible server",

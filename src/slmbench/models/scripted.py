@@ -120,6 +120,12 @@ class ScriptedModel:
                               hint) from exc
         return cls(script, spec=spec.raw, delay_s=delay)
 
+    @classmethod
+    def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
+                  on_wait: Callable[[str], None] | None = None) -> None:
+        """Raise what loading would: a bad option, a missing or malformed script (cheap)."""
+        cls.from_spec(spec)
+
     @property
     def calls(self) -> int:
         """How many times ``generate`` has been called."""

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,11 +43,13 @@ from slmbench.agents.runner.cache import CachePolicy
 from slmbench.agents.runner.report import model_slug
 from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.core.errors import ConfigError
+from slmbench.core.tomlfile import first_error, load_toml
 from slmbench.models.base import SERVER_BACKENDS, parse_spec
 from slmbench.models.llamaserver import default_in_flight
 
 # The fields that decide which trials a run holds (per model) and how they run.
 _HINT = "see `slmbench run --help`; the experiment file format is in docs/report-schema.md"
+_TOML_HINT = "fix the place shown; strings need quotes, lists use [a, b]"
 GRID_FIELDS = ("suites", "tasks", "variants", "temperatures", "repeats", "seed", "scaffold",
                "max_steps", "toolset", "skip_code_tasks", "prompts")
 
@@ -188,38 +189,18 @@ class Experiment(BaseModel):
         return Path("runs") / (self.name or f"run-{self.grid_fingerprint()}")
 
 
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"])
-    msg = err["msg"].removeprefix("Value error, ")
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}: {msg}{more}" if where else f"{msg}{more}"
-
-
 def build_experiment(data: dict[str, Any], *, source: str = "flags") -> Experiment:
     """Validate a plain dict as an Experiment, turning errors into one clear line."""
     try:
         return Experiment.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{source}: {_first_error(exc)}", _HINT) from exc
+        raise ConfigError(f"{source}: {first_error(exc)}", _HINT) from exc
 
 
 def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -> Experiment:
     """Read an experiment TOML file; ``overrides`` (flags given) replace its values."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise ConfigError(f"experiment file {path} does not exist",
-                          "give the path of a .toml experiment file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read experiment file {path}: {exc}",
-                          "give a readable UTF-8 .toml file") from exc
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}",
-                          "fix the line shown; strings need quotes, lists use [a, b]") from exc
+    data = load_toml(path, what="experiment file", hint=_TOML_HINT)
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return build_experiment(data, source=str(path))
 

@@ -405,6 +405,27 @@ def check_sandbox(exp: Experiment, plan: Plan) -> None:
         ) from exc
 
 
+def preflight(exp: Experiment, *, load_suite: SuiteLoader | None = None,
+              variants: VariantsFn | None = None, check_servers: bool = True,
+              wait_ready_s: float | None = None,
+              on_wait: Callable[[str], None] | None = None) -> Plan:
+    """Raise the one-line error that would stop ``exp`` before its first trial; return its plan.
+
+    Checked before any run folder exists, so a run that cannot start writes nothing: each
+    model with :func:`~slmbench.models.base.check_ready` (local executor and ``check_servers``
+    only: a Ray actor checks its own model), the plan (task files, ``--task`` filters), and
+    the sandbox when code tasks are planned (:func:`check_sandbox`).
+    """
+    if check_servers and exp.executor == "local":
+        for spec in exp.models:
+            check_ready(spec, wait_ready_s=wait_ready_s, on_wait=on_wait,
+                        native_tools=exp.scaffold == "native")
+    plan = build_plan(exp, load_suite=load_suite or _default_suite_loader(),
+                      variants=variants or _default_variants())
+    check_sandbox(exp, plan)
+    return plan
+
+
 def execute(
     exp: Experiment,
     *,
@@ -421,9 +442,9 @@ def execute(
 ) -> RunSummary:
     """Run every planned trial not yet stored in ``run_dir``; write reports; summarise.
 
-    First, unless ``check_servers`` is False, each model is checked with
-    :func:`~slmbench.models.base.check_ready` (waiting up to ``wait_ready_s`` for a server
-    that refuses connections): an absent server or model raises before ``run_dir`` exists.
+    First :func:`preflight` (``check_servers`` False skips its model checks; a server that
+    refuses connections is waited for up to ``wait_ready_s``): whatever would stop the run
+    before its first trial raises before ``run_dir`` exists.
     ``retry_errors``: the stored ``backend_error`` trials of ``exp``'s models are run again
     (after the preflight passed). ``trial_fn``, ``load_suite`` and ``variants`` default to
     ``slmbench.agents.evaluator.run_trial``, ``slmbench.agents.tasks.load_suite`` and the
@@ -437,13 +458,8 @@ def execute(
     started = time.perf_counter()
     run_dir = Path(run_dir) if run_dir is not None else exp.out_dir()
     progress = progress or PlainProgress()
-    if check_servers and exp.executor == "local":
-        for spec in exp.models:
-            check_ready(spec, wait_ready_s=wait_ready_s, on_wait=progress.note,
-                        native_tools=exp.scaffold == "native")
-    plan = build_plan(exp, load_suite=load_suite or _default_suite_loader(),
-                      variants=variants or _default_variants())
-    check_sandbox(exp, plan)  # before the run folder exists: nothing half-written
+    plan = preflight(exp, load_suite=load_suite, variants=variants, check_servers=check_servers,
+                     wait_ready_s=wait_ready_s, on_wait=progress.note)
     cluster = None
     try:
         if exp.executor == "ray":
