@@ -1,21 +1,28 @@
-"""SIGKILL a real ``slmbench`` process at random moments (the soak tests of issue #21)."""
+"""SIGKILL a real ``slmbench`` process at random moments (the soak tests of issue #21).
+
+Each killed session is a process running the CLI's entry point, forked from a server that
+imported the CLI once (``forked_cli``), so twenty kills do not cost twenty imports; the
+finishing run of a soak is launched from scratch (``python -m slmbench.cli.main``).
+"""
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import sqlite3
 import subprocess
-import sys
+import tempfile
 import time
 from pathlib import Path
+
+import forked_cli
+from forked_cli import CLI
 
 KILLS = 20
 
 
 def slmbench(*args: str) -> list[str]:
-    return [sys.executable, "-m", "slmbench.cli.main", *args]
+    return [*CLI, *args]
 
 
 def stored(db: Path, table: str) -> int:
@@ -31,20 +38,22 @@ def stored(db: Path, table: str) -> int:
 
 def run_until_killed(argv: list[str], db: Path, table: str, rng: random.Random,
                      at_least: int, env: dict[str, str] | None = None) -> int:
-    """Start ``argv``, let it store ``at_least`` more rows, SIGKILL it a random moment later."""
+    """Start ``argv`` (an :func:`slmbench` command line), let it store ``at_least`` more
+    rows, SIGKILL it a random moment later."""
+    assert tuple(argv[:len(CLI)]) == CLI, argv
     before = stored(db, table)
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, env=env)
-    try:
-        for _ in range(1200):  # bounded: at most ~120 s
-            if stored(db, table) >= before + at_least or proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        time.sleep(rng.uniform(0.0, 0.05))  # land anywhere inside a trial or reading
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
+    with tempfile.NamedTemporaryFile("r", encoding="utf-8") as err:
+        proc = forked_cli.start(argv[len(CLI):], env=env, stderr=err.name)
+        try:
+            for _ in range(1200):  # bounded: at most ~120 s
+                if stored(db, table) >= before + at_least or proc.exitcode is not None:
+                    break
+                time.sleep(0.05)
+            time.sleep(rng.uniform(0.0, 0.05))  # land anywhere inside a trial or reading
+            proc.kill()
+        finally:
+            proc.join(timeout=60)
+        assert proc.exitcode == -signal.SIGKILL, err.read()
     return stored(db, table)
 
 

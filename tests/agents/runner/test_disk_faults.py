@@ -4,15 +4,14 @@ ours: one line and a hint, exit 2, and the store stays readable and resumable (i
 from __future__ import annotations
 
 import hashlib
-import resource
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import forked_cli
 from slmbench.agents.runner.config import build_experiment
 from slmbench.agents.runner.executor import _default_suite_loader, _default_variants
 from slmbench.agents.runner.plan import build_plan
@@ -26,11 +25,9 @@ ARGS = ["--model", MODEL, "--suite", "capability", *(a for t in TASKS for a in (
 
 
 def slmbench(*args: str, fsize: int | None = None) -> subprocess.CompletedProcess[str]:
-    def limit() -> None:  # a "disk" that holds only `fsize` bytes per file
-        if fsize is not None:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-    return subprocess.run([sys.executable, "-m", "slmbench.cli.main", *args], text=True,
-                          capture_output=True, timeout=300, preexec_fn=limit)
+    """``slmbench ARGS`` in a process of its own (forked: no import each time; see
+    tests/forked_cli.py), on a "disk" holding only ``fsize`` bytes per file if given."""
+    return forked_cli.run(list(args), fsize=fsize, timeout=300)
 
 
 def one_line_error(done: subprocess.CompletedProcess[str], says: str) -> None:

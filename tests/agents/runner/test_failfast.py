@@ -3,15 +3,14 @@ dies mid-run has its model stopped while the other models finish."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 from fake_servers import ReferenceServer
 
+import forked_cli
 from slmbench.agents.runner.config import build_experiment
 from slmbench.agents.runner.executor import STOP_AFTER, execute
 from slmbench.agents.runner.progress import PlainProgress
@@ -25,9 +24,9 @@ TASKS = ["IR-1", "SC-4", "MR-1", "DA-1"]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.run([sys.executable, "-m", "slmbench.cli.main", "run", *args],
-                          capture_output=True, text=True, env=env, timeout=120, check=False)
+    """``slmbench run ARGS`` in a process of its own (forked: no import each time; see
+    tests/forked_cli.py)."""
+    return forked_cli.run(["run", *args], timeout=120)
 
 
 @pytest.fixture
