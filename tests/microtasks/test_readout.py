@@ -44,6 +44,19 @@ def test_unparseable_reply_is_a_format_failure() -> None:
     assert got.format_failure and got.generation_ranking == []
 
 
+# (the scripted model cuts a reply at max_tokens space-separated words: 6 for approval)
+@pytest.mark.parametrize(("reply", "decided"), [
+    ("<think>\nDeny?\nNo:\nbuild\noutput.\n</think>\n\nApprove.", ["approve"]),  # Qwen3
+    ("Deny?\nNo:\nbuild\noutput.\n</think>\n\nApprove.", ["approve"]),  # R1: headless
+    ("<think>\nIt deletes files, so deny", []),  # cut inside its reasoning: no decision
+])
+def test_a_generation_reading_is_read_after_the_think_block(reply: str,
+                                                             decided: list[str]) -> None:
+    got = read_item(ScriptedModel(Script(default=reply)), "approval", "p0", ITEM)
+    assert got.generation_ranking == decided and got.format_failure is (not decided)
+    assert got.reply == reply  # stored as the model wrote it; only the reading skips the block
+
+
 def parse_reply(task: str, text: str, options: list[str]) -> list[str]:
     return tasks.get(task).parse_reply(text, options)
 

@@ -10,18 +10,23 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from pathlib import Path
 
+import httpx
 import pytest
 
 from slmbench.core.errors import ModelNotFoundError, ModelSpecError
+from slmbench.models import llamaserver
 from slmbench.models.base import check_ready, load_model, parse_spec
 from slmbench.models.llamaserver import PINNED_LLAMA_CPP_PYTHON, LlamaServerModel
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOL = "llamaserver:smollm2-135m?slots=2&n_ctx=2048"
+# Qwen 0.5B takes about a second to load here: long enough to watch the server say so
+QWEN = "llamaserver:qwen2.5-coder-0.5b?slots=1&n_ctx=2048"
 
 
 def test_the_server_is_built_from_the_same_pin_as_the_embedded_backend() -> None:
@@ -75,8 +80,49 @@ def test_a_real_generate_and_the_server_stops_on_close() -> None:
     assert out.text.strip() and out.completion_tokens > 0 and out.prompt_tokens > 0
     again = model.generate([{"role": "user", "content": "Say hello."}], max_tokens=8)
     assert again.text == out.text  # greedy
+    # the server's own timings, beside the request's wall time (which also holds HTTP)
+    assert out.timings is not None and out.timings.eval_s > 0 and out.wall_s is not None
+    assert out.latency_s == out.timings.model_s <= out.wall_s
     model.close()
     assert not _alive(pid)
+
+
+@pytest.mark.embedded
+def test_a_loading_server_answers_503_and_the_backend_waits_until_it_is_ready(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    port = llamaserver.free_port()
+    monkeypatch.setattr(llamaserver, "free_port", lambda: port)
+    seen: list[tuple[int | str, str]] = []  # what the real /health said, change by change
+    loaded = threading.Event()
+
+    def watch() -> None:
+        while not loaded.is_set():
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0)
+                said: tuple[int | str, str] = (answer.status_code, answer.text)
+            except httpx.TransportError:
+                said = ("refused", "")
+            if not seen or seen[-1] != said:
+                seen.append(said)
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        model = load_model(QWEN)  # returns once the model is loaded, or raises
+    finally:
+        loaded.set()
+        watcher.join()
+    try:
+        codes = [code for code, _ in seen]
+        assert 503 in codes, seen  # the server answered while the model was loading...
+        assert "Loading model" in seen[codes.index(503)][1]
+        assert 200 not in codes[:codes.index(503)]  # ...before it was ever ready
+        assert httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200
+        out = model.generate([{"role": "user", "content": "Say hello."}], max_tokens=4)
+        assert out.completion_tokens > 0  # the backend waited: its first request is answered
+    finally:
+        model.close()
 
 
 @pytest.mark.embedded

@@ -22,7 +22,7 @@ from slmbench.core.errors import (
     ModelSpecError,
 )
 from slmbench.models import Model, load_model
-from slmbench.models.base import Message, ToolCall
+from slmbench.models.base import Message, ServerTimings, ToolCall
 from slmbench.models.faults import ConfigurationFault
 from slmbench.models.ollama import OllamaModel
 
@@ -67,6 +67,9 @@ def test_plain_answer() -> None:
                                "repeat_penalty": 1.0,
                                "stop": ["<|im_start|>", "<|im_end|>", "\n\n"]}
     assert "think" not in body  # think=auto sends nothing
+    # the server's own durations beside the wall time; latency_s is its total
+    assert out.timings == ServerTimings(prompt_s=0.118237, eval_s=0.271109,
+                                        total_s=0.412873209, load_s=0.021457917)
     assert out.latency_s == pytest.approx(0.412873209) and out.wall_s is not None
 
 

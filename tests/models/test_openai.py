@@ -25,7 +25,7 @@ from slmbench.core.errors import (
     ModelSpecError,
 )
 from slmbench.models import Model, load_model
-from slmbench.models.base import Message, Thinking, ToolCall
+from slmbench.models.base import Message, ServerTimings, Thinking, ToolCall
 from slmbench.models.faults import ConfigurationFault
 from slmbench.models.openai import OpenAIModel
 
@@ -227,6 +227,21 @@ def test_decoding_is_pinned_on_the_wire_and_think_off_reaches_the_template() -> 
         40, 0.05, 1.0, 1.0)
     assert body["chat_template_kwargs"] == {"enable_thinking": False}
     assert "extra_fields" in model.settings and model.settings["think"] == "off"
+
+
+def test_llama_servers_timings_are_the_latency_and_the_wall_time_is_kept() -> None:
+    def reply(_: dict) -> httpx.Response:
+        answer = _chat({"role": "assistant", "content": "Paris"}, "stop")
+        body = {**json.loads(answer.content), "timings": {
+            "prompt_n": 12, "prompt_ms": 40.5, "predicted_n": 2, "predicted_ms": 19.5}}
+        return httpx.Response(200, json=body)
+
+    out = _replaying(reply)[0].generate(FRANCE)
+    assert out.timings == ServerTimings(prompt_s=0.0405, eval_s=0.0195)
+    assert out.latency_s == pytest.approx(0.06) and out.wall_s is not None
+    plain = _replaying(lambda _: _chat({"role": "assistant", "content": "Paris"}, "stop"))[0]
+    out = plain.generate(FRANCE)  # a server that reports no timings: the wall time
+    assert out.timings is None and out.latency_s == out.wall_s
 
 
 def test_think_on_raises_the_cap_and_keeps_the_servers_reasoning() -> None:

@@ -11,10 +11,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from slmbench.models.base import Message
+from slmbench.models.base import Message, ServerTimings
 
 # 2: toolset, prompts, harness fingerprint, forensics; 3: truncated and context_overflow
-# outcomes, a step's reasoning, the backend's settings
+# outcomes, a step's reasoning, the backend's settings (a step's wall_s and timings came
+# later as optional fields: a schema 3 record without them still loads)
 TRIAL_SCHEMA_VERSION = 3
 
 
@@ -106,7 +107,9 @@ class Step(BaseModel):
     tool_ok: bool | None = None  # None when no tool was called
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    latency_s: float = 0.0
+    latency_s: float = 0.0  # the model's own time: the server's where it reports it, else wall
+    wall_s: float | None = None  # the request's wall time (None: not recorded)
+    timings: ServerTimings | None = None  # what the server said it spent (None: it said not)
 
 
 class Forensics(BaseModel):

@@ -5,7 +5,10 @@
   it (the decision is the top one). Also stored: each option's log-probability, so thresholds
   can be swept later.
 * **generation**: greedy decoding (temperature 0), the reply parsed back to options; a
-  reply that names no option is a *format failure*, kept apart from a wrong answer.
+  reply that names no option is a *format failure*, kept apart from a wrong answer. A
+  leading or headless ``<think>`` block is split off first
+  (:func:`slmbench.models.thinking.split_thinking`): an option named only inside the
+  reasoning is not the decision, and a reply cut inside its reasoning names none.
 
 A backend without log-probabilities (:class:`~slmbench.core.errors.LogprobsUnsupportedError`)
 gets only the generation reading, and the record says so in ``note``.
@@ -28,6 +31,7 @@ from slmbench.core.errors import LogprobsUnsupportedError
 from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.models.base import Message, Model
+from slmbench.models.thinking import split_thinking
 
 Reading = Literal["generation", "logprob"]
 NO_LOGPROBS_NOTE = "backend gives no log-probabilities: decision read from generation only"
@@ -147,7 +151,8 @@ def build_reading(task: TaskName, prompt_id: str, item: AnyItem, raw: RawReading
         ranked = sorted(options, key=lambda o: (-logprobs[o], options.index(o)))
     return ItemReading(item_id=item.id, task=task, prompt_id=prompt_id, options=options,
                        logprobs=logprobs, logprob_ranking=ranked, reply=raw.reply,
-                       generation_ranking=spec.parse_reply(raw.reply, options), note=raw.note)
+                       generation_ranking=spec.parse_reply(split_thinking(raw.reply)[1], options),
+                       note=raw.note)
 
 
 def read_item(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> ItemReading:

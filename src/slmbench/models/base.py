@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import math
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -25,7 +26,13 @@ from urllib.parse import parse_qsl
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from slmbench.core.errors import BackendError, ConfigError, ModelSpecError
+from slmbench.core.errors import (
+    BackendError,
+    ConfigError,
+    ContextOverflowError,
+    LogprobsUnsupportedError,
+    ModelSpecError,
+)
 from slmbench.models.faults import classify, fault_error
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -54,8 +61,34 @@ class Message(BaseModel):
     name: str | None = None
 
 
+class ServerTimings(BaseModel):
+    """What a server says it spent on one request, in seconds (the wall time is apart).
+
+    ``prompt_s`` evaluating the prompt and ``eval_s`` generating the reply (Ollama's
+    ``prompt_eval_duration`` and ``eval_duration``; llama-server's ``timings.prompt_ms`` and
+    ``predicted_ms``); ``total_s`` all the server counted (Ollama's ``total_duration``,
+    model loading included; None where a server gives no total) and ``load_s`` the loading.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_s: float = Field(ge=0.0)
+    eval_s: float = Field(ge=0.0)
+    total_s: float | None = Field(default=None, ge=0.0)
+    load_s: float | None = Field(default=None, ge=0.0)
+
+    @property
+    def model_s(self) -> float:
+        """The server's own time: its total, else prompt plus generation."""
+        return self.total_s if self.total_s is not None else self.prompt_s + self.eval_s
+
+
 class Completion(BaseModel):
-    """What one ``generate`` call returned."""
+    """What one ``generate`` call returned.
+
+    ``latency_s`` is the model's own time: the server's where it reports one
+    (:class:`ServerTimings`), else the request's wall time; ``wall_s`` is the wall time.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -71,7 +104,8 @@ class Completion(BaseModel):
     # vLLM's ``reasoning_content``); a ``<think>`` block inside ``text`` is split off by
     # :func:`slmbench.models.thinking.split_thinking`, not here
     reasoning: str = ""
-    wall_s: float | None = None  # the request's wall time, where latency_s is the server's own
+    wall_s: float | None = None  # the request's wall time (None: recorded before it was kept)
+    timings: ServerTimings | None = None  # None: the server reports none (or in-process)
 
 
 class CandidateScore(BaseModel):
@@ -92,16 +126,6 @@ class CandidateScore(BaseModel):
 def as_messages(messages: Sequence[Message | dict[str, Any]]) -> list[Message]:
     """Accept ``Message`` objects or plain ``{"role", "content"}`` dicts."""
     return [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
-
-
-def check_generate_args(spec: str, backend: str, *, tools: Sequence[Any] | None,
-                        max_tokens: int) -> None:
-    """Refuse ``generate`` arguments an in-process backend cannot honour, clearly."""
-    if tools:
-        raise ConfigError(f"{spec} has no native tool calling",
-                          f"use the ReAct (text) scaffold with the {backend} backend")
-    if max_tokens < 1:
-        raise ConfigError(f"max_tokens={max_tokens} asks for no output", "use max_tokens >= 1")
 
 
 @runtime_checkable
@@ -157,6 +181,16 @@ class ModelSpec:
             raise ModelSpecError(
                 f"unknown option(s) {', '.join(unknown)} for the {self.backend} backend "
                 f"in {self.raw!r}", f"known options: {', '.join(known) or 'none'}")
+
+    def server_target(self, example: str) -> tuple[str, str | None]:
+        """A server backend's ``NAME@URL`` target: the name, and the URL (None: not given).
+
+        Raises ModelSpecError when no name comes before the '@' (``example``: how to write it).
+        """
+        name, _, url = self.target.partition("@")
+        if not name:
+            raise ModelSpecError(f"{self.raw!r} names no model before '@'", f"write {example}")
+        return name, url or None
 
     def int_option(self, key: str, default: int) -> int:
         """A positive integer option (``?threads=2``), or ModelSpecError naming it."""
@@ -230,6 +264,13 @@ class Thinking:
         """True/False to send to the template or server; None (auto) sends nothing."""
         return {"off": False, "on": True}.get(self.mode)
 
+    def template_kwargs(self, *, scoring: bool = False) -> dict[str, Any]:
+        """What a chat template is rendered with: ``enable_thinking`` as the spec says (nothing
+        for auto), or False for a scored prompt, whose candidates are read where the answer
+        starts (after a thinking template's empty think block), never where ``<think>`` is."""
+        enabled = False if scoring else self.enabled
+        return {} if enabled is None else {"enable_thinking": enabled}
+
     def budget(self, max_tokens: int) -> int:
         """The completion-token cap of a request that asked for ``max_tokens``."""
         return max_tokens + self.extra_tokens if self.mode == "on" else max_tokens
@@ -262,6 +303,92 @@ class Sampling:
 
 
 PINNED = Sampling()
+
+
+@dataclass(frozen=True)
+class Request:
+    """One ``generate`` call as a backend receives it, checked by :meth:`Backend.generate`.
+
+    ``max_tokens`` is the cap to send (the think budget included), ``stop`` the caller's
+    stop strings (empty ones dropped), ``tools`` None when none were given.
+    """
+
+    messages: list[Message]
+    temperature: float
+    seed: int
+    max_tokens: int
+    stop: list[str]
+    tools: list[dict[str, Any]] | None
+
+
+class Backend(ABC):
+    """What every real backend shares; a backend implements :meth:`_generate`.
+
+    :meth:`generate` checks the call once for all of them (tools on a backend without native
+    tool calling, no token asked for), applies the spec's think budget and hands a
+    :class:`Request` on. :meth:`score` raises ``LogprobsUnsupportedError`` with the class's
+    ``no_logprobs`` (the problem, the hint) unless the backend overrides it.
+    """
+
+    supports_logprobs = False
+    supports_native_tools = False
+    no_logprobs: tuple[str, str] = ("this backend gives no log-probabilities",
+                                    "score with the llamacpp or hf backend on the same weights")
+    def __init__(self, spec: str, thinking: Thinking | None = None) -> None:
+        self.spec = spec
+        self.thinking = thinking or Thinking()
+
+    def generate(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        *,
+        temperature: float = 0.0,
+        seed: int = 0,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> Completion:
+        if tools and not self.supports_native_tools:
+            raise ConfigError(f"{self.spec} has no native tool calling",
+                              "use the ReAct (text) scaffold with this backend")
+        if max_tokens < 1:
+            raise ConfigError(f"max_tokens={max_tokens} asks for no output",
+                              "use max_tokens >= 1")
+        return self._generate(Request(as_messages(messages), temperature, seed,
+                                      self.thinking.budget(max_tokens),
+                                      [s for s in stop or () if s], list(tools) if tools else None))
+
+    @abstractmethod
+    def _generate(self, request: Request) -> Completion: ...
+
+    def _completion(self, text: str, *, tokens: tuple[int, int], finish: FinishReason,
+                    wall: float, reasoning: str = "", calls: Sequence[ToolCall] = (),
+                    timings: ServerTimings | None = None) -> Completion:
+        """The Completion of a reply: ``tokens`` are (prompt, completion); ``latency_s`` is
+        the server's own time where ``timings`` give one, else ``wall``."""
+        own = timings.model_s if timings is not None else 0.0
+        return Completion(text=text, reasoning=reasoning, prompt_tokens=tokens[0],
+                          completion_tokens=tokens[1], latency_s=own if own > 0 else wall,
+                          wall_s=wall, timings=timings, finish_reason=finish, model=self.spec,
+                          tool_calls=tuple(calls))
+
+    def score(
+        self,
+        messages: Sequence[Message | dict[str, Any]],
+        candidates: Sequence[str],
+    ) -> list[CandidateScore]:
+        problem, hint = self.no_logprobs
+        raise LogprobsUnsupportedError(f"{self.spec}: {problem}", hint)
+
+    def close(self) -> None:
+        return None
+
+
+def check_fits(spec: str, n: int, n_ctx: int | None, hint: str) -> None:
+    """Raise ContextOverflowError when ``n`` tokens do not fit a context of ``n_ctx`` tokens
+    (None: the model sets no bound)."""
+    if n_ctx is not None and n > n_ctx:
+        raise ContextOverflowError(f"{spec}: {n} tokens do not fit its context of {n_ctx}", hint)
 
 
 BACKENDS: dict[str, str] = {
@@ -346,14 +473,36 @@ def check_ready(spec: str | ModelSpec, *, wait_ready_s: float | None = None,
     registry name, a missing extra (importing the backend), and for server backends a server
     that does not answer or lacks the model. ``on_wait`` receives a progress line while a
     loading server is waited for.
-    ``native_tools``: the run uses the native scaffold (:func:`check_native_tools`).
+    ``native_tools``: the run uses the native scaffold (:func:`check_native_tools`). A backend
+    whose server says what a model can do (a ``capabilities(spec)``, Ollama's ``/api/show``)
+    is asked when the run needs tools or ``?think=on`` (:func:`check_capabilities`).
     """
     parsed = parse_spec(spec) if isinstance(spec, str) else spec
     if native_tools:
         check_native_tools(parsed)
-    preflight = getattr(_backend_class(parsed), "preflight", None)
+    backend = _backend_class(parsed)
+    preflight = getattr(backend, "preflight", None)
     if preflight is not None:
         preflight(parsed, wait_ready_s, on_wait=on_wait)
+    capabilities = getattr(backend, "capabilities", None)
+    if capabilities is not None and (native_tools or Thinking.from_spec(parsed).mode == "on"):
+        check_capabilities(parsed, capabilities(parsed), native_tools=native_tools)
+
+
+def check_capabilities(spec: ModelSpec, found: frozenset[str] | None, *,
+                       native_tools: bool) -> None:
+    """Raise ConfigError if the server says its model cannot do what the run asks: the native
+    scaffold needs ``tools``, ``?think=on`` needs ``thinking`` (``found``: what a backend's
+    ``capabilities(spec)`` read from the server; None: the server does not say)."""
+    if found is None:
+        return
+    listed = f"(the server lists: {', '.join(sorted(found)) or 'nothing'})"
+    if native_tools and "tools" not in found:
+        raise ConfigError(f"{spec.raw} has no native tool calling {listed}",
+                          "use the react scaffold (--scaffold react) with this model")
+    if Thinking.from_spec(spec).mode == "on" and "thinking" not in found:
+        raise ConfigError(f"{spec.raw} does not think {listed}",
+                          "drop ?think=on (think=auto sends nothing) for this model")
 
 
 LOADING_WAIT_S = 120.0  # how long a server that answers 503 (still loading) is waited for

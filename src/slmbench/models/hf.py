@@ -38,29 +38,14 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from slmbench.core.errors import (
-    ConfigError,
-    ContextOverflowError,
-    ModelNotFoundError,
-    ModelSpecError,
-)
-from slmbench.models.base import (
-    PINNED,
-    THINK_OPTIONS,
-    CandidateScore,
-    Completion,
-    Message,
-    ModelSpec,
-    Thinking,
-    as_messages,
-    check_generate_args,
-)
+from slmbench.core.errors import ConfigError, ModelNotFoundError, ModelSpecError
+from slmbench.models import base
 from slmbench.models.catalog import hf_cache, resolve_gguf
 
 DTYPES: dict[str, torch.dtype | str] = {"auto": "auto", "fp32": torch.float32,
                                         "fp16": torch.float16, "bf16": torch.bfloat16}
 DEVICES = ("auto", "cpu", "cuda")
-OPTIONS = ("dtype", "device", "gguf_file", "threads", "download", *THINK_OPTIONS)
+OPTIONS = ("dtype", "device", "gguf_file", "threads", "download", *base.THINK_OPTIONS)
 HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
@@ -100,23 +85,14 @@ def resolve(target: str, gguf_file: str | None, *,
     return path, gguf_file
 
 
-class HFModel:
-    """A causal LM loaded by transformers on the CPU."""
+class HFModel(base.Backend):
+    """A causal LM loaded by transformers (on the GPU or the CPU)."""
 
     supports_logprobs = True
-    supports_native_tools = False
 
-    def __init__(
-        self,
-        directory: Path,
-        *,
-        gguf_file: str | None = None,
-        dtype: str = "auto",
-        device: str = "auto",
-        threads: int = 2,
-        spec: str | None = None,
-        thinking: Thinking | None = None,
-    ) -> None:
+    def __init__(self, directory: Path, *, gguf_file: str | None = None, dtype: str = "auto",
+                 device: str = "auto", threads: int = 2, spec: str | None = None,
+                 thinking: base.Thinking | None = None) -> None:
         if dtype not in DTYPES:
             raise ModelSpecError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}",
                                  "write ?dtype=auto, fp32, fp16 or bf16")
@@ -128,10 +104,7 @@ class HFModel:
                               "install a CUDA build of torch, or use ?device=cpu")
         self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" \
             else device
-        self.spec = spec or f"hf:{directory / (gguf_file or '')}"
-        self.thinking = thinking or Thinking()
-        self._template_kwargs: dict[str, Any] = (
-            {} if self.thinking.enabled is None else {"enable_thinking": self.thinking.enabled})
+        super().__init__(spec or f"hf:{directory / (gguf_file or '')}", thinking)
         torch.set_num_threads(threads)
         # a GGUF is dequantized: it has no checkpoint dtype for "auto" to keep, so fp32
         torch_dtype = torch.float32 if gguf_file and dtype == "auto" else DTYPES[dtype]
@@ -155,7 +128,7 @@ class HFModel:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_spec(cls, spec: ModelSpec) -> HFModel:
+    def from_spec(cls, spec: base.ModelSpec) -> HFModel:
         spec.check_options(OPTIONS)
         threads = spec.int_option("threads", 2)
         download = spec.option("download", "0")
@@ -166,17 +139,17 @@ class HFModel:
                                        download=download == "1")
         return cls(directory, gguf_file=gguf_file, dtype=spec.option("dtype", "auto") or "",
                    device=spec.option("device", "auto") or "", threads=threads, spec=spec.raw,
-                   thinking=Thinking.from_spec(spec))
+                   thinking=base.Thinking.from_spec(spec))
 
     @classmethod
-    def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
+    def preflight(cls, spec: base.ModelSpec, wait_ready_s: float | None = None, *,
                   on_wait: Callable[[str], None] | None = None) -> None:
         """Raise what loading would, without loading: a bad option, or a model that is not
         here (no directory, GGUF or config.json; a hub id not in the cache). With
         ``?download=1`` a hub id is left for loading to fetch."""
         spec.check_options(OPTIONS)
         spec.int_option("threads", 2)
-        Thinking.from_spec(spec)
+        base.Thinking.from_spec(spec)
         for key, known in (("dtype", tuple(DTYPES)), ("device", DEVICES),
                            ("download", ("0", "1"))):
             if (value := spec.option(key, known[0])) not in known:
@@ -189,16 +162,17 @@ class HFModel:
     def settings(self) -> dict[str, Any]:
         """What every generation uses (recorded in each trial)."""
         return {"backend": "hf", "device": self.device, "dtype": str(self.model.dtype),
-                "n_ctx": self.n_ctx, **PINNED.settings(), **self.thinking.settings(),
+                "n_ctx": self.n_ctx, **base.PINNED.settings(), **self.thinking.settings(),
                 "stops": "the model's end-of-turn tokens, then the caller's",
                 "not_honoured": []}
 
-    def _prompt_ids(self, messages: Sequence[Message], *, scoring: bool = False) -> torch.Tensor:
+    def _prompt_ids(self, messages: Sequence[base.Message], *,
+                    scoring: bool = False) -> torch.Tensor:
         """The prompt's token ids; a scored prompt is rendered without thinking (see score)."""
         dicts = [{"role": m.role, "content": m.content} for m in messages]
-        template_kwargs = {"enable_thinking": False} if scoring else self._template_kwargs
-        text = self.tokenizer.apply_chat_template(dicts, add_generation_prompt=True,
-                                                  tokenize=False, **template_kwargs)
+        text = self.tokenizer.apply_chat_template(
+            dicts, add_generation_prompt=True, tokenize=False,
+            **self.thinking.template_kwargs(scoring=scoring))
         ids: torch.Tensor = self.tokenizer(text, add_special_tokens=False,
                                            return_tensors="pt").input_ids
         return ids.to(self.device)
@@ -210,45 +184,32 @@ class HFModel:
         return int(n) if n else None
 
     def _check_fits(self, n: int) -> None:
-        if self.n_ctx is not None and n > self.n_ctx:
-            raise ContextOverflowError(f"{self.spec}: {n} tokens do not fit its context of "
-                                       f"{self.n_ctx}", "shorten the prompt")
+        base.check_fits(self.spec, n, self.n_ctx, "shorten the prompt")
 
     def _eos_ids(self) -> set[int]:
         eos = self.model.generation_config.eos_token_id
         ids = eos if isinstance(eos, list) else [eos]
         return {int(i) for i in ids if i is not None}
 
-    def generate(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        seed: int = 0,
-        max_tokens: int = 256,
-        stop: Sequence[str] | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-    ) -> Completion:
-        check_generate_args(self.spec, "hf", tools=tools, max_tokens=max_tokens)
-        stops = [s for s in stop or () if s]
+    def _generate(self, request: base.Request) -> base.Completion:
+        stops = request.stop
         sampling: dict[str, Any] = (
-            {"do_sample": True, "temperature": temperature, "top_k": PINNED.top_k,
-             "top_p": PINNED.top_p, "min_p": PINNED.min_p}
-            if temperature > 0 else {"do_sample": False, "temperature": None, "top_k": None,
-                                     "top_p": None, "min_p": None})
+            {"do_sample": True, "temperature": request.temperature, "top_k": base.PINNED.top_k,
+             "top_p": base.PINNED.top_p, "min_p": base.PINNED.min_p}
+            if request.temperature > 0 else {"do_sample": False, "temperature": None,
+                                             "top_k": None, "top_p": None, "min_p": None})
         with self._lock:
             start = time.perf_counter()
-            ids = self._prompt_ids(as_messages(messages))
+            ids = self._prompt_ids(request.messages)
             self._check_fits(ids.shape[1] + 1)
-            max_tokens = min(self.thinking.budget(max_tokens),
-                             (self.n_ctx or 1 << 30) - ids.shape[1])
-            torch.manual_seed(seed)
+            max_new = min(request.max_tokens, (self.n_ctx or 1 << 30) - ids.shape[1])
+            torch.manual_seed(request.seed)
             with torch.no_grad():
                 out = self.model.generate(
-                    ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_tokens,
-                    repetition_penalty=PINNED.repeat_penalty, stop_strings=stops or None,
+                    ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new,
+                    repetition_penalty=base.PINNED.repeat_penalty, stop_strings=stops or None,
                     tokenizer=self.tokenizer if stops else None, **sampling)
-            latency = time.perf_counter() - start
+            wall = time.perf_counter() - start
         new = out[0, ids.shape[1]:].tolist()
         eos = self._eos_ids()
         ended = bool(new) and new[-1] in eos
@@ -256,16 +217,15 @@ class HFModel:
             new = new[:-1]
         text = self.tokenizer.decode(new, skip_special_tokens=True)
         cut = [text.index(s) for s in stops if s in text]
-        finish = "stop" if ended or cut or len(new) < max_tokens else "length"
-        return Completion(text=text[: min(cut)] if cut else text, prompt_tokens=ids.shape[1],
-                          completion_tokens=len(new), latency_s=latency, finish_reason=finish,
-                          model=self.spec)
+        finish = "stop" if ended or cut or len(new) < max_new else "length"
+        return self._completion(text[: min(cut)] if cut else text, finish=finish, wall=wall,
+                                tokens=(ids.shape[1], len(new)))
 
     def score(
         self,
-        messages: Sequence[Message | dict[str, Any]],
+        messages: Sequence[base.Message | dict[str, Any]],
         candidates: Sequence[str],
-    ) -> list[CandidateScore]:
+    ) -> list[base.CandidateScore]:
         """Sum log-prob of each candidate as the assistant's reply (one prompt pass).
 
         The prompt is rendered with ``enable_thinking=False`` whatever ``think`` says, so a
@@ -275,9 +235,9 @@ class HFModel:
         for cand, toks in zip(candidates, cand_ids, strict=True):
             if not toks:
                 raise ConfigError(f"candidate {cand!r} has no tokens", "score non-empty candidates")
-        results: list[CandidateScore] = []
+        results: list[base.CandidateScore] = []
         with self._lock, torch.no_grad():
-            ids = self._prompt_ids(as_messages(messages), scoring=True)
+            ids = self._prompt_ids(base.as_messages(messages), scoring=True)
             self._check_fits(ids.shape[1] + max((len(t) for t in cand_ids), default=0))
             prompt = self.model(ids, use_cache=True)
             first = torch.log_softmax(prompt.logits[0, -1].double(), dim=-1)
@@ -290,9 +250,6 @@ class HFModel:
                                       **{self._cache_arg: cache})
                     logp = torch.log_softmax(step.logits[0].double(), dim=-1)
                     lps += [float(logp[i, t]) for i, t in enumerate(toks[1:])]
-                results.append(CandidateScore(candidate=cand, logprob=sum(lps),
+                results.append(base.CandidateScore(candidate=cand, logprob=sum(lps),
                                               first_token_logprob=lps[0], n_tokens=len(toks)))
         return results
-
-    def close(self) -> None:
-        return None

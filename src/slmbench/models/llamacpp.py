@@ -50,26 +50,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.special import log_softmax
 
-from slmbench.core.errors import (
-    ConfigError,
-    ContextOverflowError,
-    ModelSpecError,
-)
-from slmbench.models.base import (
-    PINNED,
-    THINK_OPTIONS,
-    CandidateScore,
-    Completion,
-    Message,
-    ModelSpec,
-    Thinking,
-    as_messages,
-    check_generate_args,
-    gpu_layers,
-)
+from slmbench.core.errors import ConfigError, ModelSpecError
+from slmbench.models import base
 from slmbench.models.catalog import resolve_target
 
-OPTIONS = ("n_ctx", "threads", "chat_format", "n_gpu_layers", *THINK_OPTIONS)
+OPTIONS = ("n_ctx", "threads", "chat_format", "n_gpu_layers", *base.THINK_OPTIONS)
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 BUILTIN_TEMPLATES = ("plain",)
 
@@ -90,7 +75,7 @@ def _llama_cpp() -> ModuleType:
     return llama_cpp
 
 
-def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def template_messages(messages: Sequence[base.Message]) -> list[dict[str, Any]]:
     """Messages as the plain dicts a Hugging Face style chat template expects."""
     out: list[dict[str, Any]] = []
     for m in messages:
@@ -103,28 +88,16 @@ def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return out
 
 
-class LlamaCppModel:
+class LlamaCppModel(base.Backend):
     """A GGUF model run in-process by llama.cpp. One instance is one loaded model."""
 
     supports_logprobs = True
-    supports_native_tools = False
 
-    def __init__(
-        self,
-        path: Path,
-        *,
-        spec: str | None = None,
-        n_ctx: int = 4096,
-        threads: int = 2,
-        chat_format: str | None = None,
-        n_gpu_layers: int | None = None,
-        thinking: Thinking | None = None,
-    ) -> None:
-        self.spec = spec or f"llamacpp:{path}"
+    def __init__(self, path: Path, *, spec: str | None = None, n_ctx: int = 4096,
+                 threads: int = 2, chat_format: str | None = None,
+                 n_gpu_layers: int | None = None, thinking: base.Thinking | None = None) -> None:
+        super().__init__(spec or f"llamacpp:{path}", thinking)
         self.path = path
-        self.thinking = thinking or Thinking()
-        self._template_kwargs: dict[str, Any] = (
-            {} if self.thinking.enabled is None else {"enable_thinking": self.thinking.enabled})
         gpu: dict[str, Any] = {} if n_gpu_layers is None else {"n_gpu_layers": n_gpu_layers}
         self.n_gpu_layers = n_gpu_layers
         try:
@@ -143,7 +116,7 @@ class LlamaCppModel:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_spec(cls, spec: ModelSpec) -> LlamaCppModel:
+    def from_spec(cls, spec: base.ModelSpec) -> LlamaCppModel:
         spec.check_options(OPTIONS)
         return cls(
             resolve_target(spec.target),
@@ -151,12 +124,12 @@ class LlamaCppModel:
             n_ctx=spec.int_option("n_ctx", 4096),
             threads=spec.int_option("threads", 2),
             chat_format=spec.option("chat_format"),
-            n_gpu_layers=gpu_layers(spec),
-            thinking=Thinking.from_spec(spec),
+            n_gpu_layers=base.gpu_layers(spec),
+            thinking=base.Thinking.from_spec(spec),
         )
 
     @classmethod
-    def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
+    def preflight(cls, spec: base.ModelSpec, wait_ready_s: float | None = None, *,
                   on_wait: Callable[[str], None] | None = None) -> None:
         """Raise what loading would, without loading: a bad option, a GGUF that is not there
         (a missing file, an unknown or unpulled registry name), then a missing extra."""
@@ -164,14 +137,14 @@ class LlamaCppModel:
         resolve_target(spec.target)
         for key, default in (("n_ctx", 4096), ("threads", 2)):
             spec.int_option(key, default)
-        gpu_layers(spec)
-        Thinking.from_spec(spec)
+        base.gpu_layers(spec)
+        base.Thinking.from_spec(spec)
         _llama_cpp()
 
     @property
     def settings(self) -> dict[str, Any]:
         """What every generation uses (recorded in each trial)."""
-        return {"backend": "llamacpp", "n_ctx": self._llm.n_ctx(), **PINNED.settings(),
+        return {"backend": "llamacpp", "n_ctx": self._llm.n_ctx(), **base.PINNED.settings(),
                 **self.thinking.settings(), "n_gpu_layers": self.n_gpu_layers or 0,
                 "stops": "the template's, then the caller's", "not_honoured": []}
 
@@ -209,13 +182,13 @@ class LlamaCppModel:
                              add_generation_prompt=add_generation_prompt,
                              stop_token_ids=[eos_id] if eos_id != -1 else None)
 
-    def _prompt(self, messages: Sequence[Message], *,
+    def _prompt(self, messages: Sequence[base.Message], *,
                 scoring: bool = False) -> tuple[list[int], list[str]]:
         """Render and tokenize the prompt; return its tokens and the template's stops.
 
         A scored prompt is rendered with ``enable_thinking=False`` (see ``score``)."""
-        kwargs = {"enable_thinking": False} if scoring else self._template_kwargs
-        rendered = self._formatter(messages=template_messages(messages), **kwargs)
+        rendered = self._formatter(messages=template_messages(messages),
+                                   **self.thinking.template_kwargs(scoring=scoring))
         tokens = self._tokenize(rendered.prompt, add_bos=not rendered.added_special)
         stops = rendered.stop if isinstance(rendered.stop, list) else [rendered.stop or ""]
         return tokens, [s for s in stops if s]
@@ -223,7 +196,7 @@ class LlamaCppModel:
     def _tokenize(self, text: str, *, add_bos: bool) -> list[int]:
         return self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
 
-    def _message_ends(self, messages: Sequence[Message], tokens: list[int], *,
+    def _message_ends(self, messages: Sequence[base.Message], tokens: list[int], *,
                       scoring: bool = False) -> list[int]:
         """Token offsets in ``tokens`` where each leading message ends.
 
@@ -235,7 +208,7 @@ class LlamaCppModel:
         for i in range(1, len(messages)):
             rendered = self._prefix_formatter(
                 messages=template_messages(messages[:i]),
-                **({"enable_thinking": False} if scoring else self._template_kwargs))
+                **self.thinking.template_kwargs(scoring=scoring))
             toks = self._tokenize(rendered.prompt, add_bos=not rendered.added_special)
             n = len(toks)
             if n >= len(tokens) - 1 or tokens[:n] != toks:
@@ -244,7 +217,7 @@ class LlamaCppModel:
                 ends.append(n)
         return ends
 
-    def _prefill(self, tokens: list[int], messages: Sequence[Message], *,
+    def _prefill(self, tokens: list[int], messages: Sequence[base.Message], *,
                  scoring: bool = False) -> None:
         """Evaluate all prompt tokens but the last, one chunk per message.
 
@@ -271,41 +244,25 @@ class LlamaCppModel:
         self.last_reused_tokens = reuse
 
     def _check_fits(self, n: int) -> None:
-        if n > self._llm.n_ctx():
-            raise ContextOverflowError(f"{self.spec}: {n} tokens do not fit its context of "
-                                       f"{self._llm.n_ctx()}",
-                                       "raise ?n_ctx= or shorten the prompt")
+        base.check_fits(self.spec, n, self._llm.n_ctx(), "raise ?n_ctx= or shorten the prompt")
 
-    def generate(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        seed: int = 0,
-        max_tokens: int = 256,
-        stop: Sequence[str] | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-    ) -> Completion:
-        check_generate_args(self.spec, "llamacpp", tools=tools, max_tokens=max_tokens)
-        msgs = as_messages(messages)
+    def _generate(self, request: base.Request) -> base.Completion:
+        msgs = request.messages
         with self._lock:
             start = time.perf_counter()
             tokens, stops = self._prompt(msgs)
             self._check_fits(len(tokens) + 1)
-            max_new = min(self.thinking.budget(max_tokens), self._llm.n_ctx() - len(tokens))
             self._prefill(tokens, msgs)
             out = self._llm.create_completion(
-                tokens, max_tokens=max_new, temperature=max(temperature, 0.0), seed=seed,
-                top_k=PINNED.top_k, top_p=PINNED.top_p, min_p=PINNED.min_p,
-                repeat_penalty=PINNED.repeat_penalty,
-                stop=[*stops, *(s for s in stop or () if s)],
-            )
-            latency = time.perf_counter() - start
+                tokens, max_tokens=min(request.max_tokens, self._llm.n_ctx() - len(tokens)),
+                temperature=max(request.temperature, 0.0), seed=request.seed,
+                top_k=base.PINNED.top_k, top_p=base.PINNED.top_p, min_p=base.PINNED.min_p,
+                repeat_penalty=base.PINNED.repeat_penalty, stop=[*stops, *request.stop])
+            wall = time.perf_counter() - start
         choice, usage = out["choices"][0], out["usage"]
-        finish = "length" if choice["finish_reason"] == "length" else "stop"
-        return Completion(text=choice["text"], prompt_tokens=usage["prompt_tokens"],
-                          completion_tokens=usage["completion_tokens"], latency_s=latency,
-                          finish_reason=finish, model=self.spec)
+        return self._completion(
+            choice["text"], wall=wall, tokens=(usage["prompt_tokens"], usage["completion_tokens"]),
+            finish="length" if choice["finish_reason"] == "length" else "stop")
 
     def _last_logprobs(self) -> np.ndarray:
         """Log-softmax of the logits after the last evaluated token."""
@@ -315,9 +272,9 @@ class LlamaCppModel:
 
     def score(
         self,
-        messages: Sequence[Message | dict[str, Any]],
+        messages: Sequence[base.Message | dict[str, Any]],
         candidates: Sequence[str],
-    ) -> list[CandidateScore]:
+    ) -> list[base.CandidateScore]:
         """Sum log-prob of each candidate as the assistant's reply.
 
         The prompt is evaluated once, in generate's chunks (reusing what the cache already
@@ -326,9 +283,9 @@ class LlamaCppModel:
         ``enable_thinking=False`` whatever ``think`` says, so a thinking template (Qwen3) puts
         its empty think block first and the candidates are read where the answer starts.
         """
-        msgs = as_messages(messages)
+        msgs = base.as_messages(messages)
         llm = self._llm
-        results: list[CandidateScore] = []
+        results: list[base.CandidateScore] = []
         with self._lock:
             prompt, _ = self._prompt(msgs, scoring=True)
             cand_tokens = [llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)
@@ -350,7 +307,7 @@ class LlamaCppModel:
                 for prev, tok in itertools.pairwise(toks):
                     llm.eval([prev])
                     lps.append(float(self._last_logprobs()[tok]))
-                results.append(CandidateScore(candidate=cand, logprob=sum(lps),
+                results.append(base.CandidateScore(candidate=cand, logprob=sum(lps),
                                               first_token_logprob=lps[0], n_tokens=len(toks)))
         return results
 

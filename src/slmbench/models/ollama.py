@@ -59,33 +59,20 @@ import ollama
 from slmbench.core.errors import (
     BackendError,
     ContextOverflowError,
-    LogprobsUnsupportedError,
     ModelNotFoundError,
-    ModelSpecError,
 )
-from slmbench.models.base import (
-    PINNED,
-    THINK_OPTIONS,
-    CandidateScore,
-    Completion,
-    Message,
-    ModelSpec,
-    Thinking,
-    ToolCall,
-    as_messages,
-    get_when_ready,
-)
+from slmbench.models import base
 from slmbench.models.faults import fault_error
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_NUM_CTX = 8192
-OPTIONS = ("num_ctx", "timeout", *THINK_OPTIONS)
+OPTIONS = ("num_ctx", "timeout", *base.THINK_OPTIONS)
 # No tokenizer of ours counts fewer than one token per this many characters of a prompt
 # (English prose is about 4; JSON and code fewer): the floor of a prompt's token count.
 MAX_CHARS_PER_TOKEN = 8
 
 
-def ollama_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def ollama_messages(messages: Sequence[base.Message]) -> list[dict[str, Any]]:
     """Messages in the shape ``/api/chat`` takes (tool results carry ``tool_name``)."""
     out: list[dict[str, Any]] = []
     for m in messages:
@@ -115,28 +102,40 @@ def least_prompt_tokens(messages: Sequence[dict[str, Any]]) -> int:
     return math.floor(chars / MAX_CHARS_PER_TOKEN)
 
 
-class OllamaModel:
+def host_url(spec: base.ModelSpec) -> str:
+    """The server a spec names: after '@', else ``$OLLAMA_HOST``, else :data:`DEFAULT_HOST`."""
+    host = spec.server_target("ollama:TAG or ollama:TAG@http://HOST:11434")[1]
+    url = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
+    return url if "://" in url else f"http://{url}"
+
+
+def server_timings(response: ollama.ChatResponse) -> base.ServerTimings | None:
+    """The durations an ``/api/chat`` answer reports (nanoseconds), in seconds."""
+    if not response.total_duration:
+        return None
+    return base.ServerTimings(prompt_s=(response.prompt_eval_duration or 0) / 1e9,
+                              eval_s=(response.eval_duration or 0) / 1e9,
+                              total_s=response.total_duration / 1e9,
+                              load_s=(response.load_duration or 0) / 1e9)
+
+
+class OllamaModel(base.Backend):
     """A model tag served by an Ollama server."""
 
-    supports_logprobs = False
     supports_native_tools = True
+    no_logprobs = ("Ollama reports log-probabilities only of tokens it sampled, not of given "
+                   "candidates",
+                   "score with the llamacpp backend on the same GGUF (Ollama keeps it in its "
+                   "blobs)")
 
-    def __init__(
-        self,
-        tag: str,
-        host: str | None = None,
-        *,
-        spec: str | None = None,
-        num_ctx: int = DEFAULT_NUM_CTX,
-        timeout: float = 300.0,
-        thinking: Thinking | None = None,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
+    def __init__(self, tag: str, host: str | None = None, *, spec: str | None = None,
+                 num_ctx: int = DEFAULT_NUM_CTX, timeout: float = 300.0,
+                 thinking: base.Thinking | None = None,
+                 transport: httpx.BaseTransport | None = None) -> None:
         self.tag = tag
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
-        self.spec = spec or f"ollama:{tag}@{self.host}"
+        super().__init__(spec or f"ollama:{tag}@{self.host}", thinking)
         self.num_ctx = num_ctx
-        self.thinking = thinking or Thinking()
         extra: dict[str, Any] = {"transport": transport} if transport else {}
         self._client = ollama.Client(host=self.host, timeout=timeout, **extra)
         self._stops: list[str] | None = None
@@ -145,40 +144,52 @@ class OllamaModel:
     @property
     def settings(self) -> dict[str, Any]:
         """What this backend sends with every request (recorded in each trial)."""
-        return {"backend": "ollama", "num_ctx": self.num_ctx, **PINNED.settings(),
+        return {"backend": "ollama", "num_ctx": self.num_ctx, **base.PINNED.settings(),
                 **self.thinking.settings(), "stops": "the Modelfile's, then the caller's",
                 "not_honoured": []}
 
     @classmethod
-    def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
+    def preflight(cls, spec: base.ModelSpec, wait_ready_s: float | None = None, *,
                   on_wait: Callable[[str], None] | None = None) -> None:
-        """The spec's options are valid, and the server answers ``GET /api/tags``
-        and has the spec's tag (else a one-line error)."""
+        """The spec's options are valid, and the server answers ``GET /api/tags`` and has the
+        spec's tag (else a one-line error)."""
         cls.from_spec(spec).close()  # the options, as loading reads them; no request is sent
-        tag, _, host = spec.target.partition("@")
-        base = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
-        if "://" not in base:
-            base = f"http://{base}"
-        listing = get_when_ready(f"{base}/api/tags", what="Ollama server",
-                                 start_hint="start it with `ollama serve` or fix the host after "
-                                 "'@' / $OLLAMA_HOST", wait_ready_s=wait_ready_s, on_wait=on_wait)
+        tag, url = spec.server_target("ollama:TAG")[0], host_url(spec)
+        listing = base.get_when_ready(f"{url}/api/tags", what="Ollama server",
+                                      start_hint="start it with `ollama serve` or fix the host "
+                                      "after '@' / $OLLAMA_HOST", wait_ready_s=wait_ready_s,
+                                      on_wait=on_wait)
         names = {str(m.get(k)) for m in (listing or {}).get("models") or [] if isinstance(m, dict)
                  for k in ("name", "model") if m.get(k)}
         if tag not in names and f"{tag}:latest" not in names:
-            raise ModelNotFoundError(f"the Ollama server at {base} has no model {tag!r}",
+            raise ModelNotFoundError(f"the Ollama server at {url} has no model {tag!r}",
                                      f"ollama pull {tag}")
 
+    @staticmethod
+    def capabilities(spec: base.ModelSpec) -> frozenset[str] | None:
+        """What the server says the spec's tag can do: ``/api/show``'s ``capabilities``
+        (``completion``, ``tools``, ``thinking``...); None from a server too old to say."""
+        tag, url = spec.server_target("ollama:TAG")[0], host_url(spec)
+        where = f"the Ollama server at {url}"
+        try:
+            response = httpx.post(f"{url}/api/show", json={"model": tag}, timeout=10.0)
+            shown = response.json() if response.status_code == 200 else None
+        except (httpx.TransportError, ValueError) as exc:
+            raise BackendError(f"{where} gave no model details (/api/show): {exc}",
+                               "check the server's log") from exc
+        if shown is None:
+            raise fault_error(where, response.status_code, repr(response.text[:120]))
+        found = shown.get("capabilities") if isinstance(shown, dict) else None
+        return frozenset(map(str, found)) if isinstance(found, list) else None
+
     @classmethod
-    def from_spec(cls, spec: ModelSpec) -> OllamaModel:
+    def from_spec(cls, spec: base.ModelSpec) -> OllamaModel:
         spec.check_options(OPTIONS)
-        tag, _, host = spec.target.partition("@")
-        if not tag:
-            raise ModelSpecError(f"{spec.raw!r} names no model tag before '@'",
-                                 "write ollama:TAG or ollama:TAG@http://HOST:11434")
-        return cls(tag, host or None, spec=spec.raw,
+        tag, host = spec.server_target("ollama:TAG or ollama:TAG@http://HOST:11434")
+        return cls(tag, host, spec=spec.raw,
                    num_ctx=spec.int_option("num_ctx", DEFAULT_NUM_CTX),
                    timeout=spec.seconds_option("timeout", 300.0),
-                   thinking=Thinking.from_spec(spec))
+                   thinking=base.Thinking.from_spec(spec))
 
     def _error(self, exc: Exception) -> Exception:
         where = f"the Ollama server at {self.host}"
@@ -219,62 +230,33 @@ class OllamaModel:
                 f"tokens of at least {least}, in a context of {self.num_ctx}",
                 "raise ?num_ctx= (the server drops the front of a prompt that does not fit)")
 
-    def generate(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        seed: int = 0,
-        max_tokens: int = 256,
-        stop: Sequence[str] | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-    ) -> Completion:
-        stops = list(dict.fromkeys([*self._template_stops(), *(s for s in stop or () if s)]))
+    def _generate(self, request: base.Request) -> base.Completion:
         options: dict[str, Any] = {
-            "temperature": temperature, "seed": seed,
-            "num_predict": self.thinking.budget(max_tokens), "num_ctx": self.num_ctx,
-            "top_k": PINNED.top_k, "top_p": PINNED.top_p, "min_p": PINNED.min_p,
-            "repeat_penalty": PINNED.repeat_penalty}
-        if stops:
+            "temperature": request.temperature, "seed": request.seed,
+            "num_predict": request.max_tokens, "num_ctx": self.num_ctx,
+            "top_k": base.PINNED.top_k, "top_p": base.PINNED.top_p, "min_p": base.PINNED.min_p,
+            "repeat_penalty": base.PINNED.repeat_penalty}
+        if stops := list(dict.fromkeys([*self._template_stops(), *request.stop])):
             options["stop"] = stops
-        sent = ollama_messages(as_messages(messages))
+        sent = ollama_messages(request.messages)
         start = time.perf_counter()
         try:
-            response = self._client.chat(
-                model=self.tag, messages=sent, tools=list(tools) if tools else None,
-                options=options, stream=False, think=self.thinking.enabled,
-            )
+            response = self._client.chat(model=self.tag, messages=sent, tools=request.tools,
+                                         options=options, stream=False,
+                                         think=self.thinking.enabled)
         except (ConnectionError, httpx.TransportError, ollama.ResponseError) as exc:
             raise self._error(exc) from exc
         wall = time.perf_counter() - start
         self._check_context(sent, response.prompt_eval_count)
-        calls = tuple(ToolCall(name=c.function.name, arguments=dict(c.function.arguments))
-                      for c in response.message.tool_calls or ())
-        finish = ("tool_calls" if calls
-                  else "length" if response.done_reason == "length" else "stop")
-        server_s = (response.total_duration or 0) / 1e9
-        return Completion(
-            text=response.message.content or "",
-            reasoning=response.message.thinking or "",
-            prompt_tokens=response.prompt_eval_count or 0,
-            completion_tokens=response.eval_count or 0,
-            latency_s=server_s if server_s > 0 else wall,
-            wall_s=wall,
-            finish_reason=finish,
-            model=self.spec,
-            tool_calls=calls,
-        )
-
-    def score(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        candidates: Sequence[str],
-    ) -> list[CandidateScore]:
-        raise LogprobsUnsupportedError(
-            f"{self.spec}: Ollama reports log-probabilities only of tokens it sampled, "
-            "not of given candidates",
-            "score with the llamacpp backend on the same GGUF (Ollama keeps it in its blobs)",
-        )
+        message = response.message
+        calls = [base.ToolCall(name=c.function.name, arguments=dict(c.function.arguments))
+                 for c in message.tool_calls or ()]
+        return self._completion(
+            message.content or "", reasoning=message.thinking or "", calls=calls, wall=wall,
+            tokens=(response.prompt_eval_count or 0, response.eval_count or 0),
+            finish="tool_calls" if calls else
+            "length" if response.done_reason == "length" else "stop",
+            timings=server_timings(response))
 
     def close(self) -> None:
         self._client.close()

@@ -50,38 +50,21 @@ from typing import Any
 import httpx
 import openai
 
-from slmbench.core.errors import (
-    BackendError,
-    LogprobsUnsupportedError,
-    ModelNotFoundError,
-    ModelSpecError,
-)
-from slmbench.models.base import (
-    PINNED,
-    THINK_OPTIONS,
-    CandidateScore,
-    Completion,
-    FinishReason,
-    Message,
-    ModelSpec,
-    Thinking,
-    ToolCall,
-    as_messages,
-    get_when_ready,
-)
+from slmbench.core.errors import BackendError, ModelNotFoundError, ModelSpecError
+from slmbench.models import base
 from slmbench.models.faults import fault_error
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
-OPTIONS = ("timeout", "extra_fields", *THINK_OPTIONS)
+OPTIONS = ("timeout", "extra_fields", *base.THINK_OPTIONS)
 # Sampling fields outside the OpenAI API, sent as extra body fields (see the module docstring).
 EXTRA_FIELDS = ("top_k", "min_p", "repetition_penalty", "repeat_penalty")
 
-_FINISH: dict[str, FinishReason] = {
+_FINISH: dict[str, base.FinishReason] = {
     "stop": "stop", "length": "length", "tool_calls": "tool_calls", "function_call": "tool_calls",
 }
 
 
-def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def openai_messages(messages: Sequence[base.Message]) -> list[dict[str, Any]]:
     """Messages in the OpenAI chat format, tool calls and tool results included."""
     out: list[dict[str, Any]] = []
     for m in messages:
@@ -146,29 +129,35 @@ class DeadlineTransport(httpx.HTTPTransport):
                               extensions=response.extensions, request=request)
 
 
-class OpenAIModel:
+def server_timings(extra: dict[str, Any]) -> base.ServerTimings | None:
+    """llama-server's ``timings`` (milliseconds) in an answer's extra fields, in seconds."""
+    timings = extra.get("timings")
+    if not isinstance(timings, dict):
+        return None
+    try:
+        return base.ServerTimings(prompt_s=float(timings.get("prompt_ms") or 0) / 1e3,
+                             eval_s=float(timings.get("predicted_ms") or 0) / 1e3)
+    except (TypeError, ValueError):  # a server's own shape: no timings rather than a crash
+        return None
+
+
+class OpenAIModel(base.Backend):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint."""
 
-    supports_logprobs = False
     supports_native_tools = True
+    no_logprobs = ("an OpenAI-compatible server gives no log-probabilities of given "
+                   "candidates (chat logprobs cover only sampled tokens; echoed prompt logprobs "
+                   "are misaligned in llama.cpp's server)",
+                   "score with the llamacpp or hf backend on the same weights")
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        *,
-        spec: str | None = None,
-        timeout: float = 120.0,
-        api_key: str | None = None,
-        http_client: httpx.Client | None = None,
-        thinking: Thinking | None = None,
-        extra_fields: bool = True,
-    ) -> None:
+    def __init__(self, model: str, base_url: str | None = None, *, spec: str | None = None,
+                 timeout: float = 120.0, api_key: str | None = None,
+                 http_client: httpx.Client | None = None, thinking: base.Thinking | None = None,
+                 extra_fields: bool = True) -> None:
         self.model = model
-        self.thinking = thinking or Thinking()
         self.extra_fields = extra_fields
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self.spec = spec or f"openai:{model}@{self.base_url}"
+        super().__init__(spec or f"openai:{model}@{self.base_url}", thinking)
         self._client = openai.OpenAI(
             base_url=self.base_url,
             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "none",
@@ -178,44 +167,43 @@ class OpenAIModel:
         )
 
     @classmethod
-    def from_spec(cls, spec: ModelSpec) -> OpenAIModel:
+    def from_spec(cls, spec: base.ModelSpec) -> OpenAIModel:
         spec.check_options(OPTIONS)
-        model, _, url = spec.target.partition("@")
-        if not model:
-            raise ModelSpecError(f"{spec.raw!r} names no model before '@'",
-                                 "write openai:MODEL@http://HOST:PORT/v1")
+        model, url = spec.server_target("openai:MODEL@http://HOST:PORT/v1")
         timeout = spec.seconds_option("timeout", 120.0)
         extra = spec.option("extra_fields", "1")
         if extra not in ("0", "1"):
             raise ModelSpecError(f"option extra_fields={extra!r} in {spec.raw!r} is not 0 or 1",
                                  "write ?extra_fields=0 for a server that refuses unknown fields")
-        return cls(model, url or None, spec=spec.raw, timeout=timeout,
-                   thinking=Thinking.from_spec(spec), extra_fields=extra == "1")
+        return cls(model, url, spec=spec.raw, timeout=timeout,
+                   thinking=base.Thinking.from_spec(spec), extra_fields=extra == "1")
 
     @property
     def settings(self) -> dict[str, Any]:
         """What this backend sends with every request (recorded in each trial)."""
-        return {"backend": type(self).__name__, **PINNED.settings(), **self.thinking.settings(),
+        return {"backend": type(self).__name__, **base.PINNED.settings(),
+                **self.thinking.settings(),
                 "stops": "the server's template's, then the caller's",
                 "extra_fields": list(EXTRA_FIELDS) if self.extra_fields else [],
                 "not_honoured": [] if self.extra_fields else ["top_k", "min_p",
                                                               "repeat_penalty"]}
 
     @classmethod
-    def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
+    def preflight(cls, spec: base.ModelSpec, wait_ready_s: float | None = None, *,
                   on_wait: Callable[[str], None] | None = None) -> None:
-        """The spec's options are valid, and the server answers ``GET /models``
-        and lists the spec's model (else a one-line error)."""
+        """The spec's options are valid, and the server answers ``GET /models`` and lists the
+        spec's model (else a one-line error)."""
         cls.from_spec(spec).close()  # the options, as loading reads them; no request is sent
-        model, _, url = spec.target.partition("@")
-        base = (url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        listing = get_when_ready(f"{base}/models", what="OpenAI-compatible server",
-                                 start_hint="start the server (llama-server, vLLM, ...) or fix "
-                                 "the URL after '@'", wait_ready_s=wait_ready_s, on_wait=on_wait)
+        model, url = spec.server_target("openai:MODEL@http://HOST:PORT/v1")
+        root = (url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        listing = base.get_when_ready(f"{root}/models", what="OpenAI-compatible server",
+                                      start_hint="start the server (llama-server, vLLM, ...) or "
+                                      "fix the URL after '@'", wait_ready_s=wait_ready_s,
+                                      on_wait=on_wait)
         served = [m.get("id") for m in (listing or {}).get("data") or [] if isinstance(m, dict)]
         if model not in served:
             raise ModelNotFoundError(
-                f"the server at {base} serves no model {model!r} (it serves: "
+                f"the server at {root} serves no model {model!r} (it serves: "
                 f"{', '.join(map(str, served)) or 'nothing'})",
                 f"load {model} on that server, or name one it serves after 'openai:'")
 
@@ -238,82 +226,50 @@ class OpenAIModel:
         """Extra keyword arguments of each chat request (a subclass's server options)."""
         return {}
 
-    def generate(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        seed: int = 0,
-        max_tokens: int = 256,
-        stop: Sequence[str] | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-    ) -> Completion:
-        request: dict[str, Any] = {
-            "model": self.model,
-            "messages": openai_messages(as_messages(messages)),
-            "temperature": temperature,
-            "top_p": PINNED.top_p,
-            "seed": seed,
-            "max_tokens": self.thinking.budget(max_tokens),
+    def _generate(self, request: base.Request) -> base.Completion:
+        sent: dict[str, Any] = {
+            "model": self.model, "messages": openai_messages(request.messages),
+            "temperature": request.temperature, "top_p": base.PINNED.top_p, "seed": request.seed,
+            "max_tokens": request.max_tokens,
         }
-        if stop:
-            request["stop"] = list(stop)
-        if tools:
-            request["tools"] = list(tools)
-        extra: dict[str, Any] = {"top_k": PINNED.top_k, "min_p": PINNED.min_p,
-                                 "repetition_penalty": PINNED.repeat_penalty,
-                                 "repeat_penalty": PINNED.repeat_penalty,
+        if request.stop:
+            sent["stop"] = request.stop
+        if request.tools:
+            sent["tools"] = request.tools
+        extra: dict[str, Any] = {"top_k": base.PINNED.top_k, "min_p": base.PINNED.min_p,
+                                 "repetition_penalty": base.PINNED.repeat_penalty,
+                                 "repeat_penalty": base.PINNED.repeat_penalty,
                                  } if self.extra_fields else {}
         if self.thinking.enabled is not None:
             extra["chat_template_kwargs"] = {"enable_thinking": self.thinking.enabled}
         extras = self._request_extras()
-        request["extra_body"] = {**extra, **extras.pop("extra_body", {})}
-        request.update(extras)
+        sent["extra_body"] = {**extra, **extras.pop("extra_body", {})}
+        sent.update(extras)
         start = time.perf_counter()
         try:
-            response = self._client.chat.completions.create(**request)
+            response = self._client.chat.completions.create(**sent)
         except openai.OpenAIError as exc:
             raise self._error(exc) from exc
         except ValueError as exc:  # a 200 whose body is cut short or not JSON
             raise BackendError(f"the server at {self.base_url} sent an unreadable answer: "
                                f"{exc}", "a passing fault; the runner retries it",
                                transient=True) from exc
-        latency = time.perf_counter() - start
+        wall = time.perf_counter() - start
         if not response.choices:
             raise BackendError(f"the server at {self.base_url} returned no choices",
                                "check the server's logs", transient=True)
         choice = response.choices[0]
-        calls = tuple(
-            ToolCall(name=c.function.name, arguments=parse_arguments(c.function.arguments),
-                     id=c.id)
-            for c in choice.message.tool_calls or () if c.type == "function"
-        )
-        finish = "tool_calls" if calls else _FINISH.get(choice.finish_reason or "stop", "stop")
+        calls = [base.ToolCall(name=c.function.name, id=c.id,
+                               arguments=parse_arguments(c.function.arguments))
+                 for c in choice.message.tool_calls or () if c.type == "function"]
+        said = choice.message.model_extra or {}
         usage = response.usage
-        extra_fields = choice.message.model_extra or {}
-        reasoning = extra_fields.get("reasoning_content") or extra_fields.get("reasoning") or ""
-        return Completion(
-            text=choice.message.content or "",
-            reasoning=str(reasoning),
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-            latency_s=latency,
-            finish_reason=finish,
-            model=self.spec,
-            tool_calls=calls,
-        )
-
-    def score(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        candidates: Sequence[str],
-    ) -> list[CandidateScore]:
-        raise LogprobsUnsupportedError(
-            f"{self.spec}: an OpenAI-compatible server gives no log-probabilities of given "
-            "candidates (chat logprobs cover only sampled tokens; echoed prompt logprobs "
-            "are misaligned in llama.cpp's server)",
-            "score with the llamacpp or hf backend on the same weights",
-        )
+        return self._completion(
+            choice.message.content or "", calls=calls, wall=wall,
+            reasoning=str(said.get("reasoning_content") or said.get("reasoning") or ""),
+            tokens=(usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0),
+            finish="tool_calls" if calls else _FINISH.get(choice.finish_reason or "stop", "stop"),
+            timings=server_timings(response.model_extra or {}))
 
     def close(self) -> None:
         self._client.close()

@@ -1,5 +1,6 @@
 """Reasoning models in the agent loops: think blocks are reasoning, never actions; a reply
-cut by the token cap is ``truncated``; overflow and configuration faults are their own."""
+cut by the token cap is ``truncated``; overflow and configuration faults are their own; a
+step keeps the server's own timings beside the wall time."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from hypothesis import strategies as st
 
 from slmbench.agents.loop.native import run_native
 from slmbench.agents.loop.react import run_react
-from slmbench.agents.records import Outcome
+from slmbench.agents.records import Outcome, Step
 from slmbench.core.errors import ContextOverflowError
-from slmbench.models.base import Completion, FinishReason, Message, ToolCall
+from slmbench.models.base import Completion, FinishReason, Message, ServerTimings, ToolCall
 from slmbench.models.faults import ConfigurationFault
 from slmbench.models.thinking import split_thinking
 
@@ -99,6 +100,23 @@ def test_reasoning_the_server_returned_apart_is_kept(toolbox: FakeToolbox) -> No
     result = run_react(model, toolbox, "Who is the CEO?")
     assert result.steps[0].reasoning == "The CEO is a fact: look it up."
     assert result.steps[1].reasoning is None
+
+
+def test_a_step_keeps_the_servers_timings_beside_the_wall_time(toolbox: FakeToolbox) -> None:
+    timed = ServerTimings(prompt_s=0.2, eval_s=0.5)
+
+    class Timed(Replies):
+        def generate(self, messages: Sequence[Message | dict[str, Any]],
+                     **kwargs: Any) -> Completion:
+            return super().generate(messages, **kwargs).model_copy(
+                update={"latency_s": 0.7, "wall_s": 0.9, "timings": timed})
+
+    result = run_react(Timed([(CALL_CEO, "stop", ""), ("Final Answer: Dana Reyes", "stop", "")]),
+                       toolbox, "Who is the CEO?")
+    step = result.steps[0]
+    assert (step.latency_s, step.wall_s, step.timings) == (0.7, 0.9, timed)
+    stored_before = step.model_dump(mode="json", exclude={"wall_s", "timings"})
+    assert Step.model_validate(stored_before).timings is None  # an older record still loads
 
 
 def test_a_reply_cut_inside_its_reasoning_is_truncated_not_a_format_failure(

@@ -308,6 +308,8 @@ class Run:
             prompt_tokens=completion.prompt_tokens if completion else 0,
             completion_tokens=completion.completion_tokens if completion else 0,
             latency_s=completion.latency_s if completion else 0.0,
+            wall_s=completion.wall_s if completion else None,
+            timings=completion.timings if completion else None,
         ))
 
     def finish(self, outcome: Outcome | None, *, final_answer: str | None = None,
