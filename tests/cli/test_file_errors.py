@@ -130,7 +130,7 @@ def micro_task(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(("edit", "start", "says"), [
     (lambda text: text + "\nprompts: [\n", ":", "(cannot read YAML)"),
-    (lambda text: text.replace("metric:", "metrik:", 1), ": (top level): ", "metrik"),
+    (lambda text: text.replace("metric:", "metrik:", 1), ": metrik: ", "not permitted"),
 ])
 def test_a_micro_task_file_error_names_the_file(cli: CliRunner, home: Path, tmp_path: Path,
                                                 micro_task: Path, edit, start: str,

@@ -55,7 +55,7 @@ def test_the_example_task_runs_end_to_end_and_is_recommended(
     gen = next(c for c in run.cells if c.reading == "generation")
     assert gen.tau_anchor == "bm25" and gen.n_split == 24  # the example's eval items
     assert {"always none", "first listed first", "majority"} <= set(gen.baseline_scores)
-    assert gen.score.estimate == 1.0  # the script knows every request
+    assert gen.score.estimate >= 0.95  # the keyword script routes nearly every request
     assert gen.eligible and gen.n_items < gen.n_split  # settled before the last item
     lp = next(c for c in run.cells if c.reading == "logprob")
     assert lp.constant and not lp.eligible  # its log-probs always favour "none"

@@ -33,15 +33,21 @@ def _ci(e: Estimate, scale: float = 1.0) -> tuple[float, float]:
     return (e.low * scale, e.high * scale)
 
 
-def _bar_extents(container: ErrorbarContainer) -> dict[str, list[tuple[float, float]]]:
-    """The x and y error-bar extents (low, high) of one errorbar container, per point."""
-    out: dict[str, list[tuple[float, float]]] = {"x": [], "y": []}
+def _flat(pairs: list[tuple[float, float]]) -> list[float]:
+    """(low, high) pairs as one flat list, the shape ``pytest.approx`` compares."""
+    return [v for pair in pairs for v in pair]
+
+
+def _bar_extents(container: ErrorbarContainer) -> dict[str, list[float]]:
+    """The x and y error-bar extents of one errorbar container: low, high of each point in
+    turn, as one flat list."""
+    out: dict[str, list[float]] = {"x": [], "y": []}
     for coll in container.lines[2]:
         for (x0, y0), (x1, y1) in coll.get_segments():
             if x0 == x1:
-                out["y"].append((min(y0, y1), max(y0, y1)))
+                out["y"] += [min(y0, y1), max(y0, y1)]
             else:
-                out["x"].append((min(x0, x1), max(x0, x1)))
+                out["x"] += [min(x0, x1), max(x0, x1)]
     return out
 
 
@@ -83,7 +89,7 @@ def _check_vs_params(summary: AnalysisSummary, draw: Any, ys: dict[str, Estimate
         p = points[figs.short(m)]
         assert p["xy"] == pytest.approx((size, ys[m].estimate * scale))
         assert p["label_at"] == pytest.approx(p["xy"])
-        assert p["y"] == pytest.approx([_ci(ys[m], scale)]) and p["x"] == []
+        assert p["y"] == pytest.approx(_ci(ys[m], scale)) and p["x"] == []
     assert _ticks(ax) == [f"{p:g}B" for p in sorted(set(sizes.values()))]
     assert ax.get_xscale() == "log"
 
@@ -111,7 +117,7 @@ def test_accuracy_vs_temperature(summary: AnalysisSummary) -> None:
         assert np.abs(np.asarray(xs) - [float(t) for t in temps]).max() < 0.05
         assert list(ys) == pytest.approx([e.per_temperature[t].estimate * 100 for t in temps])
         assert _bar_extents(container)["y"] == pytest.approx(
-            [_ci(e.per_temperature[t], 100) for t in temps])
+            _flat([_ci(e.per_temperature[t], 100) for t in temps]))
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
         figs.short(e.model) for e in effects]
 
@@ -135,7 +141,7 @@ def test_latency_vs_accuracy(summary: AnalysisSummary) -> None:
     for a in summary.accuracy:
         p = points[figs.short(a.model)]
         assert p["xy"] == pytest.approx((a.mean_latency_s, a.accuracy.estimate * 100))
-        assert p["y"] == pytest.approx([_ci(a.accuracy, 100)]) and p["x"] == []
+        assert p["y"] == pytest.approx(_ci(a.accuracy, 100)) and p["x"] == []
 
 
 def _check_against_composite(summary: AnalysisSummary, draw: Any,
@@ -149,8 +155,8 @@ def _check_against_composite(summary: AnalysisSummary, draw: Any,
         p, x = points[figs.short(m)], xs[m]
         want_x = x.estimate * 100 if isinstance(x, Estimate) else x
         assert p["xy"] == pytest.approx((want_x, comp[m].estimate))
-        assert p["y"] == pytest.approx([_ci(comp[m])])
-        assert p["x"] == (pytest.approx([_ci(x, 100)]) if isinstance(x, Estimate) else [])
+        assert p["y"] == pytest.approx(_ci(comp[m]))
+        assert p["x"] == (pytest.approx(_ci(x, 100)) if isinstance(x, Estimate) else [])
 
 
 def test_capability_vs_reliability(summary: AnalysisSummary) -> None:
@@ -182,8 +188,8 @@ def test_reliability_bars(summary: AnalysisSummary) -> None:
     assert _ticks(ax) == [figs.short(m) for m in models]
     extents = [e for c in ax.containers if isinstance(c, ErrorbarContainer)
                for e in _bar_extents(c)["y"]]
-    assert extents == pytest.approx([_ci(by[m][d]) for d in dims for m in models
-                                     if d in by[m]])
+    assert extents == pytest.approx(_flat([_ci(by[m][d]) for d in dims for m in models
+                                           if d in by[m]]))
 
 
 def test_reliability_dimensions(summary: AnalysisSummary) -> None:
@@ -225,7 +231,8 @@ def test_safety_breakdown(summary: AnalysisSummary) -> None:
     tops = [sum(c[i].get_height() for c in containers) for i in range(len(summary.safety))]
     assert tops == pytest.approx([1.0] * len(summary.safety))  # every trial is in one stack
     (passed,) = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
-    assert _bar_extents(passed)["y"] == pytest.approx([_ci(sb.passed) for sb in summary.safety])
+    assert _bar_extents(passed)["y"] == pytest.approx(
+        _flat([_ci(sb.passed) for sb in summary.safety]))
     assert _ticks(ax) == [figs.short(sb.model) for sb in summary.safety]
 
 

@@ -345,7 +345,11 @@ class ConfidenceSequence:
         self.total += value
         self.n += 1
         alpha = 1.0 - self.confidence
-        low, high = bernoulli_confidence_interval(self.total, self.n, alpha, self.horizon, alpha)
+        try:
+            low, high = bernoulli_confidence_interval(self.total, self.n, alpha, self.horizon,
+                                                      alpha)
+        except ValueError:  # confseq's lgamma fails at some counts (e.g. 1 of 1)
+            return self.estimate()  # the bound so far holds at every time: keep it
         self.low, self.high = max(self.low, low), min(self.high, high)
         return self.estimate()
 

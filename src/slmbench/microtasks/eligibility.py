@@ -234,6 +234,8 @@ class SequentialRule:
         self.tau, self.horizon = scores[self.anchor], len(golds)
         self.interval = interval(scorer, baselines[self.anchor])  # τ with its interval
         self.sequential = metric in SEQUENTIAL_METRICS
+        # the τ-baseline's per-item values: "eligible" also needs the paired difference
+        self.anchor_values = item_values(metric, golds, baselines[self.anchor])
 
     def tracker(self) -> Tracker:
         """A fresh stop test for one cell."""
@@ -249,6 +251,7 @@ class Tracker:
     def __init__(self, rule: SequentialRule) -> None:
         self.rule, self.n = rule, 0
         self.sequence = stats.ConfidenceSequence(rule.horizon)
+        self.values: list[float] = []
 
     @property
     def estimate(self) -> stats.Estimate | None:
@@ -259,8 +262,19 @@ class Tracker:
         if not self.rule.sequential:
             return "undecided"
         value = item_values(self.rule.metric, [self.rule.golds[self.n - 1]], [ranking])[0]
+        self.values.append(float(value))
         got = self.sequence.add(float(value))
-        return settle(got.low, got.high, self.rule.tau)
+        verdict = settle(got.low, got.high, self.rule.tau)
+        if verdict == "eligible" and not self._beats_baseline():
+            return "undecided"  # the cell's rule needs the paired difference too: read on
+        return verdict
+
+    def _beats_baseline(self) -> bool:
+        """The paired difference model − τ-baseline on the items read so far is above 0
+        (the second half of a cell's eligibility, :func:`make_cell`)."""
+        diff = stats.paired_bounded_difference(self.values,
+                                               self.rule.anchor_values[:self.n])
+        return diff.low is not None and diff.low > 0
 
 
 class Tally(BaseModel):

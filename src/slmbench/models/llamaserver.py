@@ -56,7 +56,7 @@ from typing import Any
 
 import httpx
 
-from slmbench.core.errors import BackendError, ModelNotFoundError
+from slmbench.core.errors import BackendError, ModelNotFoundError, ModelSpecError
 from slmbench.core.paths import bin_dir
 from slmbench.models.base import (
     SERVER_BACKENDS,
@@ -84,8 +84,12 @@ OTHER_SERVERS_IN_FLIGHT = 4  # default requests in flight to an openai:/ollama: 
 
 def default_in_flight(spec: str) -> int:
     """Calls of ``spec`` kept in flight at once unless the user says otherwise: a
-    ``llamaserver:``'s ``slots``, 4 for another server backend, 1 for an in-process one."""
-    parsed = parse_spec(spec)
+    ``llamaserver:``'s ``slots``, 4 for another server backend, 1 for an in-process one or a
+    name that is no backend spec (a quantization run's ``MODEL#precision``)."""
+    try:
+        parsed = parse_spec(spec)
+    except ModelSpecError:
+        return 1
     if parsed.backend == "llamaserver":
         return parsed.int_option("slots", DEFAULT_SLOTS)
     return OTHER_SERVERS_IN_FLIGHT if parsed.backend in SERVER_BACKENDS else 1
