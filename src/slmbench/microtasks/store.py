@@ -246,12 +246,10 @@ class Reader:
         stored = [self.store.get(self.spec, task, prompt_id, i) if self.store else None
                   for i in items]
         misses = [i for i, hit in zip(items, stored, strict=True) if hit is None]
-        model = self.model() if misses else None  # loaded here, never by two threads
 
         def attempt(item: AnyItem) -> RawReading | ConfigError:
-            assert model is not None
             try:
-                return read_raw(model, task, prompt_id, item)
+                return read_raw(self.model(), task, prompt_id, item)
             except ConfigError as exc:  # the item does not fit the model: the caller decides
                 return exc
 
@@ -262,6 +260,9 @@ class Reader:
                     self.counts.from_store += 1
                     yield item, hit
                     continue
+                # loaded at the first reading the store lacks (a caller that stops before it
+                # never loads the model), in this thread, never by two threads
+                self.model()
                 raw = next(raws)
                 if isinstance(raw, ConfigError):
                     yield item, raw
