@@ -274,6 +274,10 @@ BACKENDS: dict[str, str] = {
 }
 
 
+#: backends that talk to a model server (a client per model, many requests in flight)
+SERVER_BACKENDS = frozenset({"openai", "ollama", "llamaserver"})
+
+
 def parse_spec(spec: str) -> ModelSpec:
     """Split ``backend:target?k=v&...`` into its parts, or raise ModelSpecError."""
     if not isinstance(spec, str) or ":" not in spec:
