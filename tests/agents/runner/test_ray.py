@@ -191,11 +191,11 @@ def test_a_model_that_cannot_load_stops_the_run_with_its_own_error(
 
 def test_the_native_tools_check_runs_in_the_actor_under_the_native_scaffold(
         cluster: str, tmp_path: Path) -> None:
-    spec = "llamacpp:phi3.5-3.8b"  # the registry says: no native tool calling
+    spec = "llamacpp:phi3.5-3.8b"  # the llamacpp backend: no native tool calling
     exp = build_experiment({"models": [spec], "suites": ["beta"], "temperatures": [0.3],
                             "repeats": 1, "executor": "ray", "scaffold": "native",
                             "ray_models": {spec: {"num_cpus": 1}}})
-    with pytest.raises(ConfigError, match=r"the registry says phi3\.5-3\.8b has no native tool"):
+    with pytest.raises(ConfigError, match=r"phi3\.5-3\.8b has no native tool calling"):
         execute(exp, run_dir=tmp_path / "run", trial_fn=fake_trial, load_suite=fake_load_suite,
                 variants=fake_variants, progress=quiet())
     assert not actors_of(spec)
