@@ -6,7 +6,7 @@
     out = "runs/reference-study"          # part-a/<n>/ (RunStores), part-b/ (ReadingStore)
     page = "docs/results/reference-study.md"
     humaneval = ["runs/humaneval-q05"]    # HumanEval run dirs shown on the page
-    executor = "ray"                      # Part A blocks on Ray actors (docs/scale-out.md);
+    executor = "ray"                      # every block's models on Ray actors (docs/scale-out.md);
     ray_address = "ray://head:10001"      # a block's own executor / ray_address wins
 
     [[part_a]]                            # the fields of `slmbench run`'s experiment file
@@ -25,6 +25,9 @@
     tasks = ["approval", "memory", "tools", "ranking"]
     prompts = ["p0", "p1", "p2", "p3"]
     limit = 40                            # eval items per task (seeded, stratified)
+
+    [part_b.ray_models."llamacpp:qwen2.5-coder-0.5b"]   # with executor = "ray", per model
+    replicas = 2                          # as in an experiment's [ray_models]
 
 Each part is one table or several (``[[part_a]]`` blocks): a block is a uniform grid,
 so a slow model can get a smaller grid than the others within one study. Part A
@@ -58,6 +61,7 @@ from slmbench.core.errors import ConfigError
 from slmbench.core.tomlfile import first_error, load_toml
 from slmbench.microtasks import tasks as micro_tasks
 from slmbench.microtasks.prompts import resolve_prompt_ids
+from slmbench.models.ray import RayModelOptions
 
 if TYPE_CHECKING:
     from slmbench.report.study_facts import ReadingTally
@@ -82,6 +86,10 @@ class PartB(BaseModel):
                              "is decided (the sequential rule), else every chosen item")
     seed: int = Field(default=0, ge=0)
     source: Path | None = Field(default=None, description="built datasets; default: the cache")
+    # Where the models read (not what: the readings are the same either way).
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    ray_models: dict[str, RayModelOptions] = Field(default_factory=dict)
 
     @field_validator("prompts")
     @classmethod
@@ -98,7 +106,7 @@ class Study(BaseModel):
     out: Path
     page: Path | None = None
     humaneval: list[Path] = Field(default_factory=list)
-    executor: Literal["local", "ray"] | None = None  # the default of every Part A block
+    executor: Literal["local", "ray"] | None = None  # the default of every block
     ray_address: str | None = None
     part_a: list[Experiment] = Field(default_factory=list)
     part_b: list[PartB] = Field(default_factory=list)
@@ -135,12 +143,14 @@ class Study(BaseModel):
 def load_study(path: Path, *, base: Path | None = None) -> Study:
     """Read and validate a study file; relative paths are taken from ``base`` (default: cwd)."""
     raw = load_toml(path, what="study file", hint=_HINT)
-    blocks = raw.get("part_a")
-    for block in [blocks] if isinstance(blocks, dict) else blocks or []:
-        if isinstance(block, dict):
-            for key in ("name", "executor", "ray_address"):
-                if raw.get(key) is not None:
-                    block.setdefault(key, raw[key])
+    for part, keys in (("part_a", ("name", "executor", "ray_address")),
+                       ("part_b", ("executor", "ray_address"))):
+        blocks = raw.get(part)
+        for block in [blocks] if isinstance(blocks, dict) else blocks or []:
+            if isinstance(block, dict):
+                for key in keys:
+                    if raw.get(key) is not None:
+                        block.setdefault(key, raw[key])
     try:
         study = Study.model_validate(raw)
     except ValidationError as exc:
@@ -223,12 +233,13 @@ def _refuse(spec: str) -> Any:
 
 
 def _matrix(study: Study, b: PartB, models: list[str], store: Any,
-            loader: Callable[[str], Any], progress: Callable[[str], None] | None = None) -> Any:
+            loader: Callable[[str], Any], progress: Callable[[str], None] | None = None,
+            ray: Any = None) -> Any:
     from slmbench.microtasks.matrix import run_matrix
 
     return run_matrix(models, b.tasks, b.prompts, limit=b.limit, seed=b.seed, source=b.source,
                       command=f"slmbench study ({study.name})", progress=progress,
-                      loader=loader, store=store, sequential=b.sequential)
+                      loader=loader, store=store, sequential=b.sequential, ray=ray)
 
 
 class _Unread(Exception):
@@ -252,7 +263,10 @@ def _decided(study: Study, b: PartB, model: str, store: Any) -> bool:
 def run_part_b(study: Study, models: list[str] | None, console: Any,
                loader: Callable[[str], Any] | None = None) -> None:
     """Read every missing reading of every Part B block into the study's readings store
-    (``loader`` loads a model spec; default :func:`~slmbench.models.base.load_model`)."""
+    (``loader`` loads a model spec; default :func:`~slmbench.models.base.load_model`). A
+    block with ``executor = "ray"`` reads on its Ray cluster (``ray_address``, ``ray_models``)
+    and stores the same readings."""
+    from slmbench.microtasks.session import read_on
     from slmbench.microtasks.store import ReadingStore
     from slmbench.models.base import load_model
 
@@ -262,8 +276,9 @@ def run_part_b(study: Study, models: list[str] | None, console: Any,
             if not chosen:
                 continue
             try:
-                run = _matrix(study, b, chosen, store, loader or load_model,
-                              lambda msg: console.print(msg, highlight=False))
+                with read_on(b.executor, chosen, b.ray_address, b.ray_models) as ray:
+                    run = _matrix(study, b, chosen, store, loader or load_model,
+                                  lambda msg: console.print(msg, highlight=False), ray)
             except KeyboardInterrupt:
                 console.print(store.resume_hint(), highlight=False)
                 raise

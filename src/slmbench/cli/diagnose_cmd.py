@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from slmbench.cli.console import command_line, read_through, wide_console
+from slmbench.cli.microtasks_cmd import RAY, Executor
 from slmbench.cli.options import EvalLimit, ItemSeed, Models, OutFolder, ReadingsStore, Tasks
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import Estimate
@@ -20,6 +21,7 @@ from slmbench.microtasks.diagnostics.cascade import run_cascade
 from slmbench.microtasks.diagnostics.diagnose import DiagnosticReport, run_diagnose
 from slmbench.microtasks.diagnostics.probes import run_probe
 from slmbench.microtasks.matrix import check_can_read
+from slmbench.microtasks.session import Session, read_on
 from slmbench.microtasks.store import DEFAULT_NAME
 from slmbench.report.quantization_page import quantization_markdown
 
@@ -106,13 +108,19 @@ def diagnose_cmd(
     store_path: Path | None = typer.Option(
         None, "--store", help="readings store, reused and resumed; point it at an eligibility "
         f"run's store to reuse its p0 readings (default: OUT/{DEFAULT_NAME})"),
+    executor: Executor = RAY["executor"],
+    ray_address: str | None = RAY["ray_address"],
+    ray_replicas: int = RAY["ray_replicas"],
+    ray_timeout: float = RAY["ray_timeout"],
 ) -> None:
     """Threshold diagnostic per (task, model): AUC, default vs fit-split threshold, regime."""
     tasks = registry.resolve(task)
     check_can_read(model, tasks)  # before the store: a run that cannot start writes nothing
-    report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_diagnose(
-        model, tasks, limit=limit, fit_limit=fit_limit or limit, seed=seed,
-        command=command_line("slmbench diagnose"), progress=_say, store=store))
+    with read_on(executor.value, model, ray_address, replicas=ray_replicas,
+                 timeout_s=ray_timeout) as ray:
+        report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_diagnose(
+            model, tasks, limit=limit, fit_limit=fit_limit or limit, seed=seed,
+            command=command_line("slmbench diagnose"), progress=_say, store=store, ray=ray))
     out.mkdir(parents=True, exist_ok=True)
     (out / "diagnostics.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     rows, calib = diagnostic_rows(report), calibration_rows(report)
@@ -142,6 +150,9 @@ def probe_cmd(
     limit: EvalLimit = None,
     seed: ItemSeed = 0,
     out: OutFolder = Path("probe"),
+    executor: Executor = RAY["executor"],
+    ray_address: str | None = RAY["ray_address"],
+    ray_timeout: float = RAY["ray_timeout"],
 ) -> None:
     """Context-length probe: memory and ranking scores as the history in the prompt grows."""
     try:
@@ -149,9 +160,10 @@ def probe_cmd(
     except ValueError as exc:
         raise ConfigError(f"--turns {lengths!r} is not a list of integers",
                           "write e.g. --turns 4,8,16,32") from exc
-    report = run_probe(model, registry.resolve(task or ["memory", "ranking"]), turns,
-                       limit=limit, seed=seed, command=command_line("slmbench probe"),
-                       progress=_say)
+    with read_on(executor.value, model, ray_address, timeout_s=ray_timeout) as ray:
+        report = run_probe(model, registry.resolve(task or ["memory", "ranking"]), turns,
+                           limit=limit, seed=seed, command=command_line("slmbench probe"),
+                           progress=_say, session=Session(ray=ray))
     out.mkdir(parents=True, exist_ok=True)
     (out / "probe.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     cols = ("task", "model", "turns", "metric", "n", "score [95% CI]", "baseline")
@@ -176,11 +188,17 @@ def cascade_cmd(
     fit_limit: int | None = typer.Option(None, "--fit-limit", min=1, help="fit items"),
     seed: ItemSeed = 0,
     out: OutFolder = Path("cascade"),
+    executor: Executor = RAY["executor"],
+    ray_address: str | None = RAY["ray_address"],
+    ray_timeout: float = RAY["ray_timeout"],
 ) -> None:
     """BM25 shortlist + model re-rank (paired gain), and the Cascade router's accuracy/share."""
     (name,) = registry.resolve([task])
-    report = run_cascade(model, name, k=k, turns=turns, limit=limit, fit_limit=fit_limit or limit,
-                         seed=seed, command=command_line("slmbench cascade"), progress=_say)
+    with read_on(executor.value, [model], ray_address, timeout_s=ray_timeout) as ray:
+        report = run_cascade(model, name, k=k, turns=turns, limit=limit,
+                             fit_limit=fit_limit or limit, seed=seed,
+                             command=command_line("slmbench cascade"), progress=_say,
+                             session=Session(ray=ray))
     rerank_result, router, n_eval = report.rerank, report.router, report.rerank.n_items
     out.mkdir(parents=True, exist_ok=True)
     (out / "cascade.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -25,13 +27,37 @@ from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun, check_can_read, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
 from slmbench.microtasks.recommend import load_matrices, recommend
+from slmbench.microtasks.session import read_on
 from slmbench.microtasks.spec import prepare
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 from slmbench.microtasks.taskfile import load_task_file
+from slmbench.models.ray import TIMEOUT_S
 from slmbench.report.partb import RECOMMEND_HEADER, deciding_metrics, recommend_rows, verdict_text
 
 data_app = typer.Typer(help="Build the Part B micro-task datasets.", no_args_is_help=True)
 console = Console()
+
+
+class Executor(StrEnum):
+    local = "local"
+    ray = "ray"
+
+
+def ray_options() -> dict[str, Any]:
+    """The options of a Part B command that say where its models read (docs/scale-out.md)."""
+    return {
+        "executor": typer.Option(Executor.local, "--executor", help="local | ray: each "
+                                 "model's replicas read on a Ray cluster (docs/scale-out.md)"),
+        "ray_address": typer.Option(None, "--ray-address", help="Ray cluster for --executor "
+                                    "ray (default: RAY_ADDRESS, else a local Ray)"),
+        "ray_replicas": typer.Option(1, "--ray-replicas", min=1,
+                                     help="replicas of each model on Ray"),
+        "ray_timeout": typer.Option(TIMEOUT_S, "--ray-timeout", min=0.001, help="seconds "
+                                    "one call may take on Ray before its replica is replaced"),
+    }
+
+
+RAY = ray_options()
 
 
 @data_app.command("prepare")
@@ -173,6 +199,10 @@ def eligibility_cmd(
         help="read each cell in the seeded order until a confidence sequence settles it"),
     task_file: Path | None = typer.Option(
         None, "--task-file", help="your own micro-task (YAML; see examples/my-tools.yaml)"),
+    executor: Executor = RAY["executor"],
+    ray_address: str | None = RAY["ray_address"],
+    ray_replicas: int = RAY["ray_replicas"],
+    ray_timeout: float = RAY["ray_timeout"],
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
     command = command_line("slmbench eligibility")
@@ -181,9 +211,11 @@ def eligibility_cmd(
         task = task or [mine.name]
     tasks, prompt_ids = registry.resolve(task), resolve_prompt_ids(prompt)
     check_can_read(model, tasks)  # before the store: a run that cannot start writes nothing
-    run = read_through(store_path or out / DEFAULT_NAME, lambda store: run_matrix(
-        model, tasks, prompt_ids, limit=limit, seed=seed, command=command, store=store,
-        sequential=sequential, cell_progress=CellBar(console)))
+    with read_on(executor.value, model, ray_address, replicas=ray_replicas,
+                 timeout_s=ray_timeout) as ray:
+        run = read_through(store_path or out / DEFAULT_NAME, lambda store: run_matrix(
+            model, tasks, prompt_ids, limit=limit, seed=seed, command=command, store=store,
+            sequential=sequential, cell_progress=CellBar(console), ray=ray))
     out.mkdir(parents=True, exist_ok=True)
     path = out / "eligibility.json"
     path.write_text(run.model_dump_json(indent=1), encoding="utf-8")

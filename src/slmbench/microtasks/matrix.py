@@ -27,6 +27,7 @@ from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, ItemReading
 from slmbench.microtasks.session import Block, Progress, Session, precision_of, select_items
 from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model, check_ready
+from slmbench.models.ray import RayCluster
 
 
 class CellProgress(Protocol):
@@ -81,7 +82,8 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
                command: str = "", progress: Progress | None = None,
                loader: Callable[[str], Model] | None = None,
                store: ReadingStore | None = None, sequential: bool = False,
-               cell_progress: CellProgress | None = None) -> MatrixRun:
+               cell_progress: CellProgress | None = None,
+               ray: RayCluster | None = None) -> MatrixRun:
     """Read every (model, task, prompt, item) and score the cells.
 
     ``sequential``: read each (model, task, prompt) block in the seeded order only until its
@@ -91,7 +93,8 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
 
     With a ``store``, each reading is committed as it is made and stored ones are reused: a
     rerun after an interruption reads only what is missing (and loads no model that has
-    nothing left to read).
+    nothing left to read). ``ray``: the models run there (``session.read_on``), with the
+    same readings.
     """
     chosen: dict[TaskName, list[AnyItem]] = {}
     fits: dict[TaskName, list[AnyItem]] = {}
@@ -101,7 +104,7 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
         chosen[task] = select_items(task, everything, limit, seed)
     baselines = {t: registry.get(t).baselines(fits[t], chosen[t]) for t in tasks}
     rules = {t: _rules(t, chosen[t], baselines[t]) for t in tasks} if sequential else {}
-    session = Session(store, loader, progress)
+    session = Session(store, loader, progress, ray=ray)
     cells: list[EligibilityCell] = []
     readings: list[ItemReading] = []
     for spec in models:

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from slmbench.core.errors import ConfigError
+from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import Item, TaskName
 from slmbench.microtasks.readout import ItemReading
 from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore
 from slmbench.models.base import Message, Model, load_model, parse_spec
 from slmbench.models.llamaserver import default_in_flight
+from slmbench.models.ray import TIMEOUT_S, RayCluster, RayModelOptions
 
 Progress = Callable[[str], None]
 Loader = Callable[[str], Model]
@@ -113,10 +115,12 @@ class Session:
     """Reads blocks of items for one model spec after another, through one optional store.
 
     ``counts`` says where the readings came from; ``notes`` collects each reading's note
-    (e.g. no log-probabilities) and every item skipped as unreadable, once each. A server
-    model gets ``in_flight(spec)`` readings under way at once (default: a ``llamaserver:``'s
-    slots, 4 for other servers, 1 in process); the readings and the store are those of one
-    at a time, and this thread alone writes the store.
+    (e.g. no log-probabilities), every item skipped as unreadable and every cause of a
+    backend error, once each. A server model gets ``in_flight(spec)`` readings under way at
+    once (default: a ``llamaserver:``'s slots, 4 for other servers, 1 in process). With
+    ``ray``, each model runs as its replicas on that Ray cluster (:func:`read_on`), reading a
+    block's missing items on all of them at once. Either way the readings, their order and
+    the store are those of a local run one at a time, and this thread alone writes the store.
     """
 
     store: ReadingStore | None = None
@@ -125,6 +129,7 @@ class Session:
     counts: ReadCounts = field(default_factory=ReadCounts)
     notes: list[str] = field(default_factory=list)
     in_flight: Callable[[str], int] = default_in_flight
+    ray: RayCluster | None = None
 
     def _loader(self) -> Loader:
         return self.loader or load_model
@@ -136,15 +141,19 @@ class Session:
     def read(self, spec: str, blocks: Sequence[Block], *, skip_unreadable: bool = False,
              loader: Loader | None = None, keep: Callable[[Model], bool] | None = None
              ) -> ModelReadings:
-        """Read every block with ``spec`` (loaded by ``loader``, else the session's).
+        """Read every block with ``spec`` (loaded by ``loader``, else the session's: on its
+        Ray cluster, if it has one).
 
         ``skip_unreadable``: an item the loaded model refuses with a ``ConfigError`` (e.g. its
         prompt does not fit the context) is skipped with a note; a block whose every item is
-        skipped is an error. Store and loading errors always stop the run. The model is
-        closed at the end unless ``keep(model)`` says otherwise (then it is returned, open).
+        skipped is an error. An item whose reading the backend gave up on (on Ray: after
+        the cluster's bounded attempts) is left out of the block and counted
+        (``counts.backend_errors``), its cause noted; a block with no reading left is an
+        error. Store and loading errors always stop the run. The model is closed at the end
+        unless ``keep(model)`` says otherwise (then it is returned, open).
         """
         reader = Reader(spec, loader or self._loader(), self.store,
-                        workers=self.in_flight(spec))
+                        workers=self.in_flight(spec), ray=self.ray if loader is None else None)
         kept: Model | None = None
         try:
             got = [self._block(reader, b, skip_unreadable) for b in blocks]
@@ -163,12 +172,16 @@ class Session:
                           f"{len(block.items)} {splits} items")
         items: list[Item] = []
         readings: list[ItemReading] = []
-        first_skip = None
+        first_miss = None
         for item, reading in reader.read_many(block.task, block.prompt_id, block.items):
-            if isinstance(reading, ConfigError):
+            if isinstance(reading, BackendError):
+                first_miss = first_miss or f"{item.id}: {reading}"
+                self._note(f"{reader.spec}: backend error, in no rate: {reading}")
+                continue
+            if isinstance(reading, SlmbenchError):
                 if not skip_unreadable:
                     raise reading
-                first_skip = first_skip or f"{reader.spec}: {item.id} skipped: {reading}"
+                first_miss = first_miss or f"{reader.spec}: {item.id} skipped: {reading}"
                 self._note(f"{reader.spec}: {item.id} skipped: {reading}")
                 continue
             items.append(item)
@@ -178,18 +191,46 @@ class Session:
             if block.until is not None and block.until(reading):
                 break
         if block.items and not items:
-            raise ConfigError(f"every {block.task} item of the block was skipped; the first: "
-                              f"{first_skip}", "fix the cause above")
+            raise ConfigError(f"no {block.task} item of the block was read; the first: "
+                              f"{first_miss}", "fix the cause above")
         return BlockReading(block=block, items=items, readings=readings)
 
     @contextmanager
     def model(self, spec: str) -> Iterator[Model]:
         """The loaded model for direct use (probe, cascade), closed when the block ends."""
-        loaded = self._loader()(spec)
+        loaded = self.ray.model(spec) if self.ray is not None else self._loader()(spec)
         try:
             yield loaded
         finally:
             loaded.close()
+
+
+#: how often one reading is tried on Ray before it is stored as a backend error
+READ_ATTEMPTS = 3
+
+
+@contextmanager
+def read_on(executor: Literal["local", "ray"], specs: Sequence[str], address: str | None = None,
+            options: Mapping[str, RayModelOptions] | None = None, *, replicas: int = 1,
+            timeout_s: float | None = TIMEOUT_S, attempts: int = READ_ATTEMPTS,
+            loader: Loader = load_model) -> Iterator[RayCluster | None]:
+    """Where a Part B run reads ``specs``: None (this process), or a Ray cluster for a
+    :class:`Session`'s ``ray``, closed when the block ends.
+
+    On Ray, a model's placement is ``options[spec]``, else ``replicas`` replicas whose calls
+    time out after ``timeout_s``; each replica serves one reading at a time and runs the
+    readiness check on its node, and a reading is tried ``attempts`` times before it is a
+    backend error. Raises ConfigError, before anything is read, when the cluster can never
+    hold a model's replicas. ``loader`` loads a model in its actor.
+    """
+    if executor == "local":
+        yield None
+        return
+    placed = {s: (options or {}).get(s) or RayModelOptions(replicas=replicas, timeout_s=timeout_s)
+              for s in specs}
+    with RayCluster(address, placed, loader=loader, attempts=attempts) as cluster:
+        cluster.check(specs)
+        yield cluster
 
 
 def logprob_order(model: Model, messages: list[Message], options: Sequence[str]) -> list[str]:

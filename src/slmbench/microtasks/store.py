@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from slmbench.core.errors import ConfigError
+from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
 from slmbench.core.sqlite import Store, StoreKind, read_meta, writing
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.readout import (
@@ -33,6 +33,7 @@ from slmbench.microtasks.readout import (
     read_raw,
 )
 from slmbench.models.base import Model
+from slmbench.models.ray import RayCluster, RayModel
 
 SCHEMA_VERSION = 1
 STORE_KIND = "slmbench-readings"
@@ -49,6 +50,16 @@ CREATE TABLE IF NOT EXISTS readings (
     created_at   REAL NOT NULL,
     PRIMARY KEY (model, task, prompt_id, item_id, input_sha256)
 );
+CREATE TABLE IF NOT EXISTS failures (
+    model        TEXT NOT NULL,
+    task         TEXT NOT NULL,
+    prompt_id    TEXT NOT NULL,
+    item_id      TEXT NOT NULL,
+    input_sha256 TEXT NOT NULL,
+    cause        TEXT NOT NULL,
+    created_at   REAL NOT NULL,
+    PRIMARY KEY (model, task, prompt_id, item_id, input_sha256)
+);
 """
 _HINT = "pass --store a new file, or one written by `slmbench eligibility` or `diagnose`"
 
@@ -62,18 +73,24 @@ _STORE = StoreKind(kind=STORE_KIND, name="readings", noun="readings store", tabl
 
 
 class ReadCounts(BaseModel):
-    """Where a run's readings came from."""
+    """Where a run's readings came from, and how many could not be made (``backend_errors``:
+    the backend gave up on them; in no rate, and read again by a later run)."""
 
     from_store: int = 0
     read_now: int = 0
+    backend_errors: int = 0
 
     def add(self, other: ReadCounts) -> ReadCounts:
         return ReadCounts(from_store=self.from_store + other.from_store,
-                          read_now=self.read_now + other.read_now)
+                          read_now=self.read_now + other.read_now,
+                          backend_errors=self.backend_errors + other.backend_errors)
 
     def describe(self, store: Path | None) -> str:
         where = f" (store {store})" if store is not None else ""
-        return f"readings: {self.from_store} from the store, {self.read_now} read now{where}"
+        failed = (f", {self.backend_errors} backend errors (in no rate; a rerun reads them "
+                  "again)" if self.backend_errors else "")
+        return (f"readings: {self.from_store} from the store, {self.read_now} read now"
+                f"{failed}{where}")
 
 
 class ReadingStore(Store):
@@ -121,14 +138,37 @@ class ReadingStore(Store):
 
     def put(self, spec: str, task: TaskName, prompt_id: str, item: AnyItem,
             raw: RawReading) -> bool:
-        """Commit one raw reading now. False (nothing written) if it is already stored."""
-        digest = model_input(task, prompt_id, item).digest()
+        """Commit one raw reading now (and forget a backend error stored for the same input).
+        False (nothing written) if it is already stored."""
+        key = (spec, task, prompt_id, item.id, model_input(task, prompt_id, item).digest())
         with self._lock, writing(self.path, "readings store"):
             cur = self._conn.execute(
                 "INSERT INTO readings(model, task, prompt_id, item_id, input_sha256, raw,"
                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (spec, task, prompt_id, item.id, digest, raw.model_dump_json(), time.time()))
+                (*key, raw.model_dump_json(), time.time()))
+            self._conn.execute("DELETE FROM failures WHERE model=? AND task=? AND prompt_id=?"
+                               " AND item_id=? AND input_sha256=?", key)
             return cur.rowcount == 1
+
+    def put_failure(self, spec: str, task: TaskName, prompt_id: str, item: AnyItem,
+                    cause: str) -> None:
+        """Commit a reading the backend gave up on, with its cause (the last one kept). It is
+        no reading: :meth:`get` still misses it, so a later run reads it again."""
+        digest = model_input(task, prompt_id, item).digest()
+        with self._lock, writing(self.path, "readings store"):
+            self._conn.execute(
+                "INSERT OR REPLACE INTO failures(model, task, prompt_id, item_id, input_sha256,"
+                " cause, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (spec, task, prompt_id, item.id, digest, cause, time.time()))
+
+    def failures(self) -> list[dict[str, str]]:
+        """Every stored backend error not read since: its key fields and its cause."""
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT model, task, prompt_id, item_id, cause FROM failures"
+                " ORDER BY model, task, prompt_id, item_id").fetchall()
+        return [{"model": m, "task": t, "prompt_id": p, "item_id": i, "cause": c}
+                for m, t, p, i, c in found]
 
     def rows(self) -> list[dict[str, Any]]:
         """Every stored reading as a plain record (key fields and the raw outputs), for export."""
@@ -208,6 +248,13 @@ def map_in_order(fn: Callable[[W], R], works: Iterable[W], workers: int
         finally:
             for future in under_way:
                 future.cancel()
+def _attempt(model: Model, work: tuple[TaskName, str, AnyItem]) -> RawReading | ConfigError:
+    """``read_raw`` of one (task, prompt, item); a ConfigError (the item does not fit the
+    model, say) is returned, so the caller decides whether to skip the item."""
+    try:
+        return read_raw(model, *work)
+    except ConfigError as exc:
+        return exc
 
 
 class Reader:
@@ -215,17 +262,21 @@ class Reader:
 
     The model is loaded on the first reading the store does not hold, so a fully stored run
     never loads it. Readings are keyed by ``spec`` as given. Up to ``workers`` readings are
-    made at once (:meth:`read_many`; a server model's calls in flight); the store is written
-    only by the caller's thread, in the order of the items. Call :meth:`close` when done.
+    made at once (a server model's calls in flight). With ``ray``, the model is
+    ``ray.model(spec)`` (its replicas on a Ray cluster), and the readings a block misses are
+    made on all its replicas at once (:meth:`~slmbench.models.ray.RayModel.map`). The store
+    is written only here, in the order of the items. Call :meth:`close` when done.
     """
 
     def __init__(self, spec: str, loader: Callable[[str], Model],
-                 store: ReadingStore | None = None, *, workers: int = 1) -> None:
+                 store: ReadingStore | None = None, *, workers: int = 1,
+                 ray: RayCluster | None = None) -> None:
         self.spec = spec
         self.store = store
         self.workers = workers
         self.counts = ReadCounts()
-        self._loader = loader
+        self._loader = ray.model if ray is not None else loader
+        self._ray = ray
         self._model: Model | None = None
 
     @property
@@ -237,42 +288,57 @@ class Reader:
             self._model = self._loader(self.spec)
         return self._model
 
+    def _raws(self, works: list[tuple[TaskName, str, AnyItem]]
+              ) -> Iterator[RawReading | SlmbenchError]:
+        if self._ray is None:
+            return self._local(works)
+        model = self.model()
+        assert isinstance(model, RayModel)
+        return model.map(_attempt, works, attempts=self._ray.attempts)
+
+    def _local(self, works: list[tuple[TaskName, str, AnyItem]]
+               ) -> Iterator[RawReading | SlmbenchError]:
+        # the model is loaded at the first reading the store lacks (a caller that stops
+        # before it never loads it), in this thread, never by two threads
+        model = self.model()
+        yield from map_in_order(lambda w: _attempt(model, w), works, self.workers)
+
     def read_many(self, task: TaskName, prompt_id: str, items: Sequence[AnyItem]
-                  ) -> Iterator[tuple[AnyItem, ItemReading | ConfigError]]:
+                  ) -> Iterator[tuple[AnyItem, ItemReading | SlmbenchError]]:
         """Each item with its reading, in order: a stored one, else one the model makes now
-        (``workers`` at once, each committed as it is yielded), or the ``ConfigError`` of an
-        item the loaded model refuses (nothing stored). Stop iterating at any point: at most
-        ``workers`` readings past the last one yielded are made, and none is stored."""
+        (``workers`` at once locally, committed as it is yielded). Instead of a reading: the
+        ``ConfigError`` of an item the loaded model refuses (nothing stored), or, on Ray, the
+        ``BackendError`` of one whose attempts ran out (stored as a failure, with its cause).
+        Stop iterating at any point: nothing is read past the next ``workers`` items, and
+        nothing past the last one yielded is stored."""
         stored = [self.store.get(self.spec, task, prompt_id, i) if self.store else None
                   for i in items]
-        misses = [i for i, hit in zip(items, stored, strict=True) if hit is None]
-
-        def attempt(item: AnyItem) -> RawReading | ConfigError:
-            try:
-                return read_raw(self.model(), task, prompt_id, item)
-            except ConfigError as exc:  # the item does not fit the model: the caller decides
-                return exc
-
-        raws = map_in_order(attempt, misses, self.workers)
+        misses = [(task, prompt_id, i) for i, hit in zip(items, stored, strict=True)
+                  if hit is None]
+        raws = self._raws(misses) if misses else iter(())
         try:
             for item, hit in zip(items, stored, strict=True):
                 if hit is not None:
                     self.counts.from_store += 1
                     yield item, hit
                     continue
-                # loaded at the first reading the store lacks (a caller that stops before it
-                # never loads the model), in this thread, never by two threads
-                self.model()
                 raw = next(raws)
-                if isinstance(raw, ConfigError):
+                if isinstance(raw, BackendError):
+                    if self.store is not None:
+                        self.store.put_failure(self.spec, task, prompt_id, item, str(raw))
+                    self.counts.backend_errors += 1
                     yield item, raw
-                    continue
-                if self.store is not None:
-                    self.store.put(self.spec, task, prompt_id, item, raw)
-                self.counts.read_now += 1
-                yield item, build_reading(task, prompt_id, item, raw)
+                elif isinstance(raw, SlmbenchError):
+                    yield item, raw
+                else:
+                    if self.store is not None:
+                        self.store.put(self.spec, task, prompt_id, item, raw)
+                    self.counts.read_now += 1
+                    yield item, build_reading(task, prompt_id, item, raw)
         finally:
-            raws.close()  # the readings under way finish; none is stored
+            close = getattr(raws, "close", None)
+            if close is not None:
+                close()
 
     def close(self) -> None:
         if self._model is not None:

@@ -1,4 +1,5 @@
-"""Model layer: one small protocol, one module per backend."""
+"""Model layer: one small protocol, one module per backend; ``ray`` runs any of them as
+replicas on a Ray cluster (docs/scale-out.md)."""
 
 from slmbench.models.base import (
     CandidateScore,
@@ -10,6 +11,7 @@ from slmbench.models.base import (
     load_model,
     parse_spec,
 )
+from slmbench.models.ray import RayCluster, RayModel, RayModelOptions
 
 __all__ = [
     "CandidateScore",
@@ -17,6 +19,9 @@ __all__ = [
     "Message",
     "Model",
     "ModelSpec",
+    "RayCluster",
+    "RayModel",
+    "RayModelOptions",
     "ToolCall",
     "load_model",
     "parse_spec",

@@ -26,13 +26,13 @@ from test_kill_resume import assert_exactly
 
 from killsoak import run_until_killed, slmbench, stored
 from slmbench.agents.records import Outcome, Trial
-from slmbench.agents.runner.config import RayModelOptions, build_experiment
+from slmbench.agents.runner.config import build_experiment
 from slmbench.agents.runner.executor import RunSummary, execute, plan_of
 from slmbench.agents.runner.plan import build_plan
 from slmbench.agents.runner.progress import PlainProgress
-from slmbench.agents.runner.ray_cluster import NAMESPACE, resources_of
 from slmbench.agents.store import RunStore
 from slmbench.core.errors import ConfigError, ModelNotFoundError
+from slmbench.models.ray import NAMESPACE, RayModelOptions, resources_of
 
 pytestmark = pytest.mark.slow
 
@@ -187,6 +187,18 @@ def test_a_model_that_cannot_load_stops_the_run_with_its_own_error(
     assert not actors_of(spec)  # its actors and their reservation are ended
     assert ray.util.placement_group_table() and all(
         g["state"] == "REMOVED" for g in ray.util.placement_group_table().values())
+
+
+def test_the_native_tools_check_runs_in_the_actor_under_the_native_scaffold(
+        cluster: str, tmp_path: Path) -> None:
+    spec = "llamacpp:phi3.5-3.8b"  # the llamacpp backend: no native tool calling
+    exp = build_experiment({"models": [spec], "suites": ["beta"], "temperatures": [0.3],
+                            "repeats": 1, "executor": "ray", "scaffold": "native",
+                            "ray_models": {spec: {"num_cpus": 1}}})
+    with pytest.raises(ConfigError, match=r"phi3\.5-3\.8b has no native tool calling"):
+        execute(exp, run_dir=tmp_path / "run", trial_fn=fake_trial, load_suite=fake_load_suite,
+                variants=fake_variants, progress=quiet())
+    assert not actors_of(spec)
 
 
 def test_a_cluster_too_small_for_a_replica_is_refused_before_the_run_folder(

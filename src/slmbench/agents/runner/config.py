@@ -26,6 +26,7 @@
     [ray_models."llamacpp:qwen2.5-coder-0.5b"]   # optional, per model
     replicas = 2             # actors holding the model (default 1)
     num_cpus = 2             # default from the registry's size; num_gpus default 0
+    timeout_s = 600          # a call not answered by then replaces its replica (the default)
 
 Flags given on the command line override the file's values.
 """
@@ -46,28 +47,13 @@ from slmbench.core.errors import ConfigError
 from slmbench.core.tomlfile import first_error, load_toml
 from slmbench.models.base import SERVER_BACKENDS, parse_spec
 from slmbench.models.llamaserver import default_in_flight
+from slmbench.models.ray import RayModelOptions
 
 # The fields that decide which trials a run holds (per model) and how they run.
 _HINT = "see `slmbench run --help`; the experiment file format is in docs/report-schema.md"
 _TOML_HINT = "fix the place shown; strings need quotes, lists use [a, b]"
 GRID_FIELDS = ("suites", "tasks", "variants", "temperatures", "repeats", "seed", "scaffold",
                "max_steps", "toolset", "skip_code_tasks", "prompts")
-
-
-class RayModelOptions(BaseModel):
-    """How one model is placed on a Ray cluster: its replicas and what each one reserves.
-
-    ``None`` resources take the default of ``slmbench.agents.runner.ray_cluster.resources_of``
-    (CPUs from the registry's size, no GPU). ``resources`` are custom Ray resources a node
-    declares (``ray start --resources '{"vllm": 1}'``), e.g. to put a client beside its server.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    replicas: int = Field(default=1, ge=1, le=1024, description="actors holding the model")
-    num_cpus: float | None = Field(default=None, ge=0)
-    num_gpus: float | None = Field(default=None, ge=0)
-    resources: dict[str, float] = Field(default_factory=dict)
 
 
 class Experiment(BaseModel):

@@ -16,9 +16,9 @@ Server models (``openai:``, ``ollama:``, ``llamaserver:``) each get a thread poo
 1) of them run at once, so nine Ollama tags on one GPU are not loaded and evicted in turn.
 In-process models (``llamacpp:``, ``hf:``, ``scripted:``) run one at a time, one trial at a
 time, in a single lane (one loaded model in memory). Server lanes and the in-process lane
-run side by side. With ``executor = "ray"`` (``ray_cluster.py``) each model's replicas are Ray
-actors and every model is its own lane of ``replicas × concurrency`` threads; the trials and
-the store stay here.
+run side by side. With ``executor = "ray"`` (``ray_cluster.py`` over ``models/ray.py``) each
+model's replicas are Ray actors and every model is its own lane of ``replicas × concurrency``
+threads; the trials and the store stay here.
 
 Before anything is written, each model is checked (``check_ready``: a server answers and
 has the model), so a run against an absent server stops with one line and leaves no run
@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict
 
 from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.runner.cache import CachingModel
-from slmbench.agents.runner.config import GRID_FIELDS, SERVER_BACKENDS, Experiment
+from slmbench.agents.runner.config import GRID_FIELDS, Experiment
 from slmbench.agents.runner.plan import (
     SEED_SCHEME,
     Plan,
@@ -60,7 +60,7 @@ from slmbench.agents.runner.report import RunnerStats, write_reports
 from slmbench.agents.runner.retry import RetryingModel
 from slmbench.agents.store import DB_NAME, RunStore
 from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
-from slmbench.models.base import Model, check_ready, load_model, parse_spec
+from slmbench.models.base import SERVER_BACKENDS, Model, check_ready, load_model, parse_spec
 from slmbench.models.faults import ConfigurationFault
 
 TrialFn = Callable[..., Trial]
@@ -450,8 +450,9 @@ def execute(
     ``slmbench.agents.evaluator.run_trial``, ``slmbench.agents.tasks.load_suite`` and the
     variants of ``slmbench.agents.tasks.perturb``; tests inject their own.
 
-    With ``exp.executor == "ray"`` each model runs on Ray actors (``ray_cluster.RayCluster``:
-    ``model_loader`` and the readiness check run inside each actor when its model's trials
+    With ``exp.executor == "ray"`` each model runs on Ray actors (``ray_cluster``, over
+    ``slmbench.models.ray.RayCluster``: ``model_loader`` and the readiness check, with the
+    native-tools check under the native scaffold, run inside each actor when its model's trials
     start; a cluster that can never hold a model's replicas is refused before ``run_dir``
     exists); the trials, the store and everything else stay here.
     """
@@ -465,10 +466,10 @@ def execute(
     cluster = None
     try:
         if exp.executor == "ray":
-            from slmbench.agents.runner.ray_cluster import RayCluster
+            from slmbench.agents.runner.ray_cluster import experiment_cluster
 
-            cluster = RayCluster(exp, loader=model_loader, check=check_servers,
-                                 wait_ready_s=wait_ready_s)
+            cluster = experiment_cluster(exp, loader=model_loader, check=check_servers,
+                                         wait_ready_s=wait_ready_s)
             cluster.check(exp.models)
         return _execute(exp, run_dir, plan, started=started, cluster=cluster,
                         trial_fn=trial_fn or _default_trial_fn(), model_loader=model_loader,

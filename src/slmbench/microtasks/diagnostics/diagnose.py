@@ -25,6 +25,7 @@ from slmbench.microtasks.session import (
 )
 from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model
+from slmbench.models.ray import RayCluster
 
 
 class DiagnosticReport(BaseModel):
@@ -48,18 +49,20 @@ def run_diagnose(models: Sequence[str], tasks: Sequence[TaskName], *, limit: int
                  fit_limit: int | None, seed: int = 0, source: Path | None = None,
                  command: str = "", progress: Progress | None = None,
                  loader: Callable[[str], Model] | None = None,
-                 store: ReadingStore | None = None) -> DiagnosticReport:
+                 store: ReadingStore | None = None,
+                 ray: RayCluster | None = None) -> DiagnosticReport:
     """Read the fit and eval samples under ``p0`` and diagnose each (task, model).
 
     An item the model cannot read (its prompt does not fit the context) is skipped with a
     note. With a ``store``, readings are committed as made and reused, including the ``p0``
-    readings an ``eligibility`` run left in the same store.
+    readings an ``eligibility`` run left in the same store. ``ray``: the models run there
+    (``session.read_on``).
     """
     pools = {t: registry.get(t).load_items(source) for t in tasks}
     blocks = [Block(t, FROZEN, part) for t in tasks
               for part in (fit_sample(pools[t], fit_limit, seed),
                            select_items(t, pools[t], limit, seed))]
-    session = Session(store, loader, progress)
+    session = Session(store, loader, progress, ray=ray)
     cells: list[DiagnosticCell] = []
     readings: list[ItemReading] = []
     for spec in models:
