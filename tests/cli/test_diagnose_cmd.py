@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from clirun import CliRunner
 
-from slmbench.cli import diagnose_cmd
 from slmbench.microtasks import session
 from slmbench.microtasks.datasets.records import ApprovalItem, Provenance
 from slmbench.microtasks.diagnostics.diagnose import DiagnosticReport
@@ -123,9 +122,9 @@ def test_ctrl_c_keeps_the_readings_and_says_how_to_resume(
             return super().generate(messages, **kw)
 
     monkeypatch.setattr(session, "load_model", lambda spec: CtrlCOnThirdItem(script, spec=spec))
-    # the spec names no script file: the model comes from the patched loader, not the backend
-    monkeypatch.setattr(diagnose_cmd, "check_can_read", lambda *a, **k: None)
-    args = ("diagnose", "-m", "scripted:inline", "-t", "approval", "--limit", "8",
+    path = tmp_path / "inline.json"  # a real script file, so the preflight passes
+    path.write_text(script.model_dump_json())
+    args = ("diagnose", "-m", f"scripted:{path}", "-t", "approval", "--limit", "8",
             "--out", str(tmp_path / "diag"))
     stopped = cli(*args)
     assert stopped.code == 130
