@@ -19,16 +19,13 @@ import argparse
 import io
 import json
 import os
-import platform
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from concurrency_scaling import model_lock
+from concurrency_scaling import header, model_lock
 from rich.console import Console
 from runner_overhead import Shared
 
@@ -105,10 +102,7 @@ def main(argv: list[str] | None = None) -> None:
                         args.lock)]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({
-        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "python": sys.version.split()[0], "machine": platform.platform(),
-        "cpus": os.cpu_count(), "load_average_1min": [load_before, os.getloadavg()[0]],
-        "total_s": time.perf_counter() - started,
+        **header(args.model, started, load_before),
         "method": (__doc__ or "").split("\n\n")[1].replace("\n", " "),
         "grid": grid, "backends": rows,
     }, indent=2) + "\n", encoding="utf-8")

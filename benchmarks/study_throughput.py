@@ -21,15 +21,12 @@ import argparse
 import io
 import json
 import os
-import platform
-import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from concurrency_scaling import model_lock
+from concurrency_scaling import header, model_lock
 from rich.console import Console
 
 from slmbench.agents.store import RunStore
@@ -94,10 +91,7 @@ def main(argv: list[str] | None = None) -> None:
             "part_b": {"tasks": list(registry.names()), "prompts": ["p0"], "limit": args.limit}}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({
-        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "python": sys.version.split()[0], "machine": platform.platform(),
-        "cpus": os.cpu_count(), "load_average_1min": [load_before, os.getloadavg()[0]],
-        "total_s": time.perf_counter() - started,
+        **header(args.model, started, load_before),
         "method": (__doc__ or "").split("\n\n")[1].replace("\n", " "),
         "grid": grid, "reduced": reduced(args), "in_process": in_process, "server": server,
         "server_speedup": in_process["wall_s"] / server["wall_s"],
