@@ -18,7 +18,9 @@ The server listens on a free loopback port and is started with ``--jinja``: Open
 template's format (e.g. Qwen's ``<tool_call>`` tags) come back parsed. Measured here with
 the pinned build: Qwen2.5-Coder-0.5B writes its call as bare JSON or a fenced JSON block,
 never in the tags its template asks for, and the server returns that as plain text (no
-``tool_calls`` in 4 native-scaffold requests at temperature 0 and 4 seeds at 0.7). The
+``tool_calls`` in 4 native-scaffold requests at temperature 0 and 4 seeds at 0.7;
+Qwen2.5-Coder-1.5B, whose template is the same, wrote fenced or bare JSON in 4 of 4 tool
+requests too, 0 ``tool_calls``, 2026-12-01). The
 server's template analysis finds no tool-call format in that template at all (log: chat
 format ``peg-native``): even ``tool_choice="required"`` builds no grammar, and the reply ran
 on to the token limit as prose.
