@@ -143,3 +143,14 @@ def test_progress_reports_items_read_the_running_bound_and_the_end(tmp_path: Pat
                loader=lambda _s: model, cell_progress=fixed)
     assert fixed.events[-1] == ("finish", 30, "full split")
     assert all(e[2] is None for e in fixed.events if e[0] == "advance")
+
+
+def test_an_f1_cell_builds_its_rule_and_is_never_settled_before_its_last_item() -> None:
+    """F1 is not a mean of per-item values: its rule has no per-item τ values, and the cell
+    reads the whole split (a study's page-only pass builds these rules for memory write)."""
+    golds = ["save", "skip"] * 20
+    rule = SequentialRule("memory", "f1", golds, {"always-save": [["save", "skip"]] * 40})
+    assert not rule.sequential and rule.anchor_values is None
+    tracker = rule.tracker()
+    assert {tracker.feed([g, "x"]) for g in golds} == {"undecided"}  # perfect, still read on
+    assert tracker.estimate is None and tracker.n == len(golds)

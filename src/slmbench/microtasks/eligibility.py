@@ -235,7 +235,9 @@ class SequentialRule:
         self.interval = interval(scorer, baselines[self.anchor])  # τ with its interval
         self.sequential = metric in SEQUENTIAL_METRICS
         # the τ-baseline's per-item values: "eligible" also needs the paired difference
-        self.anchor_values = item_values(metric, golds, baselines[self.anchor])
+        # (F1 has none: an F1 cell is not settled before its last item)
+        self.anchor_values = (item_values(metric, golds, baselines[self.anchor])
+                              if self.sequential else None)
 
     def tracker(self) -> Tracker:
         """A fresh stop test for one cell."""
@@ -272,6 +274,7 @@ class Tracker:
     def _beats_baseline(self) -> bool:
         """The paired difference model − τ-baseline on the items read so far is above 0
         (the second half of a cell's eligibility, :func:`make_cell`)."""
+        assert self.rule.anchor_values is not None  # feed() reaches here only if sequential
         diff = stats.paired_bounded_difference(self.values,
                                                self.rule.anchor_values[:self.n])
         return diff.low is not None and diff.low > 0
