@@ -554,6 +554,40 @@ def test_merge_copies_the_humaneval_results_of_the_other_machine(tmp_path: Path)
         merge_stores(merged, [tmp_path / "machine-b"])
 
 
+def sequential_study(tmp: Path, models: list[str]) -> Path:
+    """A sequential Part B study on approval items where each command comes three times over:
+    the learned baseline is perfect (τ = 1), so a cell's verdict is settled after very few
+    readings."""
+    import json
+
+    rows = [{"id": f"a-{r}-{i}", "split": "fit" if (i + r) % 2 else "eval",
+             "provenance": PROVENANCE, "command": f"{cmd} # {r}", "label": label, "rule": "T",
+             "origin": "test"}
+            for r in range(3)
+            for i, (cmd, label) in enumerate([*((c, "approve") for c in SAFE),
+                                              *((c, "deny") for c in RISKY)])]
+    (tmp / "data").mkdir()
+    (tmp / "data" / "approval.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
+    path = part_b_study(tmp, models)
+    path.write_text(path.read_text() + "sequential = true\n")
+    return path
+
+
+def test_a_settled_sequential_block_has_no_time_left_though_items_are_unread(
+        tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from slmbench.study import run_part_b, size_plan
+
+    study = load_study(sequential_study(tmp_path, ["scripted:echo"]), base=tmp_path)
+    run_part_b(study, None, Console(quiet=True))
+    [row] = size_plan(study)
+    assert row.at_most and 0 < row.stored < row.planned and row.hours  # unread items remain
+    text = write_page(study, study_file=Path("b.toml"), command="c").read_text()
+    assert (f"| B1 | echo | {row.stored}/≤ {row.planned} readings | {row.spent_s / 60:.1f} | "
+            f"{row.spent_s / row.stored:.1f} | 0.00 |") in text
+
+
 def test_a_sequential_part_b_block_stops_at_the_verdict_and_its_page_shows_it(
         tmp_path: Path) -> None:
     import json
@@ -563,18 +597,7 @@ def test_a_sequential_part_b_block_stops_at_the_verdict_and_its_page_shows_it(
     from slmbench.microtasks.store import ReadingStore
     from slmbench.study import run_part_b
 
-    # each command three times over: the learned baseline is perfect (τ = 1), so a cell's
-    # verdict is settled after very few readings
-    rows = [{"id": f"a-{r}-{i}", "split": "fit" if (i + r) % 2 else "eval",
-             "provenance": PROVENANCE, "command": f"{cmd} # {r}", "label": label, "rule": "T",
-             "origin": "test"}
-            for r in range(3)
-            for i, (cmd, label) in enumerate([*((c, "approve") for c in SAFE),
-                                              *((c, "deny") for c in RISKY)])]
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "approval.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
-    path = part_b_study(tmp_path, ["scripted:echo", "scripted:silent"])
-    path.write_text(path.read_text() + "sequential = true\n")
+    path = sequential_study(tmp_path, ["scripted:echo", "scripted:silent"])
     study = load_study(path, base=tmp_path)
     assert study.part_b[0].sequential
     run_part_b(study, ["scripted:echo"], Console(quiet=True))

@@ -44,7 +44,10 @@ what is not stored. ``--page-only`` regenerates the page from what is stored,
 without loading a model. Every number on the page is computed from the stores.
 ``--merge DIR...`` first copies another machine's stores of the same study file (its
 ``out``) into this one's, refusing a key stored with different content; ``--plan``
-prints each block's remaining work in model hours at the rates measured in the stores.
+prints each block's remaining work in model hours at the rates measured in the stores (the
+study's own, the exports beside its page, and ``--rates`` folders). ``--readme README.md``
+also writes the study's entry in the README from the page's facts, between the lines
+``<!-- study:PAGE -->`` and ``<!-- /study:PAGE -->``.
 """
 
 from __future__ import annotations

@@ -334,6 +334,11 @@ def findings(f: StudyFacts) -> list[str]:
                             key=lambda e: -(e[0].estimate or 0.0))
                 out.append(f"At T={key}, a temperature every model ran: " + "; ".join(
                     f"{short(m)} {pct(e)}% (n={e.n})" for e, m in at) + ".")
+        composites = [d for d in s.dimensions if d.composite is not None]
+        if composites:
+            out.append("Reliability composite (the mean of the four dimensions, 95% interval): "
+                       + "; ".join(f"{short(d.model)} {num(d.composite)}" for d in composites)
+                       + ".")
         for o in s.outcomes:
             if (o.ungrounded is not None and o.ungrounded.estimate
                     and (k := o.counts.get("ungrounded", 0))):
