@@ -554,6 +554,40 @@ def test_merge_copies_the_humaneval_results_of_the_other_machine(tmp_path: Path)
         merge_stores(merged, [tmp_path / "machine-b"])
 
 
+def sequential_study(tmp: Path, models: list[str]) -> Path:
+    """A sequential Part B study on approval items where each command comes three times over:
+    the learned baseline is perfect (τ = 1), so a cell's verdict is settled after very few
+    readings."""
+    import json
+
+    rows = [{"id": f"a-{r}-{i}", "split": "fit" if (i + r) % 2 else "eval",
+             "provenance": PROVENANCE, "command": f"{cmd} # {r}", "label": label, "rule": "T",
+             "origin": "test"}
+            for r in range(3)
+            for i, (cmd, label) in enumerate([*((c, "approve") for c in SAFE),
+                                              *((c, "deny") for c in RISKY)])]
+    (tmp / "data").mkdir()
+    (tmp / "data" / "approval.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
+    path = part_b_study(tmp, models)
+    path.write_text(path.read_text() + "sequential = true\n")
+    return path
+
+
+def test_a_settled_sequential_block_has_no_time_left_though_items_are_unread(
+        tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from slmbench.study import run_part_b, size_plan
+
+    study = load_study(sequential_study(tmp_path, ["scripted:echo"]), base=tmp_path)
+    run_part_b(study, None, Console(quiet=True))
+    [row] = size_plan(study)
+    assert row.at_most and 0 < row.stored < row.planned and row.hours  # unread items remain
+    text = write_page(study, study_file=Path("b.toml"), command="c").read_text()
+    assert (f"| B1 | echo | {row.stored}/≤ {row.planned} readings | {row.spent_s / 60:.1f} | "
+            f"{row.spent_s / row.stored:.1f} | 0.00 |") in text
+
+
 def test_a_sequential_part_b_block_stops_at_the_verdict_and_its_page_shows_it(
         tmp_path: Path) -> None:
     import json
@@ -563,18 +597,7 @@ def test_a_sequential_part_b_block_stops_at_the_verdict_and_its_page_shows_it(
     from slmbench.microtasks.store import ReadingStore
     from slmbench.study import run_part_b
 
-    # each command three times over: the learned baseline is perfect (τ = 1), so a cell's
-    # verdict is settled after very few readings
-    rows = [{"id": f"a-{r}-{i}", "split": "fit" if (i + r) % 2 else "eval",
-             "provenance": PROVENANCE, "command": f"{cmd} # {r}", "label": label, "rule": "T",
-             "origin": "test"}
-            for r in range(3)
-            for i, (cmd, label) in enumerate([*((c, "approve") for c in SAFE),
-                                              *((c, "deny") for c in RISKY)])]
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "approval.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
-    path = part_b_study(tmp_path, ["scripted:echo", "scripted:silent"])
-    path.write_text(path.read_text() + "sequential = true\n")
+    path = sequential_study(tmp_path, ["scripted:echo", "scripted:silent"])
     study = load_study(path, base=tmp_path)
     assert study.part_b[0].sequential
     run_part_b(study, ["scripted:echo"], Console(quiet=True))
@@ -699,3 +722,176 @@ def test_merge_into_a_part_b_only_study_takes_the_readings(tmp_path: Path) -> No
     run_part_b(study.rooted(tmp_path / "other"), ["scripted:silent"], Console(quiet=True))
     merged = merge_stores(study, [tmp_path / "other"])
     assert merged.stores == {str(study.part_b_dir / "readings.sqlite"): 16}
+
+
+# -- model time per block, the README's entry, rates from a page's exports ---------------------
+
+def test_the_page_gives_model_time_per_block_from_the_stores_timings(tmp_path: Path) -> None:
+    import re
+
+    from rich.console import Console
+
+    from slmbench.agents.store import RunStore
+    from slmbench.microtasks.store import ReadingStore
+    from slmbench.study import run_part_b
+
+    study = load_study(roundtrip_study(tmp_path), base=tmp_path)
+    spec = f"scripted:{tmp_path / 'script.yaml'}"
+    run_part_a(study, [spec], Console(quiet=True))
+    run_part_b(study, ["scripted:echo"], Console(quiet=True))
+    text = write_page(study, study_file=Path("r.toml"), command="c").read_text()
+    section = text.split("## Model time per block")[1].split("\n## ")[0]
+    with RunStore(study.part_a_dir(0)) as store:
+        walls = [t.record["wall_s"] for t in store.trials()]
+    with ReadingStore(study.part_b_dir / "readings.sqlite") as readings:
+        seconds = readings.seconds("scripted:echo")
+    n = len(walls)
+    # A1 ran in full (nothing left); A2 (echo's block) has no trial and no rate yet
+    assert (f"| A1 | {tmp_path / 'script.yaml'} | {n}/{n} trials | {sum(walls) / 60:.1f} | "
+            f"{sum(walls) / n:.1f} | 0.00 |") in section
+    assert re.search(r"\| A2 \| echo \| 0/\d+ trials \| 0\.0 \| – \| – \|", section)
+    # B1: echo's 16 readings of 32 planned (silent's are missing: no rate, so no estimate)
+    assert f"| B1 | echo, silent | 16/32 readings | {seconds / 60:.1f} |" in section
+    assert section.rstrip().endswith(f"In all: {(sum(walls) + seconds) / 3600:.2f} model hours "
+                                     "stored, 0.00 hours left at the measured rates (+ A2, B1: "
+                                     "no rate measured).")
+
+
+def test_a_model_in_several_part_b_blocks_counts_the_readings_of_all_of_them(
+        tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from slmbench.study import run_part_b
+
+    write_approval(tmp_path / "data")
+    path = tmp_path / "two.toml"
+    block = '[[part_b]]\nmodels = ["scripted:echo"]\ntasks = ["approval"]\nsource = "data"\n'
+    path.write_text('name = "two"\nout = "runs/two"\npage = "docs/two.md"\n'
+                    f'{block}prompts = ["p0"]\n{block}prompts = ["p1"]\n', encoding="utf-8")
+    study = load_study(path, base=tmp_path)
+    assert [b.prompts for b in study.part_b] == [["p0"], ["p1"]]
+    run_part_b(study, None, Console(quiet=True))
+    page = write_page(study, study_file=path, command="c").read_text()
+    # 8 eval items x 1 prompt in each block: the cost row sums both blocks
+    assert "| echo | – | – | – | – | 16/16 |" in page
+    assert "| B1 | echo | 8/8 readings |" in page and "| B2 | echo | 8/8 readings |" in page
+
+
+def readme_with_markers(tmp: Path) -> Path:
+    readme = tmp / "README.md"
+    readme.write_text("# project\n\n## Results\n\n- another result, typed.\n"
+                      "<!-- study:r -->\nstale entry\n<!-- /study:r -->\n\n## More\n",
+                      encoding="utf-8")
+    return readme
+
+
+def test_the_readme_entry_is_generated_from_the_page_between_its_markers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rich.console import Console
+
+    from slmbench.report.seed_claims import CLAIMS
+
+    monkeypatch.chdir(tmp_path)  # the repository, where README.md is
+    study = load_study(roundtrip_study(tmp_path), base=tmp_path)
+    [ran] = run_part_a(study, [f"scripted:{tmp_path / 'script.yaml'}"], Console(quiet=True))
+    readme = readme_with_markers(tmp_path)
+    page = write_page(study, study_file=Path("r.toml"), command="slmbench study r.toml",
+                      readme=readme).read_text()
+    got = readme.read_text()
+    head, entry = got.split("<!-- study:r -->\n")
+    entry, tail = entry.split("<!-- /study:r -->")
+    # outside the markers nothing changed; inside, the page's own summary lines
+    assert head == "# project\n\n## Results\n\n- another result, typed.\n"
+    assert tail == "\n\n## More\n"
+    assert "stale entry" not in entry
+    assert entry.startswith("- **round trip** ([`docs/r.md`](docs/r.md), made by "
+                            "`slmbench study r.toml`; this entry is generated from the same "
+                            "stores by `slmbench study r.toml --page-only --readme README.md`")
+    assert f"  - {ran.stored} agent trials and 0 micro-task readings stored, " in entry
+    summary = page.split("## Summary\n\n")[1].split("\n\n")[0].splitlines()
+    assert summary and all(f"  {line}" in entry.splitlines() for line in summary)
+    verdicts = page.split("## What holds up from the seed studies")[1].split("\n## ")[0]
+    for claim in CLAIMS:
+        row = next(x for x in verdicts.splitlines() if claim.claim in x)
+        verdict = row.split("**")[1]
+        assert f"\"{claim.claim.rstrip('.')}\" {verdict}" in entry
+    # writing it again changes nothing but the entry (here: nothing at all)
+    write_page(study, study_file=Path("r.toml"), command="slmbench study r.toml", readme=readme)
+    assert readme.read_text() == got
+
+
+def test_a_readme_without_the_markers_is_refused_before_the_page_is_written(
+        tmp_path: Path) -> None:
+    study = load_study(roundtrip_study(tmp_path), base=tmp_path)
+    readme = tmp_path / "README.md"
+    readme.write_text("# project\n<!-- study:other -->\n<!-- /study:other -->\n")
+    with pytest.raises(ConfigError) as exc:
+        write_page(study, study_file=Path("r.toml"), command="c", readme=readme)
+    assert "has no <!-- study:r --> ... <!-- /study:r --> lines" in str(exc.value)
+    assert not (tmp_path / "docs" / "r.md").exists()
+    assert readme.read_text() == "# project\n<!-- study:other -->\n<!-- /study:other -->\n"
+
+
+def test_the_plan_takes_rates_from_a_pages_exports_and_counts_each_trial_once(
+        tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from slmbench.agents.store import RunStore
+    from slmbench.study import run_part_b, size_plan
+
+    study = load_study(roundtrip_study(tmp_path), base=tmp_path)
+    spec = f"scripted:{tmp_path / 'script.yaml'}"
+    run_part_a(study, [spec], Console(quiet=True))
+    run_part_b(study, ["scripted:echo"], Console(quiet=True))
+    write_page(study, study_file=Path("r.toml"), command="c")  # exports beside docs/r.md
+    with RunStore(study.part_a_dir(0)) as store:
+        walls = [t.record["wall_s"] for t in store.trials()]
+    # the study's own stores and its page's exports hold the same trials: each counted once
+    a1 = next(r for r in size_plan(study) if r.block == "A1")
+    assert a1.measured_n == len(walls) and a1.spent_s == pytest.approx(sum(walls))
+    # a fresh clone's plan (no store, no page of its own) sizes from the exports folder alone
+    fresh = study.rooted(tmp_path / "clone").model_copy(update={"page": None})
+    rows = {(r.block, r.model): r for r in size_plan(fresh, [tmp_path / "docs" / "r"])}
+    assert rows[("A1", spec)].stored == 0
+    assert rows[("A1", spec)].seconds_per == pytest.approx(sum(walls) / len(walls))
+    assert rows[("B1", "scripted:echo")].seconds_per is not None
+    assert rows[("B1", "scripted:silent")].seconds_per is None
+    assert size_plan(fresh)[0].seconds_per is None  # without them, no rate
+
+
+def test_a_study_of_a_published_model_sets_its_stored_numbers_beside_the_seeds_table(
+        tmp_path: Path) -> None:
+    """A store whose model is named as the seed ran it (as on a GPU box running Ollama): the
+    page sets ours beside the published row, with the difference, as a comparison."""
+    import gzip
+    import json
+
+    from rich.console import Console
+
+    from slmbench.agents.analysis import read_summary
+    from slmbench.study import import_exports, write_jsonl_gz
+
+    scripted = load_study(write_study(tmp_path), base=tmp_path)
+    run_part_a(scripted, None, Console(quiet=True))
+    write_page(scripted, study_file=Path("study.toml"), command="c")
+    rows = [json.loads(x) for x in gzip.decompress(
+        (tmp_path / "docs" / "tiny" / "trials.jsonl.gz").read_bytes()).decode().splitlines()]
+    tag = "ollama:qwen2.5-coder:7b"
+    gpu = tmp_path / "gpu"
+    write_jsonl_gz(gpu / "exports" / "trials.jsonl.gz",
+                   [json.dumps({**r, "model": tag}) for r in rows])
+    path = tmp_path / "gpu.toml"
+    path.write_text((tmp_path / "study.toml").read_text().replace(
+        f"scripted:{tmp_path / 'script.yaml'}", tag).replace("docs/tiny.md", "docs/gpu.md"))
+    study = load_study(path, base=tmp_path).rooted(gpu / "runs")
+    import_exports(gpu / "exports", study)
+    text = write_page(study, study_file=path, command="c").read_text()
+    summary = read_summary(study.out / "part-a" / "analysis_summary.json")
+    [acc] = [a.accuracy for a in summary.accuracy]
+    assert acc.estimate is not None
+    section = text.split("### This study beside the published table (a comparison, not a "
+                         "replication)")[1]
+    row = next(x for x in section.splitlines() if x.startswith("| qwen2.5-coder:7b |"))
+    assert row.startswith(f"| qwen2.5-coder:7b | qwen2.5-coder:7b | {acc.formatted()} "
+                          f"({100 * acc.estimate - 67.7:+.1f}) |")
+    assert "up to 9.7 points" in section

@@ -44,7 +44,10 @@ what is not stored. ``--page-only`` regenerates the page from what is stored,
 without loading a model. Every number on the page is computed from the stores.
 ``--merge DIR...`` first copies another machine's stores of the same study file (its
 ``out``) into this one's, refusing a key stored with different content; ``--plan``
-prints each block's remaining work in model hours at the rates measured in the stores.
+prints each block's remaining work in model hours at the rates measured in the stores (the
+study's own, the exports beside its page, and ``--rates`` folders). ``--readme README.md``
+also writes the study's entry in the README from the page's facts, between the lines
+``<!-- study:PAGE -->`` and ``<!-- /study:PAGE -->``.
 """
 
 from __future__ import annotations
@@ -443,16 +446,35 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
     return planned
 
 
-def write_page(study: Study, *, study_file: Path, command: str) -> Path:
-    """Gather everything stored and write the study's Markdown page; returns its path."""
+def write_page(study: Study, *, study_file: Path, command: str,
+               readme: Path | None = None) -> Path:
+    """Gather everything stored and write the study's Markdown page; returns its path.
+
+    With ``readme``, also replace the study's generated entry in that file (between the lines
+    of :func:`~slmbench.report.study_page.readme_markers`); ConfigError, before anything is
+    written, if it lacks them."""
     from datetime import UTC, datetime
 
     from slmbench.agents.humaneval import summaries
     from slmbench.core.paths import shown_path
     from slmbench.report.study_facts import StudyFacts
-    from slmbench.report.study_page import group_costs, relative, render_study_page
+    from slmbench.report.study_page import (
+        group_costs,
+        readme_block,
+        readme_markers,
+        relative,
+        render_study_page,
+        with_block,
+    )
 
     assert study.page is not None
+    text = ""
+    if readme is not None:
+        begin, end = readme_markers(study.page.name)
+        text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+        if with_block(text, f"{begin}\n{end}") is None:
+            raise ConfigError(f"{shown_path(readme)} has no {begin} ... {end} lines around the "
+                              "study's entry", "put the two lines where the entry goes, once")
     facts: dict[str, Any] = {"incomplete": [], "exports": []}
     planned = collect_part_a(study, facts)
     readings = collect_part_b(study, facts)
@@ -468,14 +490,39 @@ def write_page(study: Study, *, study_file: Path, command: str) -> Path:
         facts["exports"].append(relative(export_humaneval(found, assets_dir(study)),
                                          study.page.parent))
     page = StudyFacts(
-        design=design(study), name=study.name, study_file=shown_file,
+        design=design(study), block_times=block_times(study, readings),
+        name=study.name, study_file=shown_file,
         command=command,
         created=datetime.now(UTC).isoformat(timespec="seconds"), versions=versions(),
         model_hashes=model_hashes(all_models(study)), humaneval=summaries(found),
         costs=group_costs(facts.get("trials", []), planned, readings), **facts)
     study.page.parent.mkdir(parents=True, exist_ok=True)
     study.page.write_text(render_study_page(page), encoding="utf-8")
+    if readme is not None:
+        again = f"{command} --page-only --readme {shown_path(readme, published=True)}"
+        block = readme_block(page, page=relative(study.page, readme.parent), command=again)
+        readme.write_text(with_block(text, block) or text, encoding="utf-8")
     return study.page
+
+
+def block_times(study: Study, readings: dict[str, ReadingTally]) -> list[Any]:
+    """Per block of the study file: planned and stored trials (readings), the model time of the
+    stored ones, and the hours the rest should take at the rates measured in the stores (a
+    sequential block's model whose cells are all settled has none left)."""
+    from slmbench.report.study_facts import BlockTime, ReadingTally
+
+    rows = size_plan(study)
+    out = []
+    for block in dict.fromkeys(r.block for r in rows):
+        mine = [r for r in rows if r.block == block]
+        left = [0.0 if not r.remaining or block in readings.get(r.model, ReadingTally()).settled
+                else r.hours for r in mine]
+        out.append(BlockTime(
+            block=block, models=[r.model for r in mine], unit=mine[0].unit,
+            planned=sum(r.planned for r in mine), stored=sum(r.stored for r in mine),
+            spent_s=sum(r.spent_s for r in mine), at_most=mine[0].at_most,
+            hours_left=None if None in left else sum(h or 0.0 for h in left)))
+    return out
 
 
 def part_b_recommendation(study: Study, matrices: list[Any], *, command: str) -> Any:
@@ -510,21 +557,28 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
     items = [planned_items(b) for b in study.part_b]
     if not path.is_file():
         facts["incomplete"].append("Part B: no reading stored yet")
-        return {m: ReadingTally(planned=sum(map(len, its.values())) * len(b.prompts))
-                for b, its in zip(study.part_b, items, strict=True) for m in b.models}
+        planned: dict[str, int] = {}
+        for b, its in zip(study.part_b, items, strict=True):
+            for m in b.models:
+                planned[m] = planned.get(m, 0) + sum(map(len, its.values())) * len(b.prompts)
+        return {m: ReadingTally(planned=n) for m, n in planned.items()}
     out: dict[str, ReadingTally] = {}
     matrices = []
     with ReadingStore(path) as store:
-        for b, its in zip(study.part_b, items, strict=True):
+        for n, (b, its) in enumerate(zip(study.part_b, items, strict=True), 1):
             complete = []
             for m in b.models:
                 want = sum(map(len, its.values())) * len(b.prompts)
                 have = sum(store.get(m, t, p, i) is not None
                            for t, group in its.items() for p in b.prompts for i in group)
+                settled = have == want or (b.sequential and _decided(study, b, m, store))
                 tokens, counted = store.tokens(m)
-                out[m] = ReadingTally(done=have, planned=want, seconds=store.seconds(m),
-                                      tokens=tokens, with_tokens=counted)
-                if have == want or (b.sequential and _decided(study, b, m, store)):
+                before = out.get(m, ReadingTally())  # a model of several blocks: their sum
+                out[m] = ReadingTally(done=before.done + have, planned=before.planned + want,
+                                      seconds=store.seconds(m), tokens=tokens,
+                                      with_tokens=counted,
+                                      settled=(*before.settled, *([f"B{n}"] if settled else [])))
+                if settled:
                     complete.append(m)
                 elif b.sequential:
                     facts["incomplete"].append(f"Part B: {short(m)} has {have} readings stored "
@@ -908,6 +962,7 @@ class PlanRow(BaseModel):
     seconds_per: float | None = None  # None: no rate measured for this model
     measured_n: int = 0  # trials or readings the rate is the mean of
     rate_from: str = ""  # the spec the rate was measured on, when not this one
+    spent_s: float = 0.0  # model time of the stored trials (readings) this row plans
 
     @property
     def remaining(self) -> int:
@@ -923,13 +978,20 @@ def _base(spec: str) -> str:
 
 
 class _Rates:
-    """Mean model seconds per trial and per reading, by model spec, over every store found."""
+    """Mean model seconds per trial and per reading, by model spec, over every store found.
+
+    A record met twice (in a store and in the export of that store) counts once: it is the
+    same (identity, seconds) pair."""
 
     def __init__(self) -> None:
-        self.sums: dict[tuple[str, str], list[float]] = {}
+        self.seen: dict[tuple[str, str], dict[tuple[Any, ...], None]] = {}
 
-    def add(self, unit: str, spec: str, seconds: float) -> None:
-        self.sums.setdefault((unit, spec), []).append(seconds)
+    def add(self, unit: str, spec: str, identity: tuple[Any, ...], seconds: float) -> None:
+        self.seen.setdefault((unit, spec), {})[(*identity, seconds)] = None
+
+    @property
+    def sums(self) -> dict[tuple[str, str], list[float]]:
+        return {k: [key[-1] for key in v] for k, v in self.seen.items()}
 
     def of(self, unit: str, spec: str) -> tuple[float | None, int, str]:
         """(seconds per unit, n, the spec it was measured on if another one)."""
@@ -943,62 +1005,84 @@ class _Rates:
 
 
 def _measure(folders: list[Path]) -> _Rates:
+    """The rates of every run store, readings store and page export (``trials.jsonl.gz``,
+    ``readings.jsonl.gz``: the stores of a committed page) found under ``folders``."""
     from slmbench.agents.humaneval import VARIANT
     from slmbench.agents.store import DB_NAME, RunStore
     from slmbench.microtasks.store import ReadingStore
 
     rates = _Rates()
+
+    def trial(model: str, variant: str, record: dict[str, Any]) -> None:
+        if variant != VARIANT and (s := record.get("wall_s")):
+            rates.add("trial", model, tuple(record.get(k) for k in (
+                "task_id", "variant", "toolset", "temperature", "repeat")), float(s))
+
+    def reading(row: dict[str, Any]) -> None:
+        if s := row["raw"].get("seconds"):
+            rates.add("reading", row["model"], (row["task"], row["prompt_id"], row["item_id"]),
+                      float(s))
+
     for folder in folders:
         for db in sorted(folder.glob(f"**/{DB_NAME}")):
             with RunStore(db.parent) as store:
                 for t in store.trials():
-                    if t.key.variant != VARIANT and (s := t.record.get("wall_s")):
-                        rates.add("trial", t.key.model, float(s))
+                    trial(t.key.model, t.key.variant, t.record)
         for db in sorted(folder.glob(f"**/{READINGS_NAME}")):
             with ReadingStore(db) as readings:
                 for r in readings.rows():
-                    if s := r["raw"].get("seconds"):
-                        rates.add("reading", r["model"], float(s))
+                    reading(r)
+        for dump in sorted(folder.glob(f"**/{TRIALS_EXPORT}")):
+            for row in read_jsonl_gz(dump):
+                trial(row["model"], row.get("variant", "base"), row)
+        for dump in sorted(folder.glob(f"**/{READINGS_EXPORT}")):
+            for row in read_jsonl_gz(dump):
+                reading(row)
     return rates
 
 
 def size_plan(study: Study, rate_folders: Sequence[Path] = ()) -> list[PlanRow]:
-    """Every block's models with planned and stored trials (readings) and the hours the rest
-    should take, at the mean rate measured in this study's stores and in ``rate_folders``
-    (run directories or study ``out`` folders of earlier runs on this machine)."""
+    """Every block's models with planned and stored trials (readings), the model time the stored
+    ones took, and the hours the rest should take, at the mean rate measured in this study's
+    stores, in the exports beside its page, and in ``rate_folders`` (run directories, study
+    ``out`` folders or a page's exports folder of earlier runs on this machine)."""
     from slmbench.agents.runner.executor import plan_of
     from slmbench.agents.store import DB_NAME, RunStore
     from slmbench.microtasks.store import ReadingStore
 
-    rates = _measure([study.out, *rate_folders])
+    beside = [assets_dir(study)] if study.page is not None else []
+    rates = _measure([study.out, *beside, *rate_folders])
     rows = []
     for block, exp in enumerate(study.part_a):
-        have = set()
+        walls: dict[Any, float] = {}  # stored trial key -> its model seconds
         if (study.part_a_dir(block) / DB_NAME).is_file():
             with RunStore(study.part_a_dir(block)) as store:
-                have = store.keys()
+                walls = {t.key: float(t.record.get("wall_s") or 0.0) for t in store.trials()}
         for m in exp.models:
             keys = {p.key for p in plan_of(part_a_experiment(study, block, [m])).trials}
             per, n, src = rates.of("trial", m)
+            done = keys & walls.keys()
             rows.append(PlanRow(block=f"A{block + 1}", model=m, unit="trial", planned=len(keys),
-                                stored=len(keys & have), seconds_per=per, measured_n=n,
-                                rate_from=src))
+                                stored=len(done), seconds_per=per, measured_n=n,
+                                rate_from=src, spent_s=sum(walls[k] for k in done)))
     path = study.part_b_dir / READINGS_NAME
-    stored: dict[str, set[tuple[str, ...]]] = {}
+    stored: dict[str, dict[tuple[str, ...], float]] = {}  # model -> reading key -> seconds
     if path.is_file():
         with ReadingStore(path) as store:
             for r in store.rows():
-                stored.setdefault(r["model"], set()).add((r["task"], r["prompt_id"],
-                                                          r["item_id"]))
+                stored.setdefault(r["model"], {})[(r["task"], r["prompt_id"], r["item_id"])] = (
+                    float(r["raw"].get("seconds") or 0.0))
     for block, b in enumerate(study.part_b):
         items = planned_items(b)
         want = {(t, p, i.id) for t, its in items.items() for p in b.prompts for i in its}
         for m in b.models:
             per, n, src = rates.of("reading", m)
+            mine = stored.get(m, {})
+            done = want & mine.keys()
             rows.append(PlanRow(block=f"B{block + 1}", model=m, unit="reading",
-                                planned=len(want), stored=len(want & stored.get(m, set())),
-                                at_most=b.sequential, seconds_per=per, measured_n=n,
-                                rate_from=src))
+                                planned=len(want), stored=len(done), at_most=b.sequential,
+                                seconds_per=per, measured_n=n, rate_from=src,
+                                spent_s=sum(mine[k] for k in done)))
     return rows
 # -- the eligibility page of a readings store ----------------------------------------------------
 

@@ -81,3 +81,14 @@ def test_the_page_shows_forensics_per_model_and_strict_vs_tolerant_format_failur
         for cause, k in f.causes.items():
             col = header.strip("| ").split(" | ").index(cause)
             assert row.strip("| ").split(" | ")[col] == str(k)
+
+
+def test_the_summary_gives_each_models_composite_with_its_interval() -> None:
+    both = make_trials({"ollama:a-1b": (1.0, 0.3), "ollama:b-3b": (3.0, 0.8)},
+                       temperatures=(0.7,))
+    summary, lines = summarise(both, {"ollama:a-1b": 1.0, "ollama:b-3b": 3.0})
+    [line] = [x for x in lines if x.startswith("Reliability composite")]
+    for d in summary.dimensions:
+        assert d.composite is not None
+        assert f"{d.model.split(':', 1)[1]} {d.composite.formatted(percent=False, digits=3)}" \
+            in line

@@ -85,7 +85,12 @@ def register(app: typer.Typer) -> None:
                            "hours it should take at the measured rates; run nothing")] = False,
         rates: Annotated[list[Path] | None, typer.Option(
             "--rates", help="with --plan: also measure rates in this folder's stores (a run "
-                            "directory or an earlier study's `out`; repeatable)")] = None,
+                            "directory, an earlier study's `out`, or the exports folder "
+                            "beside a page; repeatable)")] = None,
+        readme: Annotated[Path | None, typer.Option(
+            "--readme", help="also replace the study's entry in this file (e.g. README.md), "
+                             "between the lines <!-- study:PAGE --> and <!-- /study:PAGE --> "
+                             "(PAGE: the page's file name without .md)")] = None,
     ) -> None:
         """Run what is missing of a study (resumable) and write its results page."""
         if part not in ("a", "b", "all"):
@@ -111,8 +116,10 @@ def register(app: typer.Typer) -> None:
             return
         # a page is published: a study file outside the repository loses this machine's prefix
         command = shown_command(["slmbench", "study", shown_path(file, published=True)])
-        page = write_page(plan, study_file=file, command=command)
+        page = write_page(plan, study_file=file, command=command, readme=readme)
         console.print(f"results page: {page}", highlight=False)
+        if readme is not None:
+            console.print(f"its entry in {readme} replaced", highlight=False)
 
     @app.command("import")
     def import_(

@@ -18,8 +18,8 @@ from slmbench.core.stats import Estimate
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation
 
-__all__ = ["DIMENSIONS", "ModelCost", "ReadingTally", "StudyFacts", "num", "pct", "pval",
-           "short", "table"]
+__all__ = ["DIMENSIONS", "BlockTime", "ModelCost", "ReadingTally", "StudyFacts", "num", "pct",
+           "pval", "short", "table"]
 
 DIMENSIONS = ("consistency", "robustness", "fault_tolerance", "safety")
 
@@ -41,6 +41,22 @@ class ModelCost(BaseModel):
     readings_with_tokens: int = 0
 
 
+class BlockTime(BaseModel):
+    """One block of the study file: what it plans, what is stored, the model time the stored part
+    took (from the stores' own timings) and the hours the rest should take."""
+
+    model_config = ConfigDict(frozen=True)
+
+    block: str  # A1, B2, ... in the order of the study file
+    models: list[str]
+    unit: str  # "trial" | "reading"
+    planned: int
+    stored: int
+    spent_s: float
+    at_most: bool = False  # a sequential Part B block: ``planned`` is an upper bound
+    hours_left: float | None = None  # None: a model of the block has no measured rate
+
+
 class ReadingTally(BaseModel):
     """One model's Part B readings: planned ones stored, model time and tokens."""
 
@@ -51,6 +67,7 @@ class ReadingTally(BaseModel):
     seconds: float | None = None  # None: no store yet
     tokens: int = 0
     with_tokens: int = 0  # readings that recorded their tokens (older ones did not)
+    settled: tuple[str, ...] = ()  # the blocks (B1, ...) whose cells of this model are settled
 
 
 class StudyFacts(BaseModel):
@@ -75,6 +92,7 @@ class StudyFacts(BaseModel):
     incomplete: list[str] = Field(default_factory=list)
     exports: list[str] = Field(default_factory=list)  # gzipped JSONL of the stores, relative
     design: list[list[str]] = Field(default_factory=list)  # [block, models, grid] per block
+    block_times: list[BlockTime] = Field(default_factory=list)  # model time per block
 
 
 def pct(est: Estimate | None) -> str:

@@ -37,7 +37,8 @@ from slmbench.report.study_facts import (
     table,
 )
 
-__all__ = ["part_a_section", "part_b_section", "render_study_page"]
+__all__ = ["part_a_section", "part_b_section", "readme_block", "readme_markers",
+           "render_study_page", "with_block"]
 
 # -- sections -----------------------------------------------------------------------------------
 
@@ -90,6 +91,36 @@ def _costs(f: StudyFacts) -> list[str]:
             "call; for a Part B reading, its generation's plus the candidate forms it scored "
             "(– where the readings were stored before slmbench recorded their tokens).", "",
             *table(head, rows)]
+
+
+def block_time_section(f: StudyFacts) -> list[str]:
+    """Model time per block of the study file, from the stores' own timings, and the time left."""
+    if not f.block_times:
+        return []
+    rows = []
+    for b in f.block_times:
+        bound = "≤ " if b.at_most else ""
+        each = f"{b.spent_s / b.stored:.1f}" if b.stored else "–"
+        left = ("–" if b.hours_left is None
+                else (bound if b.hours_left else "") + f"{b.hours_left:.2f}")
+        rows.append([b.block, ", ".join(short(m) for m in b.models),
+                     f"{b.stored}/{bound}{b.planned} {b.unit}s", f"{b.spent_s / 60:.1f}", each,
+                     left])
+    spent = sum(b.spent_s for b in f.block_times) / 3600
+    known = sum(b.hours_left or 0.0 for b in f.block_times)
+    unknown = [b.block for b in f.block_times if b.hours_left is None]
+    return ["## Model time per block", "",
+            "Per block of the study file: the model time of its stored trials (each trial's wall "
+            "time) and readings (each reading's own time), and the hours its remaining trials or "
+            "readings should take at the mean rate measured in the stores (– where a model of "
+            "the block has no rate yet). A sequential Part B block stops each cell at its "
+            "verdict, so its planned readings and the time left are upper bounds (none is left "
+            "once its cells are settled).", "",
+            *table(["block", "models", "stored/planned", "model min", "s each", "hours left"],
+                   rows),
+            f"In all: {spent:.2f} model hours stored, {known:.2f} hours left at the measured "
+            "rates" + (f" (+ {', '.join(unknown)}: no rate measured)" if unknown else "") + ".",
+            ""]
 
 
 def part_a_section(s: AnalysisSummary) -> list[str]:
@@ -303,6 +334,11 @@ def findings(f: StudyFacts) -> list[str]:
                             key=lambda e: -(e[0].estimate or 0.0))
                 out.append(f"At T={key}, a temperature every model ran: " + "; ".join(
                     f"{short(m)} {pct(e)}% (n={e.n})" for e, m in at) + ".")
+        composites = [d for d in s.dimensions if d.composite is not None]
+        if composites:
+            out.append("Reliability composite (the mean of the four dimensions, 95% interval): "
+                       + "; ".join(f"{short(d.model)} {num(d.composite)}" for d in composites)
+                       + ".")
         for o in s.outcomes:
             if (o.ungrounded is not None and o.ungrounded.estimate
                     and (k := o.counts.get("ungrounded", 0))):
@@ -366,7 +402,7 @@ def render_study_page(f: StudyFacts) -> str:
     lines += [f"- {x}" for x in findings(f)] or ["- Nothing is stored yet."]
     lines.append("")
     lines += _seed_claims(f)
-    lines += _reproduce(f) + _costs(f)
+    lines += _reproduce(f) + _costs(f) + block_time_section(f)
     if f.summary is not None:
         lines += part_a_section(f.summary) + failures(f.summary, f.trials)
         lines += outcomes_per_task(f.trials)
@@ -378,6 +414,43 @@ def render_study_page(f: StudyFacts) -> str:
     lines += published_part_b(f)
     lines += _humaneval(f.humaneval) + _figures(f)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def readme_markers(page: str) -> tuple[str, str]:
+    """The two lines a README puts around the generated block of the study page ``page``
+    (``docs/results/reference-study.md``: ``<!-- study:reference-study -->`` ...)."""
+    key = Path(page).stem
+    return f"<!-- study:{key} -->", f"<!-- /study:{key} -->"
+
+
+def readme_block(f: StudyFacts, *, page: str, command: str) -> str:
+    """The README's results entry of a study, between its markers: the page's title, where the
+    page is, its summary and each seed claim's verdict, from the facts the page is made of;
+    ``command`` is the one that writes it again."""
+    begin, end = readme_markers(page)
+    claims = "; ".join(f"\"{c.claim.rstrip('.')}\" {k.verdict}" for c, k in check_claims(f))
+    trials, readings = sum(c.trials for c in f.costs), sum(c.readings for c in f.costs)
+    minutes = sum(c.trial_wall_s + (c.reading_wall_s or 0.0) for c in f.costs) / 60
+    lines = [begin,
+             f"- **{f.name}** ([`{page}`]({page}), made by `{f.command}`; this entry is "
+             f"generated from the same stores by `{command}`, do not edit between the markers):",
+             f"  - {trials:,} agent trials and {readings:,} micro-task readings stored, "
+             f"{minutes:.0f} minutes of model time.",
+             *(f"  - {x}" for x in findings(f) or ["Nothing is stored yet."]),
+             f"  - The seed studies' claims against these numbers: {claims}.",
+             end]
+    return "\n".join(lines)
+
+
+def with_block(text: str, block: str) -> str | None:
+    """``text`` with the part between ``block``'s first and last line (its markers, included)
+    replaced by ``block``; None if ``text`` lacks either marker."""
+    lines = block.splitlines()
+    head, begin, rest = text.partition(lines[0])
+    _, end, tail = rest.partition(lines[-1])
+    if not begin or not end:
+        return None
+    return head + block + tail
 
 
 def relative(path: Path, start: Path) -> str:
