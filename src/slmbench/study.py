@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from slmbench.agents.runner.config import Experiment
+from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.core.errors import ConfigError
 from slmbench.core.tomlfile import first_error, load_toml
 from slmbench.microtasks import tasks as micro_tasks
@@ -121,7 +122,7 @@ class Study(BaseModel):
     humaneval: list[Path] = Field(default_factory=list)
     executor: Literal["local", "ray"] | None = None  # the default of every block
     ray_address: str | None = None
-    retry: dict[str, Any] | None = None  # the default [retry] of every block (Part B: attempts)
+    retry: RetryPolicy | None = None  # the default [retry] of every block (Part B: attempts)
     part_a: list[Experiment] = Field(default_factory=list)
     part_b: list[PartB] = Field(default_factory=list)
 
