@@ -7,7 +7,9 @@
     page = "docs/results/reference-study.md"
     humaneval = ["runs/humaneval-q05"]    # HumanEval run dirs shown on the page
     executor = "ray"                      # every block's models on Ray actors (docs/scale-out.md);
-    ray_address = "ray://head:10001"      # a block's own executor / ray_address wins
+    ray_address = "ray://head:10001"      # a block's own executor / ray_address / retry wins
+    retry = {attempts = 5}                # Part A: [retry] of each block; Part B: the tries of
+                                          # a reading whose Ray replica died or hung (default 3)
 
     [[part_a]]                            # the fields of `slmbench run`'s experiment file
     models = ["llamacpp:qwen2.5-coder-0.5b"]
@@ -60,10 +62,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from slmbench.agents.runner.config import Experiment
+from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.core.errors import ConfigError
 from slmbench.core.tomlfile import first_error, load_toml
 from slmbench.microtasks import tasks as micro_tasks
 from slmbench.microtasks.prompts import resolve_prompt_ids
+from slmbench.microtasks.session import READ_ATTEMPTS
 from slmbench.models.ray import RayModelOptions
 
 if TYPE_CHECKING:
@@ -73,6 +77,15 @@ __all__ = ["ImportSummary", "PartB", "PlanRow", "Study", "import_exports", "load
            "merge_stores", "size_plan", "write_eligibility_page"]
 
 _HINT = "the study file format is in the docstring of slmbench.study (see experiments/)"
+
+
+class ReadRetry(BaseModel):
+    """A Part B block's ``[retry]``: the tries of a reading on Ray (``--retry-attempts``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    attempts: int = Field(default=READ_ATTEMPTS, ge=1, le=50,
+                          description="tries of a reading whose Ray replica died or hung")
 
 
 class PartB(BaseModel):
@@ -93,6 +106,7 @@ class PartB(BaseModel):
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None
     ray_models: dict[str, RayModelOptions] = Field(default_factory=dict)
+    retry: ReadRetry = Field(default_factory=ReadRetry)
 
     @field_validator("prompts")
     @classmethod
@@ -111,6 +125,7 @@ class Study(BaseModel):
     humaneval: list[Path] = Field(default_factory=list)
     executor: Literal["local", "ray"] | None = None  # the default of every block
     ray_address: str | None = None
+    retry: RetryPolicy | None = None  # the default [retry] of every block (Part B: attempts)
     part_a: list[Experiment] = Field(default_factory=list)
     part_b: list[PartB] = Field(default_factory=list)
 
@@ -146,14 +161,20 @@ class Study(BaseModel):
 def load_study(path: Path, *, base: Path | None = None) -> Study:
     """Read and validate a study file; relative paths are taken from ``base`` (default: cwd)."""
     raw = load_toml(path, what="study file", hint=_HINT)
-    for part, keys in (("part_a", ("name", "executor", "ray_address")),
-                       ("part_b", ("executor", "ray_address"))):
+    retry = raw.get("retry")
+    part_b_retry = {"attempts": retry["attempts"]} if isinstance(retry, dict) and \
+        "attempts" in retry else None
+    for part, given in (("part_a", {k: raw.get(k) for k in ("name", "executor", "ray_address",
+                                                             "retry")}),
+                        ("part_b", {"executor": raw.get("executor"),
+                                    "ray_address": raw.get("ray_address"),
+                                    "retry": part_b_retry})):
         blocks = raw.get(part)
         for block in [blocks] if isinstance(blocks, dict) else blocks or []:
             if isinstance(block, dict):
-                for key in keys:
-                    if raw.get(key) is not None:
-                        block.setdefault(key, raw[key])
+                for key, value in given.items():
+                    if value is not None:
+                        block.setdefault(key, value)
     try:
         study = Study.model_validate(raw)
     except ValidationError as exc:
@@ -279,7 +300,8 @@ def run_part_b(study: Study, models: list[str] | None, console: Any,
             if not chosen:
                 continue
             try:
-                with read_on(b.executor, chosen, b.ray_address, b.ray_models) as ray:
+                with read_on(b.executor, chosen, b.ray_address, b.ray_models,
+                             attempts=b.retry.attempts) as ray:
                     run = _matrix(study, b, chosen, store, loader or load_model,
                                   lambda msg: console.print(msg, highlight=False), ray)
             except KeyboardInterrupt:

@@ -6,6 +6,7 @@ a replica that hangs, and the CLI and study settings (issue #20)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 import sys
@@ -194,6 +195,99 @@ def test_a_replica_that_hangs_is_replaced_and_a_reading_it_never_makes_is_a_back
     assert any("backend error, in no rate" in n for n in run.notes)
 
 
+class KilledModel(HangingModel):
+    """A scripted model whose replica, asked about :data:`HANGS`, writes its actor's name in
+    ``marks`` and waits to be killed (the test's :func:`killer` ends it with ``ray.kill``),
+    as long as fewer than ``times`` replicas did so; then it answers."""
+
+    def __init__(self, spec: str, marks: Path, times: int) -> None:
+        super().__init__(spec)
+        self.marks, self.times = marks, times
+
+    def _wait(self, messages: Sequence[Message | dict[str, Any]]) -> None:
+        last = messages[-1]
+        text = last.content if isinstance(last, Message) else str(last["content"])
+        if HANGS in text and len(list(self.marks.iterdir())) < self.times:
+            name = ray.get_runtime_context().get_actor_name()
+            (self.marks / f"{len(list(self.marks.iterdir()))}").write_text(name, "utf-8")
+            time.sleep(120)
+
+
+@contextlib.contextmanager
+def killer(marks: Path) -> Iterator[list[str]]:
+    """``ray.kill`` each replica that writes its name in ``marks``; the names killed."""
+    done, killed = threading.Event(), []
+
+    def loop() -> None:
+        while not done.is_set():
+            for mark in sorted(marks.iterdir()):
+                if (name := mark.read_text("utf-8")) and name not in killed:
+                    with contextlib.suppress(ValueError):
+                        ray.kill(ray.get_actor(name, namespace=NAMESPACE))
+                    killed.append(name)
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield killed
+    finally:
+        done.set()
+        thread.join()
+
+
+@pytest.mark.parametrize("attempts", [2, 4])
+def test_a_reading_killed_more_often_than_its_attempts_is_a_backend_error_with_the_cause(
+        cluster: None, tmp_path: Path, spec: str, source: Path,
+        local: tuple[MatrixRun, list[Any]], attempts: int) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    db = tmp_path / "readings.sqlite"
+    loader = functools.partial(KilledModel, marks=marks, times=99)
+    with killer(marks) as killed, ReadingStore(db) as store, read_on(
+            "ray", [spec], replicas=2, attempts=attempts, loader=loader) as on_ray:
+        run = matrix(spec, source, store, on_ray, ["p0"])
+    assert len(killed) == attempts  # each try of the reading on a fresh replica, then no more
+    assert (run.read_counts.backend_errors, run.read_counts.read_now) == (1, ITEMS - 1)
+    assert rows(db) == [r for r in local[1] if r[2] == "p0" and r[3] != "a-eval-2"]
+    [failure] = rows(db, "failures")
+    assert failure[:4] == (spec, "approval", "p0", "a-eval-2")
+    assert f"gave up after {attempts} attempts" in failure[5]
+    assert "its Ray actor died during a call (The actor is dead because it was killed by " \
+        "`ray.kill`" in failure[5]
+
+
+def test_a_reading_killed_fewer_times_than_its_attempts_is_read_once_and_stored_once(
+        cluster: None, tmp_path: Path, spec: str, source: Path,
+        local: tuple[MatrixRun, list[Any]]) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    db = tmp_path / "readings.sqlite"
+    loader = functools.partial(KilledModel, marks=marks, times=2)
+    with killer(marks) as killed, ReadingStore(db) as store, read_on(
+            "ray", [spec], replicas=2, attempts=3, loader=loader) as on_ray:
+        run = matrix(spec, source, store, on_ray)
+    assert len(killed) == 2
+    assert run.read_counts.read_now == 2 * ITEMS and run.read_counts.backend_errors == 0
+    same_as_local(run, db, local)  # nothing lost, nothing doubled, no failure left
+
+
+def test_eligibility_retry_attempts_bounds_the_tries_of_a_reading_on_ray(
+        cluster: None, tmp_path: Path) -> None:
+    task = Path(__file__).resolve().parents[2] / "examples" / "my-tools.yaml"
+    out = tmp_path / "out"
+    done = CliRunner().invoke(app, [
+        "eligibility", "--task-file", str(task), "-m", "scripted:echo?delay=5", "--limit", "1",
+        "--out", str(out), "--executor", "ray", "--ray-timeout", "0.5",
+        "--retry-attempts", "2"])
+    # every call outlasts --ray-timeout: the one item is given up after 2 tries, so the
+    # block has no reading and the run stops with the cause, stored for the next run
+    assert isinstance(done.exception, ConfigError)
+    assert "gave up after 2 attempts" in str(done.exception)
+    [failure] = rows(out / "readings.sqlite", "failures")
+    assert "gave up after 2 attempts" in failure[5] and "within 0.5 s" in failure[5]
+
+
 def test_a_cluster_too_small_for_a_replica_is_refused_before_reading(
         cluster: None, spec: str) -> None:
     refused = pytest.raises(ConfigError, match=r"3 replicas of .* need 3 CPU; the Ray cluster "
@@ -225,6 +319,11 @@ def test_a_study_file_sets_the_executor_of_its_part_b_blocks(tmp_path: Path) -> 
 out = "{tmp_path / 'out'}"
 executor = "ray"
 ray_address = "ray://head:10001"
+retry = {{attempts = 5, base_s = 0.0}}
+
+[[part_a]]
+models = ["scripted:echo"]
+suites = ["quick"]
 
 [[part_b]]
 models = ["scripted:echo"]
@@ -237,9 +336,14 @@ timeout_s = 30
 models = ["scripted:echo"]
 tasks = ["approval"]
 executor = "local"
+retry = {{attempts = 2}}
 """, encoding="utf-8")
-    first, second = load_study(study).part_b
+    loaded = load_study(study)
+    first, second = loaded.part_b
     assert (first.executor, first.ray_address) == ("ray", "ray://head:10001")
     assert first.ray_models["scripted:echo"].replicas == 2
     assert first.ray_models["scripted:echo"].timeout_s == 30
     assert second.executor == "local"  # a block's own setting wins
+    # the study's [retry]: Part A's retry policy, and the tries of a Part B reading on Ray
+    assert (loaded.part_a[0].retry.attempts, loaded.part_a[0].retry.base_s) == (5, 0.0)
+    assert (first.retry.attempts, second.retry.attempts) == (5, 2)

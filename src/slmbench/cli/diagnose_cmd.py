@@ -112,12 +112,13 @@ def diagnose_cmd(
     ray_address: str | None = RAY["ray_address"],
     ray_replicas: int = RAY["ray_replicas"],
     ray_timeout: float = RAY["ray_timeout"],
+    retry_attempts: int = RAY["retry_attempts"],
 ) -> None:
     """Threshold diagnostic per (task, model): AUC, default vs fit-split threshold, regime."""
     tasks = registry.resolve(task)
     check_can_read(model, tasks)  # before the store: a run that cannot start writes nothing
     with read_on(executor.value, model, ray_address, replicas=ray_replicas,
-                 timeout_s=ray_timeout) as ray:
+                 timeout_s=ray_timeout, attempts=retry_attempts) as ray:
         report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_diagnose(
             model, tasks, limit=limit, fit_limit=fit_limit or limit, seed=seed,
             command=command_line("slmbench diagnose"), progress=_say, store=store, ray=ray))
@@ -153,6 +154,7 @@ def probe_cmd(
     executor: Executor = RAY["executor"],
     ray_address: str | None = RAY["ray_address"],
     ray_timeout: float = RAY["ray_timeout"],
+    retry_attempts: int = RAY["retry_attempts"],
 ) -> None:
     """Context-length probe: memory and ranking scores as the history in the prompt grows."""
     try:
@@ -160,7 +162,8 @@ def probe_cmd(
     except ValueError as exc:
         raise ConfigError(f"--turns {lengths!r} is not a list of integers",
                           "write e.g. --turns 4,8,16,32") from exc
-    with read_on(executor.value, model, ray_address, timeout_s=ray_timeout) as ray:
+    with read_on(executor.value, model, ray_address, timeout_s=ray_timeout,
+                 attempts=retry_attempts) as ray:
         report = run_probe(model, registry.resolve(task or ["memory", "ranking"]), turns,
                            limit=limit, seed=seed, command=command_line("slmbench probe"),
                            progress=_say, session=Session(ray=ray))
@@ -191,10 +194,12 @@ def cascade_cmd(
     executor: Executor = RAY["executor"],
     ray_address: str | None = RAY["ray_address"],
     ray_timeout: float = RAY["ray_timeout"],
+    retry_attempts: int = RAY["retry_attempts"],
 ) -> None:
     """BM25 shortlist + model re-rank (paired gain), and the Cascade router's accuracy/share."""
     (name,) = registry.resolve([task])
-    with read_on(executor.value, [model], ray_address, timeout_s=ray_timeout) as ray:
+    with read_on(executor.value, [model], ray_address, timeout_s=ray_timeout,
+                 attempts=retry_attempts) as ray:
         report = run_cascade(model, name, k=k, turns=turns, limit=limit,
                              fit_limit=fit_limit or limit, seed=seed,
                              command=command_line("slmbench cascade"), progress=_say,
@@ -238,12 +243,18 @@ def quantize_cmd(
     seed: ItemSeed = 0,
     out: OutFolder = Path("quantization"),
     store_path: ReadingsStore = None,
+    executor: Executor = RAY["executor"],
+    ray_address: str | None = RAY["ray_address"],
+    ray_replicas: int = RAY["ray_replicas"],
+    ray_timeout: float = RAY["ray_timeout"],
+    retry_attempts: int = RAY["retry_attempts"],
 ) -> None:
     """The same model at several precisions on the same items: eligibility and paired tests."""
     try:  # torch is an optional dependency: import it only for this command
         from slmbench.microtasks.diagnostics.quantize import (
             NOT_AVAILABLE,
             parse_precisions,
+            precisions_on,
             run_quantize,
         )
     except ImportError as exc:
@@ -253,9 +264,13 @@ def quantize_cmd(
     for name, why in NOT_AVAILABLE.items():
         console.print(f"[yellow]{name.upper()} not run:[/] {why}", highlight=False)
     check_can_read([f"hf:{model}", *(gguf or ())], tasks)  # before the store is made
-    report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_quantize(
-        model, levels, tasks, limit=limit, gguf=gguf or (), seed=seed, margin=margin,
-        threads=threads, command=command_line("slmbench quantize"), progress=_say, store=store))
+    with precisions_on(executor.value, model, [*levels, *(gguf or ())], ray_address,
+                       replicas=ray_replicas, timeout_s=ray_timeout, attempts=retry_attempts,
+                       threads=threads) as ray:
+        report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_quantize(
+            model, levels, tasks, limit=limit, gguf=gguf or (), seed=seed, margin=margin,
+            threads=threads, command=command_line("slmbench quantize"), progress=_say,
+            store=store, ray=ray))
     out.mkdir(parents=True, exist_ok=True)
     (out / "quantization.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     (out / "quantization.md").write_text(quantization_markdown(report), encoding="utf-8")

@@ -27,7 +27,7 @@ from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun, check_can_read, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
 from slmbench.microtasks.recommend import load_matrices, recommend
-from slmbench.microtasks.session import read_on
+from slmbench.microtasks.session import READ_ATTEMPTS, read_on
 from slmbench.microtasks.spec import prepare
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 from slmbench.microtasks.taskfile import load_task_file
@@ -54,6 +54,9 @@ def ray_options() -> dict[str, Any]:
                                      help="replicas of each model on Ray"),
         "ray_timeout": typer.Option(TIMEOUT_S, "--ray-timeout", min=0.001, help="seconds "
                                     "one call may take on Ray before its replica is replaced"),
+        "retry_attempts": typer.Option(READ_ATTEMPTS, "--retry-attempts", min=1, max=50,
+                                       help="tries of a reading whose Ray replica died or hung"
+                                       " (first included); then it is a backend error"),
     }
 
 
@@ -203,6 +206,7 @@ def eligibility_cmd(
     ray_address: str | None = RAY["ray_address"],
     ray_replicas: int = RAY["ray_replicas"],
     ray_timeout: float = RAY["ray_timeout"],
+    retry_attempts: int = RAY["retry_attempts"],
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
     command = command_line("slmbench eligibility")
@@ -212,7 +216,7 @@ def eligibility_cmd(
     tasks, prompt_ids = registry.resolve(task), resolve_prompt_ids(prompt)
     check_can_read(model, tasks)  # before the store: a run that cannot start writes nothing
     with read_on(executor.value, model, ray_address, replicas=ray_replicas,
-                 timeout_s=ray_timeout) as ray:
+                 timeout_s=ray_timeout, attempts=retry_attempts) as ray:
         run = read_through(store_path or out / DEFAULT_NAME, lambda store: run_matrix(
             model, tasks, prompt_ids, limit=limit, seed=seed, command=command, store=store,
             sequential=sequential, cell_progress=CellBar(console), ray=ray))

@@ -15,9 +15,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from slmbench.agents.runner.config import Experiment, build_experiment, load_experiment
+from slmbench.agents.runner.config import (
+    Experiment,
+    build_experiment,
+    load_experiment,
+    overridden,
+)
 from slmbench.agents.runner.executor import RunSummary, execute, saved_experiment
 from slmbench.agents.runner.progress import make_progress
+from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.cli.console import wide_console
 from slmbench.core.errors import ConfigError
 
@@ -56,6 +62,12 @@ def print_summary(summary: RunSummary, console: Console) -> None:
     console.print(f"{state}: {summary.stored}/{summary.planned} trials stored "
                   f"({summary.run_now} run now, {summary.wall_s:.1f} s); "
                   f"reports in {Path(summary.run_dir) / 'reports'}", highlight=False)
+
+
+RetryAttempts = Annotated[int | None, typer.Option(
+    "--retry-attempts", min=1, max=50, help="tries of a model call with a transient fault "
+    "(first included; a dead or hung Ray replica's call too); then the trial is stored as "
+    f"backend_error (default: the file's [retry] attempts, else {RetryPolicy().attempts})")]
 
 
 def register(app: typer.Typer) -> None:
@@ -108,6 +120,7 @@ def register(app: typer.Typer) -> None:
         ray_address: Annotated[str | None, typer.Option(
             "--ray-address", help="Ray cluster to use with --executor ray (default: RAY_ADDRESS, "
             "else a local Ray)")] = None,
+        retry_attempts: RetryAttempts = None,
     ) -> None:
         """Run (or resume) an experiment: models x tasks x variants x temperatures x repeats."""
         flags: dict[str, Any] = {
@@ -120,6 +133,7 @@ def register(app: typer.Typer) -> None:
             "deterministic": deterministic or None,
             "server_parallel_models": server_parallel_models,
             "executor": executor, "ray_address": ray_address,
+            "retry": {"attempts": retry_attempts} if retry_attempts else None,
         }
         if experiment is not None:
             exp = load_experiment(experiment, flags)
@@ -136,11 +150,13 @@ def register(app: typer.Typer) -> None:
         executor: Annotated[str | None, typer.Option(
             help="local | ray (default: the one the run was started with)")] = None,
         ray_address: Annotated[str | None, typer.Option("--ray-address")] = None,
+        retry_attempts: RetryAttempts = None,
     ) -> None:
         """Finish a run from the experiment saved in its store."""
         saved = saved_experiment(run_dir).model_dump()
-        changes = {"executor": executor, "ray_address": ray_address}
-        _run(build_experiment({**saved, **{k: v for k, v in changes.items() if v}}), run_dir)
+        changes = {"executor": executor or None, "ray_address": ray_address or None,
+                   "retry": {"attempts": retry_attempts} if retry_attempts else None}
+        _run(build_experiment(overridden(saved, changes)), run_dir)
 
 
 def _run(exp: Experiment, run_dir: Path, wait_ready_s: float | None = None,

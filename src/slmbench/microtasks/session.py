@@ -139,8 +139,8 @@ class Session:
             self.notes.append(text)
 
     def read(self, spec: str, blocks: Sequence[Block], *, skip_unreadable: bool = False,
-             loader: Loader | None = None, keep: Callable[[Model], bool] | None = None
-             ) -> ModelReadings:
+             loader: Loader | None = None, keep: Callable[[Model], bool] | None = None,
+             on_load: Callable[[Model], None] | None = None) -> ModelReadings:
         """Read every block with ``spec`` (loaded by ``loader``, else the session's: on its
         Ray cluster, if it has one).
 
@@ -150,10 +150,13 @@ class Session:
         the cluster's bounded attempts) is left out of the block and counted
         (``counts.backend_errors``), its cause noted; a block with no reading left is an
         error. Store and loading errors always stop the run. The model is closed at the end
-        unless ``keep(model)`` says otherwise (then it is returned, open).
+        unless ``keep(model)`` says otherwise (then it is returned, open). ``on_load`` is
+        given the model when it is loaded, before its first reading (never, when the store
+        holds every reading).
         """
         reader = Reader(spec, loader or self._loader(), self.store,
-                        workers=self.in_flight(spec), ray=self.ray if loader is None else None)
+                        workers=self.in_flight(spec), ray=self.ray if loader is None else None,
+                        on_load=on_load)
         kept: Model | None = None
         try:
             got = [self._block(reader, b, skip_unreadable) for b in blocks]
@@ -213,22 +216,23 @@ READ_ATTEMPTS = 3
 def read_on(executor: Literal["local", "ray"], specs: Sequence[str], address: str | None = None,
             options: Mapping[str, RayModelOptions] | None = None, *, replicas: int = 1,
             timeout_s: float | None = TIMEOUT_S, attempts: int = READ_ATTEMPTS,
-            loader: Loader = load_model) -> Iterator[RayCluster | None]:
+            loader: Loader = load_model, check: bool = True) -> Iterator[RayCluster | None]:
     """Where a Part B run reads ``specs``: None (this process), or a Ray cluster for a
     :class:`Session`'s ``ray``, closed when the block ends.
 
     On Ray, a model's placement is ``options[spec]``, else ``replicas`` replicas whose calls
-    time out after ``timeout_s``; each replica serves one reading at a time and runs the
-    readiness check on its node, and a reading is tried ``attempts`` times before it is a
-    backend error. Raises ConfigError, before anything is read, when the cluster can never
-    hold a model's replicas. ``loader`` loads a model in its actor.
+    time out after ``timeout_s``; each replica serves one reading at a time and (``check``)
+    runs the readiness check on its node, and a reading is tried ``attempts`` times (the
+    ``--retry-attempts`` of the Part B commands) before it is a backend error. Raises
+    ConfigError, before anything is read, when the cluster can never hold a model's
+    replicas. ``loader`` loads a model in its actor.
     """
     if executor == "local":
         yield None
         return
     placed = {s: (options or {}).get(s) or RayModelOptions(replicas=replicas, timeout_s=timeout_s)
               for s in specs}
-    with RayCluster(address, placed, loader=loader, attempts=attempts) as cluster:
+    with RayCluster(address, placed, loader=loader, attempts=attempts, check=check) as cluster:
         cluster.check(specs)
         yield cluster
 

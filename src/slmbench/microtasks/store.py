@@ -265,18 +265,21 @@ class Reader:
     made at once (a server model's calls in flight). With ``ray``, the model is
     ``ray.model(spec)`` (its replicas on a Ray cluster), and the readings a block misses are
     made on all its replicas at once (:meth:`~slmbench.models.ray.RayModel.map`). The store
-    is written only here, in the order of the items. Call :meth:`close` when done.
+    is written only here, in the order of the items. ``on_load`` is given the model when it
+    is loaded (locally or on Ray), before its first reading. Call :meth:`close` when done.
     """
 
     def __init__(self, spec: str, loader: Callable[[str], Model],
                  store: ReadingStore | None = None, *, workers: int = 1,
-                 ray: RayCluster | None = None) -> None:
+                 ray: RayCluster | None = None,
+                 on_load: Callable[[Model], None] | None = None) -> None:
         self.spec = spec
         self.store = store
         self.workers = workers
         self.counts = ReadCounts()
         self._loader = ray.model if ray is not None else loader
         self._ray = ray
+        self._on_load = on_load
         self._model: Model | None = None
 
     @property
@@ -286,6 +289,8 @@ class Reader:
     def model(self) -> Model:
         if self._model is None:
             self._model = self._loader(self.spec)
+            if self._on_load is not None:
+                self._on_load(self._model)
         return self._model
 
     def _raws(self, works: list[tuple[TaskName, str, AnyItem]]

@@ -93,6 +93,15 @@ def registry_params(spec: str) -> float | None:
     return None
 
 
+def default_cpus(spec: str) -> float:
+    """CPUs one replica of ``spec`` reserves unless told: a client's share, or the registry's
+    size of an in-process model (1 when the registry does not know it)."""
+    if parse_spec(spec).backend in SERVER_BACKENDS:
+        return CLIENT_CPUS
+    params = registry_params(spec)
+    return 1.0 if params is None else float(min(8, max(2, math.ceil(params))))
+
+
 def resources_of(spec: str, options: RayModelOptions | None = None) -> dict[str, Any]:
     """The Ray actor options of one replica of ``spec``: ``num_cpus``, ``num_gpus``, resources.
 
@@ -100,16 +109,12 @@ def resources_of(spec: str, options: RayModelOptions | None = None) -> dict[str,
     model reserves ``min(8, max(2, ceil(params)))`` CPUs from the registry's size (2 for the
     sub-2B models, whose llama.cpp default is 2 threads), or 1 when the registry does not
     know it (scripted models). No GPU unless ``num_gpus`` says so: a CPU cluster never waits
-    for one. ``options`` override each value.
+    for one. ``options`` override each value; with ``num_cpus`` given, ``spec`` may be any
+    name (``slmbench quantize`` keys its precisions ``MODEL#LEVEL``).
     """
     options = options or RayModelOptions()
-    if parse_spec(spec).backend in SERVER_BACKENDS:
-        cpus: float = CLIENT_CPUS
-    else:
-        params = registry_params(spec)
-        cpus = 1.0 if params is None else float(min(8, max(2, math.ceil(params))))
     out: dict[str, Any] = {
-        "num_cpus": cpus if options.num_cpus is None else options.num_cpus,
+        "num_cpus": default_cpus(spec) if options.num_cpus is None else options.num_cpus,
         "num_gpus": options.num_gpus or 0,
     }
     if options.resources:
@@ -148,7 +153,9 @@ class ModelActor:
     (:func:`~slmbench.models.base.check_ready`, with ``native_tools`` when the run uses the
     native scaffold). A model that fails it or fails to load is kept as the error, raised by
     :meth:`ready` and by every call, so the driver gets the backend's own one-line error
-    rather than a dead actor.
+    rather than a dead actor. A loader may give the model it returns a ``load_report``
+    (what loading measured, picklable: ``slmbench quantize``'s load time and RTN report);
+    :meth:`ready` hands it to the driver.
     """
 
     def __init__(self, spec: str, loader: ModelLoader, check: bool, native_tools: bool,
@@ -173,7 +180,8 @@ class ModelActor:
         """What the driver's proxy needs: the model's capabilities, and where it runs."""
         model = self._loaded()
         return {"supports_logprobs": model.supports_logprobs,
-                "supports_native_tools": model.supports_native_tools, "pid": os.getpid()}
+                "supports_native_tools": model.supports_native_tools, "pid": os.getpid(),
+                "load_report": getattr(model, "load_report", None)}
 
     def generate(self, messages: list[Message], kwargs: dict[str, Any]) -> Completion:
         return self._loaded().generate(messages, **kwargs)
@@ -201,6 +209,7 @@ class RayModel:
     ``workers`` (``replicas × concurrency``) threads each actor serves ``concurrency`` of
     them. ``actors`` are the live handles (a dead or hung one is replaced when a call finds
     it so). ``attempts``: how often a replica that dies while starting is replaced.
+    ``load_report``: the first replica's model's ``load_report`` (None if it has none).
     """
 
     def __init__(self, spec: str, *, loader: ModelLoader, options: RayModelOptions,
@@ -235,6 +244,7 @@ class RayModel:
             raise
         self.supports_logprobs = bool(info[0]["supports_logprobs"])
         self.supports_native_tools = bool(info[0]["supports_native_tools"])
+        self.load_report: Any = info[0]["load_report"]
 
     @property
     def workers(self) -> int:

@@ -27,7 +27,7 @@ from test_kill_resume import assert_exactly
 from killsoak import run_until_killed, slmbench, stored
 from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.runner.config import build_experiment
-from slmbench.agents.runner.executor import RunSummary, execute, plan_of
+from slmbench.agents.runner.executor import RunSummary, execute, plan_of, saved_experiment
 from slmbench.agents.runner.plan import build_plan
 from slmbench.agents.runner.progress import PlainProgress
 from slmbench.agents.store import RunStore
@@ -174,6 +174,41 @@ def test_a_replica_that_keeps_dying_stores_backend_error_with_the_cause(
     for t in trials:
         assert t.error is not None and "gave up after 2 attempts" in t.error
         assert "its Ray actor died during a call" in t.error
+
+
+def test_run_retry_attempts_bounds_the_tries_of_a_call_its_replica_never_answers(
+        cluster: str, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from slmbench.agents.runner.retry import RetryPolicy
+    from slmbench.cli.main import app
+
+    spec = "scripted:echo?delay=5"
+    experiment = tmp_path / "experiment.toml"
+    experiment.write_text(f"""models = ["{spec}"]
+tasks = ["IR-1"]
+variants = ["base"]
+temperatures = [0.3]
+repeats = 1
+executor = "ray"
+out = "{tmp_path / 'run'}"
+
+[retry]
+attempts = 5
+base_s = 0.0
+
+[ray_models."{spec}"]
+timeout_s = 0.5
+""", encoding="utf-8")
+    done = CliRunner().invoke(app, ["run", str(experiment), "--retry-attempts", "2"])
+    assert done.exit_code == 0, done.output
+    # the flag replaced the file's attempts and kept the rest of its [retry]
+    assert saved_experiment(tmp_path / "run").retry == RetryPolicy(attempts=2, base_s=0.0)
+    with RunStore(tmp_path / "run") as store:
+        [trial] = [Trial.model_validate(row.record) for row in store.trials()]
+    assert trial.outcome == Outcome.BACKEND_ERROR and trial.error is not None
+    assert "gave up after 2 attempts" in trial.error
+    assert "its Ray actor did not answer a call within 0.5 s and was replaced" in trial.error
 
 
 def test_a_model_that_cannot_load_stops_the_run_with_its_own_error(

@@ -183,12 +183,23 @@ def build_experiment(data: dict[str, Any], *, source: str = "flags") -> Experime
         raise ConfigError(f"{source}: {first_error(exc)}", _HINT) from exc
 
 
+def overridden(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with each ``overrides`` value that is not None in place of its own; a table
+    (``retry = {"attempts": 2}``) replaces only the keys it gives."""
+    out = dict(data)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}
+        elif value is not None:
+            out[key] = value
+    return out
+
+
 def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -> Experiment:
     """Read an experiment TOML file; ``overrides`` (flags given) replace its values."""
     path = Path(path)
     data = load_toml(path, what="experiment file", hint=_TOML_HINT)
-    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return build_experiment(data, source=str(path))
+    return build_experiment(overridden(data, overrides or {}), source=str(path))
 
 
 #: the model ``slmbench demo`` runs when none is given: the embedded Qwen2.5-Coder-0.5B

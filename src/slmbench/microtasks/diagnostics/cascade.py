@@ -330,12 +330,8 @@ def best_margin(rows: Sequence[tuple[float, bool, bool]]) -> float:
     model_ok = np.asarray([r[2] for r in rows], dtype=bool)
     finite = sorted({float(m) for m in margins if np.isfinite(m)})
     candidates = [0.0, *(m + 1e-9 for m in finite), float("inf")]
-    best, best_correct = 0.0, -1
-    for cut in candidates:
-        correct = int(np.where(margins < cut, model_ok, base_ok).sum())
-        if correct > best_correct:
-            best, best_correct = cut, correct
-    return best
+    correct = [np.where(margins < cut, model_ok, base_ok).sum() for cut in candidates]
+    return candidates[int(np.argmax(correct))]  # the first of the best: the lowest
 
 
 class CascadeEval(BaseModel):

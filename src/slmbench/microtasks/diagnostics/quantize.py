@@ -28,7 +28,9 @@ from __future__ import annotations
 import gc
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -45,9 +47,17 @@ from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.eligibility import EligibilityCell, make_cell
 from slmbench.microtasks.prompts import FROZEN
 from slmbench.microtasks.readout import ItemReading, Reading
-from slmbench.microtasks.session import Block, Session, precision_of, select_items
+from slmbench.microtasks.session import (
+    READ_ATTEMPTS,
+    Block,
+    Session,
+    precision_of,
+    read_on,
+    select_items,
+)
 from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model, load_model
+from slmbench.models.ray import TIMEOUT_S, RayCluster, RayModelOptions, default_cpus
 
 GROUP_SIZE = 128
 BITS = 4
@@ -248,6 +258,9 @@ def kind_of(precision: str) -> PrecisionKind:
 
 # --- the run ----------------------------------------------------------------------------------
 
+LoadPrecision = Callable[[str, str], tuple[Model, RtnReport | None]]
+
+
 def load_precision(source: str, precision: str, *, threads: int = 2
                    ) -> tuple[Model, RtnReport | None]:
     """The model at one precision: an ``hf:`` load (RTN applied in place) or a GGUF spec."""
@@ -266,17 +279,72 @@ def load_precision(source: str, precision: str, *, threads: int = 2
     return model, report
 
 
+def level_label(source: str, level: str) -> str:
+    """The readings' key of one level in the store (the full path: ~/m.gguf and
+    /home/me/m.gguf share readings), and its model's name on Ray."""
+    return f"{os.path.expanduser(source)}#{level}"
+
+
+def _timed(load: Callable[[], tuple[Model, RtnReport | None]]) -> Model:
+    """``load()``'s model, carrying ``load_report``: (seconds the load took, its RTN report)."""
+    start = time.perf_counter()
+    model, report = load()
+    model.load_report = (time.perf_counter() - start, report)  # type: ignore[attr-defined]
+    return model
+
+
+@dataclass(frozen=True)
+class PrecisionLoader:
+    """Loads a level's model by its :func:`level_label` in a Ray actor (``load``, default
+    :func:`load_precision`), the model carrying its ``load_report`` back to the driver."""
+
+    source: str
+    levels: tuple[str, ...]
+    threads: int = 2
+    load: LoadPrecision | None = None
+
+    def __call__(self, label: str) -> Model:
+        level = {level_label(self.source, lv): lv for lv in self.levels}[label]
+        load = self.load or (lambda src, p: load_precision(src, p, threads=self.threads))
+        return _timed(lambda: load(self.source, level))
+
+
+@contextmanager
+def precisions_on(executor: Literal["local", "ray"], source: str, levels: Sequence[str],
+                  address: str | None = None, *, replicas: int = 1,
+                  timeout_s: float | None = TIMEOUT_S, attempts: int = READ_ATTEMPTS,
+                  threads: int = 2, load: LoadPrecision | None = None
+                  ) -> Iterator[RayCluster | None]:
+    """Where :func:`run_quantize` reads ``levels`` of ``source``: None (this process), or
+    the Ray cluster of :func:`~slmbench.microtasks.session.read_on` whose replicas each load
+    one level (``replicas`` of each, one at a time: a level's replicas start when its
+    readings start and end after them). A torch level's replica reserves ``threads`` CPUs,
+    a GGUF spec's what its size asks. ``source`` must be at the same path on every node.
+    """
+    labels = {level_label(source, lv): lv for lv in levels}
+    placed = {label: RayModelOptions(
+        replicas=replicas, timeout_s=timeout_s,
+        num_cpus=default_cpus(lv) if kind_of(lv) == "gguf" else threads)
+        for label, lv in labels.items()}
+    with read_on(executor, list(labels), address, placed, attempts=attempts, check=False,
+                 loader=PrecisionLoader(source, tuple(levels), threads, load)) as cluster:
+        yield cluster
+
+
 def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskName], *,
                  limit: int | None, gguf: Sequence[str] = (), seed: int = 0,
                  margin: float = 0.05, threads: int = 2, command: str = "",
                  progress: Callable[[str], None] | None = None,
-                 loader: Callable[[str, str], tuple[Model, RtnReport | None]] | None = None,
-                 store: ReadingStore | None = None) -> QuantizationReport:
+                 loader: LoadPrecision | None = None, store: ReadingStore | None = None,
+                 ray: RayCluster | None = None) -> QuantizationReport:
     """Read the same items at every precision; cells, paired comparisons, RTN reports.
 
-    With a ``store``, each reading is committed as it is made (keyed ``SOURCE#LEVEL``) and
-    stored ones are reused, so an interrupted run resumes; a level whose readings are all
-    stored is not loaded, and its RTN report comes from the store.
+    With a ``store``, each reading is committed as it is made (keyed :func:`level_label`)
+    and stored ones are reused, so an interrupted run resumes; a level whose readings are
+    all stored is not loaded, and its RTN report comes from the store. Locally, ``loader``
+    loads each level (default :func:`load_precision`), and an fp32 model is rounded in place
+    by an RTN level right after it. With ``ray`` (from :func:`precisions_on`, whose loader
+    it uses) each level is read on its replicas, through the same read loop as locally.
     """
     load = loader or (lambda src, p: load_precision(src, p, threads=threads))
     levels = [*precisions, *gguf]
@@ -288,41 +356,44 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
     rtn: dict[str, RtnReport] = {}
     seconds: dict[str, float] = {}
     notes = [f"{k}: not run: {v}" for k, v in NOT_AVAILABLE.items()]
-    shown = shown_path(os.path.expanduser(source))  # what the report shows; the store keys
-    # the full path, so ~/m.gguf and /home/me/m.gguf share readings
+    shown = shown_path(os.path.expanduser(source))  # what the report shows
     if source.endswith(".gguf") and any(kind_of(p) != "gguf" for p in precisions):
         notes.append(f"{shown} is a GGUF file: transformers dequantizes its quantized weights "
                      "to fp32, so 'fp32' here is that quantization expanded, not the "
                      "original full-precision model, and rtn4 re-quantizes it")
-    session = Session(store, progress=progress)
+    session = Session(store, progress=progress, ray=ray)
     kept: Model | None = None  # an fp32 hf model, rounded in place by the rtn level after it
     for n, level in enumerate(levels):
-        label = f"{os.path.expanduser(source)}#{level}"  # the readings' key in the store
+        label = level_label(source, level)
 
-        def load_level(label: str, level: str = level) -> Model:
-            nonlocal kept
-            start = time.perf_counter()
-            if kept is not None and level in RTN_PRECISIONS:
-                model = kept
-                report = rtn_quantize_(kept.model, symmetric=level.endswith("-sym"))  # type: ignore[attr-defined]
-                model.spec = f"{model.spec}#{level}"
-            else:
-                if kept is not None:
-                    kept.close()
-                model, report = load(source, level)
-            kept = None
-            seconds[level] = time.perf_counter() - start
+        def record(model: Model, level: str = level, label: str = label) -> None:
+            seconds[level], report = model.load_report  # type: ignore[attr-defined]
             if report is not None:
                 rtn[level] = report
                 if store is not None:
                     store.put_note(f"rtn:{label}", report.model_dump_json())
+
+        def load_level(label: str, level: str = level) -> Model:
+            nonlocal kept
+            if kept is not None and level in RTN_PRECISIONS:
+                reused = kept
+                reused.spec = f"{reused.spec}#{level}"
+                model = _timed(lambda: (reused, rtn_quantize_(
+                    reused.model, symmetric=level.endswith("-sym"))))  # type: ignore[attr-defined]
+            else:
+                if kept is not None:
+                    kept.close()
+                model = _timed(lambda: load(source, level))
+            kept = None
             return model
 
-        reuse = (level == "fp32" and n + 1 < len(levels) and levels[n + 1] in RTN_PRECISIONS)
+        blocks = [Block(t, FROZEN, chosen[t]) for t in tasks]
+        reuse = (ray is None and level == "fp32" and n + 1 < len(levels)
+                 and levels[n + 1] in RTN_PRECISIONS)
         try:  # keep an fp32 hf model open: the next level rounds these weights (no reload)
-            got = session.read(label, [Block(t, FROZEN, chosen[t]) for t in tasks],
-                               loader=load_level,
-                               keep=lambda m, reuse=reuse: reuse and hasattr(m, "model"))
+            got = session.read(label, blocks, loader=None if ray else load_level,
+                               keep=lambda m, reuse=reuse: reuse and hasattr(m, "model"),
+                               on_load=record)
         except BaseException:
             if kept is not None:
                 kept.close()
