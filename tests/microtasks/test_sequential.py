@@ -143,3 +143,15 @@ def test_progress_reports_items_read_the_running_bound_and_the_end(tmp_path: Pat
                loader=lambda _s: model, cell_progress=fixed)
     assert fixed.events[-1] == ("finish", 30, "full split")
     assert all(e[2] is None for e in fixed.events if e[0] == "advance")
+
+
+def test_an_f1_cell_gets_a_rule_and_reads_to_the_end_of_its_split() -> None:
+    """F1 is not a mean over items: its rule fixes τ but never settles before the horizon
+    (a memory block read until decided, or rebuilt from a store, used to raise here)."""
+    golds = ["save", "skip"] * 20
+    rule = SequentialRule("memory", "f1", golds, {"always save": [["save", "skip"]] * 40,
+                                                  "rules": [["skip", "save"]] * 40})
+    assert rule.anchor == "always save" and not rule.sequential
+    tracker = rule.tracker()
+    verdicts = [tracker.feed([g]) for g in golds]  # even a perfect reader
+    assert set(verdicts) == {"undecided"} and tracker.estimate is None

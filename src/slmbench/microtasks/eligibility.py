@@ -235,7 +235,9 @@ class SequentialRule:
         self.interval = interval(scorer, baselines[self.anchor])  # τ with its interval
         self.sequential = metric in SEQUENTIAL_METRICS
         # the τ-baseline's per-item values: "eligible" also needs the paired difference
-        self.anchor_values = item_values(metric, golds, baselines[self.anchor])
+        # (F1 has none: it is not a mean over items, and its cells never stop early)
+        self.anchor_values = (item_values(metric, golds, baselines[self.anchor])
+                              if self.sequential else np.empty(0))
 
     def tracker(self) -> Tracker:
         """A fresh stop test for one cell."""
