@@ -73,6 +73,16 @@ def _summary(cells: Sequence[EligibilityCell], deciding: dict[str, str]) -> list
                     "undecided", "constant", "items read of the splits"], rows)]
 
 
+def _methods(cells: Sequence[EligibilityCell]) -> str:
+    """Each metric's fixed-n interval method(s), as the cells name them."""
+    by_metric: dict[str, list[str]] = {}
+    for c in cells:
+        names = by_metric.setdefault(c.metric, [])
+        if c.score.method not in names:
+            names.append(c.score.method)
+    return "; ".join(f"{m}: {' / '.join(names)}" for m, names in by_metric.items())
+
+
 def render_eligibility_page(*, title: str, command: str, created: str, store: str,
                             read_with: Sequence[str], runs: Sequence[MatrixRun],
                             incomplete: Sequence[IncompleteBlock],
@@ -97,9 +107,9 @@ def render_eligibility_page(*, title: str, command: str, created: str, store: st
     lines += _summary(cells, deciding)
     lines += ["## Every cell", "",
               "n read: items read of the split. Sequence: the confidence sequence at the "
-              "items read (what the stop rule used); fixed-n: the score's Wilson or bootstrap "
-              "interval at the same n, beside it. τ: the best non-LLM baseline or constant "
-              "answer on the whole split.", ""]
+              "items read (what the stop rule used); fixed-n: the score's interval at the "
+              "same n, beside it (" + _methods(cells) + "). τ: the best non-LLM baseline or "
+              "constant answer on the whole split.", ""]
     rows = [_row(c, deciding[c.task] == c.metric)
             for c in sorted(cells, key=lambda c: (c.task, c.model, c.prompt_id, c.reading,
                                                    c.metric != deciding[c.task]))]
