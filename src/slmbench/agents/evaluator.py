@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from slmbench.agents.forensics import diagnose
 from slmbench.agents.harness import fingerprint, offered_tools
-from slmbench.agents.loop.react import DEFAULT_PROMPTS, AgentResult, run_react
+from slmbench.agents.loop.react import DEFAULT_PROMPTS, AgentResult, LoopSettings, run_react
 from slmbench.agents.records import FaultPlan, Outcome, Score, Step, Trial
 from slmbench.agents.scoring import RefusalJudge, classify, grounding, score, underivable
 from slmbench.agents.tasks import SHIPPED_SUITES, load_suite
@@ -96,12 +96,12 @@ def rescore(trial: Trial, task: Task) -> Trial:
 
 
 def _agent(model: Model, toolbox: WorldToolbox, instruction: str, scaffold: Scaffold,
-           prompts: str, **kwargs: Any) -> AgentResult:
+           prompts: str, settings: LoopSettings) -> AgentResult:
     if scaffold == "native":
         from slmbench.agents.loop.native import run_native
 
-        return run_native(model, toolbox, instruction, **kwargs)
-    return run_react(model, toolbox, instruction, prompts=prompts, **kwargs)
+        return run_native(model, toolbox, instruction, settings)
+    return run_react(model, toolbox, instruction, settings, prompts=prompts)
 
 
 def run_trial(
@@ -127,8 +127,8 @@ def run_trial(
     plan = fault_plan if fault_plan is not None else fault_plan_for(task, variant)
     world = World.create(task.world_seed)
     toolbox = WorldToolbox(world, offered_tools(task.tools, toolset), fault_plan=plan)
-    result = _agent(model, toolbox, instruction, scaffold, prompts, temperature=temperature,
-                    seed=seed, max_steps=max_steps)
+    result = _agent(model, toolbox, instruction, scaffold, prompts,
+                    LoopSettings(temperature=temperature, seed=seed, max_steps=max_steps))
     outcome, verdict = result.outcome, None
     if outcome is None:
         outcome, verdict = judge(task, result.final_answer, world.snapshot(), result.steps,

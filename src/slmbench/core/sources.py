@@ -85,25 +85,17 @@ def _strip_top(name: str) -> str:
     return name.split("/", 1)[1] if "/" in name else name
 
 
-# The exact archives the datasets are built from (sha256 of the file pip downloads).
-PINS: dict[str, PackagePin] = {
-    "bfcl-eval": PackagePin(
-        name="bfcl-eval", version="2026.3.23", licence="Apache-2.0",
-        sha256="3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a",
-    ),
-    "icalfa": PackagePin(
-        name="icalfa", version="0.3.6", licence="MIT",
-        sha256="621590a41cd843793f669c2c097adab4924132fa693776d4866c9a0846217eeb",
-    ),
-    "cheat": PackagePin(
-        name="cheat", version="2.5.1", licence="MIT (code) / GPL-3.0 (cheatsheets)",
-        sha256="c537c0ead9f4cb47f0861818a36ce8f6fc844cd7fc2879479dfbb29a335f2ec6",
-    ),
-    "inspect-evals": PackagePin(
-        name="inspect-evals", version="0.26.0", licence="MIT",
-        sha256="b76d15813182807da141a0f06bb6f18a5f82d1f06291ec2633bb84cdf661f8d0",
-    ),
-}
+# The exact archives the datasets are built from (sha256 of the file pip downloads), by name.
+PINS: dict[str, PackagePin] = {pin.name: pin for pin in (
+    PackagePin(name="bfcl-eval", version="2026.3.23", licence="Apache-2.0",
+               sha256="3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"),
+    PackagePin(name="icalfa", version="0.3.6", licence="MIT",
+               sha256="621590a41cd843793f669c2c097adab4924132fa693776d4866c9a0846217eeb"),
+    PackagePin(name="cheat", version="2.5.1", licence="MIT (code) / GPL-3.0 (cheatsheets)",
+               sha256="c537c0ead9f4cb47f0861818a36ce8f6fc844cd7fc2879479dfbb29a335f2ec6"),
+    PackagePin(name="inspect-evals", version="0.26.0", licence="MIT",
+               sha256="b76d15813182807da141a0f06bb6f18a5f82d1f06291ec2633bb84cdf661f8d0"),
+)}
 
 
 def sha256_file(path: Path) -> str:

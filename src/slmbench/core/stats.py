@@ -44,14 +44,18 @@ class StatsInputError(SlmbenchError):
     """Inputs a statistic cannot be computed from (k > n, mismatched lengths, ...)."""
 
 
-class Estimate(BaseModel):
+class _Record(BaseModel):
+    """A statistic's result: frozen, so a number cannot be changed once it has its interval."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+class Estimate(_Record):
     """A point estimate with its confidence interval.
 
     ``estimate``/``low``/``high`` are None only when the quantity is undefined
     for the data (e.g. a correlation of constant values); ``note`` says why.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     estimate: float | None
     low: float | None
@@ -75,10 +79,8 @@ class Estimate(BaseModel):
         return text
 
 
-class TestResult(BaseModel):
+class TestResult(_Record):
     """A hypothesis test: statistic, p-value, method and sample size."""
-
-    model_config = ConfigDict(frozen=True)
 
     statistic: float | None
     p_value: float
@@ -87,10 +89,8 @@ class TestResult(BaseModel):
     note: str | None = None
 
 
-class Correlation(BaseModel):
+class Correlation(_Record):
     """A correlation coefficient with its p-value and a bootstrap interval."""
-
-    model_config = ConfigDict(frozen=True)
 
     estimate: float | None
     p_value: float | None
@@ -103,10 +103,8 @@ class Correlation(BaseModel):
     note: str | None = None
 
 
-class VsBest(BaseModel):
+class VsBest(_Record):
     """One model compared with the best model: Fisher exact test, adjusted p-values, Cohen's h."""
-
-    model_config = ConfigDict(frozen=True)
 
     model: str
     successes: int
@@ -121,10 +119,8 @@ class VsBest(BaseModel):
     significant_bh: bool
 
 
-class McNemarResult(BaseModel):
+class McNemarResult(_Record):
     """McNemar's test on paired binary outcomes: discordant counts and the p-value."""
-
-    model_config = ConfigDict(frozen=True)
 
     n: int
     both: int
@@ -136,10 +132,8 @@ class McNemarResult(BaseModel):
     method: str
 
 
-class TostResult(BaseModel):
+class TostResult(_Record):
     """Two one-sided tests for equivalence of paired values within ``(-margin, margin)``."""
-
-    model_config = ConfigDict(frozen=True)
 
     mean_difference: float
     margin: float
@@ -153,10 +147,8 @@ class TostResult(BaseModel):
     note: str | None = None
 
 
-class FlipRate(BaseModel):
+class FlipRate(_Record):
     """Share of items whose outcome is not the same on every repeat."""
-
-    model_config = ConfigDict(frozen=True)
 
     rate: Estimate
     flipped: list[str]

@@ -39,28 +39,21 @@ SCHEMA_VERSION = 1
 STORE_KIND = "slmbench-readings"
 DEFAULT_NAME = "readings.sqlite"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS readings (
-    model        TEXT NOT NULL,
-    task         TEXT NOT NULL,
-    prompt_id    TEXT NOT NULL,
-    item_id      TEXT NOT NULL,
-    input_sha256 TEXT NOT NULL,
-    raw          TEXT NOT NULL,
-    created_at   REAL NOT NULL,
-    PRIMARY KEY (model, task, prompt_id, item_id, input_sha256)
-);
-CREATE TABLE IF NOT EXISTS failures (
-    model        TEXT NOT NULL,
-    task         TEXT NOT NULL,
-    prompt_id    TEXT NOT NULL,
-    item_id      TEXT NOT NULL,
-    input_sha256 TEXT NOT NULL,
-    cause        TEXT NOT NULL,
-    created_at   REAL NOT NULL,
-    PRIMARY KEY (model, task, prompt_id, item_id, input_sha256)
-);
-"""
+# What one model input is, in both tables: the model spec, task, prompt, item and the digest
+# of the exact input (:meth:`ModelInput.digest`).
+_KEY = ("model", "task", "prompt_id", "item_id", "input_sha256")
+_COLUMNS = ", ".join(_KEY)
+_MATCH = " AND ".join(f"{c}=?" for c in _KEY)
+
+
+def _keyed_table(name: str, value: str) -> str:
+    """``name``: one ``value`` text per model input, with its time of writing."""
+    columns = "".join(f"    {c} TEXT NOT NULL,\n" for c in (*_KEY, value))
+    return (f"CREATE TABLE IF NOT EXISTS {name} (\n{columns}    created_at REAL NOT NULL,\n"
+            f"    PRIMARY KEY ({_COLUMNS})\n);\n")
+
+
+_SCHEMA = _keyed_table("readings", "raw") + _keyed_table("failures", "cause")
 _HINT = "pass --store a new file, or one written by `slmbench eligibility` or `diagnose`"
 
 
@@ -123,9 +116,8 @@ class ReadingStore(Store):
         """The stored reading of this exact model input, rebuilt by the current readout code."""
         digest = model_input(task, prompt_id, item).digest()
         with self._lock:
-            row = self._conn.execute(
-                "SELECT raw FROM readings WHERE model=? AND task=? AND prompt_id=? AND item_id=?"
-                " AND input_sha256=?", (spec, task, prompt_id, item.id, digest)).fetchone()
+            row = self._conn.execute(f"SELECT raw FROM readings WHERE {_MATCH}",
+                                     (spec, task, prompt_id, item.id, digest)).fetchone()
         if row is None:
             return None
         try:
@@ -143,11 +135,10 @@ class ReadingStore(Store):
         key = (spec, task, prompt_id, item.id, model_input(task, prompt_id, item).digest())
         with self._lock, writing(self.path, "readings store"):
             cur = self._conn.execute(
-                "INSERT INTO readings(model, task, prompt_id, item_id, input_sha256, raw,"
-                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                f"INSERT INTO readings({_COLUMNS}, raw, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (*key, raw.model_dump_json(), time.time()))
-            self._conn.execute("DELETE FROM failures WHERE model=? AND task=? AND prompt_id=?"
-                               " AND item_id=? AND input_sha256=?", key)
+            self._conn.execute(f"DELETE FROM failures WHERE {_MATCH}", key)
             return cur.rowcount == 1
 
     def put_failure(self, spec: str, task: TaskName, prompt_id: str, item: AnyItem,
@@ -157,8 +148,8 @@ class ReadingStore(Store):
         digest = model_input(task, prompt_id, item).digest()
         with self._lock, writing(self.path, "readings store"):
             self._conn.execute(
-                "INSERT OR REPLACE INTO failures(model, task, prompt_id, item_id, input_sha256,"
-                " cause, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT OR REPLACE INTO failures({_COLUMNS}, cause, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (spec, task, prompt_id, item.id, digest, cause, time.time()))
 
     def failures(self) -> list[dict[str, str]]:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from agent_fakes import FakeToolbox
 
+from slmbench.agents.loop import LoopSettings
 from slmbench.agents.loop.native import run_native
 from slmbench.agents.records import FaultPlan, Outcome
 from slmbench.core.errors import ConfigError, LogprobsUnsupportedError
@@ -102,7 +103,7 @@ def test_the_same_tool_call_three_times_is_a_loop(toolbox: FakeToolbox) -> None:
 
 def test_step_limit_and_broken_toolbox(toolbox: FakeToolbox) -> None:
     replies = [[ToolCall(name="fact_lookup", arguments={"key": f"k{i}"})] for i in range(9)]
-    limited = run_native(NativeFake(replies), toolbox, "Who?", max_steps=3)
+    limited = run_native(NativeFake(replies), toolbox, "Who?", LoopSettings(max_steps=3))
     assert limited.outcome is Outcome.STEP_LIMIT and len(limited.steps) == 3
     broken = run_native(NativeFake([[CEO]]), FakeToolbox(broken=True), "Who?")
     assert broken.outcome is Outcome.TOOL_ERROR and "sandbox unavailable" in (broken.error or "")

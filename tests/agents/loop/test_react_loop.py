@@ -7,6 +7,7 @@ from typing import Any
 
 from agent_fakes import FakeToolbox
 
+from slmbench.agents.loop import LoopSettings
 from slmbench.agents.loop.react import STOP, build_system_prompt, run_react, step_seed
 from slmbench.agents.records import FaultPlan, Outcome
 from slmbench.core.errors import BackendError, ContextOverflowError
@@ -82,14 +83,15 @@ def test_system_prompt_lists_tools_and_protocol(toolbox: FakeToolbox) -> None:
 
 def test_custom_system_prompt_places_the_tool_list(toolbox: FakeToolbox) -> None:
     model = Recorder(["Final Answer: x"])
-    run_react(model, toolbox, "task", system_prompt="Tools:\n{tools}\nBe brief.")
+    run_react(model, toolbox, "task", LoopSettings(system_prompt="Tools:\n{tools}\nBe brief."))
     assert model.prompts[0][0].content.startswith("Tools:\n- fact_lookup: ")
     assert build_system_prompt(toolbox.specs(), "no list") == "no list"
 
 
 def test_stop_strings_seeds_and_max_tokens_reach_the_model(toolbox: FakeToolbox) -> None:
     model = Recorder([CALL_CEO, "Final Answer: Dana Reyes"])
-    run_react(model, toolbox, "Who?", temperature=0.7, seed=11, max_tokens_per_step=50)
+    run_react(model, toolbox, "Who?",
+              LoopSettings(temperature=0.7, seed=11, max_tokens_per_step=50))
     assert all("Observation:" in kw["stop"] for kw in model.kwargs) and "Observation:" in STOP
     assert [kw["seed"] for kw in model.kwargs] == [step_seed(11, 0), step_seed(11, 1)]
     assert {kw["temperature"] for kw in model.kwargs} == {0.7}
@@ -160,7 +162,7 @@ def test_the_same_response_three_times_is_a_loop(toolbox: FakeToolbox) -> None:
 
 def test_running_out_of_steps_is_a_step_limit(toolbox: FakeToolbox) -> None:
     replies = [f'{{"name": "fact_lookup", "arguments": {{"key": "k{i}"}}}}' for i in range(20)]
-    result = run_react(Recorder(replies), toolbox, "Who?", max_steps=4)
+    result = run_react(Recorder(replies), toolbox, "Who?", LoopSettings(max_steps=4))
     assert result.outcome is Outcome.STEP_LIMIT
     assert len(result.steps) == 4 and result.error == "no final answer after 4 steps"
 
@@ -168,14 +170,14 @@ def test_running_out_of_steps_is_a_step_limit(toolbox: FakeToolbox) -> None:
 def test_an_exhausted_token_budget_is_a_step_limit_with_the_reason(toolbox: FakeToolbox) -> None:
     replies = [f'{{"name": "fact_lookup", "arguments": {{"key": "k{i}"}}}}' for i in range(20)]
     model = Recorder(replies)
-    result = run_react(model, toolbox, "Who?", token_budget=1)
+    result = run_react(model, toolbox, "Who?", LoopSettings(token_budget=1))
     assert result.outcome is Outcome.STEP_LIMIT and model.calls == 1
     assert result.error is not None and result.error.startswith("token budget exhausted")
 
 
 def test_an_exhausted_time_budget_is_a_step_limit_with_the_reason(toolbox: FakeToolbox) -> None:
     model = Recorder(["Final Answer: x"])
-    result = run_react(model, toolbox, "Who?", time_budget_s=0.0)
+    result = run_react(model, toolbox, "Who?", LoopSettings(time_budget_s=0.0))
     assert result.outcome is Outcome.STEP_LIMIT and model.calls == 0
     assert result.error is not None and result.error.startswith("time budget exhausted")
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from slmbench.agents.evaluator import run_trial
+from slmbench.agents.loop import LoopSettings
 from slmbench.agents.loop.react import run_react
 from slmbench.agents.records import Outcome
 from slmbench.agents.tasks.loader import load_tasks
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 def test_qwen_calls_a_tool_and_sees_the_real_observation(qwen05: LlamaCppModel) -> None:
     toolbox = WorldToolbox(World.create(0), ["web_search"])
     result = run_react(qwen05, toolbox, "Use web_search to find how long the Veldt River is.",
-                       max_steps=2, max_tokens_per_step=64)
+                       LoopSettings(max_steps=2, max_tokens_per_step=64))
     first = result.steps[0]
     assert first.action.kind == "tool" and first.action.name == "web_search", first.raw_response
     assert first.action.format == "json" and "Veldt" in first.action.arguments["query"]

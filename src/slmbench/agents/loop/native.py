@@ -1,10 +1,10 @@
 """The native tool-calling scaffold: the backend's own ``tools=`` interface.
 
-Same signature, budgets, seeds and outcomes as :func:`~slmbench.agents.loop.react.run_react`,
-but the model receives the tools as OpenAI-style function specs and returns
-structured :attr:`Completion.tool_calls`; each result goes back as a
-``Message(role="tool", tool_call_id=...)``. Every call of a response runs, in
-order, and is recorded as its own step; ``max_steps`` bounds model calls.
+The same :class:`~slmbench.agents.loop.react.LoopSettings` (budgets, seeds) and outcomes as
+:func:`~slmbench.agents.loop.react.run_react`, but the model receives the tools as
+OpenAI-style function specs and returns structured :attr:`Completion.tool_calls`; each
+result goes back as a ``Message(role="tool", tool_call_id=...)``. Every call of a response
+runs, in order, and is recorded as its own step; ``max_steps`` bounds model calls.
 
 A response with no tool call is the final answer (a ``Final Answer:`` prefix,
 if the model writes one, is removed). An empty response with no tool call is
@@ -20,13 +20,7 @@ from __future__ import annotations
 import json
 
 from slmbench.agents.loop.parse import parse_action
-from slmbench.agents.loop.react import (
-    DEFAULT_TOKEN_BUDGET,
-    LOOP_REPEATS,
-    AgentResult,
-    Run,
-    reply_of,
-)
+from slmbench.agents.loop.react import LOOP_REPEATS, AgentResult, LoopSettings, Run, reply_of
 from slmbench.agents.records import Action, Outcome
 from slmbench.agents.tools.base import Toolbox
 from slmbench.core.errors import ConfigError
@@ -54,30 +48,18 @@ def _final_answer(text: str) -> str:
     return action.answer if action.kind == "final" and action.answer else text.strip()
 
 
-def run_native(
-    model: Model,
-    toolbox: Toolbox,
-    instruction: str,
-    *,
-    temperature: float = 0.0,
-    seed: int = 0,
-    max_steps: int = 12,
-    max_tokens_per_step: int = 384,
-    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
-    time_budget_s: float | None = None,
-    system_prompt: str | None = None,
-) -> AgentResult:
+def run_native(model: Model, toolbox: Toolbox, instruction: str,
+               settings: LoopSettings = LoopSettings()) -> AgentResult:
     """Run the native tool-calling loop; raise ConfigError if the backend has none."""
     if not model.supports_native_tools:
         raise ConfigError(f"{model.spec} has no native tool calling",
                           "use the react scaffold (--scaffold react) with this model")
     tools = [spec.openai_format() for spec in toolbox.specs()]
-    run = Run("native", token_budget=token_budget, time_budget_s=time_budget_s)
-    run.messages = [Message(role="system", content=system_prompt or NATIVE_SYSTEM_PROMPT),
+    run = Run("native", settings)
+    run.messages = [Message(role="system",
+                            content=settings.system_prompt or NATIVE_SYSTEM_PROMPT),
                     Message(role="user", content=instruction)]
-    for index, completion in run.completions(model, max_steps, seed=seed,
-                                             temperature=temperature,
-                                             max_tokens=max_tokens_per_step, tools=tools):
+    for index, completion in run.completions(model, tools=tools):
         raw = completion.text
         reply = reply_of(completion)
         calls = tuple(c if c.id else ToolCall(name=c.name, arguments=c.arguments,
@@ -106,7 +88,7 @@ def run_native(
                 return result
             run.messages.append(Message(role="tool", content=result.observation,
                                         tool_call_id=call.id, name=call.name))
-    return run.out_of_steps(max_steps)
+    return run.out_of_steps()
 
 
 def _action(calls: tuple[ToolCall, ...], text: str) -> Action:

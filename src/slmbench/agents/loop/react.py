@@ -95,6 +95,7 @@ __all__ = [
     "LOOP_REPEATS",
     "STOP",
     "AgentResult",
+    "LoopSettings",
     "build_system_prompt",
     "run_react",
     "step_seed",
@@ -173,6 +174,26 @@ PROMPT_SETS: dict[str, Prompts] = {
 DEFAULT_PROMPTS = "neutral"
 
 
+class LoopSettings(BaseModel):
+    """How one agent run samples and when it stops: the same for both loops.
+
+    Step ``i`` samples at ``temperature`` with :func:`step_seed` ``(seed, i)`` and at most
+    ``max_tokens_per_step`` tokens; the run stops after ``max_steps`` model calls, once
+    ``token_budget`` prompt plus completion tokens are used, or after ``time_budget_s``
+    wall-clock seconds (None: no limit). ``system_prompt`` replaces the scaffold's own (for
+    ReAct, ``{tools}`` in it becomes the tool list)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float = 0.0
+    seed: int = 0
+    max_steps: int = 12
+    max_tokens_per_step: int = 384
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET
+    time_budget_s: float | None = None
+    system_prompt: str | None = None
+
+
 class AgentResult(BaseModel):
     """What one agent run produced, before scoring."""
 
@@ -234,11 +255,9 @@ class ToolboxBroken(Exception):
 class Run:
     """Bookkeeping shared by the ReAct and native loops: transcript, steps, budgets."""
 
-    def __init__(self, scaffold: Literal["react", "native"], *, token_budget: int | None,
-                 time_budget_s: float | None) -> None:
+    def __init__(self, scaffold: Literal["react", "native"], settings: LoopSettings) -> None:
         self.scaffold: Literal["react", "native"] = scaffold
-        self.token_budget = token_budget
-        self.time_budget_s = time_budget_s
+        self.settings = settings
         self.messages: list[Message] = []
         self.steps: list[Step] = []
         self.prompt_tokens = self.completion_tokens = 0
@@ -248,20 +267,21 @@ class Run:
         self.unreadable_in_a_row = 0  # reset by the loop on a readable reply
         self.ended: AgentResult | None = None  # set when :meth:`completions` ends the run early
 
-    def completions(self, model: Model, max_steps: int, *, seed: int,
-                    **options: Any) -> Iterator[tuple[int, Completion]]:
-        """Each step's index and completion (already counted), up to ``max_steps`` steps.
+    def completions(self, model: Model, **options: Any) -> Iterator[tuple[int, Completion]]:
+        """Each step's index and completion (already counted), up to ``settings.max_steps``.
 
-        Step ``i`` samples with :func:`step_seed` ``(seed, i)``; ``options`` go to
-        ``model.generate``. A budget running out or a :class:`BackendError` ends the steps
-        early, with that result in :attr:`ended` (a configuration fault is raised)."""
-        for index in range(max_steps):
+        Step ``i`` samples as :class:`LoopSettings` says; ``options`` (stop strings, tools) go
+        to ``model.generate`` too. A budget running out or a :class:`BackendError` ends the
+        steps early, with that result in :attr:`ended` (a configuration fault is raised)."""
+        s = self.settings
+        for index in range(s.max_steps):
             if reason := self.budget_exhausted():
                 self.ended = self.finish(Outcome.STEP_LIMIT, error=reason)
                 return
             try:
-                completion = model.generate(self.messages, seed=step_seed(seed, index),
-                                            **options)
+                completion = model.generate(self.messages, seed=step_seed(s.seed, index),
+                                            temperature=s.temperature,
+                                            max_tokens=s.max_tokens_per_step, **options)
             except BackendError as exc:
                 outcome, cause = backend_outcome(exc, index)
                 self.ended = self.finish(outcome, error=cause)
@@ -269,20 +289,22 @@ class Run:
             self.account(completion)
             yield index, completion
 
-    def out_of_steps(self, max_steps: int) -> AgentResult:
+    def out_of_steps(self) -> AgentResult:
         """The result once :meth:`completions` ran out with no answer: its early end, else
         ``step_limit``."""
         if self.ended is not None:
             return self.ended
-        return self.finish(Outcome.STEP_LIMIT, error=f"no final answer after {max_steps} steps")
+        return self.finish(Outcome.STEP_LIMIT,
+                           error=f"no final answer after {self.settings.max_steps} steps")
 
     def budget_exhausted(self) -> str | None:
         used = self.prompt_tokens + self.completion_tokens
-        if self.token_budget is not None and used >= self.token_budget:
-            return f"token budget exhausted ({used} of {self.token_budget} tokens used)"
+        tokens, seconds = self.settings.token_budget, self.settings.time_budget_s
+        if tokens is not None and used >= tokens:
+            return f"token budget exhausted ({used} of {tokens} tokens used)"
         elapsed = time.monotonic() - self._start
-        if self.time_budget_s is not None and elapsed >= self.time_budget_s:
-            return f"time budget exhausted ({elapsed:.1f} s of {self.time_budget_s:g} s)"
+        if seconds is not None and elapsed >= seconds:
+            return f"time budget exhausted ({elapsed:.1f} s of {seconds:g} s)"
         return None
 
     def account(self, completion: Completion) -> None:
@@ -407,33 +429,21 @@ def call_key(name: str, arguments: dict[str, Any]) -> str:
     return json.dumps([name, arguments], sort_keys=True, default=str)
 
 
-def run_react(
-    model: Model,
-    toolbox: Toolbox,
-    instruction: str,
-    *,
-    temperature: float = 0.0,
-    seed: int = 0,
-    max_steps: int = 12,
-    max_tokens_per_step: int = 384,
-    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
-    time_budget_s: float | None = None,
-    system_prompt: str | None = None,
-    prompts: str = DEFAULT_PROMPTS,
-) -> AgentResult:
+def run_react(model: Model, toolbox: Toolbox, instruction: str,
+              settings: LoopSettings = LoopSettings(), *,
+              prompts: str = DEFAULT_PROMPTS) -> AgentResult:
     """Run the text ReAct loop until a final answer or a terminal outcome; never raises
     for model, format or tool failures (they become the result's ``outcome``).
 
     ``prompts`` names the wording in :data:`PROMPT_SETS` (``legacy`` only to measure it)."""
     specs = toolbox.specs()
     wording = PROMPT_SETS[prompts]
-    run = Run("react", token_budget=token_budget, time_budget_s=time_budget_s)
+    run = Run("react", settings)
     run.messages = [Message(role="system",
-                            content=build_system_prompt(specs, system_prompt, prompts)),
+                            content=build_system_prompt(specs, settings.system_prompt, prompts)),
                     Message(role="user", content=instruction)]
     answered: set[str] = set()  # calls that cleanly succeeded: not run again
-    for _, completion in run.completions(model, max_steps, seed=seed, temperature=temperature,
-                                         max_tokens=max_tokens_per_step, stop=list(STOP)):
+    for _, completion in run.completions(model, stop=list(STOP)):
         raw = completion.text
         reply = reply_of(completion)
         action = parse_action(reply, tools=specs)
@@ -465,4 +475,4 @@ def run_react(
             answered.add(key)
         run.messages.append(Message(role="user", content=wording.observation.format(
             observation=result.observation, instruction=instruction)))
-    return run.out_of_steps(max_steps)
+    return run.out_of_steps()

@@ -13,8 +13,7 @@ from pydantic import Field, field_validator
 
 from slmbench.agents.tools.base import ToolError
 from slmbench.agents.tools.common import StrictParams, WorldTool, as_list, jsonable
-from slmbench.agents.world import Event, World
-from slmbench.agents.world.records import HHMM
+from slmbench.agents.world import HHMM, Event, World
 
 SLOT_STEP_MIN = 30  # schedule_meeting tries start times on the hour and half hour
 SEARCH_DAYS = 14  # ... on weekdays from today through this many days

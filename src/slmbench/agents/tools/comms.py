@@ -8,8 +8,7 @@ from pydantic import Field, field_validator
 
 from slmbench.agents.tools.base import ToolError
 from slmbench.agents.tools.common import StrictParams, WorldTool, as_list, jsonable
-from slmbench.agents.world import World
-from slmbench.agents.world.records import Channel, Notification, SentEmail
+from slmbench.agents.world import Channel, Notification, SentEmail, World
 
 
 def _recipients(world: World, people: list[str]) -> list[str]:

@@ -25,6 +25,8 @@ written against seed 0.
 from slmbench.agents.world.core import World
 from slmbench.agents.world.describe import describe
 from slmbench.agents.world.records import (
+    HHMM,
+    Channel,
     Email,
     Employee,
     Event,
@@ -35,5 +37,5 @@ from slmbench.agents.world.records import (
     SentEmail,
 )
 
-__all__ = ["Email", "Employee", "Event", "Fact", "Notification", "Product", "Sale", "SentEmail",
-           "World", "describe"]
+__all__ = ["HHMM", "Channel", "Email", "Employee", "Event", "Fact", "Notification", "Product",
+           "Sale", "SentEmail", "World", "describe"]
