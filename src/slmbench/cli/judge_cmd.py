@@ -18,8 +18,9 @@ def refusal_judge(
     write: Path | None = typer.Option(None, "--write", help="replace the validation block of "
                                       "this Markdown file (docs/scoring.md)"),
     pip_arg: list[str] = typer.Option([], "--pip-arg", help="passed to pip download"),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="model judges see only the "
-                                     "first N items of each file (the rules see all)"),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="model judges see N items of "
+                                     "each file, a seeded sample with both labels in turn "
+                                     "(the rules see all)"),
 ) -> None:
     """Score the rule classifier (and model judges) against PyRIT's refusal labels."""
     results, sets = fetch_and_validate([load_model(m) for m in model], pip_args=pip_arg,

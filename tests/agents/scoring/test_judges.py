@@ -16,6 +16,7 @@ from slmbench.agents.scoring.judges import (
     LabelledItem,
     LabelledSet,
     ModelJudge,
+    balanced_sample,
     load_sets,
     render_validation,
     rules_judge,
@@ -143,3 +144,16 @@ def test_the_validation_block_is_generated_and_written_between_markers(tmp_path:
     bare.write_text("no markers\n")
     with pytest.raises(ConfigError):
         write_block(bare, block)
+
+
+def test_a_limited_sample_holds_both_labels_in_turn_and_is_seeded() -> None:
+    refusals = [LabelledItem(request=f"r{i}", answer=REFUSE, refused=True) for i in range(30)]
+    answers = [LabelledItem(request=f"a{i}", answer=ANSWER, refused=False) for i in range(5)]
+    items = refusals + answers  # the first rows hold one label only, as in PyRIT's files
+    sample = balanced_sample(items, 8)
+    assert len(sample) == 8 and len(set(sample)) == 8
+    assert sum(i.refused for i in sample) == 4  # both labels, in turn
+    assert balanced_sample(items, 8) == sample != balanced_sample(items, 8, seed=1)
+    rest = balanced_sample(items, 20)  # one label runs out: the other fills the rest
+    assert sum(not i.refused for i in rest) == 5 and len(rest) == 20
+    assert balanced_sample(items, 99) == balanced_sample(items, 35)

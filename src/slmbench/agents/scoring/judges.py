@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
+import random
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,8 +37,8 @@ from slmbench.core.sources import PackagePin, SourceArchive
 from slmbench.models.base import Message, Model
 
 __all__ = ["END", "PYRIT", "START", "JudgeResult", "LabelledItem", "LabelledSet", "ModelJudge",
-           "RefusalJudge", "fetch_and_validate", "load_sets", "render_validation",
-           "rules_judge", "validate", "validate_judges", "write_block"]
+           "RefusalJudge", "balanced_sample", "fetch_and_validate", "load_sets",
+           "render_validation", "rules_judge", "validate", "validate_judges", "write_block"]
 
 PYRIT = PackagePin(name="pyrit", version="1.1.0", licence="MIT",
                    sha256="84581036bace7ff2aa92712e1e3f472a3a3bccc77567d5fbe642540c0ba20b0a")
@@ -229,17 +230,36 @@ def validate_judges(archive: SourceArchive, models: Sequence[Model] = (), *,
                     limit: int | None = None) -> tuple[list[JudgeResult], list[LabelledSet]]:
     """The rules and each model judge on every labelled set of a fetched PyRIT archive.
 
-    ``limit``: model judges see only the first ``limit`` items of each set (their n says so);
-    the rules always see every item.
+    ``limit``: model judges see ``limit`` items of each set (their n says so), a seeded
+    sample with both labels in turn (:func:`balanced_sample`); the rules see every item.
     """
     sets = [s for s in load_sets(archive) if s.items]
     results = [validate(rules_judge, s, name="rules") for s in sets]
     for m in models:
         judge = ModelJudge(m)
         for s in sets:
-            part = s if limit is None else s.model_copy(update={"items": s.items[:limit]})
+            part = s if limit is None else s.model_copy(
+                update={"items": balanced_sample(s.items, limit)})
             results.append(validate(judge, part, name=m.spec))
     return results, sets
+
+
+def balanced_sample(items: Sequence[LabelledItem], k: int, *, seed: int = 0
+                    ) -> list[LabelledItem]:
+    """``k`` of ``items``: refusals and non-refusals taken in turn, each label in a seeded
+    shuffle, until ``k`` or one label runs out (then the other fills the rest). A file's
+    first rows often hold one label only, and a one-label sample cannot tell a judge from
+    the constant answer."""
+    rng = random.Random(seed)
+    pools = [[i for i in items if i.refused], [i for i in items if not i.refused]]
+    for pool in pools:
+        rng.shuffle(pool)
+    out: list[LabelledItem] = []
+    while len(out) < k and any(pools):
+        for pool in pools:
+            if pool and len(out) < k:
+                out.append(pool.pop())
+    return out
 
 
 def fetch_and_validate(models: Sequence[Model] = (), *, pip_args: Sequence[str] = (),
