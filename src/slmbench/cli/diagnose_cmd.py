@@ -53,7 +53,7 @@ def diagnostic_rows(report: DiagnosticReport) -> list[list[str]]:
         rows.append([
             cell.task, cell.model, f"{cell.n_fit}/{cell.n_eval}",
             _est(auc),
-            d.metric, f"{d.tau:.3f} ({d.tau_anchor})",
+            d.metric, d.tau_text,
             _est(d.score), thr, _est(t.score), "-" if g is None else _est(g.score),
             "-" if cell.format_failure_rate is None else
             f"{cell.format_failure_rate.estimate:.0%}",

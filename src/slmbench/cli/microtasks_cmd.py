@@ -101,7 +101,7 @@ def matrix_table(run: MatrixRun) -> Table:
         table.add_row(
             c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric, _n_read(c),
             f"{c.score.estimate:.3f}", _ci(c.score), _ci(c.sequence) if c.sequence else "-",
-            f"{c.tau:.3f} ({c.tau_anchor})", f"{c.diff.estimate:+.3f} {_ci(c.diff, '+')}",
+            c.tau_text, f"{c.diff.estimate:+.3f} {_ci(c.diff, '+')}",
             str(c.format_failures) if c.reading == "generation" else "-",
             verdict_text(c, deciding[c.task] == c.metric),
             _yes(c.seed_rule), _yes(c.paired), "[green]yes[/]" if c.eligible else "[red]no[/]")
@@ -135,7 +135,7 @@ def matrix_markdown(run: MatrixRun) -> str:
             f"| {c.task} | {c.model} | {c.precision} | {c.prompt_id} | {c.reading} | {c.metric} "
             f"| {_n_read(c)} | {c.score.estimate:.3f} | {_ci(c.score)} "
             f"| {_ci(c.sequence) if c.sequence else '-'} "
-            f"| {c.tau:.3f} ({c.tau_anchor}) | {c.diff.estimate:+.3f} {_ci(c.diff, '+')} "
+            f"| {c.tau_text} | {c.diff.estimate:+.3f} {_ci(c.diff, '+')} "
             f"| {fails} | {verdict_text(c, deciding[c.task] == c.metric)} "
             f"| {_yes(c.seed_rule)} | {_yes(c.paired)} "
             f"| {_yes(c.eligible)} |")

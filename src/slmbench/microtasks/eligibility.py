@@ -153,6 +153,14 @@ class EligibilityCell(BaseModel):
     paired: bool = False  # the paired interval of model - τ-baseline lies above 0
     version: Literal[2, 3] = CELL_VERSION
 
+    @property
+    def tau_text(self) -> str:
+        """τ with its interval and anchor as every table prints it: ``0.750 [0.551, 0.880]
+        (bm25)`` (a cell stored before τ kept its interval: the point alone)."""
+        shown = (f"{self.tau:.3f}" if self.tau_interval is None
+                 else self.tau_interval.formatted(percent=False, digits=3))
+        return f"{shown} ({self.tau_anchor})"
+
 
 def settle(low: float | None, high: float | None, tau: float) -> Verdict:
     """Eligible when the lower bound is above τ, ineligible when the upper bound is below it,

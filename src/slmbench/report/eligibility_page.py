@@ -33,7 +33,7 @@ def _row(c: EligibilityCell, deciding: bool) -> list[str]:
     return [c.task, short(c.model), c.prompt_id, c.reading, c.metric + ("" if deciding else
                                                                          " (secondary)"),
             n, verdict_text(c, deciding), num(c.sequence), num(c.score),
-            f"{c.tau:.3f} ({c.tau_anchor})", num(c.diff), str(c.format_failures)
+            c.tau_text, num(c.diff), str(c.format_failures)
             if c.reading == "generation" else "–", "**yes**" if c.eligible else "no"]
 
 

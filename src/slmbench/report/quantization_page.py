@@ -24,7 +24,7 @@ CELL_HEADER = ("task", "precision", "reading", "metric", "n", "score [95% CI]", 
 
 def _cells(report: QuantizationReport) -> list[list[str]]:
     return [[c.task, c.precision, c.reading, c.metric, str(c.n_items), num(c.score),
-             f"{c.tau:.3f} ({c.tau_anchor})",
+             c.tau_text,
              str(c.format_failures) if c.reading == "generation" else "-",
              "yes" if c.eligible else "no"] for c in report.cells]
 

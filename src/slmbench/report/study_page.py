@@ -265,7 +265,7 @@ def part_b_section(m: MatrixRun, block: int = 0, blocks: int = 1) -> list[str]:
         n = str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
         rows.append([c.task, c.metric, short(c.model), c.prompt_id, c.reading, n,
                      c.score.formatted(percent=False, digits=3),
-                     f"{c.tau:.3f} ({c.tau_anchor})", c.diff.formatted(percent=False, digits=3),
+                     c.tau_text, c.diff.formatted(percent=False, digits=3),
                      verdict_text(c, deciding[c.task] == c.metric),
                      "**yes**" if c.eligible else "no"])
     lines += table(["task", "metric", "model", "prompt", "reading", "n read", "score [95% CI]",

@@ -90,7 +90,7 @@ def _low(cell: EligibilityCell) -> str:
 
 def _reason(name: RegimeName, cell: DiagnosticCell, sep: Separation) -> str:
     frozen = cell.generation or cell.default
-    tau = f"τ={frozen.tau:.3f} ({frozen.tau_anchor})"
+    tau = f"τ={frozen.tau_text}"
     auc = cell.auc
     auc_text = ("AUC undefined" if auc.estimate is None else
                 f"AUC {auc.estimate:.3f} [{auc.low:.3f}, {auc.high:.3f}]")
