@@ -40,8 +40,9 @@ the tokens the server itself sampled, never of candidates given to it, so
 ``score`` raises ``LogprobsUnsupportedError``.
 
 Tested only against recorded ``/api/chat`` wire responses
-(``tests/models/fixtures/ollama/``) replayed through an httpx transport: no
-Ollama server is installable on the machines this project is built on.
+(``tests/models/fixtures/ollama/``) replayed through an httpx transport, and a scripted
+loopback server in their shape (``tests/agents/runner/fake_servers.py``): no Ollama server
+is installable on the machines this project is built on.
 """
 
 from __future__ import annotations

@@ -6,19 +6,18 @@ from __future__ import annotations
 import json
 from io import StringIO
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from fake_servers import ReferenceServer
 from rich.console import Console
 
-from slmbench.agents.runner.config import build_experiment
+from slmbench.agents.runner.config import build_experiment, load_experiment
 from slmbench.agents.runner.executor import execute
 from slmbench.agents.runner.progress import PlainProgress
 from slmbench.agents.runner.retry import RetryingModel, RetryPolicy
 from slmbench.agents.store import RunStore
-from slmbench.models.base import Message, load_model
+from slmbench.models.base import Message
 from slmbench.models.ollama import OllamaModel
 
 FIXTURES = Path(__file__).parents[2] / "models" / "fixtures" / "ollama"
@@ -93,44 +92,26 @@ def test_retry_errors_runs_the_stored_backend_errors_again(tmp_path: Path) -> No
     assert summary.models[0].successes == 4
 
 
-class _Watched:
-    """A model whose lane is counted as live from its load to its close."""
-
-    def __init__(self, spec: str, live: list[int], most: list[int]) -> None:
-        self.inner = load_model(spec)
-        self.spec = self.inner.spec
-        self.supports_logprobs = self.supports_native_tools = False
-        self.live, self.most = live, most
-        live[0] += 1
-        most[0] = max(most[0], live[0])
-
-    def generate(self, *args: Any, **kwargs: Any) -> Any:
-        return self.inner.generate(*args, **kwargs)
-
-    def score(self, *args: Any) -> Any:
-        return self.inner.score(*args)
-
-    def close(self) -> None:
-        self.live[0] -= 1
-        self.inner.close()
-
-
 @pytest.mark.parametrize("parallel", [1, 3])
-def test_the_models_of_one_server_take_turns(tmp_path: Path, parallel: int) -> None:
-    tags = tuple(f"m{i}" for i in range(9))  # a nine-model Ollama-style experiment
+def test_a_nine_model_ollama_experiment_file_runs_one_model_at_a_time(
+        tmp_path: Path, parallel: int) -> None:
+    tags = tuple(f"m{i}" for i in range(9))
     server = ReferenceServer(models=tags).start()
-    live, most = [0], [0]
-    specs = [f"openai:{t}@{server.url}/v1" for t in tags]
+    models = ", ".join(f'"ollama:{t}@{server.url}"' for t in tags)
+    path = tmp_path / "nine.toml"
+    path.write_text(f'models = [{models}]\ntasks = ["IR-1"]\ntemperatures = [0.3]\n'
+                    f"repeats = 2\nserver_parallel_models = {parallel}\n")
     try:
-        exp = build_experiment({"models": specs, "suites": ["capability"], "tasks": ["IR-1"],
-                                "temperatures": [0.3], "repeats": 2,
-                                "server_parallel_models": parallel})
+        exp = load_experiment(path)
         summary = execute(exp, run_dir=tmp_path / "run",
-                          model_loader=lambda spec: _Watched(spec, live, most),  # type: ignore
                           progress=PlainProgress(Console(file=StringIO(), width=300)))
     finally:
         server.stop()
-    assert summary.complete and summary.stored == 18
-    assert live[0] == 0 and 1 <= most[0] <= parallel
+    assert set(server.windows) == set(tags)  # every model answered on /api/chat
+    assert 1 <= server.most_models_at_once() <= parallel
     if parallel == 1:
-        assert most[0] == 1  # one model at a time on the server
+        assert server.most_models_at_once() == 1  # one model at a time on the server
+    assert summary.complete and summary.stored == 18
+    with RunStore(tmp_path / "run") as store:
+        for spec in exp.models:
+            assert [t.outcome for t in store.trials(spec)] == ["success", "success"]

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_servers import ReferenceServer, _Handler
+from fake_servers import ReferenceServer
 
 from slmbench.core.errors import ConfigError
 from slmbench.models.base import check_ready
@@ -25,21 +25,10 @@ SHOWN = Path(__file__).parents[2] / "models" / "fixtures" / "ollama"
 SHOWS = {"thinker:4b": "show_qwen3.json", "plain:7b": "show_llama2.json"}
 
 
-class _ShowHandler(_Handler):
-    def do_POST(self) -> None:
-        if self.path != "/api/show":
-            super().do_POST()
-            return
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.shown.append(body["model"])  # type: ignore[attr-defined]
-        self._send(200, json.loads((SHOWN / SHOWS[body["model"]]).read_text()))
-
-
 @pytest.fixture
 def server() -> Iterator[ReferenceServer]:
-    running = ReferenceServer(models=tuple(SHOWS), handler=_ShowHandler)
-    running.shown = []  # type: ignore[attr-defined]
-    running.start()
+    shows = {tag: json.loads((SHOWN / name).read_text()) for tag, name in SHOWS.items()}
+    running = ReferenceServer(models=tuple(SHOWS), shows=shows).start()
     try:
         yield running
     finally:
@@ -59,7 +48,7 @@ def test_a_native_run_of_a_model_without_tools_stops_before_the_run_folder(
     assert "has no native tool calling (the server lists: completion)" in problem
     assert hint.startswith("what to do:") and "--scaffold react" in hint
     assert not out.exists()
-    assert server.shown == ["plain:7b"]  # type: ignore[attr-defined]
+    assert server.shown == ["plain:7b"]
 
 
 def test_think_on_needs_a_model_that_thinks(server: ReferenceServer) -> None:
@@ -69,4 +58,4 @@ def test_think_on_needs_a_model_that_thinks(server: ReferenceServer) -> None:
     check_ready(f"ollama:thinker:4b@{server.url}?think=on")  # "thinking" is listed
     check_ready(f"ollama:thinker:4b@{server.url}", native_tools=True)  # and "tools"
     check_ready(f"ollama:plain:7b@{server.url}?think=off")  # nothing asked: not shown
-    assert server.shown == ["plain:7b", "thinker:4b", "thinker:4b"]  # type: ignore[attr-defined]
+    assert server.shown == ["plain:7b", "thinker:4b", "thinker:4b"]
