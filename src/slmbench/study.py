@@ -126,6 +126,8 @@ class Study(BaseModel):
     executor: Literal["local", "ray"] | None = None  # the default of every block
     ray_address: str | None = None
     retry: RetryPolicy | None = None  # the default [retry] of every block (Part B: attempts)
+    # what was left out of the planned design (e.g. to fit a model-time budget): the page says so
+    cuts: list[str] = Field(default_factory=list)
     part_a: list[Experiment] = Field(default_factory=list)
     part_b: list[PartB] = Field(default_factory=list)
 
@@ -512,7 +514,7 @@ def write_page(study: Study, *, study_file: Path, command: str,
         facts["exports"].append(relative(export_humaneval(found, assets_dir(study)),
                                          study.page.parent))
     page = StudyFacts(
-        design=design(study), block_times=block_times(study, readings),
+        design=design(study), cuts=study.cuts, block_times=block_times(study, readings),
         name=study.name, study_file=shown_file,
         command=command,
         created=datetime.now(UTC).isoformat(timespec="seconds"), versions=versions(),
