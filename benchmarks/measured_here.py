@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from slmbench.report.study_page import with_block
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 BEGIN = "<!-- measured-here:throughput -->"
@@ -142,11 +144,10 @@ def main(argv: list[str] | None = None) -> None:
         return
     readme = ROOT / "README.md"
     text = readme.read_text(encoding="utf-8")
-    head, _, rest = text.partition(BEGIN)
-    _, found, tail = rest.partition(END)
-    if not found:
+    replaced = with_block(text, block)
+    if replaced is None:
         raise SystemExit(f"{readme} has no {BEGIN!r} … {END!r} block to replace")
-    readme.write_text(head + block + tail, encoding="utf-8")
+    readme.write_text(replaced, encoding="utf-8")
     print(f"updated {readme}")
 
 
