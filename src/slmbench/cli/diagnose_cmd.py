@@ -23,6 +23,7 @@ from slmbench.microtasks.diagnostics.probes import run_probe
 from slmbench.microtasks.matrix import check_can_read
 from slmbench.microtasks.session import Session, read_on
 from slmbench.microtasks.store import DEFAULT_NAME
+from slmbench.report.probe_page import probe_markdown
 from slmbench.report.quantization_page import quantization_markdown
 
 console = Console()
@@ -151,6 +152,7 @@ def probe_cmd(
     limit: EvalLimit = None,
     seed: ItemSeed = 0,
     out: OutFolder = Path("probe"),
+    store_path: ReadingsStore = None,
     executor: Executor = RAY["executor"],
     ray_address: str | None = RAY["ray_address"],
     ray_timeout: float = RAY["ray_timeout"],
@@ -162,21 +164,21 @@ def probe_cmd(
     except ValueError as exc:
         raise ConfigError(f"--turns {lengths!r} is not a list of integers",
                           "write e.g. --turns 4,8,16,32") from exc
+    tasks = registry.resolve(task or ["memory", "ranking"])
+    # before the store, so a run that cannot start writes nothing; memory's conversations
+    # widen either task
+    check_can_read(model, sorted({*tasks, "memory"}))
     with read_on(executor.value, model, ray_address, timeout_s=ray_timeout,
                  attempts=retry_attempts) as ray:
-        report = run_probe(model, registry.resolve(task or ["memory", "ranking"]), turns,
-                           limit=limit, seed=seed, command=command_line("slmbench probe"),
-                           progress=_say, session=Session(ray=ray))
+        report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_probe(
+            model, tasks, turns, limit=limit, seed=seed, command=command_line("slmbench probe"),
+            progress=_say, session=Session(ray=ray), store=store))
     out.mkdir(parents=True, exist_ok=True)
     (out / "probe.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
-    cols = ("task", "model", "turns", "metric", "n", "score [95% CI]", "baseline")
-    rows = [[p.task, p.model, str(p.n_turns), p.metric, str(p.n_items),
-             _est(p.score), f"{p.baseline:.3f} ({p.baseline_name})"]
-            for p in report.points]
-    (out / "probe.md").write_text(f"# Context-length probe\n\n`{report.command}`\n\n"
-                                  + markdown_table(cols, rows), encoding="utf-8")
-    print_table("Context-length probe (log-prob decisions)", cols, rows)
-    console.print(f"wrote {out / 'probe.json'}")
+    page = probe_markdown(report)
+    (out / "probe.md").write_text(page, encoding="utf-8")
+    console.print(page, markup=False, highlight=False)
+    console.print(f"wrote {out / 'probe.json'} and {out / 'probe.md'}")
 
 
 # --- cascade ----------------------------------------------------------------------------------

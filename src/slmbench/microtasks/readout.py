@@ -102,16 +102,18 @@ class RawReading(BaseModel):
     tokens: int | None = Field(default=None, ge=0)
 
 
-def model_input(task: TaskName, prompt_id: str, item: AnyItem) -> ModelInput:
+def model_input(task: TaskName, prompt_id: str, item: AnyItem,
+                messages: list[Message] | None = None) -> ModelInput:
+    """What a reading of ``item`` sends: the prompt ``prompt_id`` renders, or ``messages``
+    when a caller builds its own (the context probe's history), and the item's options."""
     spec = tasks.get(task)
     forms = [f for o in spec.options_for(item) for f in surface_forms(o)]
-    return ModelInput(messages=spec.render(prompt_id, item), candidates=forms,
-                      max_tokens=spec.prompt_set().max_tokens)
+    return ModelInput(messages=spec.render(prompt_id, item) if messages is None else messages,
+                      candidates=forms, max_tokens=spec.prompt_set().max_tokens)
 
 
-def read_raw(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> RawReading:
+def read_raw(model: Model, given: ModelInput) -> RawReading:
     """Ask the model: one ``score`` over the candidate forms, one greedy ``generate``."""
-    given = model_input(task, prompt_id, item)
     start = time.perf_counter()
     lps: list[float] | None = None
     note = None
@@ -157,4 +159,5 @@ def build_reading(task: TaskName, prompt_id: str, item: AnyItem, raw: RawReading
 
 def read_item(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> ItemReading:
     """Read one item with the model (no store): :func:`read_raw` then :func:`build_reading`."""
-    return build_reading(task, prompt_id, item, read_raw(model, task, prompt_id, item))
+    return build_reading(task, prompt_id, item,
+                         read_raw(model, model_input(task, prompt_id, item)))

@@ -84,12 +84,15 @@ def precision_of(spec: str) -> str:
 @dataclass(frozen=True)
 class Block:
     """Items of one task read under one prompt, in order; ``until`` (given each reading in
-    turn) ends the block early when it returns True (reading until decided)."""
+    turn) ends the block early when it returns True (reading until decided). ``messages``:
+    each item's prompt when it is not the one ``prompt_id`` renders (the context probe's
+    history); the readings are stored under ``prompt_id``, keyed by the prompt's digest."""
 
     task: TaskName
     prompt_id: str
     items: Sequence[Item]
     until: Callable[[ItemReading], bool] | None = None
+    messages: Callable[[Item], list[Message]] | None = None
 
 
 @dataclass(frozen=True)
@@ -176,7 +179,8 @@ class Session:
         items: list[Item] = []
         readings: list[ItemReading] = []
         first_miss = None
-        for item, reading in reader.read_many(block.task, block.prompt_id, block.items):
+        for item, reading in reader.read_many(block.task, block.prompt_id, block.items,
+                                              block.messages):  # type: ignore[arg-type]
             if isinstance(reading, BackendError):
                 first_miss = first_miss or f"{item.id}: {reading}"
                 self._note(f"{reader.spec}: backend error, in no rate: {reading}")

@@ -27,12 +27,13 @@ from slmbench.core.sqlite import Store, StoreKind, read_meta, writing
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.readout import (
     ItemReading,
+    ModelInput,
     RawReading,
     build_reading,
     model_input,
     read_raw,
 )
-from slmbench.models.base import Model
+from slmbench.models.base import Message, Model
 from slmbench.models.ray import RayCluster, RayModel
 
 SCHEMA_VERSION = 1
@@ -112,9 +113,11 @@ class ReadingStore(Store):
             self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                                (f"note:{key}", value))
 
-    def get(self, spec: str, task: TaskName, prompt_id: str, item: AnyItem) -> ItemReading | None:
-        """The stored reading of this exact model input, rebuilt by the current readout code."""
-        digest = model_input(task, prompt_id, item).digest()
+    def get(self, spec: str, task: TaskName, prompt_id: str, item: AnyItem,
+            given: ModelInput | None = None) -> ItemReading | None:
+        """The stored reading of this exact model input (``given``; None: the one
+        ``prompt_id`` renders of ``item``), rebuilt by the current readout code."""
+        digest = (given or model_input(task, prompt_id, item)).digest()
         with self._lock:
             row = self._conn.execute(f"SELECT raw FROM readings WHERE {_MATCH}",
                                      (spec, task, prompt_id, item.id, digest)).fetchone()
@@ -129,10 +132,11 @@ class ReadingStore(Store):
                              "another file") from exc
 
     def put(self, spec: str, task: TaskName, prompt_id: str, item: AnyItem,
-            raw: RawReading) -> bool:
-        """Commit one raw reading now (and forget a backend error stored for the same input).
-        False (nothing written) if it is already stored."""
-        key = (spec, task, prompt_id, item.id, model_input(task, prompt_id, item).digest())
+            raw: RawReading, given: ModelInput | None = None) -> bool:
+        """Commit one raw reading of ``given`` (as in :meth:`get`) now, and forget a backend
+        error stored for the same input. False (nothing written) if it is already stored."""
+        key = (spec, task, prompt_id, item.id,
+               (given or model_input(task, prompt_id, item)).digest())
         with self._lock, writing(self.path, "readings store"):
             cur = self._conn.execute(
                 f"INSERT INTO readings({_COLUMNS}, raw, created_at)"
@@ -142,10 +146,10 @@ class ReadingStore(Store):
             return cur.rowcount == 1
 
     def put_failure(self, spec: str, task: TaskName, prompt_id: str, item: AnyItem,
-                    cause: str) -> None:
+                    cause: str, given: ModelInput | None = None) -> None:
         """Commit a reading the backend gave up on, with its cause (the last one kept). It is
         no reading: :meth:`get` still misses it, so a later run reads it again."""
-        digest = model_input(task, prompt_id, item).digest()
+        digest = (given or model_input(task, prompt_id, item)).digest()
         with self._lock, writing(self.path, "readings store"):
             self._conn.execute(
                 f"INSERT OR REPLACE INTO failures({_COLUMNS}, cause, created_at)"
@@ -206,7 +210,7 @@ def cached_read(store: ReadingStore | None, model: Model, task: TaskName, prompt
     """``read_item`` through a store (keyed by ``model.spec``); ``store=None`` only reads."""
     if store is not None and (hit := store.get(model.spec, task, prompt_id, item)) is not None:
         return hit
-    raw = read_raw(model, task, prompt_id, item)
+    raw = read_raw(model, model_input(task, prompt_id, item))
     if store is not None:
         store.put(model.spec, task, prompt_id, item, raw)
     return build_reading(task, prompt_id, item, raw)
@@ -239,11 +243,11 @@ def map_in_order(fn: Callable[[W], R], works: Iterable[W], workers: int
         finally:
             for future in under_way:
                 future.cancel()
-def _attempt(model: Model, work: tuple[TaskName, str, AnyItem]) -> RawReading | ConfigError:
-    """``read_raw`` of one (task, prompt, item); a ConfigError (the item does not fit the
-    model, say) is returned, so the caller decides whether to skip the item."""
+def _attempt(model: Model, given: ModelInput) -> RawReading | ConfigError:
+    """``read_raw`` of one model input; a ConfigError (the input does not fit the model, say)
+    is returned, so the caller decides whether to skip the item."""
     try:
-        return read_raw(model, *work)
+        return read_raw(model, given)
     except ConfigError as exc:
         return exc
 
@@ -284,36 +288,38 @@ class Reader:
                 self._on_load(self._model)
         return self._model
 
-    def _raws(self, works: list[tuple[TaskName, str, AnyItem]]
-              ) -> Iterator[RawReading | SlmbenchError]:
+    def _raws(self, works: list[ModelInput]) -> Iterator[RawReading | SlmbenchError]:
         if self._ray is None:
             return self._local(works)
         model = self.model()
         assert isinstance(model, RayModel)
         return model.map(_attempt, works, attempts=self._ray.attempts)
 
-    def _local(self, works: list[tuple[TaskName, str, AnyItem]]
-               ) -> Iterator[RawReading | SlmbenchError]:
+    def _local(self, works: list[ModelInput]) -> Iterator[RawReading | SlmbenchError]:
         # the model is loaded at the first reading the store lacks (a caller that stops
         # before it never loads it), in this thread, never by two threads
         model = self.model()
         yield from map_in_order(lambda w: _attempt(model, w), works, self.workers)
 
-    def read_many(self, task: TaskName, prompt_id: str, items: Sequence[AnyItem]
+    def read_many(self, task: TaskName, prompt_id: str, items: Sequence[AnyItem],
+                  messages: Callable[[AnyItem], list[Message]] | None = None,
                   ) -> Iterator[tuple[AnyItem, ItemReading | SlmbenchError]]:
         """Each item with its reading, in order: a stored one, else one the model makes now
-        (``workers`` at once locally, committed as it is yielded). Instead of a reading: the
+        (``workers`` at once locally, committed as it is yielded). ``messages``: the prompt
+        of each item when it is not the one ``prompt_id`` renders (stored under
+        ``prompt_id`` all the same, keyed by its digest). Instead of a reading: the
         ``ConfigError`` of an item the loaded model refuses (nothing stored), or, on Ray, the
         ``BackendError`` of one whose attempts ran out (stored as a failure, with its cause).
         Stop iterating at any point: nothing is read past the next ``workers`` items, and
         nothing past the last one yielded is stored."""
-        stored = [self.store.get(self.spec, task, prompt_id, i) if self.store else None
+        inputs = [model_input(task, prompt_id, i, messages(i) if messages else None)
                   for i in items]
-        misses = [(task, prompt_id, i) for i, hit in zip(items, stored, strict=True)
-                  if hit is None]
+        stored = [self.store.get(self.spec, task, prompt_id, i, g) if self.store else None
+                  for i, g in zip(items, inputs, strict=True)]
+        misses = [g for g, hit in zip(inputs, stored, strict=True) if hit is None]
         raws = self._raws(misses) if misses else iter(())
         try:
-            for item, hit in zip(items, stored, strict=True):
+            for item, given, hit in zip(items, inputs, stored, strict=True):
                 if hit is not None:
                     self.counts.from_store += 1
                     yield item, hit
@@ -321,14 +327,15 @@ class Reader:
                 raw = next(raws)
                 if isinstance(raw, BackendError):
                     if self.store is not None:
-                        self.store.put_failure(self.spec, task, prompt_id, item, str(raw))
+                        self.store.put_failure(self.spec, task, prompt_id, item, str(raw),
+                                               given)
                     self.counts.backend_errors += 1
                     yield item, raw
                 elif isinstance(raw, SlmbenchError):
                     yield item, raw
                 else:
                     if self.store is not None:
-                        self.store.put(self.spec, task, prompt_id, item, raw)
+                        self.store.put(self.spec, task, prompt_id, item, raw, given)
                     self.counts.read_now += 1
                     yield item, build_reading(task, prompt_id, item, raw)
         finally:

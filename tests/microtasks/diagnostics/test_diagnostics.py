@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
 from diag_fakes import (
@@ -19,10 +22,12 @@ from diag_fakes import (
 from slmbench.core.errors import LogprobsUnsupportedError
 from slmbench.microtasks.datasets.records import MemoryItem, RankItem
 from slmbench.microtasks.diagnostics.probes import (
+    ProbeReport,
     conversations,
     memory_history,
     memory_messages,
-    probe_ranking,
+    probe_steps,
+    read_probe,
     widen_ranking,
 )
 from slmbench.microtasks.diagnostics.thresholds import (
@@ -34,6 +39,10 @@ from slmbench.microtasks.diagnostics.thresholds import (
     scored_item,
 )
 from slmbench.microtasks.readout import ItemReading
+from slmbench.microtasks.session import Session
+from slmbench.microtasks.store import ReadingStore
+from slmbench.models.base import CandidateScore, Completion, Message, as_messages
+from slmbench.report.probe_page import probe_markdown
 
 
 def test_binary_auc_matches_pair_counting() -> None:
@@ -174,9 +183,100 @@ def test_memory_history_is_the_turns_just_before() -> None:
     assert text.startswith("Earlier messages") and "[8] b1 NEEDLE" in text and "b2" in text
 
 
-def test_probe_reports_a_point_per_length_with_the_baseline() -> None:
+class ProbeModel(NeedleModel):
+    """NeedleModel for ranking; on memory, "save" is likelier when the turn itself says
+    KEEP; replies are empty (the probe reads log-probs)."""
+
+    spec = "scripted:probe"
+
+    def score(self, messages: Sequence[Message | dict[str, Any]], candidates: Sequence[str]
+              ) -> list[CandidateScore]:
+        if not any(c.lower() in ("save", "skip") for c in candidates):
+            return super().score(messages, candidates)
+        self.calls += 1
+        turn = as_messages(messages)[-1].content.split("User message:\n")[-1]
+        return [CandidateScore(candidate=c, logprob=(-0.1 if "KEEP" in turn else -3.0)
+                               if c.lower() == "save" else -1.0, first_token_logprob=-1.0,
+                               n_tokens=1) for c in candidates]
+
+    def generate(self, messages: Sequence[Message | dict[str, Any]], **_: Any) -> Completion:
+        return Completion(text="", prompt_tokens=1, completion_tokens=0, latency_s=0.0,
+                          finish_reason="stop", model=self.spec)
+
+
+def probe_fixture() -> tuple[list[MemoryItem], list[RankItem]]:
     items, rank = probe_world()
-    points = probe_ranking(NeedleModel(), [rank], conversations(items), lengths=(4, 8))
-    assert [(p.n_turns, p.metric) for p in points] == [(4, "ndcg@5"), (4, "mrr"),
-                                                       (8, "ndcg@5"), (8, "mrr")]
-    assert all(p.score.estimate == 1.0 and p.baseline_name == "bm25" for p in points)
+    # memory: eval turns of c-a and c-b, fit turns of c-c; the odd ones of c-a/c-c say KEEP
+    # and are to be saved
+    labelled = [i.model_copy(update={"label": "save", "turn": f"{i.turn} KEEP"})
+                if not i.id.startswith("memory-c-b") and int(i.id.rsplit("-", 1)[1]) % 2
+                else i for i in items]
+    labelled = [i.model_copy(update={"split": "fit"}) if i.id.startswith("memory-c-c") else i
+                for i in labelled]
+    fit_rank = rank.model_copy(update={"id": "ranking-f1", "split": "fit"})
+    return labelled, [rank, fit_rank]
+
+
+def test_probe_scores_each_length_against_references_a_constant_cannot_beat(
+        tmp_path: Path) -> None:
+    memory, ranking = probe_fixture()
+    steps = probe_steps(["memory", "ranking"], memory, ranking, lengths=(4, 8))
+    assert [(s.block.task, s.block.prompt_id, s.n_turns) for s in steps] == [
+        ("memory", "p0+4turns", 4), ("memory", "p0+8turns", 8),
+        ("ranking", "p0", 4), ("ranking", "p0", 8)]
+    with ReadingStore(tmp_path / "readings.sqlite") as store:
+        points = read_probe(Session(store=store, loader=lambda _: ProbeModel()),
+                            "scripted:probe", steps)
+    by = {(p.cell.task, p.n_turns, p.cell.metric): p.cell for p in points}
+    assert sorted(by) == [("memory", 4, "f1"), ("memory", 8, "f1"),
+                          ("ranking", 4, "mrr"), ("ranking", 4, "ndcg@5"),
+                          ("ranking", 8, "mrr"), ("ranking", 8, "ndcg@5")]
+    for cell in by.values():  # tau is the best reference, constant answers included
+        assert cell.tau == max(cell.baseline_scores.values())
+        assert cell.tau_interval is not None and cell.score.low is not None
+    assert {"always save", "always skip"} <= set(by[("memory", 4, "f1")].baseline_scores)
+    assert {"first listed first", "last listed first", "bm25"} <= set(
+        by[("ranking", 4, "mrr")].baseline_scores)
+    memory_cell = by[("memory", 4, "f1")]
+    assert memory_cell.score.estimate == 1.0  # the model saves exactly the KEEP turns
+    assert by[("ranking", 8, "mrr")].score.estimate == 1.0
+    assert by[("ranking", 8, "mrr")].n_items == 1
+
+
+def test_probe_readings_resume_from_the_store_without_loading_the_model(
+        tmp_path: Path) -> None:
+    memory, ranking = probe_fixture()
+    steps = probe_steps(["memory", "ranking"], memory, ranking, lengths=(4, 8))
+    loads: list[str] = []
+
+    def loader(spec: str) -> ProbeModel:
+        loads.append(spec)
+        return ProbeModel()
+
+    with ReadingStore(tmp_path / "readings.sqlite") as store:
+        first = read_probe(Session(store=store, loader=loader), "scripted:probe", steps)
+        stored = store.count()
+        again = Session(store=store, loader=loader)
+        second = read_probe(again, "scripted:probe", steps)
+    assert loads == ["scripted:probe"] and again.counts.read_now == 0
+    assert again.counts.from_store == stored == sum(len(s.block.items) for s in steps)
+    assert [p.model_dump() for p in first] == [p.model_dump() for p in second]
+    # each history length is its own stored input: the 4- and 8-turn memory prompts differ
+    with ReadingStore(tmp_path / "readings.sqlite") as store:
+        prompts = {r["prompt_id"] for r in store.rows() if r["task"] == "memory"}
+    assert prompts == {"p0+4turns", "p0+8turns"}
+
+
+def test_probe_page_prints_every_cell_with_its_interval_and_tau(tmp_path: Path) -> None:
+    memory, ranking = probe_fixture()
+    steps = probe_steps(["memory", "ranking"], memory, ranking, lengths=(4,))
+    points = read_probe(Session(loader=lambda _: ProbeModel()), "scripted:probe", steps)
+    report = ProbeReport(command="slmbench probe -m scripted:probe", created="2026-12-01",
+                         models=["scripted:probe"], lengths=[4], limit=None, points=points)
+    page = probe_markdown(report)
+    assert "slmbench probe -m scripted:probe" in page
+    rows = [line for line in page.splitlines() if line.startswith("| memory")
+            or line.startswith("| ranking")]
+    assert len(rows) == len(points) == 3
+    for row, point in zip(rows, points, strict=True):
+        assert point.cell.tau_text in row and "[" in row.split("|")[6]

@@ -10,28 +10,41 @@ Conversations are rebuilt from the memory dataset (one item per user turn, id
 * **memory**: the frozen memory prompt, with the ``n`` user turns that came before the turn
   (same padding rule) shown first as "Earlier messages from this user".
 
-Scores are the eligibility metrics (F1 for memory; nDCG@5 and MRR for ranking) of the
-log-prob decision, with their 95% intervals (:mod:`slmbench.microtasks.eligibility`).
+Each point is an eligibility cell (:func:`slmbench.microtasks.eligibility.make_cell`) of the
+log-prob decision on one metric (F1 for memory; nDCG@5 and MRR for ranking): the score with
+its 95% interval, τ = the best of the task's non-LLM references on the same items (BM25 on
+the widened turns for ranking; the rules and the learned baseline on the turn alone for
+memory; majority, random and every constant answer for both), the paired difference, the
+verdict and the constant flag. Readings go through the one read loop
+(:class:`~slmbench.microtasks.session.Session`) and its readings store, so a killed probe
+resumes and its page can be rebuilt from the store.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks import tasks as registry
-from slmbench.microtasks.baselines import Baseline, bm25_ranking, rule_memory
 from slmbench.microtasks.datasets.records import Item, MemoryItem, RankItem, TaskName
-from slmbench.microtasks.eligibility import Scorer, interval
-from slmbench.microtasks.session import Progress, Session, logprob_order, select_items
-from slmbench.microtasks.spec import Metric
-from slmbench.models.base import Message, Model
+from slmbench.microtasks.eligibility import EligibilityCell, make_cell
+from slmbench.microtasks.session import (
+    Block,
+    BlockReading,
+    Progress,
+    Session,
+    fit_sample,
+    precision_of,
+    select_items,
+)
+from slmbench.microtasks.store import ReadCounts, ReadingStore
+from slmbench.models.base import Message
 
 HISTORY_LENGTHS: tuple[int, ...] = (4, 8, 16, 32)
 HISTORY_HEADER = "Earlier messages from this user:"
@@ -95,68 +108,80 @@ def memory_messages(item: MemoryItem, history: Sequence[str]) -> list[Message]:
 
 
 class ProbePoint(BaseModel):
-    """One task's score at one history length, with the baseline's score on the same items."""
+    """One task's cell at one history length: the model's log-prob decisions scored against
+    τ = the best non-LLM reference (constant answers included) on the same items."""
 
     model_config = ConfigDict(frozen=True)
 
-    task: TaskName
-    model: str
     n_turns: int
-    metric: Metric
-    n_items: int
-    score: stats.Estimate  # the metric with its 95% interval
-    baseline: float
-    baseline_name: str
+    cell: EligibilityCell  # score, τ with its interval, paired difference, verdict, constant
 
 
-def _probe(model: Model, name: TaskName, lengths: Sequence[int], progress: Progress | None,
-           shown: Callable[[int], tuple[list[Item], list[list[Message]]]],
-           baseline: Callable[[list[Item]], Baseline]) -> list[ProbePoint]:
-    """Per history length: the items and prompts ``shown(n)`` gives, read by log-prob, and
-    every metric of the task against ``baseline`` on the same items."""
+def _points(spec: str, name: TaskName, n: int, read: BlockReading,
+            fit: Sequence[Item]) -> list[ProbePoint]:
+    """Every metric of the task on the items read, against the task's references (each
+    fitted on ``fit``) on the same items."""
     task = registry.get(name)
-    points = []
-    for n in lengths:
-        items, prompts = shown(n)
-        if progress:
-            progress(f"{model.spec} · {name} · {n} turns: {len(items)} items")
-        rankings = [logprob_order(model, m, task.options_for(i))
-                    for i, m in zip(items, prompts, strict=True)]
-        golds = [task.gold(i) for i in items]
-        base = baseline(items)
-        base_rankings = [base.rankings[i.id] for i in items]
-        for metric in task.metrics:
-            scorer = Scorer(name, metric, golds)
-            points.append(ProbePoint(task=name, model=model.spec, n_turns=n, metric=metric,
-                                     n_items=len(golds), score=interval(scorer, rankings),
-                                     baseline=scorer.score(base_rankings),
-                                     baseline_name=base.name))
-    return points
+    rankings = []
+    for item, reading in zip(read.items, read.readings, strict=True):
+        if reading.logprob_ranking is None:
+            raise ConfigError(f"{spec} gives no log-probabilities ({item.id}): the probe "
+                              "reads log-prob decisions", "probe a llamacpp:, llamaserver: "
+                              "or hf: model")
+        rankings.append(reading.logprob_ranking)
+    golds = [task.gold(i) for i in read.items]
+    refs = {b.name: [b.rankings[i.id] for i in read.items]
+            for b in task.baselines(fit, read.items)}
+    return [ProbePoint(n_turns=n, cell=make_cell(
+        task=name, metric=metric, model=spec, precision=precision_of(spec),
+        prompt_id=read.block.prompt_id, reading="logprob", golds=golds, rankings=rankings,
+        baselines=refs)) for metric in task.metrics]
 
 
-def probe_ranking(model: Model, items: Sequence[RankItem], convs: Conversations,
-                  lengths: Sequence[int] = HISTORY_LENGTHS,
-                  progress: Progress | None = None) -> list[ProbePoint]:
-    """Ranking over windows of each length that hold the gold turn; BM25 on the same turns."""
-    task = registry.get("ranking")
+@dataclass(frozen=True)
+class ProbeStep:
+    """One block of the probe: a task's items at one history length, and the fit items its
+    references learn from (widened like the block's, for ranking)."""
 
-    def shown(n: int) -> tuple[list[Item], list[list[Message]]]:
-        wide = [widen_ranking(i, n, convs) for i in items]
-        return list(wide), [task.render("p0", w) for w in wide]
-
-    return _probe(model, "ranking", lengths, progress, shown,
-                  lambda wide: bm25_ranking(wide))  # type: ignore[arg-type]
+    n_turns: int
+    block: Block
+    fit: Sequence[Item]
 
 
-def probe_memory(model: Model, items: Sequence[MemoryItem], convs: Conversations,
-                 lengths: Sequence[int] = HISTORY_LENGTHS,
-                 progress: Progress | None = None) -> list[ProbePoint]:
-    """Memory with each length of earlier turns shown first; the rules see the turn only."""
-    base = rule_memory(items)
-    return _probe(model, "memory", lengths, progress,
-                  lambda n: (list(items), [memory_messages(i, memory_history(i, n, convs))
-                                           for i in items]),
-                  lambda _items: base)
+def probe_steps(tasks: Sequence[TaskName], memory: Sequence[MemoryItem],
+                ranking: Sequence[RankItem], lengths: Sequence[int] = HISTORY_LENGTHS, *,
+                limit: int | None = None, seed: int = 0) -> list[ProbeStep]:
+    """The probe's blocks: per task and length, a seeded eval sample of ``limit`` items.
+    Ranking items are widened to ``n`` history turns under the frozen prompt; memory items
+    keep their turn, with ``n`` earlier turns shown first (stored under ``p0+<n>turns``).
+    ``memory`` must hold every split: the conversations are rebuilt from it."""
+    convs = conversations(memory)
+    steps: list[ProbeStep] = []
+    if "memory" in tasks:
+        chosen = select_items("memory", memory, limit, seed)
+        fit = fit_sample(memory, None)
+        for n in lengths:
+            def shown(item: Item, n: int = n) -> list[Message]:
+                return memory_messages(item, memory_history(item, n, convs))  # type: ignore[arg-type]
+            steps.append(ProbeStep(n, Block(task="memory", prompt_id=f"p0+{n}turns",
+                                            items=chosen, messages=shown), fit))
+    if "ranking" in tasks:
+        chosen = select_items("ranking", ranking, limit, seed)
+        fit = fit_sample(ranking, None)
+        for n in lengths:
+            def wide(items: Sequence[Item], n: int = n) -> list[Item]:
+                return [widen_ranking(i, n, convs) for i in items]  # type: ignore[arg-type]
+            steps.append(ProbeStep(n, Block(task="ranking", prompt_id="p0",
+                                            items=wide(chosen)), wide(fit)))
+    return steps
+
+
+def read_probe(session: Session, spec: str, steps: Sequence[ProbeStep]) -> list[ProbePoint]:
+    """Read every step's block with ``spec`` through the session (its store reused and
+    resumed), and score each one against its references."""
+    got = session.read(spec, [s.block for s in steps])
+    return [p for step, read in zip(steps, got.blocks, strict=True)
+            for p in _points(spec, step.block.task, step.n_turns, read, step.fit)]
 
 
 PROBE_TASKS = ("memory", "ranking")
@@ -171,26 +196,27 @@ class ProbeReport(BaseModel):
     lengths: list[int]
     limit: int | None
     points: list[ProbePoint]
+    notes: list[str] = Field(default_factory=list)
+    read_counts: ReadCounts = Field(default_factory=ReadCounts)
 
 
 def run_probe(models: Sequence[str], tasks: Sequence[TaskName], lengths: Sequence[int], *,
               limit: int | None = None, seed: int = 0, command: str = "",
-              progress: Progress | None = None, session: Session | None = None) -> ProbeReport:
-    """The context-length probe of every model on memory and/or ranking eval samples."""
+              progress: Progress | None = None, session: Session | None = None,
+              store: ReadingStore | None = None) -> ProbeReport:
+    """The context-length probe of every model on memory and/or ranking eval samples, read
+    through the session's read loop (and ``store``, reused and resumed; it replaces the
+    session's store when given)."""
     if not tasks or set(tasks) - set(PROBE_TASKS):
         raise ConfigError("the context-length probe covers memory and ranking",
                           "use --task memory and/or --task ranking")
-    memory = registry.get("memory").load_items()
-    convs = conversations(memory)  # type: ignore[arg-type]
-    points: list[ProbePoint] = []
-    for spec in models:
-        with (session or Session()).model(spec) as loaded:
-            if "memory" in tasks:
-                points += probe_memory(loaded, select_items("memory", memory, limit, seed),  # type: ignore[arg-type]
-                                       convs, lengths, progress)
-            if "ranking" in tasks:
-                ranking = select_items("ranking", registry.get("ranking").load_items(), limit,
-                                       seed)
-                points += probe_ranking(loaded, ranking, convs, lengths, progress)  # type: ignore[arg-type]
+    session = session or Session()
+    session.progress = session.progress or progress
+    session.store = store or session.store
+    steps = probe_steps(tasks, registry.get("memory").load_items(),  # type: ignore[arg-type]
+                        registry.get("ranking").load_items() if "ranking" in tasks else [],  # type: ignore[arg-type]
+                        lengths, limit=limit, seed=seed)
+    points = [p for spec in models for p in read_probe(session, spec, steps)]
     return ProbeReport(command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
-                       models=list(models), lengths=list(lengths), limit=limit, points=points)
+                       models=list(models), lengths=list(lengths), limit=limit, points=points,
+                       notes=list(session.notes), read_counts=session.counts)
