@@ -43,7 +43,7 @@ def test_demo_runs_both_halves_and_ends_with_one_report_of_both(
     html = out / "report" / "report.html"
     assert "scripted:silent" in html.read_text(encoding="utf-8")
     assert "(report/report.html)" in text and "(part-b/routes.json)" in text
-    assert "## Part A: agent reliability\n\n25 trials." in text
+    assert "## Part A: agent reliability\n\n19 trials." in text
     assert "## Part B: micro-task eligibility" in text
     assert "## What to deploy per micro-task" in text
     # the Part B slice: two micro-tasks x p0, read up to the cap of 60, then the verdict;
@@ -59,9 +59,13 @@ def test_demo_runs_both_halves_and_ends_with_one_report_of_both(
     with ReadingStore(out / "part-b" / "readings.sqlite") as store:
         assert store.count("scripted:silent") > 0
     summary = json.loads((out / "analysis_summary.json").read_text())
-    # every quick task once, plus the reliability variants, and the consistency task three
-    # times (its min_repeats), so even a single-pass demo has all four dimensions
-    assert summary["n_trials"] == 25
+    # every quick task once, plus every fault and one rewording of each kind (not the other
+    # six), and the consistency task three times (its min_repeats), so even a single-pass
+    # demo has all four dimensions
+    assert summary["n_trials"] == 19
+    with RunStore(out) as store:
+        robustness = sorted(t.key.variant for t in store.trials() if t.key.task == "RR-1")
+    assert robustness == ["base", "para1", "paraphrase"]
     [dims] = summary["dimensions"]
     assert dims["dimensions"]["consistency"]["estimate"] == 0.0
     assert dims["composite"]["estimate"] == 0.0

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from slmbench.agents.runner.cache import CachePolicy
 from slmbench.agents.runner.report import model_slug
 from slmbench.agents.runner.retry import RetryPolicy
+from slmbench.agents.tools.faults import FAULT_KINDS
 from slmbench.core.errors import ConfigError
 from slmbench.core.tomlfile import first_error, load_toml
 from slmbench.models.base import SERVER_BACKENDS, parse_spec
@@ -211,13 +212,23 @@ def demo_dir(model: str) -> Path:
     return Path("runs") / f"demo-{model_slug(model)}"
 
 
+#: the rewordings the demo keeps of a robustness task: one of each kind (an automatic
+#: rewording, a hand-written paraphrase), so the demo stays inside its 15 minutes here
+DEMO_REWORDINGS = ("paraphrase", "para1")
+
+
+def demo_variants() -> list[str]:
+    """The variants the demo runs: ``base``, :data:`DEMO_REWORDINGS` and every fault."""
+    return ["base", *DEMO_REWORDINGS, *(f"fault:{kind}" for kind in FAULT_KINDS)]
+
+
 def demo_experiment(model: str = DEMO_MODEL, *, out: Path | None = None, suite: str = "quick",
                     tasks: list[str] | None = None, temperature: float = 0.0,
                     repeats: int = 1, skip_code_tasks: bool = False) -> Experiment:
     """The demo's grid: one suite (default ``quick``) on one model, into ``out`` (default
-    :func:`demo_dir`)."""
+    :func:`demo_dir`), under :func:`demo_variants`."""
     return build_experiment({
         "name": "demo", "models": [model], "suites": [suite], "tasks": tasks or [],
         "temperatures": [temperature], "repeats": repeats, "out": out or demo_dir(model),
-        "skip_code_tasks": skip_code_tasks,
+        "skip_code_tasks": skip_code_tasks, "variants": demo_variants(),
     })
