@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from slmbench.cli.console import command_line, read_through, wide_console
-from slmbench.cli.microtasks_cmd import RAY, Executor
 from slmbench.cli.options import EvalLimit, ItemSeed, Models, OutFolder, ReadingsStore, Tasks
+from slmbench.cli.scaleout import Attempts, Executor, RayAddress, RayReplicas, RayTimeout, ReadOn
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
@@ -21,8 +21,9 @@ from slmbench.microtasks.diagnostics.cascade import run_cascade
 from slmbench.microtasks.diagnostics.diagnose import DiagnosticReport, run_diagnose
 from slmbench.microtasks.diagnostics.probes import run_probe
 from slmbench.microtasks.matrix import check_can_read
-from slmbench.microtasks.session import Session, read_on
+from slmbench.microtasks.session import READ_ATTEMPTS, Session, read_on
 from slmbench.microtasks.store import DEFAULT_NAME
+from slmbench.models.ray import TIMEOUT_S
 from slmbench.report.probe_page import probe_markdown
 from slmbench.report.quantization_page import quantization_markdown
 
@@ -109,11 +110,9 @@ def diagnose_cmd(
     store_path: Path | None = typer.Option(
         None, "--store", help="readings store, reused and resumed; point it at an eligibility "
         f"run's store to reuse its p0 readings (default: OUT/{DEFAULT_NAME})"),
-    executor: Executor = RAY["executor"],
-    ray_address: str | None = RAY["ray_address"],
-    ray_replicas: int = RAY["ray_replicas"],
-    ray_timeout: float = RAY["ray_timeout"],
-    retry_attempts: int = RAY["retry_attempts"],
+    executor: ReadOn = Executor.local, ray_address: RayAddress = None,
+    ray_replicas: RayReplicas = 1, ray_timeout: RayTimeout = TIMEOUT_S,
+    retry_attempts: Attempts = READ_ATTEMPTS,
 ) -> None:
     """Threshold diagnostic per (task, model): AUC, default vs fit-split threshold, regime."""
     tasks = registry.resolve(task)
@@ -153,10 +152,8 @@ def probe_cmd(
     seed: ItemSeed = 0,
     out: OutFolder = Path("probe"),
     store_path: ReadingsStore = None,
-    executor: Executor = RAY["executor"],
-    ray_address: str | None = RAY["ray_address"],
-    ray_timeout: float = RAY["ray_timeout"],
-    retry_attempts: int = RAY["retry_attempts"],
+    executor: ReadOn = Executor.local, ray_address: RayAddress = None,
+    ray_timeout: RayTimeout = TIMEOUT_S, retry_attempts: Attempts = READ_ATTEMPTS,
 ) -> None:
     """Context-length probe: memory and ranking scores as the history in the prompt grows."""
     try:
@@ -193,10 +190,8 @@ def cascade_cmd(
     fit_limit: int | None = typer.Option(None, "--fit-limit", min=1, help="fit items"),
     seed: ItemSeed = 0,
     out: OutFolder = Path("cascade"),
-    executor: Executor = RAY["executor"],
-    ray_address: str | None = RAY["ray_address"],
-    ray_timeout: float = RAY["ray_timeout"],
-    retry_attempts: int = RAY["retry_attempts"],
+    executor: ReadOn = Executor.local, ray_address: RayAddress = None,
+    ray_timeout: RayTimeout = TIMEOUT_S, retry_attempts: Attempts = READ_ATTEMPTS,
 ) -> None:
     """BM25 shortlist + model re-rank (paired gain), and the Cascade router's accuracy/share."""
     (name,) = registry.resolve([task])
@@ -245,11 +240,9 @@ def quantize_cmd(
     seed: ItemSeed = 0,
     out: OutFolder = Path("quantization"),
     store_path: ReadingsStore = None,
-    executor: Executor = RAY["executor"],
-    ray_address: str | None = RAY["ray_address"],
-    ray_replicas: int = RAY["ray_replicas"],
-    ray_timeout: float = RAY["ray_timeout"],
-    retry_attempts: int = RAY["retry_attempts"],
+    executor: ReadOn = Executor.local, ray_address: RayAddress = None,
+    ray_replicas: RayReplicas = 1, ray_timeout: RayTimeout = TIMEOUT_S,
+    retry_attempts: Attempts = READ_ATTEMPTS,
 ) -> None:
     """The same model at several precisions on the same items: eligibility and paired tests."""
     try:  # torch is an optional dependency: import it only for this command

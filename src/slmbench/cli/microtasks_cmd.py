@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
@@ -20,6 +18,7 @@ from rich.table import Table
 
 from slmbench.cli.console import command_line, read_through, wide_console
 from slmbench.cli.options import ItemSeed, Models, ReadingsStore, Tasks
+from slmbench.cli.scaleout import Attempts, Executor, RayAddress, RayReplicas, RayTimeout, ReadOn
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
@@ -36,31 +35,6 @@ from slmbench.report.partb import RECOMMEND_HEADER, deciding_metrics, recommend_
 
 data_app = typer.Typer(help="Build the Part B micro-task datasets.", no_args_is_help=True)
 console = Console()
-
-
-class Executor(StrEnum):
-    local = "local"
-    ray = "ray"
-
-
-def ray_options() -> dict[str, Any]:
-    """The options of a Part B command that say where its models read (docs/scale-out.md)."""
-    return {
-        "executor": typer.Option(Executor.local, "--executor", help="local | ray: each "
-                                 "model's replicas read on a Ray cluster (docs/scale-out.md)"),
-        "ray_address": typer.Option(None, "--ray-address", help="Ray cluster for --executor "
-                                    "ray (default: RAY_ADDRESS, else a local Ray)"),
-        "ray_replicas": typer.Option(1, "--ray-replicas", min=1,
-                                     help="replicas of each model on Ray"),
-        "ray_timeout": typer.Option(TIMEOUT_S, "--ray-timeout", min=0.001, help="seconds "
-                                    "one call may take on Ray before its replica is replaced"),
-        "retry_attempts": typer.Option(READ_ATTEMPTS, "--retry-attempts", min=1, max=50,
-                                       help="tries of a reading whose Ray replica died or hung"
-                                       " (first included); then it is a backend error"),
-    }
-
-
-RAY = ray_options()
 
 
 @data_app.command("prepare")
@@ -202,11 +176,9 @@ def eligibility_cmd(
         help="read each cell in the seeded order until a confidence sequence settles it"),
     task_file: Path | None = typer.Option(
         None, "--task-file", help="your own micro-task (YAML; see examples/my-tools.yaml)"),
-    executor: Executor = RAY["executor"],
-    ray_address: str | None = RAY["ray_address"],
-    ray_replicas: int = RAY["ray_replicas"],
-    ray_timeout: float = RAY["ray_timeout"],
-    retry_attempts: int = RAY["retry_attempts"],
+    executor: ReadOn = Executor.local, ray_address: RayAddress = None,
+    ray_replicas: RayReplicas = 1, ray_timeout: RayTimeout = TIMEOUT_S,
+    retry_attempts: Attempts = READ_ATTEMPTS,
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
     command = command_line("slmbench eligibility")

@@ -73,8 +73,6 @@ class ReadingTally(BaseModel):
 class StudyFacts(BaseModel):
     """Everything the page shows, gathered from the stores by :func:`slmbench.study.collect`."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     name: str
     study_file: str
     command: str

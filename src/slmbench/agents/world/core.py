@@ -17,24 +17,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from slmbench.agents.world import data
-from slmbench.agents.world.records import (
-    Email,
-    Employee,
-    Event,
-    Fact,
-    Notification,
-    Product,
-    Sale,
-    SentEmail,
-)
+from slmbench.agents.world import data, records
 
 N_SALES = 40
 _SALES_START = dt.date(2025, 1, 6)
 _SALES_DAYS = 60  # sales dates fall in 2025-01-06 .. 2025-03-06 (weekdays only)
 
 
-def _draw_sales(seed: int) -> list[Sale]:
+def _draw_sales(seed: int) -> list[records.Sale]:
     rng = random.Random(seed)
     prices = {p.id: p.price for p in data.PRODUCTS}
     dates = (_SALES_START + dt.timedelta(days=i) for i in range(_SALES_DAYS))
@@ -46,13 +36,14 @@ def _draw_sales(seed: int) -> list[Sale]:
         rows.append((rng.choice(days), product, rng.choice(data.SALES_REPS), qty))
     rows.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
     return [
-        Sale(id=f"S{i:03d}", product_id=p, employee_id=e, date=d, quantity=q,
-             amount=round(q * prices[p], 2))
+        records.Sale(id=f"S{i:03d}", product_id=p, employee_id=e, date=d, quantity=q,
+                     amount=round(q * prices[p], 2))
         for i, (d, p, e, q) in enumerate(rows, start=1)
     ]
 
 
-def sales_csv(sales: list[Sale], products: list[Product], employees: list[Employee]) -> str:
+def sales_csv(sales: list[records.Sale], products: list[records.Product],
+              employees: list[records.Employee]) -> str:
     """The ``sales_q1.csv`` export: one line per sale, with product and rep names."""
     prod = {p.id: p for p in products}
     emp = {e.id: e for e in employees}
@@ -79,15 +70,15 @@ class World(BaseModel):
     today: dt.date = data.TODAY
     user: str = Field(description="the e-mail address the agent acts for")
     work_hours: tuple[str, str] = (data.WORK_START, data.WORK_END)
-    facts: list[Fact]
-    events: list[Event]
-    employees: list[Employee]
-    products: list[Product]
-    sales: list[Sale]
-    inbox: list[Email]
+    facts: list[records.Fact]
+    events: list[records.Event]
+    employees: list[records.Employee]
+    products: list[records.Product]
+    sales: list[records.Sale]
+    inbox: list[records.Email]
     files: dict[str, str]  # the scratch folder: file name -> text
-    sent: list[SentEmail] = Field(default_factory=list)
-    notifications: list[Notification] = Field(default_factory=list)
+    sent: list[records.SentEmail] = Field(default_factory=list)
+    notifications: list[records.Notification] = Field(default_factory=list)
     next_event_number: int = 100  # created events get ids EV100, EV101, ...
 
     @classmethod
@@ -119,7 +110,7 @@ class World(BaseModel):
 
     # ---- people ---------------------------------------------------------------------------
 
-    def person(self, who: str) -> Employee | None:
+    def person(self, who: str) -> records.Employee | None:
         """The employee named by ``who``: id, e-mail, full name or unique first name (any case)."""
         w = who.strip().lower()
         for e in self.employees:
@@ -138,7 +129,7 @@ class World(BaseModel):
     # ---- calendar -------------------------------------------------------------------------
 
     def find_events(self, *, title: str | None = None, date: dt.date | None = None,
-                    attendee: str | None = None) -> list[Event]:
+                    attendee: str | None = None) -> list[records.Event]:
         """Events matching every given filter: title substring (any case), date, attendee."""
         addr = self.address(attendee) if attendee else None
         return [
@@ -148,10 +139,10 @@ class World(BaseModel):
             and (addr is None or addr in e.attendees)
         ]
 
-    def event(self, event_id: str) -> Event | None:
+    def event(self, event_id: str) -> records.Event | None:
         return next((e for e in self.events if e.id.lower() == event_id.strip().lower()), None)
 
-    def busy(self, attendee: str, date: dt.date, start: str, end: str) -> list[Event]:
+    def busy(self, attendee: str, date: dt.date, start: str, end: str) -> list[records.Event]:
         """Events of ``attendee`` on ``date`` overlapping [start, end)."""
         s, t = _to_minutes(start), _to_minutes(end)
         return [
@@ -166,18 +157,19 @@ class World(BaseModel):
 
     # ---- mail and notifications -----------------------------------------------------------
 
-    def sent_to(self, address: str) -> list[SentEmail]:
+    def sent_to(self, address: str) -> list[records.SentEmail]:
         """Messages sent to ``address`` (or to the employee it names), as ``to`` or ``cc``."""
         addr = self.address(address)
         return [m for m in self.sent if addr in m.to or addr in m.cc]
 
-    def notifications_to(self, recipient: str, channel: str | None = None) -> list[Notification]:
+    def notifications_to(self, recipient: str,
+                         channel: str | None = None) -> list[records.Notification]:
         """Notifications whose recipient matches (any case), optionally on one channel."""
         r = recipient.strip().lower()
         return [n for n in self.notifications
                 if n.recipient.lower() == r and (channel is None or n.channel == channel)]
 
-    def email(self, email_id: str) -> Email | None:
+    def email(self, email_id: str) -> records.Email | None:
         return next((m for m in self.inbox if m.id.lower() == email_id.strip().lower()), None)
 
     # ---- tables ---------------------------------------------------------------------------
