@@ -110,8 +110,10 @@ def diagnose_cmd(
     store_path: Path | None = typer.Option(
         None, "--store", help="readings store, reused and resumed; point it at an eligibility "
         f"run's store to reuse its p0 readings (default: OUT/{DEFAULT_NAME})"),
-    executor: ReadOn = Executor.local, ray_address: RayAddress = None,
-    ray_replicas: RayReplicas = 1, ray_timeout: RayTimeout = TIMEOUT_S,
+    executor: ReadOn = Executor.local,
+    ray_address: RayAddress = None,
+    ray_replicas: RayReplicas = 1,
+    ray_timeout: RayTimeout = TIMEOUT_S,
     retry_attempts: Attempts = READ_ATTEMPTS,
 ) -> None:
     """Threshold diagnostic per (task, model): AUC, default vs fit-split threshold, regime."""
@@ -152,8 +154,10 @@ def probe_cmd(
     seed: ItemSeed = 0,
     out: OutFolder = Path("probe"),
     store_path: ReadingsStore = None,
-    executor: ReadOn = Executor.local, ray_address: RayAddress = None,
-    ray_timeout: RayTimeout = TIMEOUT_S, retry_attempts: Attempts = READ_ATTEMPTS,
+    executor: ReadOn = Executor.local,
+    ray_address: RayAddress = None,
+    ray_timeout: RayTimeout = TIMEOUT_S,
+    retry_attempts: Attempts = READ_ATTEMPTS,
 ) -> None:
     """Context-length probe: memory and ranking scores as the history in the prompt grows."""
     try:
@@ -190,8 +194,10 @@ def cascade_cmd(
     fit_limit: int | None = typer.Option(None, "--fit-limit", min=1, help="fit items"),
     seed: ItemSeed = 0,
     out: OutFolder = Path("cascade"),
-    executor: ReadOn = Executor.local, ray_address: RayAddress = None,
-    ray_timeout: RayTimeout = TIMEOUT_S, retry_attempts: Attempts = READ_ATTEMPTS,
+    executor: ReadOn = Executor.local,
+    ray_address: RayAddress = None,
+    ray_timeout: RayTimeout = TIMEOUT_S,
+    retry_attempts: Attempts = READ_ATTEMPTS,
 ) -> None:
     """BM25 shortlist + model re-rank (paired gain), and the Cascade router's accuracy/share."""
     (name,) = registry.resolve([task])
@@ -240,8 +246,10 @@ def quantize_cmd(
     seed: ItemSeed = 0,
     out: OutFolder = Path("quantization"),
     store_path: ReadingsStore = None,
-    executor: ReadOn = Executor.local, ray_address: RayAddress = None,
-    ray_replicas: RayReplicas = 1, ray_timeout: RayTimeout = TIMEOUT_S,
+    executor: ReadOn = Executor.local,
+    ray_address: RayAddress = None,
+    ray_replicas: RayReplicas = 1,
+    ray_timeout: RayTimeout = TIMEOUT_S,
     retry_attempts: Attempts = READ_ATTEMPTS,
 ) -> None:
     """The same model at several precisions on the same items: eligibility and paired tests."""

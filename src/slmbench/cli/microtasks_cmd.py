@@ -176,8 +176,10 @@ def eligibility_cmd(
         help="read each cell in the seeded order until a confidence sequence settles it"),
     task_file: Path | None = typer.Option(
         None, "--task-file", help="your own micro-task (YAML; see examples/my-tools.yaml)"),
-    executor: ReadOn = Executor.local, ray_address: RayAddress = None,
-    ray_replicas: RayReplicas = 1, ray_timeout: RayTimeout = TIMEOUT_S,
+    executor: ReadOn = Executor.local,
+    ray_address: RayAddress = None,
+    ray_replicas: RayReplicas = 1,
+    ray_timeout: RayTimeout = TIMEOUT_S,
     retry_attempts: Attempts = READ_ATTEMPTS,
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
