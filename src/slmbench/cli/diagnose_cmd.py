@@ -173,7 +173,7 @@ def probe_cmd(
                  attempts=retry_attempts) as ray:
         report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_probe(
             model, tasks, turns, limit=limit, seed=seed, command=command_line("slmbench probe"),
-            progress=_say, session=Session(ray=ray), store=store))
+            session=Session(ray=ray, store=store, progress=_say)))
     out.mkdir(parents=True, exist_ok=True)
     (out / "probe.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     page = probe_markdown(report)

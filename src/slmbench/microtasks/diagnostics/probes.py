@@ -37,13 +37,12 @@ from slmbench.microtasks.eligibility import EligibilityCell, make_cell
 from slmbench.microtasks.session import (
     Block,
     BlockReading,
-    Progress,
     Session,
     fit_sample,
     precision_of,
     select_items,
 )
-from slmbench.microtasks.store import ReadCounts, ReadingStore
+from slmbench.microtasks.store import ReadCounts
 from slmbench.models.base import Message
 
 HISTORY_LENGTHS: tuple[int, ...] = (4, 8, 16, 32)
@@ -202,17 +201,13 @@ class ProbeReport(BaseModel):
 
 def run_probe(models: Sequence[str], tasks: Sequence[TaskName], lengths: Sequence[int], *,
               limit: int | None = None, seed: int = 0, command: str = "",
-              progress: Progress | None = None, session: Session | None = None,
-              store: ReadingStore | None = None) -> ProbeReport:
+              session: Session | None = None) -> ProbeReport:
     """The context-length probe of every model on memory and/or ranking eval samples, read
-    through the session's read loop (and ``store``, reused and resumed; it replaces the
-    session's store when given)."""
+    through the session's read loop (and its store, reused and resumed)."""
     if not tasks or set(tasks) - set(PROBE_TASKS):
         raise ConfigError("the context-length probe covers memory and ranking",
                           "use --task memory and/or --task ranking")
     session = session or Session()
-    session.progress = session.progress or progress
-    session.store = store or session.store
     steps = probe_steps(tasks, registry.get("memory").load_items(),  # type: ignore[arg-type]
                         registry.get("ranking").load_items() if "ranking" in tasks else [],  # type: ignore[arg-type]
                         lengths, limit=limit, seed=seed)
