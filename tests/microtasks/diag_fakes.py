@@ -76,10 +76,16 @@ class NeedleModel:
     supports_native_tools = False
 
     def __init__(self) -> None:
-        self.calls = 0
+        self.calls = 0  # score calls
+        self.generations = 0
 
     def generate(self, messages: Sequence[Message | dict[str, Any]], **_: Any) -> Completion:
-        raise AssertionError("the cascade must read log-probs, not generate")
+        """The read loop's greedy reply: the number of the turn holding NEEDLE (else 1)."""
+        self.generations += 1
+        text = as_messages(messages)[-1].content
+        found = [n for n, turn in re.findall(r"\[(\d+)\] (.*)", text) if "NEEDLE" in turn]
+        return Completion(text=(found or ["1"])[0], prompt_tokens=1, completion_tokens=1,
+                          latency_s=0.0, finish_reason="stop", model=self.spec)
 
     def score(self, messages: Sequence[Message | dict[str, Any]], candidates: Sequence[str]
               ) -> list[CandidateScore]:

@@ -77,13 +77,16 @@ def matrix(spec: str, source: Path, store: ReadingStore, ray_cluster: Any = None
     return run_matrix([spec], ["approval"], prompts, source=source, store=store, ray=ray_cluster)
 
 
+TIMINGS = ("seconds", "score_seconds")  # a raw reading's timings
+
+
 def rows(db: Path, table: str = "readings") -> list[tuple[Any, ...]]:
     """A store's rows in key order; a reading's raw outputs without their timing."""
     with sqlite3.connect(db) as conn:
         found = conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3, 4, 5").fetchall()
     if table != "readings":
         return [row[:-1] for row in found]  # created_at
-    return [(*row[:5], {k: v for k, v in json.loads(row[5]).items() if k != "seconds"})
+    return [(*row[:5], {k: v for k, v in json.loads(row[5]).items() if k not in TIMINGS})
             for row in found]
 
 

@@ -41,7 +41,7 @@ def readings(db: Path) -> list[tuple[str, ...]]:
     return [(*row[:5], json.dumps(_untimed(json.loads(row[5])), sort_keys=True)) for row in rows]
 
 
-TIMINGS = ("seconds", "latency_s", "wall_s")
+TIMINGS = ("seconds", "score_seconds", "latency_s", "wall_s")
 
 
 def _untimed(raw: object) -> object:

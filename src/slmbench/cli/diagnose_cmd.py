@@ -24,6 +24,7 @@ from slmbench.microtasks.matrix import check_can_read
 from slmbench.microtasks.session import READ_ATTEMPTS, Session, read_on
 from slmbench.microtasks.store import DEFAULT_NAME
 from slmbench.models.ray import TIMEOUT_S
+from slmbench.report.cascade_page import cascade_markdown
 from slmbench.report.probe_page import probe_markdown
 from slmbench.report.quantization_page import quantization_markdown
 
@@ -156,6 +157,7 @@ def probe_cmd(
     store_path: ReadingsStore = None,
     executor: ReadOn = Executor.local,
     ray_address: RayAddress = None,
+    ray_replicas: RayReplicas = 1,
     ray_timeout: RayTimeout = TIMEOUT_S,
     retry_attempts: Attempts = READ_ATTEMPTS,
 ) -> None:
@@ -169,8 +171,8 @@ def probe_cmd(
     # before the store, so a run that cannot start writes nothing; memory's conversations
     # widen either task
     check_can_read(model, sorted({*tasks, "memory"}))
-    with read_on(executor.value, model, ray_address, timeout_s=ray_timeout,
-                 attempts=retry_attempts) as ray:
+    with read_on(executor.value, model, ray_address, replicas=ray_replicas,
+                 timeout_s=ray_timeout, attempts=retry_attempts) as ray:
         report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_probe(
             model, tasks, turns, limit=limit, seed=seed, command=command_line("slmbench probe"),
             session=Session(ray=ray, store=store, progress=_say)))
@@ -194,39 +196,30 @@ def cascade_cmd(
     fit_limit: int | None = typer.Option(None, "--fit-limit", min=1, help="fit items"),
     seed: ItemSeed = 0,
     out: OutFolder = Path("cascade"),
+    store_path: ReadingsStore = None,
     executor: ReadOn = Executor.local,
     ray_address: RayAddress = None,
+    ray_replicas: RayReplicas = 1,
     ray_timeout: RayTimeout = TIMEOUT_S,
     retry_attempts: Attempts = READ_ATTEMPTS,
 ) -> None:
     """BM25 shortlist + model re-rank (paired gain), and the Cascade router's accuracy/share."""
     (name,) = registry.resolve([task])
-    with read_on(executor.value, [model], ray_address, timeout_s=ray_timeout,
-                 attempts=retry_attempts) as ray:
-        report = run_cascade(model, name, k=k, turns=turns, limit=limit,
-                             fit_limit=fit_limit or limit, seed=seed,
-                             command=command_line("slmbench cascade"), progress=_say,
-                             session=Session(ray=ray))
-    rerank_result, router, n_eval = report.rerank, report.router, report.rerank.n_items
+    # before the store, so a run that cannot start writes nothing; memory's conversations
+    # widen ranking's items
+    check_can_read([model], [name, "memory"] if turns else [name])
+    with read_on(executor.value, [model], ray_address, replicas=ray_replicas,
+                 timeout_s=ray_timeout, attempts=retry_attempts) as ray:
+        report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_cascade(
+            model, name, k=k, turns=turns, limit=limit, fit_limit=fit_limit or limit,
+            seed=seed, command=command_line("slmbench cascade"),
+            session=Session(ray=ray, store=store, progress=_say)))
     out.mkdir(parents=True, exist_ok=True)
     (out / "cascade.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
-    cols = ("metric", "BM25 alone", f"BM25 top-{k} + model", "paired gain [95% CI]")
-    rows = [[g.metric, f"{g.baseline:.3f}", f"{g.cascade:.3f}",
-             _est(g.gain)]
-            for g in rerank_result.gains]
-    r = router
-    router_text = (
-        f"Cascade router (margin {r.margin:.3f} fitted on {report.n_fit} fit items): "
-        f"accuracy {_est(r.accuracy)} vs BM25 "
-        f"{r.baseline_accuracy.estimate:.3f}; MRR gain {_est(r.mrr_gain)}; model consulted on "
-        f"{r.model_share.formatted(digits=0, unit='%', missing='-')} of calls; "
-        f"mean latency {r.mean_latency_s * 1000:.0f} ms per decision")
-    (out / "cascade.md").write_text(
-        f"# Cascade: {name}, {model}\n\n`{report.command}`\n\n{n_eval} eval items\n\n"
-        + markdown_table(cols, rows) + f"\n{router_text}\n", encoding="utf-8")
-    print_table(f"Shortlist re-rank on {n_eval} {name} items", cols, rows)
-    console.print(router_text, highlight=False)
-    console.print(f"wrote {out / 'cascade.json'}")
+    page = cascade_markdown(report)
+    (out / "cascade.md").write_text(page, encoding="utf-8")
+    console.print(page, markup=False, highlight=False)
+    console.print(f"wrote {out / 'cascade.json'} and {out / 'cascade.md'}")
 
 
 # --- quantize ---------------------------------------------------------------------------------

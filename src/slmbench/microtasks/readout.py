@@ -51,6 +51,17 @@ class ItemReading(BaseModel):
     reply: str
     generation_ranking: list[str]  # [] = format failure
     note: str | None = None
+    # the model's time for the log-prob reading alone (RawReading.score_seconds): a cost,
+    # not a decision, so it is in no record a run writes and in no comparison
+    score_seconds: float | None = Field(default=None, exclude=True)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when the decisions are: every field but the timing."""
+        if not isinstance(other, ItemReading):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable fields (dicts, lists) inside
 
     @property
     def format_failure(self) -> bool:
@@ -97,6 +108,8 @@ class RawReading(BaseModel):
     reply: str
     note: str | None = None
     seconds: float = Field(default=0.0, ge=0.0)  # wall time of the two model calls
+    # wall time of the score call alone (None: no log-probs, or stored before it was timed)
+    score_seconds: float | None = Field(default=None, ge=0.0)
     # generate's prompt and reply tokens, plus every candidate form's tokens that score read
     # (None: stored before slmbench recorded them)
     tokens: int | None = Field(default=None, ge=0)
@@ -118,8 +131,10 @@ def read_raw(model: Model, given: ModelInput) -> RawReading:
     lps: list[float] | None = None
     note = None
     scored = 0
+    score_seconds = None
     try:
         scores = model.score(given.messages, given.candidates)
+        score_seconds = time.perf_counter() - start
         lps = [float(s.logprob) for s in scores]
         scored = sum(s.n_tokens for s in scores)
     except LogprobsUnsupportedError:
@@ -127,8 +142,43 @@ def read_raw(model: Model, given: ModelInput) -> RawReading:
     out = model.generate(given.messages, temperature=given.temperature, seed=given.seed,
                          max_tokens=given.max_tokens)
     return RawReading(candidate_logprobs=lps, reply=out.text, note=note,
-                      seconds=time.perf_counter() - start,
+                      seconds=time.perf_counter() - start, score_seconds=score_seconds,
                       tokens=out.prompt_tokens + out.completion_tokens + scored)
+
+
+def option_logprobs(options: list[str], candidate_logprobs: list[float]) -> dict[str, float]:
+    """Each option's log-probability: the log-sum-exp over its surface forms' log-probs
+    (``candidate_logprobs``, aligned with :func:`model_input`'s candidates).
+
+    Raises ``ValueError`` if there is not one log-prob per candidate form.
+    """
+    forms = [(o, f) for o in options for f in surface_forms(o)]
+    if len(candidate_logprobs) != len(forms):
+        raise ValueError(f"{len(candidate_logprobs)} log-probs for {len(forms)} "
+                         "candidate forms")
+    by_option: dict[str, list[float]] = {o: [] for o in options}
+    for (option, _), lp in zip(forms, candidate_logprobs, strict=True):
+        by_option[option].append(lp)
+    return {o: float(logsumexp(v)) for o, v in by_option.items()}
+
+
+def by_logprob(options: list[str], logprobs: dict[str, float]) -> list[str]:
+    """``options`` by log-probability, best first (ties: the order of ``options``)."""
+    return sorted(options, key=lambda o: (-logprobs[o], options.index(o)))
+
+
+def logprob_ranking(model: Model, task: TaskName, prompt_id: str, item: AnyItem
+                    ) -> tuple[list[str], float]:
+    """The log-prob reading alone, at run time (no store, no generation): the item's
+    options in the order a stored reading's ``logprob_ranking`` would give, and the seconds
+    the score call took. Raises LogprobsUnsupportedError on a backend without log-probs."""
+    given = model_input(task, prompt_id, item)
+    start = time.perf_counter()
+    scores = model.score(given.messages, given.candidates)
+    seconds = time.perf_counter() - start
+    options = tasks.get(task).options_for(item)
+    return by_logprob(options, option_logprobs(options, [float(s.logprob) for s in scores])), \
+        seconds
 
 
 def build_reading(task: TaskName, prompt_id: str, item: AnyItem, raw: RawReading
@@ -139,22 +189,15 @@ def build_reading(task: TaskName, prompt_id: str, item: AnyItem, raw: RawReading
     """
     spec = tasks.get(task)
     options = spec.options_for(item)
-    forms = [(o, f) for o in options for f in surface_forms(o)]
     logprobs: dict[str, float] | None = None
     ranked = None
     if raw.candidate_logprobs is not None:
-        if len(raw.candidate_logprobs) != len(forms):
-            raise ValueError(f"{len(raw.candidate_logprobs)} log-probs for {len(forms)} "
-                             "candidate forms")
-        by_option: dict[str, list[float]] = {o: [] for o in options}
-        for (option, _), lp in zip(forms, raw.candidate_logprobs, strict=True):
-            by_option[option].append(lp)
-        logprobs = {o: float(logsumexp(v)) for o, v in by_option.items()}
-        ranked = sorted(options, key=lambda o: (-logprobs[o], options.index(o)))
+        logprobs = option_logprobs(options, raw.candidate_logprobs)
+        ranked = by_logprob(options, logprobs)
     return ItemReading(item_id=item.id, task=task, prompt_id=prompt_id, options=options,
                        logprobs=logprobs, logprob_ranking=ranked, reply=raw.reply,
                        generation_ranking=spec.parse_reply(split_thinking(raw.reply)[1], options),
-                       note=raw.note)
+                       note=raw.note, score_seconds=raw.score_seconds)
 
 
 def read_item(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> ItemReading:

@@ -1,12 +1,11 @@
 """The one read loop of Part B: which items a run reads, and reading them model by model.
 
 Every command that reads a model's decisions on items (``eligibility``, ``diagnose``,
-``quantize``, a study's Part B) goes through :class:`Session`: per model spec, a
-:class:`~slmbench.microtasks.store.Reader` reads each :class:`Block` (task, prompt, items)
-through the optional readings store, loading the model only for a reading the store does
-not hold, and closing it after. ``probe`` and ``cascade`` read log-probabilities of edited
-prompts (longer histories, shortlists), which the store does not key; they share
-:func:`logprob_order` and the model's lifetime (:meth:`Session.model`).
+``quantize``, ``probe``, ``cascade``, a study's Part B) goes through :class:`Session`: per
+model spec, a :class:`~slmbench.microtasks.store.Reader` reads each :class:`Block` (task,
+prompt, items) through the optional readings store, loading the model only for a reading the
+store does not hold, and closing it after. The probe's longer histories come in as a block's
+``messages``; the cascade's shortlists as items of their own (``<item>|<kept options>``).
 """
 
 from __future__ import annotations
@@ -202,15 +201,6 @@ class Session:
                               f"{first_miss}", "fix the cause above")
         return BlockReading(block=block, items=items, readings=readings)
 
-    @contextmanager
-    def model(self, spec: str) -> Iterator[Model]:
-        """The loaded model for direct use (probe, cascade), closed when the block ends."""
-        loaded = self.ray.model(spec) if self.ray is not None else self._loader()(spec)
-        try:
-            yield loaded
-        finally:
-            loaded.close()
-
 
 #: how often one reading is tried on Ray before it is stored as a backend error
 READ_ATTEMPTS = 3
@@ -239,10 +229,3 @@ def read_on(executor: Literal["local", "ray"], specs: Sequence[str], address: st
     with RayCluster(address, placed, loader=loader, attempts=attempts, check=check) as cluster:
         cluster.check(specs)
         yield cluster
-
-
-def logprob_order(model: Model, messages: list[Message], options: Sequence[str]) -> list[str]:
-    """``options`` by the model's log-probability as the reply to ``messages``, best first
-    (ties: the order of ``options``)."""
-    lp = {s.candidate: s.logprob for s in model.score(messages, list(options))}
-    return sorted(options, key=lambda o: (-lp[o], list(options).index(o)))

@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from diag_fakes import PROV, NeedleModel
 
+from slmbench.cli.main import main
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks.datasets.records import RankItem
 from slmbench.microtasks.diagnostics.cascade import (
     BM25Turns,
     Cascade,
+    CascadeReport,
     best_margin,
     evaluate,
+    model_orderer,
+    run_cascade,
     shortlist_rerank,
     top_margin,
 )
+from slmbench.microtasks.session import Session
+from slmbench.microtasks.store import ReadingStore
+from slmbench.models.scripted import Script, ScriptedModel
+from slmbench.report.cascade_page import cascade_markdown
+from slmbench.report.study_facts import num
 
 
 def hard_item(k: int) -> RankItem:
@@ -42,7 +54,7 @@ def test_bm25_is_fooled_by_the_decoy_and_sure_on_easy_items() -> None:
 
 def test_rerank_gain_is_paired_and_its_interval_excludes_zero() -> None:
     items = [hard_item(k) for k in range(12)] + [easy_item(k) for k in range(12)]
-    result = shortlist_rerank(NeedleModel(), BM25Turns(), items, k=2)
+    result = shortlist_rerank(model_orderer(NeedleModel()), BM25Turns(), items, model="n", k=2)
     acc = next(g for g in result.gains if g.metric == "accuracy")
     assert acc.baseline == pytest.approx(0.5) and acc.cascade == 1.0
     assert acc.gain.estimate == pytest.approx(0.5)
@@ -55,11 +67,11 @@ def test_rerank_cannot_recover_a_gold_outside_the_shortlist() -> None:
     item = RankItem(id="out", split="eval", query="what is my cat name",
                     turns=("a cat name list", "NEEDLE he is called Tom", "my cat sleeps"),
                     gold=1, provenance=PROV)
-    result = shortlist_rerank(NeedleModel(), BM25Turns(), [item], k=2)
+    result = shortlist_rerank(model_orderer(NeedleModel()), BM25Turns(), [item], model="n", k=2)
     assert result.items[0].baseline[-1] == "2"  # BM25 ranks the gold last: not shortlisted
     assert result.items[0].reranked[-1] == "2"
     with pytest.raises(ConfigError, match="k >= 2"):
-        shortlist_rerank(NeedleModel(), BM25Turns(), [item], k=1)
+        shortlist_rerank(model_orderer(NeedleModel()), BM25Turns(), [item], model="n", k=1)
 
 
 def test_best_margin_sends_only_unsure_items_to_the_model() -> None:
@@ -74,7 +86,7 @@ def test_best_margin_sends_only_unsure_items_to_the_model() -> None:
 def test_cascade_routes_by_margin_and_counts_model_calls() -> None:
     fit = [hard_item(k) for k in range(6)] + [easy_item(k) for k in range(6)]
     model = NeedleModel()
-    cascade = Cascade.fit(BM25Turns(), model, fit, k=2)
+    cascade = Cascade.fit(BM25Turns(), model_orderer(model), fit, model=model.spec, k=2)
     hard_gap = top_margin(BM25Turns().scores(hard_item(99)))
     easy_gap = top_margin(BM25Turns().scores(easy_item(99)))
     assert hard_gap < cascade.margin <= easy_gap
@@ -82,6 +94,100 @@ def test_cascade_routes_by_margin_and_counts_model_calls() -> None:
     items = [hard_item(k) for k in range(10, 20)] + [easy_item(k) for k in range(10, 20)]
     report = evaluate(cascade, items)
     assert model.calls == 10  # only the unsure (hard) items reached the model
+    assert model.generations == 0  # at run time the router scores; it never generates
     assert report.model_share.estimate == pytest.approx(0.5)
     assert report.accuracy.estimate == 1.0 and report.baseline_accuracy.estimate == 0.5
     assert report.mean_latency_model_s is not None and report.mean_latency_baseline_s is not None
+
+
+# --- a cascade run through the read loop -------------------------------------------------------
+
+LATENCIES = {"mean_latency_s", "mean_latency_baseline_s", "mean_latency_model_s"}
+
+
+def write_ranking(home: Path) -> None:
+    """A built ranking dataset: hard and easy items in both splits."""
+    items = [*(hard_item(k) for k in range(8)), *(easy_item(k) for k in range(8))]
+    fit = [i.model_copy(update={"id": f"fit-{i.id}", "split": "fit"})
+           for k in range(50, 54) for i in (hard_item(k), easy_item(k))]
+    (home / "datasets").mkdir(parents=True)
+    (home / "datasets" / "ranking.jsonl").write_text(
+        "".join(i.model_dump_json() + "\n" for i in [*items, *fit]), encoding="utf-8")
+
+
+@pytest.fixture
+def ranking_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    write_ranking(home)
+    monkeypatch.setenv("SLMBENCH_HOME", str(home))
+    return home
+
+
+def test_a_cascade_run_reads_each_shortlist_once_through_the_store_and_resumes(
+        ranking_home: Path, tmp_path: Path) -> None:
+    loads: list[NeedleModel] = []
+
+    def loader(spec: str) -> NeedleModel:
+        loads.append(NeedleModel())
+        return loads[-1]
+
+    with ReadingStore(tmp_path / "readings.sqlite") as store:
+        first = run_cascade("fake:needle", "ranking", k=2,
+                            session=Session(store=store, loader=loader))
+        ids = [r["item_id"] for r in store.rows()]
+        again = run_cascade("fake:needle", "ranking", k=2,
+                            session=Session(store=store, loader=loader))
+    # 16 eval + 8 fit items, one stored reading per shortlist; the router's eval decisions
+    # reuse the re-rank's readings instead of asking the model again
+    assert len(loads) == 1 and loads[0].calls == 24 and len(ids) == 24
+    assert all("|" in i for i in ids) and "hard-0|2/3" in ids  # <item>|<kept options>
+    assert first.read_counts.read_now == 24 and again.read_counts.read_now == 0
+    assert again.read_counts.from_store == 24
+    # the same decisions and numbers (only BM25's own time is measured anew)
+    assert again.rerank.gains == first.rerank.gains
+    assert [i.reranked for i in again.rerank.items] == [i.reranked for i in first.rerank.items]
+    assert again.router.model_dump(exclude=LATENCIES) == first.router.model_dump(
+        exclude=LATENCIES)
+    acc = next(g for g in first.rerank.gains if g.metric == "accuracy")
+    assert acc.baseline == pytest.approx(0.5) and acc.cascade == 1.0  # the needle re-ranked
+    router = first.router
+    assert router.model_share.estimate == pytest.approx(0.5)  # the hard half only
+    assert router.accuracy.estimate == 1.0 and first.n_fit == 8
+    assert router.mean_latency_model_s is not None and router.mean_latency_baseline_s is not None
+
+
+def test_the_cascade_page_says_what_each_interval_says(ranking_home: Path) -> None:
+    report = run_cascade("fake:needle", "ranking", k=2,
+                         command="slmbench cascade -m fake:needle --k 2",
+                         session=Session(loader=lambda _: NeedleModel()))
+    page = cascade_markdown(report)
+    assert "slmbench cascade -m fake:needle --k 2" in page
+    for gain in report.rerank.gains:
+        row = next(line for line in page.splitlines() if line.startswith(f"| {gain.metric} |"))
+        assert num(gain.gain) in row
+    assert "accuracy helps (the interval lies above 0)" in page
+    assert "top-1 is the gold item on 16 of 16 items, BM25's on 8" in page
+    assert num(report.router.model_share) in page and "Readings: 0 from the store" in page
+
+
+def test_a_backend_without_logprobs_cannot_rerank(ranking_home: Path) -> None:
+    model = ScriptedModel(Script(default="1"), spec="scripted:one")
+    with pytest.raises(ConfigError, match="gives no log-probabilities"):
+        run_cascade("scripted:one", "ranking", k=2, session=Session(loader=lambda _: model))
+
+
+def test_the_cascade_command_writes_its_page_and_rewrites_it_from_the_store(
+        ranking_home: Path, tmp_path: Path) -> None:
+    script = tmp_path / "first.json"  # always puts turn 1 first, by log-prob
+    script.write_text(json.dumps({"default": "1", "logprobs": {"*": -3.0, "1": -0.1}}))
+    out = tmp_path / "out"
+    argv = ["cascade", "-m", f"scripted:{script}", "--k", "2", "--out", str(out)]
+    for _ in range(2):
+        with pytest.raises(SystemExit) as done:
+            main(argv)
+        assert done.value.code == 0
+    page = (out / "cascade.md").read_text()
+    assert "Readings: 24 from the store, 0 read now" in page  # the second run loaded no model
+    report = CascadeReport.model_validate_json((out / "cascade.json").read_text())
+    assert report.read_counts.from_store == 24 and (out / "readings.sqlite").is_file()
+    assert cascade_markdown(report) == page

@@ -57,12 +57,15 @@ def load(source: str, level: str) -> tuple[Model, RtnReport | None]:
     return model, report
 
 
+TIMINGS = ("seconds", "score_seconds")  # a raw reading's timings
+
+
 def rows(db: Path) -> list[tuple[Any, ...]]:
     """A store's readings in key order, without their timing; and its notes (RTN reports)."""
     with sqlite3.connect(db) as conn:
         found = conn.execute("SELECT * FROM readings ORDER BY 1, 2, 3, 4, 5").fetchall()
         notes = conn.execute("SELECT * FROM meta WHERE key LIKE 'note:%' ORDER BY 1").fetchall()
-    return [(*r[:5], {k: v for k, v in json.loads(r[5]).items() if k != "seconds"})
+    return [(*r[:5], {k: v for k, v in json.loads(r[5]).items() if k not in TIMINGS})
             for r in found] + notes
 
 

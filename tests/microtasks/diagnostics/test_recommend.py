@@ -18,6 +18,7 @@ from slmbench.microtasks.diagnostics.cascade import (
     CascadeReport,
     RoutingTable,
     evaluate,
+    model_orderer,
     shortlist_rerank,
 )
 from slmbench.microtasks.eligibility import make_cell
@@ -76,10 +77,11 @@ def test_a_cascade_that_beats_the_baseline_is_routed_and_its_table_loads(
     model = NeedleModel()
     fit = [hard_item(k) for k in range(6)] + [easy_item(k) for k in range(6)]
     items = [hard_item(k) for k in range(10, 30)] + [easy_item(k) for k in range(10, 30)]
-    router = evaluate(Cascade.fit(BM25Turns(), model, fit, k=2), items)
+    ask = model_orderer(model)
+    router = evaluate(Cascade.fit(BM25Turns(), ask, fit, model="needle", k=2), items)
     report = CascadeReport(command="t", created="now", model="needle", task="ranking", k=2,
-                           n_fit=len(fit), rerank=shortlist_rerank(model, BM25Turns(), items,
-                                                                   k=2), router=router)
+                           n_fit=len(fit), router=router,
+                           rerank=shortlist_rerank(ask, BM25Turns(), items, model="needle", k=2))
     rec = recommend([_ranking_run()], cascades=[report])
     (task,) = rec.tasks
     assert task.deploy == "cascade" and task.margin == router.margin

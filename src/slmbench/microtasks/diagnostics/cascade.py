@@ -13,6 +13,13 @@ A routing table (:class:`RoutingTable`, written by ``slmbench recommend``) says 
 whether to deploy the baseline, the model or the cascade; :meth:`Cascade.from_route` makes the
 router of one route (the baseline always: margin 0; the model always: margin inf).
 
+How the model is consulted (an :data:`Orderer`): the shortlisted item (only the kept options,
+stored under the id ``<item>|<kept options>``) is read as any micro-task item is, prompt p0, each
+option's log-probability summed over its surface forms. When measuring, every shortlist is
+read first through the one read loop (:func:`read_orders`: :meth:`Session.read`, its store
+and Ray cluster), then looked up (:func:`stored_orderer`); the run-time router asks the model
+itself the same way, scoring only (:func:`model_orderer`).
+
 Baselines with graded scores: BM25 over turns (ranking) and BM25 over functions (tools,
 with ``none`` scored at the fitted abstain threshold, so its argmax is the baseline's own
 decision). The rule baselines of approval and memory give no graded score to route on.
@@ -21,13 +28,13 @@ decision). The rule baselines of approval and memory give no graded score to rou
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
@@ -36,7 +43,9 @@ from slmbench.microtasks.baselines import bm25_scores, fit_none_threshold, tool_
 from slmbench.microtasks.datasets.records import AnyItem, RankItem, TaskName, ToolItem
 from slmbench.microtasks.diagnostics.probes import conversations, widen_ranking
 from slmbench.microtasks.eligibility import item_values
-from slmbench.microtasks.session import Progress, Session, fit_sample, logprob_order, select_items
+from slmbench.microtasks.readout import logprob_ranking
+from slmbench.microtasks.session import Block, Session, fit_sample, select_items
+from slmbench.microtasks.store import ReadCounts
 from slmbench.models.base import Model
 
 
@@ -121,14 +130,82 @@ def restrict(item: AnyItem, keep: Sequence[str]) -> tuple[AnyItem, list[str]]:
                       "cascades route ranking and tools items")
 
 
-def model_order(model: Model, task: TaskName, item: AnyItem, shortlist: Sequence[str]
-                ) -> list[str]:
-    """The model's log-prob order of the shortlisted options (original option names)."""
+# --- the model's order of a shortlist --------------------------------------------------------
+
+class ModelOrder(BaseModel):
+    """The model's order of one item's shortlist (original option names, best first) and
+    the seconds its log-prob reading took (None: the stored reading predates that timing)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ranking: list[str]
+    seconds: float | None
+
+
+#: the model's order of ``item``'s shortlist: how the re-rank and the router consult it
+Orderer = Callable[[AnyItem, Sequence[str]], ModelOrder]
+
+
+def shortlisted(item: AnyItem, shortlist: Sequence[str]) -> tuple[AnyItem, list[str]]:
+    """:func:`restrict`, with the item id ``<id>|<kept options>``: the id its reading is
+    stored under, so each shortlist of an item is its own stored reading."""
     sub, back = restrict(item, shortlist)
-    spec = registry.get(task)
-    sub_options = spec.options_for(sub)
-    ranked = logprob_order(model, spec.render("p0", sub), sub_options)
-    return [back[sub_options.index(o)] for o in ranked]
+    return sub.model_copy(update={"id": f"{item.id}|{'/'.join(back)}"}), back
+
+
+def model_orderer(model: Model) -> Orderer:
+    """At run time: the model's log-prob order of a shortlist, read as a stored reading
+    reads it (prompt p0, surface forms summed; :func:`~slmbench.microtasks.readout.
+    logprob_ranking`), without a store and without generating."""
+
+    def ask(item: AnyItem, shortlist: Sequence[str]) -> ModelOrder:
+        task = _task_of(item)
+        sub, back = shortlisted(item, shortlist)
+        ranked, seconds = logprob_ranking(model, task, "p0", sub)
+        options = registry.get(task).options_for(sub)
+        return ModelOrder(ranking=[back[options.index(o)] for o in ranked], seconds=seconds)
+
+    return ask
+
+
+def read_orders(session: Session, spec: str, items: Sequence[AnyItem],
+                shortlists: Sequence[Sequence[str]]) -> dict[str, ModelOrder]:
+    """The model's order of each item's shortlist, read through the session's read loop
+    (:meth:`Session.read`: its store reused and resumed, its Ray cluster if any) as one
+    block under prompt p0, keyed by the shortlisted item's id (:func:`shortlisted`).
+
+    An item whose reading the backend gave up on is missing from the result (the session
+    counts and notes it). Raises ConfigError when the backend gives no log-probabilities:
+    the cascade re-ranks by them.
+    """
+    subs: dict[str, tuple[AnyItem, list[str]]] = {}
+    for item, shortlist in zip(items, shortlists, strict=True):
+        sub, back = shortlisted(item, shortlist)
+        subs.setdefault(sub.id, (sub, back))
+    if not subs:
+        return {}
+    task = _task_of(next(iter(subs.values()))[0])
+    (got,) = session.read(spec, [Block(task=task, prompt_id="p0",
+                                       items=[s for s, _ in subs.values()])]).blocks
+    out = {}
+    for sub, reading in zip(got.items, got.readings, strict=True):
+        if reading.logprob_ranking is None:
+            raise ConfigError(f"{spec} gives no log-probabilities: the cascade re-ranks the "
+                              "shortlist by them", "run the cascade on a llamacpp: or hf: model")
+        back = subs[sub.id][1]
+        out[sub.id] = ModelOrder(ranking=[back[reading.options.index(o)]
+                                          for o in reading.logprob_ranking],
+                                 seconds=reading.score_seconds)
+    return out
+
+
+def stored_orderer(orders: Mapping[str, ModelOrder]) -> Orderer:
+    """The orders :func:`read_orders` read, looked up (KeyError: that shortlist was not read)."""
+    return lambda item, shortlist: orders[shortlisted(item, shortlist)[0].id]
+
+
+def _task_of(item: AnyItem) -> TaskName:
+    return "ranking" if isinstance(item, RankItem) else "tools"
 
 
 # --- shortlist + re-rank ---------------------------------------------------------------------
@@ -140,7 +217,7 @@ class RerankItem(BaseModel):
     gold: str
     baseline: list[str]
     reranked: list[str]
-    latency_s: float
+    latency_s: float | None  # the baseline's time plus the model's (None: not recorded)
 
 
 class Gain(BaseModel):
@@ -165,15 +242,17 @@ class RerankResult(BaseModel):
     items: list[RerankItem]
 
 
-def rerank(model: Model, baseline: ScoredBaseline, item: AnyItem, k: int
-           ) -> tuple[list[str], list[str], float]:
+def rerank(orderer: Orderer, baseline: ScoredBaseline, item: AnyItem, k: int
+           ) -> tuple[list[str], list[str], float | None]:
     """Baseline order, that order with its top ``k`` re-ordered by the model, and the
-    seconds the whole decision took."""
+    seconds the decision took (the baseline's, timed now, plus the model's reading)."""
     start = time.perf_counter()
     scores = baseline.scores(item)
     base = order(scores, registry.get(baseline.task).options_for(item))
-    reranked = [*model_order(model, baseline.task, item, base[:k]), *base[k:]]
-    return base, reranked, time.perf_counter() - start
+    baseline_s = time.perf_counter() - start
+    by_model = orderer(item, base[:k])
+    seconds = None if by_model.seconds is None else baseline_s + by_model.seconds
+    return base, [*by_model.ranking, *base[k:]], seconds
 
 
 def paired_gains(golds: Sequence[str], cascade: Sequence[Sequence[str]],
@@ -187,21 +266,21 @@ def paired_gains(golds: Sequence[str], cascade: Sequence[Sequence[str]],
     return out
 
 
-def shortlist_rerank(model: Model, baseline: ScoredBaseline, items: Sequence[AnyItem], *,
-                     k: int = 3, metrics: Sequence[str] = ("mrr", "ndcg@5", "accuracy"),
-                     ) -> RerankResult:
-    """Re-rank the baseline's top ``k`` with the model on every item; paired gain vs baseline."""
+def shortlist_rerank(orderer: Orderer, baseline: ScoredBaseline, items: Sequence[AnyItem], *,
+                     model: str, k: int = 3,
+                     metrics: Sequence[str] = ("mrr", "ndcg@5", "accuracy")) -> RerankResult:
+    """Re-rank the baseline's top ``k`` with the model (``orderer``; ``model`` names it) on
+    every item; the paired gain over the baseline alone."""
     if k < 2:
         raise ConfigError(f"a shortlist needs k >= 2 (got {k})", "use --k 2 or more")
     rows = []
     for item in items:
-        base, reranked, seconds = rerank(model, baseline, item, k)
+        base, reranked, seconds = rerank(orderer, baseline, item, k)
         rows.append(RerankItem(item_id=item.id, gold=registry.get(baseline.task).gold(item),
-                               baseline=base,
-                               reranked=reranked, latency_s=seconds))
+                               baseline=base, reranked=reranked, latency_s=seconds))
     gains = paired_gains([r.gold for r in rows], [r.reranked for r in rows],
                          [r.baseline for r in rows], metrics)
-    return RerankResult(task=baseline.task, model=model.spec, k=k, n_items=len(rows),
+    return RerankResult(task=baseline.task, model=model, k=k, n_items=len(rows),
                         gains=gains, items=rows)
 
 
@@ -215,20 +294,24 @@ class CascadeDecision(BaseModel):
     ranking: list[str]
     used_model: bool
     baseline_margin: float
-    latency_s: float
+    latency_s: float | None  # None: the model's reading time was not recorded
 
 
 class Cascade:
     """Baseline first; the small model re-ranks the baseline's top ``k`` only when the
-    baseline's top-two margin is below ``margin``.
+    baseline's top-two margin is below ``margin``. ``orderer`` consults the model
+    (:func:`model_orderer` at run time, :func:`stored_orderer` when measuring from a
+    store); ``model`` names it.
 
-    >>> cascade = Cascade.fit(BM25Turns(), model, fit_items)   # doctest: +SKIP
-    >>> cascade.decide(item).ranking[0]                         # doctest: +SKIP
+    >>> ask = model_orderer(m)                                          # doctest: +SKIP
+    >>> cascade = Cascade.fit(BM25Turns(), ask, fit_items, model=m.spec)  # doctest: +SKIP
+    >>> cascade.decide(item).ranking[0]                                  # doctest: +SKIP
     """
 
-    def __init__(self, baseline: ScoredBaseline, model: Model, margin: float, *,
-                 k: int = 3) -> None:
-        self.baseline, self.model, self.margin, self.k = baseline, model, margin, k
+    def __init__(self, baseline: ScoredBaseline, orderer: Orderer, margin: float, *,
+                 model: str, k: int = 3) -> None:
+        self.baseline, self.orderer, self.margin = baseline, orderer, margin
+        self.model, self.k = model, k
 
     def decide(self, item: AnyItem) -> CascadeDecision:
         start = time.perf_counter()
@@ -236,18 +319,19 @@ class Cascade:
         options = registry.get(self.baseline.task).options_for(item)
         base = order(scores, options)
         gap = top_margin(scores)
+        baseline_s = time.perf_counter() - start
         if gap >= self.margin:
-            ranking, used = base, False
-        else:
-            ranking = [*model_order(self.model, self.baseline.task, item, base[: self.k]),
-                       *base[self.k:]]
-            used = True
-        return CascadeDecision(ranking=ranking, used_model=used, baseline_margin=gap,
-                               latency_s=time.perf_counter() - start)
+            return CascadeDecision(ranking=base, used_model=False, baseline_margin=gap,
+                                   latency_s=baseline_s)
+        by_model = self.orderer(item, base[: self.k])
+        return CascadeDecision(
+            ranking=[*by_model.ranking, *base[self.k:]], used_model=True, baseline_margin=gap,
+            latency_s=None if by_model.seconds is None else baseline_s + by_model.seconds)
 
     @classmethod
     def from_route(cls, route: Route, baseline: ScoredBaseline, model: Model) -> Cascade:
-        """The router of one routing-table route (its task must be ``baseline.task``)."""
+        """The run-time router of one routing-table route (its task must be
+        ``baseline.task``), consulting ``model`` directly."""
         if route.task != baseline.task:
             raise ConfigError(f"the route is for {route.task}, the baseline for {baseline.task}",
                               "pass the route of the baseline's task")
@@ -255,13 +339,13 @@ class Cascade:
         if margin is None:
             raise ConfigError(f"the {route.task} cascade route names no margin",
                               "rerun slmbench recommend with --cascade")
-        return cls(baseline, model, margin, k=route.k)
+        return cls(baseline, model_orderer(model), margin, model=model.spec, k=route.k)
 
     @classmethod
-    def fit(cls, baseline: ScoredBaseline, model: Model, fit_items: Sequence[AnyItem], *,
-            k: int = 3) -> Cascade:
+    def fit(cls, baseline: ScoredBaseline, orderer: Orderer, fit_items: Sequence[AnyItem], *,
+            model: str, k: int = 3) -> Cascade:
         """Choose ``margin`` maximising top-1 accuracy on ``fit_items`` (ties: fewer model
-        calls). The model is run once on every fit item to know what consulting it gives."""
+        calls). The model is consulted on every fit item to know what consulting it gives."""
         if not fit_items:
             raise ConfigError("fitting a cascade needs fit items", "raise --fit-limit")
         rows = []
@@ -269,9 +353,9 @@ class Cascade:
             scores = baseline.scores(item)
             base = order(scores, registry.get(baseline.task).options_for(item))
             gold = registry.get(baseline.task).gold(item)
-            by_model = model_order(model, baseline.task, item, base[:k])
+            by_model = orderer(item, base[:k]).ranking
             rows.append((top_margin(scores), base[0] == gold, by_model[0] == gold))
-        return cls(baseline, model, best_margin(rows), k=k)
+        return cls(baseline, orderer, best_margin(rows), model=model, k=k)
 
 
 ROUTES_VERSION = 1
@@ -335,7 +419,12 @@ def best_margin(rows: Sequence[tuple[float, bool, bool]]) -> float:
 
 
 class CascadeEval(BaseModel):
-    """The router on eval items: accuracy, latency and the share of calls reaching the model."""
+    """The router on eval items: accuracy, latency and the share of calls reaching the model.
+
+    A decision's latency is the baseline's time, measured as it decides, plus the model's
+    log-prob reading time where it consulted the model (the reading's own timing, also when
+    the reading came from a store); a mean is None when some decision's time was not recorded.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -347,10 +436,17 @@ class CascadeEval(BaseModel):
     accuracy: stats.Estimate
     baseline_accuracy: stats.Estimate
     model_share: stats.Estimate
-    mean_latency_s: float
+    mean_latency_s: float | None
     mean_latency_baseline_s: float | None  # decisions the baseline answered
     mean_latency_model_s: float | None  # decisions that consulted the model
     mrr_gain: stats.Estimate  # router minus baseline alone, paired
+
+
+def _mean_s(decisions: Sequence[CascadeDecision]) -> float | None:
+    times = [d.latency_s for d in decisions]
+    if not times or any(t is None for t in times):
+        return None
+    return float(np.mean(times))
 
 
 def evaluate(cascade: Cascade, items: Sequence[AnyItem]) -> CascadeEval:
@@ -361,17 +457,15 @@ def evaluate(cascade: Cascade, items: Sequence[AnyItem]) -> CascadeEval:
     hits = sum(d.ranking[0] == g for d, g in zip(decisions, golds, strict=True))
     base_hits = sum(b[0] == g for b, g in zip(base, golds, strict=True))
     used = [d for d in decisions if d.used_model]
-    alone = [d for d in decisions if not d.used_model]
     gain = paired_gains(golds, [d.ranking for d in decisions], base, ["mrr"])[0].gain
     return CascadeEval(
-        task=cascade.baseline.task, model=cascade.model.spec, k=cascade.k, margin=cascade.margin,
+        task=cascade.baseline.task, model=cascade.model, k=cascade.k, margin=cascade.margin,
         n_items=len(items), accuracy=stats.wilson(hits, len(items)),
         baseline_accuracy=stats.wilson(base_hits, len(items)),
         model_share=stats.wilson(len(used), len(items)),
-        mean_latency_s=float(np.mean([d.latency_s for d in decisions])),
-        mean_latency_baseline_s=float(np.mean([d.latency_s for d in alone])) if alone else None,
-        mean_latency_model_s=float(np.mean([d.latency_s for d in used])) if used else None,
-        mrr_gain=gain)
+        mean_latency_s=_mean_s(decisions),
+        mean_latency_baseline_s=_mean_s([d for d in decisions if not d.used_model]),
+        mean_latency_model_s=_mean_s(used), mrr_gain=gain)
 
 
 class CascadeReport(BaseModel):
@@ -385,16 +479,28 @@ class CascadeReport(BaseModel):
     n_fit: int
     rerank: RerankResult
     router: CascadeEval
+    notes: list[str] = Field(default_factory=list)
+    read_counts: ReadCounts = Field(default_factory=ReadCounts)
+
+
+def _read(orders: Mapping[str, ModelOrder], items: Sequence[AnyItem],
+          shortlists: Sequence[Sequence[str]]) -> list[AnyItem]:
+    return [i for i, s in zip(items, shortlists, strict=True)
+            if shortlisted(i, s)[0].id in orders]
 
 
 def run_cascade(spec: str, task: TaskName, *, k: int = 3, turns: int | None = None,
                 limit: int | None = None, fit_limit: int | None = None, seed: int = 0,
-                command: str = "", progress: Progress | None = None,
-                session: Session | None = None) -> CascadeReport:
-    """Shortlist re-rank (paired gain over BM25) and the router, fitted on fit items.
+                command: str = "", session: Session | None = None) -> CascadeReport:
+    """Shortlist re-rank (paired gain over BM25) and the router, fitted on fit items, the
+    model's readings made through the session's read loop (and its store, reused and
+    resumed). An eval or fit item whose reading the backend gave up on is left out of
+    every number (counted in ``read_counts``, its cause in ``notes``).
 
     ``turns`` (ranking only) widens every item to that many history turns.
     """
+    if k < 2:
+        raise ConfigError(f"a shortlist needs k >= 2 (got {k})", "use --k 2 or more")
     pool = registry.get(task).load_items()
     fit_items, eval_items = fit_sample(pool, fit_limit, seed), select_items(task, pool, limit,
                                                                             seed)
@@ -403,12 +509,21 @@ def run_cascade(spec: str, task: TaskName, *, k: int = 3, turns: int | None = No
         convs = conversations(registry.get("memory").load_items())  # type: ignore[arg-type]
         fit_items = [widen_ranking(i, turns, convs) for i in fit_items]  # type: ignore[arg-type]
         eval_items = [widen_ranking(i, turns, convs) for i in eval_items]  # type: ignore[arg-type]
-    say = progress or (lambda _m: None)
-    with (session or Session()).model(spec) as loaded:
-        say(f"re-ranking {len(eval_items)} eval items (k={k})")
-        rerank_result = shortlist_rerank(loaded, baseline, eval_items, k=k)
-        say(f"fitting the router's margin on {len(fit_items)} fit items")
-        router = evaluate(Cascade.fit(baseline, loaded, fit_items, k=k), eval_items)
+    session = session or Session()
+    options = registry.get(task).options_for
+    lists = {i.id: order(baseline.scores(i), options(i))[:k] for i in [*eval_items, *fit_items]}
+    both = [*eval_items, *fit_items]
+    orders = read_orders(session, spec, both, [lists[i.id] for i in both])
+    eval_read = _read(orders, eval_items, [lists[i.id] for i in eval_items])
+    fit_read = _read(orders, fit_items, [lists[i.id] for i in fit_items])
+    if not eval_read or not fit_read:
+        raise ConfigError(f"no {'eval' if not eval_read else 'fit'} item of the cascade was "
+                          f"read: {'; '.join(session.notes) or 'no readings'}",
+                          "fix the cause above and run the same command again")
+    stored = stored_orderer(orders)
+    rerank_result = shortlist_rerank(stored, baseline, eval_read, model=spec, k=k)
+    router = evaluate(Cascade.fit(baseline, stored, fit_read, model=spec, k=k), eval_read)
     return CascadeReport(command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
-                         model=spec, task=task, k=k, n_fit=len(fit_items), rerank=rerank_result,
-                         router=router)
+                         model=spec, task=task, k=k, n_fit=len(fit_read), rerank=rerank_result,
+                         router=router, notes=list(session.notes),
+                         read_counts=session.counts)
