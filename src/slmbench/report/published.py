@@ -212,8 +212,8 @@ def published_part_b(f: StudyFacts) -> list[str]:
          "eligible configurations on a paraphrase (p1-p3): "
          + count(paraphrased, "paraphrase", True)],
         [cas.what, f"{cas.estimate:+.3f} [{cas.low:.3f}, {cas.high:.3f}]",
-         "not in this study's stores (`slmbench diagnose` measures a cascade; "
-         "docs/results/cascade-ranking-*.md)"],
+         "not in this study's stores (`slmbench cascade` measures one; see "
+         "docs/results/cascade-ranking-qwen2.5-coder-0.5b/cascade.md)"],
     ]
     return ["## The Part B seed's findings beside ours", "",
             f"Source: {p.source['text']}, `{p.source['path']}`; its setting: "
