@@ -13,7 +13,7 @@ from rich.table import Table
 
 from slmbench.cli.console import command_line, read_through, wide_console
 from slmbench.cli.options import EvalLimit, ItemSeed, Models, OutFolder, ReadingsStore, Tasks
-from slmbench.cli.scaleout import Attempts, Executor, RayAddress, RayReplicas, RayTimeout, ReadOn
+from slmbench.cli.scaleout import ScaleOut, scale_out_options
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
@@ -21,9 +21,8 @@ from slmbench.microtasks.diagnostics.cascade import run_cascade
 from slmbench.microtasks.diagnostics.diagnose import DiagnosticReport, run_diagnose
 from slmbench.microtasks.diagnostics.probes import run_probe
 from slmbench.microtasks.matrix import check_can_read
-from slmbench.microtasks.session import READ_ATTEMPTS, Session, read_on
+from slmbench.microtasks.session import Session
 from slmbench.microtasks.store import DEFAULT_NAME
-from slmbench.models.ray import TIMEOUT_S
 from slmbench.report.cascade_page import cascade_markdown
 from slmbench.report.probe_page import probe_markdown
 from slmbench.report.quantization_page import quantization_markdown
@@ -33,6 +32,15 @@ console = Console()
 
 def _say(message: str) -> None:
     console.print(f"[dim]{message}[/]")
+
+
+def _write_page(stem: Path, report_json: str, page: str) -> None:
+    """Write STEM.json and STEM.md (making the folder), print the page and what was written."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    stem.with_suffix(".json").write_text(report_json, encoding="utf-8")
+    stem.with_suffix(".md").write_text(page, encoding="utf-8")
+    console.print(page, markup=False, highlight=False)
+    console.print(f"wrote {stem.with_suffix('.json')} and {stem.with_suffix('.md')}")
 
 
 # --- diagnose ---------------------------------------------------------------------------------
@@ -100,6 +108,7 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]
     wide_console(200).print(table)
 
 
+@scale_out_options
 def diagnose_cmd(
     model: Models,
     task: Tasks = None,
@@ -111,17 +120,12 @@ def diagnose_cmd(
     store_path: Path | None = typer.Option(
         None, "--store", help="readings store, reused and resumed; point it at an eligibility "
         f"run's store to reuse its p0 readings (default: OUT/{DEFAULT_NAME})"),
-    executor: ReadOn = Executor.local,
-    ray_address: RayAddress = None,
-    ray_replicas: RayReplicas = 1,
-    ray_timeout: RayTimeout = TIMEOUT_S,
-    retry_attempts: Attempts = READ_ATTEMPTS,
+    scale: ScaleOut = ScaleOut(),
 ) -> None:
     """Threshold diagnostic per (task, model): AUC, default vs fit-split threshold, regime."""
     tasks = registry.resolve(task)
     check_can_read(model, tasks)  # before the store: a run that cannot start writes nothing
-    with read_on(executor.value, model, ray_address, replicas=ray_replicas,
-                 timeout_s=ray_timeout, attempts=retry_attempts) as ray:
+    with scale.read_on(model) as ray:
         report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_diagnose(
             model, tasks, limit=limit, fit_limit=fit_limit or limit, seed=seed,
             command=command_line("slmbench diagnose"), progress=_say, store=store, ray=ray))
@@ -147,6 +151,7 @@ def diagnose_cmd(
 
 # --- probe ------------------------------------------------------------------------------------
 
+@scale_out_options
 def probe_cmd(
     model: Models,
     task: list[str] | None = typer.Option(None, "--task", "-t", help="memory and/or ranking"),
@@ -155,11 +160,7 @@ def probe_cmd(
     seed: ItemSeed = 0,
     out: OutFolder = Path("probe"),
     store_path: ReadingsStore = None,
-    executor: ReadOn = Executor.local,
-    ray_address: RayAddress = None,
-    ray_replicas: RayReplicas = 1,
-    ray_timeout: RayTimeout = TIMEOUT_S,
-    retry_attempts: Attempts = READ_ATTEMPTS,
+    scale: ScaleOut = ScaleOut(),
 ) -> None:
     """Context-length probe: memory and ranking scores as the history in the prompt grows."""
     try:
@@ -171,21 +172,16 @@ def probe_cmd(
     # before the store, so a run that cannot start writes nothing; memory's conversations
     # widen either task
     check_can_read(model, sorted({*tasks, "memory"}))
-    with read_on(executor.value, model, ray_address, replicas=ray_replicas,
-                 timeout_s=ray_timeout, attempts=retry_attempts) as ray:
+    with scale.read_on(model) as ray:
         report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_probe(
             model, tasks, turns, limit=limit, seed=seed, command=command_line("slmbench probe"),
             session=Session(ray=ray, store=store, progress=_say)))
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "probe.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
-    page = probe_markdown(report)
-    (out / "probe.md").write_text(page, encoding="utf-8")
-    console.print(page, markup=False, highlight=False)
-    console.print(f"wrote {out / 'probe.json'} and {out / 'probe.md'}")
+    _write_page(out / "probe", report.model_dump_json(indent=1), probe_markdown(report))
 
 
 # --- cascade ----------------------------------------------------------------------------------
 
+@scale_out_options
 def cascade_cmd(
     model: str = typer.Option(..., "--model", "-m", help="model spec"),
     task: str = typer.Option("ranking", "--task", "-t", help="ranking or tools"),
@@ -197,33 +193,24 @@ def cascade_cmd(
     seed: ItemSeed = 0,
     out: OutFolder = Path("cascade"),
     store_path: ReadingsStore = None,
-    executor: ReadOn = Executor.local,
-    ray_address: RayAddress = None,
-    ray_replicas: RayReplicas = 1,
-    ray_timeout: RayTimeout = TIMEOUT_S,
-    retry_attempts: Attempts = READ_ATTEMPTS,
+    scale: ScaleOut = ScaleOut(),
 ) -> None:
     """BM25 shortlist + model re-rank (paired gain), and the Cascade router's accuracy/share."""
     (name,) = registry.resolve([task])
     # before the store, so a run that cannot start writes nothing; memory's conversations
     # widen ranking's items
     check_can_read([model], [name, "memory"] if turns else [name])
-    with read_on(executor.value, [model], ray_address, replicas=ray_replicas,
-                 timeout_s=ray_timeout, attempts=retry_attempts) as ray:
+    with scale.read_on([model]) as ray:
         report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_cascade(
             model, name, k=k, turns=turns, limit=limit, fit_limit=fit_limit or limit,
             seed=seed, command=command_line("slmbench cascade"),
             session=Session(ray=ray, store=store, progress=_say)))
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "cascade.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
-    page = cascade_markdown(report)
-    (out / "cascade.md").write_text(page, encoding="utf-8")
-    console.print(page, markup=False, highlight=False)
-    console.print(f"wrote {out / 'cascade.json'} and {out / 'cascade.md'}")
+    _write_page(out / "cascade", report.model_dump_json(indent=1), cascade_markdown(report))
 
 
 # --- quantize ---------------------------------------------------------------------------------
 
+@scale_out_options
 def quantize_cmd(
     model: str = typer.Option(..., "--model", "-m",
                               help="a transformers model directory or a .gguf file"),
@@ -239,11 +226,7 @@ def quantize_cmd(
     seed: ItemSeed = 0,
     out: OutFolder = Path("quantization"),
     store_path: ReadingsStore = None,
-    executor: ReadOn = Executor.local,
-    ray_address: RayAddress = None,
-    ray_replicas: RayReplicas = 1,
-    ray_timeout: RayTimeout = TIMEOUT_S,
-    retry_attempts: Attempts = READ_ATTEMPTS,
+    scale: ScaleOut = ScaleOut(),
 ) -> None:
     """The same model at several precisions on the same items: eligibility and paired tests."""
     try:  # torch is an optional dependency: import it only for this command
@@ -260,9 +243,9 @@ def quantize_cmd(
     for name, why in NOT_AVAILABLE.items():
         console.print(f"[yellow]{name.upper()} not run:[/] {why}", highlight=False)
     check_can_read([f"hf:{model}", *(gguf or ())], tasks)  # before the store is made
-    with precisions_on(executor.value, model, [*levels, *(gguf or ())], ray_address,
-                       replicas=ray_replicas, timeout_s=ray_timeout, attempts=retry_attempts,
-                       threads=threads) as ray:
+    with precisions_on(scale.executor.value, model, [*levels, *(gguf or ())], scale.address,
+                       replicas=scale.replicas, timeout_s=scale.timeout_s,
+                       attempts=scale.attempts, threads=threads) as ray:
         report = read_through(store_path or out / DEFAULT_NAME, lambda store: run_quantize(
             model, levels, tasks, limit=limit, gguf=gguf or (), seed=seed, margin=margin,
             threads=threads, command=command_line("slmbench quantize"), progress=_say,

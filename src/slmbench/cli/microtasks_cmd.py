@@ -18,7 +18,7 @@ from rich.table import Table
 
 from slmbench.cli.console import command_line, read_through, wide_console
 from slmbench.cli.options import ItemSeed, Models, ReadingsStore, Tasks
-from slmbench.cli.scaleout import Attempts, Executor, RayAddress, RayReplicas, RayTimeout, ReadOn
+from slmbench.cli.scaleout import ScaleOut, scale_out_options
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
@@ -26,11 +26,9 @@ from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun, check_can_read, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
 from slmbench.microtasks.recommend import load_matrices, recommend
-from slmbench.microtasks.session import READ_ATTEMPTS, read_on
 from slmbench.microtasks.spec import prepare
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 from slmbench.microtasks.taskfile import load_task_file
-from slmbench.models.ray import TIMEOUT_S
 from slmbench.report.partb import RECOMMEND_HEADER, deciding_metrics, recommend_rows, verdict_text
 
 data_app = typer.Typer(help="Build the Part B micro-task datasets.", no_args_is_help=True)
@@ -161,6 +159,7 @@ class CellBar:
                        f"{_bound(self._last)}", highlight=False, soft_wrap=True)
 
 
+@scale_out_options
 def eligibility_cmd(
     model: Models,
     task: Tasks = None,
@@ -176,11 +175,7 @@ def eligibility_cmd(
         help="read each cell in the seeded order until a confidence sequence settles it"),
     task_file: Path | None = typer.Option(
         None, "--task-file", help="your own micro-task (YAML; see examples/my-tools.yaml)"),
-    executor: ReadOn = Executor.local,
-    ray_address: RayAddress = None,
-    ray_replicas: RayReplicas = 1,
-    ray_timeout: RayTimeout = TIMEOUT_S,
-    retry_attempts: Attempts = READ_ATTEMPTS,
+    scale: ScaleOut = ScaleOut(),
 ) -> None:
     """Score models on the micro-tasks and decide eligibility against the baselines' τ."""
     command = command_line("slmbench eligibility")
@@ -189,8 +184,7 @@ def eligibility_cmd(
         task = task or [mine.name]
     tasks, prompt_ids = registry.resolve(task), resolve_prompt_ids(prompt)
     check_can_read(model, tasks)  # before the store: a run that cannot start writes nothing
-    with read_on(executor.value, model, ray_address, replicas=ray_replicas,
-                 timeout_s=ray_timeout, attempts=retry_attempts) as ray:
+    with scale.read_on(model) as ray:
         run = read_through(store_path or out / DEFAULT_NAME, lambda store: run_matrix(
             model, tasks, prompt_ids, limit=limit, seed=seed, command=command, store=store,
             sequential=sequential, cell_progress=CellBar(console), ray=ray))
