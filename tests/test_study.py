@@ -422,7 +422,7 @@ def test_import_never_overwrites_a_store(tmp_path: Path) -> None:
 
 
 def bad_export(folder: Path, kind: str) -> None:
-    from slmbench.study import write_jsonl_gz
+    from slmbench.core.jsonl import write_jsonl_gz
 
     if kind == "not gzip":
         (folder / "trials.jsonl.gz").write_bytes(b"not gzip")
@@ -869,7 +869,8 @@ def test_a_study_of_a_published_model_sets_its_stored_numbers_beside_the_seeds_t
     from rich.console import Console
 
     from slmbench.agents.analysis import read_summary
-    from slmbench.study import import_exports, write_jsonl_gz
+    from slmbench.core.jsonl import write_jsonl_gz
+    from slmbench.study import import_exports
 
     scripted = load_study(write_study(tmp_path), base=tmp_path)
     run_part_a(scripted, None, Console(quiet=True))

@@ -63,6 +63,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from slmbench.agents.runner.config import Experiment
 from slmbench.agents.runner.retry import RetryPolicy
+from slmbench.core import jsonl
 from slmbench.core.errors import ConfigError
 from slmbench.core.tomlfile import first_error, load_toml
 from slmbench.microtasks import tasks as micro_tasks
@@ -368,16 +369,6 @@ def model_hashes(specs: list[str]) -> dict[str, str]:
     return out
 
 
-def write_jsonl_gz(path: Path, records: list[str]) -> Path:
-    """One JSON document per line, gzipped reproducibly (no timestamp in the header)."""
-    import gzip
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
-        out.write("".join(r + "\n" for r in records).encode("utf-8"))
-    return path
-
-
 def design(study: Study) -> list[list[str]]:
     """One row per block: part, models, what each model runs (the grid as the file says)."""
     from slmbench.report.study_facts import short
@@ -409,7 +400,7 @@ def export_humaneval(run_dirs: list[Path], assets: Path) -> Path:
         with RunStore(run_dir) as store:
             rows += [json.dumps({"model": m, **r.model_dump(mode="json")}, sort_keys=True)
                      for m in store.models() for r in results(store, m)]
-    return write_jsonl_gz(assets / HUMANEVAL_EXPORT, rows)
+    return jsonl.write_jsonl_gz(assets / HUMANEVAL_EXPORT, rows)
 
 
 def assets_dir(study: Study) -> Path:
@@ -450,7 +441,7 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
     if study.page:  # every stored trial beside the page, so each number can be audited
         from slmbench.report.study_page import relative
 
-        dump = write_jsonl_gz(assets_dir(study) / TRIALS_EXPORT,
+        dump = jsonl.write_jsonl_gz(assets_dir(study) / TRIALS_EXPORT,
                               [t.model_dump_json() for t in trials])
         facts["exports"].append(relative(dump, study.page.parent))
     if study.page:  # PNGs and the self-contained HTML beside the page (PDFs stay in the run)
@@ -616,7 +607,7 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
         if study.page:  # every raw reading beside the page
             from slmbench.report.study_page import relative
 
-            dump = write_jsonl_gz(assets_dir(study) / READINGS_EXPORT,
+            dump = jsonl.write_jsonl_gz(assets_dir(study) / READINGS_EXPORT,
                                   [json.dumps(r, sort_keys=True) for r in store.rows()])
             facts["exports"].append(relative(dump, study.page.parent))
     facts["matrices"] = matrices
@@ -643,24 +634,8 @@ class ImportSummary(BaseModel):
 
 
 def read_jsonl_gz(path: Path) -> list[dict[str, Any]]:
-    """The JSON documents of a ``write_jsonl_gz`` file; ConfigError naming the line if one is
-    not JSON."""
-    import gzip
-
-    out = []
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if line.strip():
-                    try:
-                        out.append(json.loads(line))
-                    except json.JSONDecodeError as exc:
-                        raise ConfigError(f"{path}: line {n} is not JSON: {exc}",
-                                          _IMPORT_HINT) from None
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path} is not a gzipped JSON-lines export: {exc}",
-                          _IMPORT_HINT) from None
-    return out
+    """The JSON documents of an export beside a study page (:mod:`slmbench.core.jsonl`)."""
+    return jsonl.read_jsonl_gz(path, _IMPORT_HINT)
 
 
 def _validated(model: type[BaseModel], path: Path, rows: list[dict[str, Any]]) -> list[Any]:

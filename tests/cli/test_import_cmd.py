@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from clirun import CliRunner
 
-from slmbench.study import write_jsonl_gz
+from slmbench.core.jsonl import write_jsonl_gz
 
 TRIAL = ('{"model": "scripted:echo", "task_id": "IR-1", "suite": "capability", '
          '"outcome": "wrong_answer"}')

@@ -12,7 +12,6 @@ from the stored trials.
 
 from __future__ import annotations
 
-import gzip
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from slmbench.agents.forensics import CAUSES, FailureBreakdown, breakdown, diagn
 from slmbench.agents.records import NOT_THE_MODELS, Trial
 from slmbench.agents.store import RunStore
 from slmbench.core import stats
+from slmbench.core.jsonl import write_jsonl_gz
 from slmbench.report.study_facts import pct, pval, short, table
 
 __all__ = ["COMMAND", "render_harness_page", "write_harness_page"]
@@ -180,10 +180,9 @@ def write_harness_page(legacy_run: str | Path, neutral_run: str | Path,
     exports = out.with_suffix("")  # docs/results/harness-validity/ beside the page
     exports.mkdir(parents=True, exist_ok=True)
     for arm, run in (("legacy", legacy_run), ("neutral", neutral_run)):
-        with RunStore(run) as store, gzip.open(exports / f"{arm}-trials.jsonl.gz", "wt",
-                                               encoding="utf-8") as fh:
-            for stored in store.trials():
-                fh.write(stored.model_dump_json() + "\n")
+        with RunStore(run) as store:
+            write_jsonl_gz(exports / f"{arm}-trials.jsonl.gz",
+                           [stored.model_dump_json() for stored in store.trials()])
     out.write_text(text.replace(EXPORTS_LINE, EXPORTS_LINE.format(folder=exports.name)),
                    encoding="utf-8")
     return out
