@@ -113,7 +113,7 @@ def top_margin(scores: dict[str, float]) -> float:
 def restrict(item: AnyItem, keep: Sequence[str]) -> tuple[AnyItem, list[str]]:
     """The item showing only the ``keep`` options (in their original order) and the map from
     the restricted item's options back to the original ones."""
-    options = registry.get("ranking" if isinstance(item, RankItem) else "tools").options_for(item)
+    options = registry.get(_task_of(item)).options_for(item)
     kept = [o for o in options if o in set(keep)]
     if isinstance(item, RankItem):
         idx = [int(o) - 1 for o in kept]
@@ -255,6 +255,11 @@ def rerank(orderer: Orderer, baseline: ScoredBaseline, item: AnyItem, k: int
     return base, [*by_model.ranking, *base[k:]], seconds
 
 
+def _check_k(k: int) -> None:
+    if k < 2:
+        raise ConfigError(f"a shortlist needs k >= 2 (got {k})", "use --k 2 or more")
+
+
 def paired_gains(golds: Sequence[str], cascade: Sequence[Sequence[str]],
                  base: Sequence[Sequence[str]], metrics: Sequence[str]) -> list[Gain]:
     out = []
@@ -271,8 +276,7 @@ def shortlist_rerank(orderer: Orderer, baseline: ScoredBaseline, items: Sequence
                      metrics: Sequence[str] = ("mrr", "ndcg@5", "accuracy")) -> RerankResult:
     """Re-rank the baseline's top ``k`` with the model (``orderer``; ``model`` names it) on
     every item; the paired gain over the baseline alone."""
-    if k < 2:
-        raise ConfigError(f"a shortlist needs k >= 2 (got {k})", "use --k 2 or more")
+    _check_k(k)
     rows = []
     for item in items:
         base, reranked, seconds = rerank(orderer, baseline, item, k)
@@ -483,12 +487,6 @@ class CascadeReport(BaseModel):
     read_counts: ReadCounts = Field(default_factory=ReadCounts)
 
 
-def _read(orders: Mapping[str, ModelOrder], items: Sequence[AnyItem],
-          shortlists: Sequence[Sequence[str]]) -> list[AnyItem]:
-    return [i for i, s in zip(items, shortlists, strict=True)
-            if shortlisted(i, s)[0].id in orders]
-
-
 def run_cascade(spec: str, task: TaskName, *, k: int = 3, turns: int | None = None,
                 limit: int | None = None, fit_limit: int | None = None, seed: int = 0,
                 command: str = "", session: Session | None = None) -> CascadeReport:
@@ -499,8 +497,7 @@ def run_cascade(spec: str, task: TaskName, *, k: int = 3, turns: int | None = No
 
     ``turns`` (ranking only) widens every item to that many history turns.
     """
-    if k < 2:
-        raise ConfigError(f"a shortlist needs k >= 2 (got {k})", "use --k 2 or more")
+    _check_k(k)  # before any reading
     pool = registry.get(task).load_items()
     fit_items, eval_items = fit_sample(pool, fit_limit, seed), select_items(task, pool, limit,
                                                                             seed)
@@ -511,11 +508,12 @@ def run_cascade(spec: str, task: TaskName, *, k: int = 3, turns: int | None = No
         eval_items = [widen_ranking(i, turns, convs) for i in eval_items]  # type: ignore[arg-type]
     session = session or Session()
     options = registry.get(task).options_for
-    lists = {i.id: order(baseline.scores(i), options(i))[:k] for i in [*eval_items, *fit_items]}
     both = [*eval_items, *fit_items]
-    orders = read_orders(session, spec, both, [lists[i.id] for i in both])
-    eval_read = _read(orders, eval_items, [lists[i.id] for i in eval_items])
-    fit_read = _read(orders, fit_items, [lists[i.id] for i in fit_items])
+    lists = [order(baseline.scores(i), options(i))[:k] for i in both]
+    orders = read_orders(session, spec, both, lists)
+    read = [i for i, s in zip(both, lists, strict=True) if shortlisted(i, s)[0].id in orders]
+    eval_read = [i for i in read if i.split == "eval"]
+    fit_read = [i for i in read if i.split == "fit"]
     if not eval_read or not fit_read:
         raise ConfigError(f"no {'eval' if not eval_read else 'fit'} item of the cascade was "
                           f"read: {'; '.join(session.notes) or 'no readings'}",
