@@ -20,10 +20,14 @@ the pinned build: Qwen2.5-Coder-0.5B writes its call as bare JSON or a fenced JS
 never in the tags its template asks for, and the server returns that as plain text (no
 ``tool_calls`` in 4 native-scaffold requests at temperature 0 and 4 seeds at 0.7;
 Qwen2.5-Coder-1.5B, whose template is the same, wrote fenced or bare JSON in 4 of 4 tool
-requests too, 0 ``tool_calls``, 2026-12-01). The
-server's template analysis finds no tool-call format in that template at all (log: chat
-format ``peg-native``): even ``tool_choice="required"`` builds no grammar, and the reply ran
-on to the token limit as prose.
+requests too, 0 ``tool_calls``, 2026-12-01). The server's own template analysis is not
+the cause (verbose log, 2026-12-02): it finds Qwen's format (``JSON_NATIVE``, each call opened
+by ``<tool_call>``), builds a grammar from the request's tools, and parses replies with it.
+Under ``tool_choice="auto"`` that grammar is lazy, waiting for ``<tool_call>``, which the
+model never writes; under ``"required"`` it is applied from the first token but, by
+llama.cpp's design, lets free text come before the first call, so the model's fenced JSON is
+accepted as text and the reply runs on to the token limit. Prefilled with ``<tool_call>``, the
+0.5B ends its turn at once; after a history holding one tagged call it answers in prose.
 Chat requests go through :class:`~slmbench.models.openai.OpenAIModel` unchanged. Each
 calling thread is pinned to one slot (``id_slot``), so the steps of one agent trial reuse
 their own prefix from that slot's KV cache instead of evicting each other's.
