@@ -6,7 +6,16 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from slmbench.core import stats
-from slmbench.microtasks.eligibility import by_prompt, decide, item_values, make_cell, tau_sweep
+from slmbench.core.stats import Estimate
+from slmbench.microtasks.eligibility import (
+    SequentialRule,
+    by_prompt,
+    cell_verdict,
+    decide,
+    item_values,
+    make_cell,
+    tau_sweep,
+)
 
 N = 40
 
@@ -111,3 +120,39 @@ def test_above_tau_but_not_shown_better_on_the_same_items_is_not_eligible() -> N
     assert not tie.paired and not tie.eligible
     clear = make_cell(**kwargs, baselines={"rules": right_on([k < 300 for k in range(n)])})
     assert clear.seed_rule and clear.paired and clear.eligible
+
+
+def test_the_verdict_says_eligible_only_when_the_paired_half_holds_too() -> None:
+    """A bound past τ with the paired interval across 0 is ``undecided`` (read on), not an
+    ``eligible`` verdict beside a "no" in the eligible column."""
+    seed_only = Estimate(estimate=0.9, low=0.8, high=0.95, method="wilson", n=100)
+    across = Estimate(estimate=0.02, low=-0.01, high=0.05, method="paired", n=100)
+    above = Estimate(estimate=0.1, low=0.04, high=0.16, method="paired", n=100)
+    assert cell_verdict(seed_only, 0.75, across, complete=False) == "undecided"
+    assert cell_verdict(seed_only, 0.75, across, complete=True) == "undecided"
+    assert cell_verdict(seed_only, 0.75, above, complete=False) == "eligible"
+
+
+def test_a_complete_cell_shown_worse_than_the_baseline_is_ineligible_not_undecided() -> None:
+    """An F1 cell reads its whole split; τ inside its interval but the paired interval wholly
+    below 0: the model loses to the baseline on the same items, which decides it. Before the
+    split is read, the fixed-n paired interval is no reason to stop."""
+    golds = ["save", "skip"] * 100
+    base = [["save"]] * len(golds)  # always save: F1 2/3
+    # the model misses 20 of the 100 saves and saves 80 of the 100 skips: F1 160 / 260
+    model = [["skip" if k // 2 < 20 else "save"] if g == "save"
+             else ["save" if k // 2 < 80 else "skip"] for k, g in enumerate(golds)]
+    rule = SequentialRule("memory", "f1", golds, {"always save": base})
+    kwargs = dict(task="memory", metric="f1", model="m", precision="q4", prompt_id="p0",
+                  reading="generation", golds=golds, rankings=model,
+                  baselines={"always save": base}, rule=rule)
+    cell = make_cell(**kwargs)
+    assert cell.score.estimate == pytest.approx(160 / 260)
+    assert cell.score.low is not None and cell.score.low < cell.tau  # τ not passed ...
+    assert cell.diff.high is not None and cell.diff.high < 0  # ... and shown worse: decided
+    assert cell.verdict == "ineligible" and not cell.eligible
+    # the same 200 items as the first half of a 400-item split: not complete, so read on
+    longer = SequentialRule("memory", "f1", golds * 2, {"always save": base * 2})
+    early = make_cell(**{**kwargs, "rule": longer})
+    assert (early.n_items, early.n_split, early.diff) == (200, 400, cell.diff)
+    assert early.verdict == "undecided"

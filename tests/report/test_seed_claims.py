@@ -8,7 +8,7 @@ from synthetic_run import make_trials
 from slmbench.agents.analysis import analyze
 from slmbench.agents.records import Outcome
 from slmbench.core.stats import Estimate
-from slmbench.microtasks.eligibility import EligibilityCell
+from slmbench.microtasks.eligibility import EligibilityCell, cell_verdict
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.report.seed_claims import CLAIMS, check_claims
 from slmbench.report.study_facts import StudyFacts
@@ -80,13 +80,14 @@ def test_a_drop_too_small_for_the_trials_is_undecided_and_a_large_one_holds() ->
 
 
 def cell(model: str, prompt: str, low: float, high: float, tau: float = 0.6) -> EligibilityCell:
+    score = Estimate(estimate=(low + high) / 2, low=low, high=high, method="wilson", n=20)
+    diff = Estimate(estimate=(low + high) / 2 - tau, low=low - tau, high=high - tau,
+                    method="paired", n=20)
     return EligibilityCell(
         task="approval", model=model, precision="q4", prompt_id=prompt, reading="logprob",
         metric="accuracy", n_items=20, tau=tau, tau_anchor="rules", baseline_scores={"rules": tau},
-        score=Estimate(estimate=(low + high) / 2, low=low, high=high, method="wilson", n=20),
-        diff=Estimate(estimate=(low + high) / 2 - tau, low=low - tau, high=high - tau,
-                      method="paired", n=20),
-        format_failures=0, eligible=low > tau)
+        score=score, diff=diff, format_failures=0, eligible=low > tau,
+        verdict=cell_verdict(score, tau, diff, complete=True))
 
 
 def matrix(cells: list[EligibilityCell]) -> MatrixRun:
@@ -111,7 +112,7 @@ def test_undecided_configurations_are_counted_apart() -> None:
     f = facts(matrices=[matrix([cell("a", "p0", 0.3, 0.7), cell("a", "p1", 0.1, 0.5)])])
     _, check = next((c, k) for c, k in check_claims(f) if c.check.__name__ == "none_eligible")
     assert check.evidence.startswith("0 of 2 configurations eligible")
-    assert "1 more have τ inside their interval" in check.evidence
+    assert "; 1 more undecided (n = 20): not shown better than the baseline" in check.evidence
 
 
 def test_the_page_sets_each_claim_beside_its_verdict() -> None:

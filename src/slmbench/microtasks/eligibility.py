@@ -28,7 +28,11 @@ out is ``undecided``: not shown better than the baseline, so not eligible.
 **The paired decision.** Beside the seed's rule (the lower bound above τ) the cell reports
 model − τ-baseline on the same items with a paired interval (``diff``); ``paired`` says
 whether that interval excludes 0 in the model's favour. A cell is eligible only when both
-hold: the seed's rule (``seed_rule``) and the paired one.
+hold: the seed's rule (``seed_rule``) and the paired one, and its ``verdict`` says the same:
+``eligible`` only then, ``undecided`` while the bound is past τ but the paired half is not
+shown. A cell that has read every item it could, still unsettled against τ, whose paired
+interval lies wholly below 0 is ``ineligible``: shown worse than the baseline on the same
+items, it cannot be eligible (a fixed-n interval, so it is never a reason to stop early).
 
 A cell whose decisions give one answer to at least ``CONSTANT_SHARE`` of its items is
 ``constant``: it is never eligible, whatever its score (a constant answer is a reference,
@@ -50,7 +54,8 @@ from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.spec import Metric
 
-CELL_VERSION = 3  # 3: constant, top_share, verdict, sequence (2: score, diff are Estimates)
+CELL_VERSION = 4  # 4: the verdict weighs the paired half (3: constant, top_share, verdict,
+#                   sequence; 2: score, diff are Estimates)
 SEQUENTIAL_METRICS: frozenset[str] = frozenset({"accuracy", "mrr", "ndcg@5"})
 Verdict = Literal["eligible", "ineligible", "undecided"]
 CONSTANT_SHARE = 0.95  # one answer on at least this share of the items: a constant cell
@@ -146,12 +151,12 @@ class EligibilityCell(BaseModel):
     note: str | None = None
     top_share: float | None = None  # share of items given the most frequent answer
     constant: bool = False  # top_share >= CONSTANT_SHARE: never eligible
-    verdict: Verdict = "undecided"  # settled against τ by `sequence`, else by `score`
+    verdict: Verdict = "undecided"  # `cell_verdict` on `sequence`, else on `score`
     sequence: stats.Estimate | None = None  # the confidence sequence at n_items (sequential)
     n_split: int | None = None  # items the cell could read (None: n_items)
-    seed_rule: bool = False  # the verdict alone: the bound above τ (and not constant)
+    seed_rule: bool = False  # the seed's rule alone: the bound above τ (and not constant)
     paired: bool = False  # the paired interval of model - τ-baseline lies above 0
-    version: Literal[2, 3] = CELL_VERSION
+    version: Literal[2, 3, 4] = CELL_VERSION
 
     @property
     def tau_text(self) -> str:
@@ -170,6 +175,21 @@ def settle(low: float | None, high: float | None, tau: float) -> Verdict:
     if high is not None and high < tau:
         return "ineligible"
     return "undecided"
+
+
+def cell_verdict(bound: stats.Estimate, tau: float, diff: stats.Estimate,
+                 complete: bool) -> Verdict:
+    """A cell's verdict: :func:`settle` on its bound, with the paired half of the rule.
+
+    ``eligible`` needs the paired interval above 0 as well (else ``undecided``: read on). A
+    ``complete`` cell (every item it could read is read) still unsettled whose paired interval
+    lies below 0 is ``ineligible``: shown worse than the baseline on the same items."""
+    verdict = settle(bound.low, bound.high, tau)
+    if verdict == "eligible" and not (diff.low is not None and diff.low > 0):
+        return "undecided"
+    if verdict == "undecided" and complete and diff.high is not None and diff.high < 0:
+        return "ineligible"
+    return verdict
 
 
 def decide(ci_low: float | None, tau: float) -> bool:
@@ -209,12 +229,13 @@ def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, pro
             sequence = stats.confidence_sequence(
                 item_values(metric, golds, rankings), horizon=rule.horizon)
     bound = sequence or score
-    verdict = settle(bound.low, bound.high, tau)
     share = top_share(rankings)
     constant = share is not None and share >= CONSTANT_SHARE
     diff = paired_difference(scorer, rankings, baselines[anchor])
-    seed_rule = verdict == "eligible" and not constant
+    seed_rule = settle(bound.low, bound.high, tau) == "eligible" and not constant
     paired = diff.low is not None and diff.low > 0
+    complete = rule is None or len(golds) >= rule.horizon
+    verdict = cell_verdict(bound, tau, diff, complete)
     return EligibilityCell(
         task=task, model=model, precision=precision, prompt_id=prompt_id, reading=reading,
         metric=metric, n_items=len(golds), score=score, tau=tau, tau_anchor=anchor,

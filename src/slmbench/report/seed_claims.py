@@ -174,11 +174,13 @@ def none_eligible(f: StudyFacts) -> Check:
     if not cells:
         return Check("cannot tell", "no Part B configuration stored")
     good = sum(c.eligible for c in cells)
-    open_ = sum((not c.eligible) and (c.score.high is None or c.score.high > c.tau) for c in cells)
+    open_ = [c for c in cells if c.verdict == "undecided" and not c.constant]
     models = sorted({short(c.model) for c in cells})
-    text = (f"{good} of {len(cells)} configurations eligible ({', '.join(models)}); "
-            f"{open_} more have τ inside their interval, undecided at n="
-            f"{max(c.n_items for c in cells)}")
+    text = f"{good} of {len(cells)} configurations eligible ({', '.join(models)})"
+    if open_:
+        text += (f"; {len(open_)} more undecided (n = "
+                 f"{', '.join(str(n) for n in sorted({c.n_items for c in open_}))}): "
+                 "not shown better than the baseline")
     return Check("holds" if good == 0 else "does not hold", text)
 
 
