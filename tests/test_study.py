@@ -52,7 +52,7 @@ def test_paths_are_resolved_against_the_base(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("name = 'x'\nout = 'o'\n", "neither [part_a] nor [part_b]"),
+    ("name = 'x'\nout = 'o'\n", "has no [part_a], [part_b] or [cascade]"),
     ("name = 'x'\nout = 'o'\nbogus = 1\n[part_b]\nmodels = ['scripted:echo']\n", "bogus"),
     ("name = 'x'\nout = 'o'\n[part_b]\nmodels = ['scripted:echo']\nprompts = ['p9']\n", "p9"),
     ("name = 'x'\nout = 'o'\n[part_b]\nmodels = ['scripted:echo']\ntasks = ['poetry']\n",
@@ -582,7 +582,8 @@ def test_a_settled_sequential_block_has_no_time_left_though_items_are_unread(
     study = load_study(sequential_study(tmp_path, ["scripted:echo"]), base=tmp_path)
     run_part_b(study, None, Console(quiet=True))
     [row] = size_plan(study)
-    assert row.at_most and 0 < row.stored < row.planned and row.hours  # unread items remain
+    assert row.at_most and 0 < row.stored < row.planned  # unread items remain ...
+    assert row.settled and row.remaining == 0 and row.hours == 0  # ... but none to read
     text = write_page(study, study_file=Path("b.toml"), command="c").read_text()
     assert (f"| B1 | echo | {row.stored}/≤ {row.planned} readings | {row.spent_s / 60:.1f} | "
             f"{row.spent_s / row.stored:.1f} | 0.00 |") in text

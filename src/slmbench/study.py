@@ -39,6 +39,19 @@ share one readings store and their matrices are shown one after the other.
 A Part B block with ``sequential = true`` reads each cell only until its verdict is
 decided (the sequential rule), at most ``limit`` items (or the whole eval split).
 
+A ``[[cascade]]`` block is ``slmbench cascade`` inside the study: BM25's top ``k`` re-ranked
+by the model's log-probabilities, and the router fitted on ``fit_limit`` fit items, its
+readings (one per shortlist) in the study's readings store; it runs with Part B:
+
+.. code-block:: toml
+
+    [[cascade]]
+    model = "llamacpp:qwen2.5-coder-0.5b"
+    task = "ranking"                      # or "tools"
+    k = 3
+    limit = 40                            # eval items (None: the whole eval split)
+    fit_limit = 20                        # fit items the router's margin is fitted on
+
 ``slmbench study FILE`` runs what is missing of both parts and writes the page.
 Both parts resume: Part A's trials and Part B's readings are committed one by one
 to SQLite, so running the same command again after an interruption computes only
@@ -74,8 +87,8 @@ from slmbench.models.ray import RayModelOptions
 if TYPE_CHECKING:
     from slmbench.report.study_facts import ReadingTally
 
-__all__ = ["ImportSummary", "PartB", "PlanRow", "Study", "import_exports", "load_study",
-           "merge_stores", "size_plan", "write_eligibility_page"]
+__all__ = ["CascadeBlock", "ImportSummary", "PartB", "PlanRow", "Study", "import_exports",
+           "load_study", "merge_stores", "size_plan", "write_eligibility_page"]
 
 _HINT = "the study file format is in the docstring of slmbench.study (see experiments/)"
 
@@ -115,6 +128,23 @@ class PartB(BaseModel):
         return resolve_prompt_ids(",".join(prompts))
 
 
+class CascadeBlock(BaseModel):
+    """A ``[[cascade]]`` block: the BM25 -> model cascade of ``slmbench cascade`` on one
+    model, read through the study's readings store (locally)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    task: Literal["ranking", "tools"] = "ranking"
+    k: int = Field(default=3, ge=2, description="shortlist size")
+    limit: int | None = Field(default=None, ge=1, description="eval items; None: all")
+    fit_limit: int | None = Field(default=None, ge=1,
+                                  description="fit items for the router's margin; None: all")
+    seed: int = Field(default=0, ge=0)
+    turns: int | None = Field(default=None, ge=2,
+                              description="ranking: widen each item to this many turns")
+
+
 class Study(BaseModel):
     """One study file, validated."""
 
@@ -131,8 +161,9 @@ class Study(BaseModel):
     cuts: list[str] = Field(default_factory=list)
     part_a: list[Experiment] = Field(default_factory=list)
     part_b: list[PartB] = Field(default_factory=list)
+    cascade: list[CascadeBlock] = Field(default_factory=list)
 
-    @field_validator("part_a", "part_b", mode="before")
+    @field_validator("part_a", "part_b", "cascade", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, dict) else value
@@ -182,8 +213,8 @@ def load_study(path: Path, *, base: Path | None = None) -> Study:
         study = Study.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(f"{path}: {first_error(exc)}", _HINT) from None
-    if not study.part_a and not study.part_b:
-        raise ConfigError(f"{path}: has neither [part_a] nor [part_b]", _HINT)
+    if not study.part_a and not study.part_b and not study.cascade:
+        raise ConfigError(f"{path}: has no [part_a], [part_b] or [cascade]", _HINT)
     return study.resolved(base or Path.cwd())
 
 
@@ -208,7 +239,8 @@ def part_a_experiment(study: Study, block: int, models: list[str] | None = None)
 
 def all_models(study: Study) -> list[str]:
     return list(dict.fromkeys([*(m for e in study.part_a for m in e.models),
-                               *(m for b in study.part_b for m in b.models)]))
+                               *(m for b in study.part_b for m in b.models),
+                               *(c.model for c in study.cascade)]))
 
 
 def check_models(study: Study, models: list[str] | None) -> None:
@@ -238,6 +270,8 @@ def check_can_run(study: Study, part: str, models: list[str] | None) -> None:
         for b in study.part_b:
             check_can_read([m for m in b.models if not models or m in models], b.tasks,
                            b.source)
+        for c in study.cascade:
+            check_can_read([c.model] if not models or c.model in models else [], [c.task], None)
 
 
 def run_part_a(study: Study, models: list[str] | None, console: Any) -> list[Any]:
@@ -277,6 +311,14 @@ def _unread(spec: str) -> Any:
     raise _Unread(spec)
 
 
+def _settled(study: Study, b: PartB, model: str) -> bool:
+    """:func:`_decided`, on the study's readings store."""
+    from slmbench.microtasks.store import ReadingStore
+
+    with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
+        return _decided(study, b, model, store)
+
+
 def _decided(study: Study, b: PartB, model: str, store: Any) -> bool:
     """Whether every cell of ``model`` in sequential block ``b`` is settled from the stored
     readings (decided, or every chosen item read), so the page can show it."""
@@ -311,6 +353,74 @@ def run_part_b(study: Study, models: list[str] | None, console: Any,
                 console.print(store.resume_hint(), highlight=False)
                 raise
             console.print(run.read_counts.describe(store.path), highlight=False)
+
+
+def _cascade(study: Study, c: CascadeBlock, store: Any, loader: Callable[[str], Any],
+             progress: Callable[[str], None] | None = None) -> Any:
+    from slmbench.microtasks.diagnostics.cascade import run_cascade
+    from slmbench.microtasks.session import Session
+
+    return run_cascade(c.model, c.task, k=c.k, turns=c.turns, limit=c.limit,
+                       fit_limit=c.fit_limit, seed=c.seed,
+                       command=f"slmbench study ({study.name})",
+                       session=Session(store=store, loader=loader, progress=progress))
+
+
+def run_cascades(study: Study, models: list[str] | None, console: Any,
+                 loader: Callable[[str], Any] | None = None) -> None:
+    """Read every missing shortlist reading of every ``[[cascade]]`` block (narrowed to
+    ``models``) into the study's readings store."""
+    from slmbench.microtasks.store import ReadingStore
+    from slmbench.models.base import load_model
+
+    chosen = [c for c in study.cascade if not models or c.model in models]
+    if not chosen:
+        return
+    with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
+        for c in chosen:
+            try:
+                report = _cascade(study, c, store, loader or load_model,
+                                  lambda msg: console.print(msg, highlight=False))
+            except KeyboardInterrupt:
+                console.print(store.resume_hint(), highlight=False)
+                raise
+            console.print(report.read_counts.describe(store.path), highlight=False)
+
+
+def shortlist_keys(c: CascadeBlock) -> list[tuple[str, str, str]]:
+    """The (task, prompt, item id) of every reading cascade block ``c`` makes, once each."""
+    from slmbench.microtasks.diagnostics.cascade import cascade_items, shortlisted
+
+    _, items, lists = cascade_items(c.task, k=c.k, turns=c.turns, limit=c.limit,
+                                    fit_limit=c.fit_limit, seed=c.seed)
+    return list(dict.fromkeys((c.task, "p0", shortlisted(i, s)[0].id)
+                              for i, s in zip(items, lists, strict=True)))
+
+
+def collect_cascades(study: Study, facts: dict[str, Any]) -> list[Any]:
+    """Each cascade block's report, rebuilt from the stored readings alone (a block with a
+    reading missing is left out, and the page says so)."""
+    from slmbench.microtasks.store import ReadingStore
+    from slmbench.report.study_facts import short
+
+    path = study.part_b_dir / READINGS_NAME
+    reports = []
+    for n, c in enumerate(study.cascade, 1):
+        if not path.is_file():
+            facts["incomplete"].append(f"Cascade C{n}: no reading stored yet")
+            continue
+        with ReadingStore(path) as store:
+            try:
+                reports.append(_cascade(study, c, store, _unread))
+            except _Unread:
+                stored = {(r["task"], r["prompt_id"], r["item_id"]) for r in store.rows()
+                          if r["model"] == c.model}
+                want = shortlist_keys(c)
+                facts["incomplete"].append(
+                    f"Cascade C{n}: {short(c.model)} on {c.task} has "
+                    f"{len(stored.intersection(want))} of {len(want)} shortlist readings "
+                    "stored; it is left out")
+    return reports
 
 
 # -- collecting what is stored -------------------------------------------------------------------
@@ -387,6 +497,12 @@ def design(study: Study) -> list[list[str]]:
                      + ("read to decision, at most " if b.sequential else "")
                      + f"{b.limit or 'all'} eval items per task (seed {b.seed}); "
                      "log-prob and generation readings"])
+    for n, c in enumerate(study.cascade, 1):
+        rows.append([f"C{n}", short(c.model),
+                     f"cascade on {c.task}: BM25's top {c.k} re-ranked by log-prob, and the "
+                     f"router fitted on {c.fit_limit or 'all'} fit items; "
+                     f"{c.limit or 'all'} eval items (seed {c.seed})"
+                     + (f"; {c.turns} turns per item" if c.turns else "")])
     return rows
 
 
@@ -493,8 +609,10 @@ def write_page(study: Study, *, study_file: Path, command: str,
     facts: dict[str, Any] = {"incomplete": [], "exports": []}
     planned = collect_part_a(study, facts)
     readings = collect_part_b(study, facts)
+    facts["cascades"] = collect_cascades(study, facts)
     shown_file = shown_path(study_file, published=True)
     facts["recommendation"] = part_b_recommendation(study, facts.get("matrices", []),
+                                                    facts["cascades"],
                                                     command=f"slmbench recommend {shown_file}")
     found = [d for d in study.humaneval if d.is_dir()]
     for d in study.humaneval:
@@ -505,7 +623,7 @@ def write_page(study: Study, *, study_file: Path, command: str,
         facts["exports"].append(relative(export_humaneval(found, assets_dir(study)),
                                          study.page.parent))
     page = StudyFacts(
-        design=design(study), cuts=study.cuts, block_times=block_times(study, readings),
+        design=design(study), cuts=study.cuts, block_times=block_times(study),
         name=study.name, study_file=shown_file,
         command=command,
         created=datetime.now(UTC).isoformat(timespec="seconds"), versions=versions(),
@@ -520,18 +638,17 @@ def write_page(study: Study, *, study_file: Path, command: str,
     return study.page
 
 
-def block_times(study: Study, readings: dict[str, ReadingTally]) -> list[Any]:
+def block_times(study: Study) -> list[Any]:
     """Per block of the study file: planned and stored trials (readings), the model time of the
     stored ones, and the hours the rest should take at the rates measured in the stores (a
     sequential block's model whose cells are all settled has none left)."""
-    from slmbench.report.study_facts import BlockTime, ReadingTally
+    from slmbench.report.study_facts import BlockTime
 
     rows = size_plan(study)
     out = []
     for block in dict.fromkeys(r.block for r in rows):
         mine = [r for r in rows if r.block == block]
-        left = [0.0 if not r.remaining or block in readings.get(r.model, ReadingTally()).settled
-                else r.hours for r in mine]
+        left = [0.0 if not r.remaining else r.hours for r in mine]
         out.append(BlockTime(
             block=block, models=[r.model for r in mine], unit=mine[0].unit,
             planned=sum(r.planned for r in mine), stored=sum(r.stored for r in mine),
@@ -540,16 +657,18 @@ def block_times(study: Study, readings: dict[str, ReadingTally]) -> list[Any]:
     return out
 
 
-def part_b_recommendation(study: Study, matrices: list[Any], *, command: str) -> Any:
-    """What to deploy per micro-task over the study's matrices, its cost from the study's
-    readings store (None without a cell); ``command`` prints the same table."""
+def part_b_recommendation(study: Study, matrices: list[Any], cascades: Sequence[Any] = (), *,
+                          command: str) -> Any:
+    """What to deploy per micro-task over the study's matrices and cascade reports, its cost
+    from the study's readings store (None without a cell); ``command`` prints the same
+    table."""
     from slmbench.microtasks.recommend import recommend
     from slmbench.microtasks.store import ReadingStore
 
     if not any(m.cells for m in matrices):
         return None
     with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
-        return recommend(matrices, store=store, command=command)
+        return recommend(matrices, store=store, cascades=cascades, command=command)
 
 
 def planned_items(b: PartB) -> dict[str, list[Any]]:
@@ -580,7 +699,7 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
     out: dict[str, ReadingTally] = {}
     matrices = []
     with ReadingStore(path) as store:
-        for n, (b, its) in enumerate(zip(study.part_b, items, strict=True), 1):
+        for b, its in zip(study.part_b, items, strict=True):
             complete = []
             for m in b.models:
                 want = sum(map(len, its.values())) * len(b.prompts)
@@ -591,8 +710,7 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
                 before = out.get(m, ReadingTally())  # a model of several blocks: their sum
                 out[m] = ReadingTally(done=before.done + have, planned=before.planned + want,
                                       seconds=store.seconds(m), tokens=tokens,
-                                      with_tokens=counted,
-                                      settled=(*before.settled, *([f"B{n}"] if settled else [])))
+                                      with_tokens=counted)
                 if settled:
                     complete.append(m)
                 elif b.sequential:
@@ -962,10 +1080,11 @@ class PlanRow(BaseModel):
     measured_n: int = 0  # trials or readings the rate is the mean of
     rate_from: str = ""  # the spec the rate was measured on, when not this one
     spent_s: float = 0.0  # model time of the stored trials (readings) this row plans
+    settled: bool = False  # a sequential block's model whose every cell is decided: none left
 
     @property
     def remaining(self) -> int:
-        return max(self.planned - self.stored, 0)
+        return 0 if self.settled else max(self.planned - self.stored, 0)
 
     @property
     def hours(self) -> float | None:
@@ -1081,7 +1200,16 @@ def size_plan(study: Study, rate_folders: Sequence[Path] = ()) -> list[PlanRow]:
             rows.append(PlanRow(block=f"B{block + 1}", model=m, unit="reading",
                                 planned=len(want), stored=len(done), at_most=b.sequential,
                                 seconds_per=per, measured_n=n, rate_from=src,
-                                spent_s=sum(mine[k] for k in done)))
+                                spent_s=sum(mine[k] for k in done),
+                                settled=b.sequential and bool(done) and _settled(study, b, m)))
+    for block, c in enumerate(study.cascade):
+        keys = set(shortlist_keys(c))
+        per, n, src = rates.of("reading", c.model)
+        mine = stored.get(c.model, {})
+        done = keys & mine.keys()
+        rows.append(PlanRow(block=f"C{block + 1}", model=c.model, unit="reading",
+                            planned=len(keys), stored=len(done), seconds_per=per,
+                            measured_n=n, rate_from=src, spent_s=sum(mine[k] for k in done)))
     return rows
 # -- the eligibility page of a readings store ----------------------------------------------------
 

@@ -204,19 +204,21 @@ def eligibility_cmd(
     console.print(f"wrote {path}")
 
 
-def _matrices(path: Path) -> tuple[list[MatrixRun], Path | None]:
-    """The matrices and readings store of an eligibility folder/JSON or a study file."""
+def _matrices(path: Path) -> tuple[list[MatrixRun], Path | None, list[CascadeReport]]:
+    """The matrices and readings store of an eligibility folder/JSON or a study file, and
+    the study's cascade reports."""
     if path.suffix != ".toml":
-        return load_matrices(path)
-    from slmbench.study import READINGS_NAME, collect_part_b, load_study
+        return (*load_matrices(path), [])
+    from slmbench.study import READINGS_NAME, collect_cascades, collect_part_b, load_study
 
     study = load_study(path).model_copy(update={"page": None})  # nothing written
     facts: dict = {"incomplete": [], "exports": []}
     collect_part_b(study, facts)
+    cascades = collect_cascades(study, facts)
     for line in facts["incomplete"]:
         console.print(f"note: {line}", highlight=False)
     store = study.part_b_dir / READINGS_NAME
-    return facts.get("matrices", []), store if store.is_file() else None
+    return facts.get("matrices", []), store if store.is_file() else None, cascades
 
 
 def recommend_cmd(
@@ -228,9 +230,9 @@ def recommend_cmd(
                                        help="routing table JSON (default: beside PATH)"),
 ) -> None:
     """Per micro-task: deploy the baseline, the small model, or a cascade; with evidence."""
-    runs, store_path = _matrices(path)
-    reports = [CascadeReport.model_validate_json(p.read_text(encoding="utf-8"))
-               for p in cascade or []]
+    runs, store_path, reports = _matrices(path)
+    reports += [CascadeReport.model_validate_json(p.read_text(encoding="utf-8"))
+                for p in cascade or []]
     command = command_line("slmbench recommend")
     if store_path is None:
         rec = recommend(runs, cascades=reports, command=command)

@@ -22,6 +22,7 @@ from slmbench.study import (
     import_exports,
     load_study,
     merge_stores,
+    run_cascades,
     run_part_a,
     run_part_b,
     size_plan,
@@ -111,6 +112,7 @@ def register(app: typer.Typer) -> None:
                     print_summary(summary, console)
             if part in ("b", "all"):
                 run_part_b(plan, model, console)
+                run_cascades(plan, model, console)
         if plan.page is None:
             console.print("no `page` in the study file: no results page written")
             return

@@ -13,7 +13,7 @@ from slmbench.core.stats import Estimate
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.report.study_facts import num, short, table
 
-__all__ = ["cascade_markdown"]
+__all__ = ["cascade_markdown", "cascade_section", "rerank_gain"]
 
 
 def _direction(est: Estimate) -> str:
@@ -84,3 +84,33 @@ def cascade_markdown(report: CascadeReport, *, title: str | None = None) -> str:
         "errors (their items in no number).", ""]
     lines += [f"- note: {n}" for n in report.notes]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def rerank_gain(report: CascadeReport, metric: str = "mrr") -> Estimate | None:
+    """The paired gain of the shortlist re-rank over BM25 alone on ``metric`` (None: not
+    measured)."""
+    return next((g.gain for g in report.rerank.gains if g.metric == metric), None)
+
+
+def cascade_section(reports: list[CascadeReport]) -> list[str]:
+    """A study page's cascade blocks: one row each, and what each interval says."""
+    if not reports:
+        return []
+    rows = [[short(c.model), c.task, str(c.k), f"{c.rerank.n_items} / {c.n_fit}",
+             *(num(g.gain) for g in c.rerank.gains), num(c.router.accuracy),
+             num(c.router.baseline_accuracy), num(c.router.mrr_gain),
+             c.router.model_share.formatted(digits=0, unit="%")] for c in reports]
+    metrics = [g.metric for g in reports[0].rerank.gains]
+    lines = ["## Cascade: BM25's shortlist re-ranked by the model", "",
+             "Each `[[cascade]]` block of the study file, rebuilt from its stored readings (one "
+             "log-prob reading per shortlist, frozen prompt p0). Re-rank gains are the model's "
+             "order of BM25's top k against BM25's own, paired over the eval items; the router "
+             "consults the model only where BM25's top margin is below the one fitted on the fit "
+             "items (docs/microtasks.md).", "",
+             *table(["model", "task", "k", "eval / fit items",
+                     *(f"re-rank {m} gain [paired 95% CI]" for m in metrics),
+                     "router top-1", "BM25 top-1", "router MRR gain [paired]",
+                     "model consulted"], rows)]
+    for c in reports:
+        lines += [f"**{short(c.model)}, {c.task}**", "", *_reading(c), ""]
+    return lines

@@ -18,7 +18,8 @@ from importlib import resources
 from pydantic import BaseModel, ConfigDict
 
 from slmbench.core.stats import Estimate
-from slmbench.report.study_facts import DIMENSIONS, StudyFacts, short, table
+from slmbench.report.cascade_page import rerank_gain
+from slmbench.report.study_facts import DIMENSIONS, StudyFacts, num, short, table
 
 __all__ = ["PublishedPartA", "PublishedPartB", "matched_tag", "published_part_a",
            "published_part_b", "seed_part_a", "seed_part_b"]
@@ -212,8 +213,10 @@ def published_part_b(f: StudyFacts) -> list[str]:
          "eligible configurations on a paraphrase (p1-p3): "
          + count(paraphrased, "paraphrase", True)],
         [cas.what, f"{cas.estimate:+.3f} [{cas.low:.3f}, {cas.high:.3f}]",
-         "not in this study's stores (`slmbench cascade` measures one; see "
-         "docs/results/cascade-ranking-qwen2.5-coder-0.5b/cascade.md)"],
+         "; ".join(f"{short(c.model)} re-ranking BM25's top {c.k} ({c.rerank.n_items} eval "
+                   f"items): MRR {num(rerank_gain(c))}" for c in f.cascades
+                   if c.task == "ranking")
+         or "– (no `[[cascade]]` block on ranking in this study)"],
     ]
     return ["## The Part B seed's findings beside ours", "",
             f"Source: {p.source['text']}, `{p.source['path']}`; its setting: "

@@ -15,6 +15,7 @@ from slmbench.agents.analysis import AnalysisSummary
 from slmbench.agents.humaneval import Summary as HumanEvalSummary
 from slmbench.agents.records import Trial
 from slmbench.core.stats import Estimate
+from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation
 
@@ -67,7 +68,6 @@ class ReadingTally(BaseModel):
     seconds: float | None = None  # None: no store yet
     tokens: int = 0
     with_tokens: int = 0  # readings that recorded their tokens (older ones did not)
-    settled: tuple[str, ...] = ()  # the blocks (B1, ...) whose cells of this model are settled
 
 
 class StudyFacts(BaseModel):
@@ -83,6 +83,7 @@ class StudyFacts(BaseModel):
     trials: list[Trial] = Field(default_factory=list)
     matrices: list[MatrixRun] = Field(default_factory=list)  # one per Part B block
     recommendation: Recommendation | None = None  # what to deploy per micro-task
+    cascades: list[CascadeReport] = Field(default_factory=list)  # one per [[cascade]] block
     humaneval: list[HumanEvalSummary] = Field(default_factory=list)
     costs: list[ModelCost] = Field(default_factory=list)
     figures: dict[str, str] = Field(default_factory=dict)  # name -> path relative to the page

@@ -22,6 +22,7 @@ from slmbench.agents.records import Trial
 from slmbench.agents.reliability import Consistency
 from slmbench.core.stats import Correlation
 from slmbench.microtasks.matrix import MatrixRun
+from slmbench.report.cascade_page import cascade_section
 from slmbench.report.partb import deciding_metrics, recommend_section, verdict_text
 from slmbench.report.published import published_part_a, published_part_b
 from slmbench.report.seed_claims import check_claims
@@ -413,6 +414,7 @@ def render_study_page(f: StudyFacts) -> str:
         lines += part_b_section(m, i, len(f.matrices))
     if f.recommendation is not None:
         lines += recommend_section(f.recommendation)
+    lines += cascade_section(f.cascades)
     lines += published_part_a(f)
     lines += published_part_b(f)
     lines += _humaneval(f.humaneval) + _figures(f)

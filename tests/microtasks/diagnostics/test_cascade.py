@@ -191,3 +191,47 @@ def test_the_cascade_command_writes_its_page_and_rewrites_it_from_the_store(
     report = CascadeReport.model_validate_json((out / "cascade.json").read_text())
     assert report.read_counts.from_store == 24 and (out / "readings.sqlite").is_file()
     assert cascade_markdown(report) == page
+
+
+def test_a_study_cascade_block_reads_into_the_study_store_and_its_page_shows_it(
+        ranking_home: Path, tmp_path: Path) -> None:
+    """A ``[[cascade]]`` block of a study file: planned (one reading per shortlist), read by
+    ``run_cascades`` into the study's readings store once, and rebuilt from the store alone
+    on the page (its row beside the Part B seed's cascade figure)."""
+    from rich.console import Console
+
+    from slmbench.report.cascade_page import rerank_gain
+    from slmbench.study import load_study, run_cascades, size_plan, write_page
+
+    path = tmp_path / "c.toml"
+    path.write_text('name = "c"\nout = "runs/c"\npage = "docs/c.md"\n'
+                    '[[cascade]]\nmodel = "scripted:needle"\nk = 2\n', encoding="utf-8")
+    study = load_study(path, base=tmp_path)
+    before = write_page(study, study_file=Path("c.toml"), command="c").read_text()
+    assert "Cascade C1: no reading stored yet" in before
+    assert "| C1 | needle | cascade on ranking: BM25's top 2 re-ranked by log-prob" in before
+    [row] = size_plan(study)
+    assert (row.block, row.unit, row.planned, row.stored) == ("C1", "reading", 24, 0)
+
+    loads: list[NeedleModel] = []
+
+    def loader(spec: str) -> NeedleModel:
+        loads.append(NeedleModel())
+        return loads[-1]
+
+    run_cascades(study, None, Console(quiet=True), loader=loader)
+    run_cascades(study, None, Console(quiet=True), loader=loader)  # all stored: no load
+    assert len(loads) == 1 and loads[0].calls == 24
+    [row] = size_plan(study)
+    assert row.stored == 24 and row.spent_s > 0
+    text = write_page(study, study_file=Path("c.toml"), command="c").read_text()
+    assert "Cascade C1" not in text  # nothing incomplete
+    with ReadingStore(study.part_b_dir / "readings.sqlite") as store:
+        report = run_cascade("scripted:needle", "ranking", k=2, session=Session(store=store))
+    section = text.split("## Cascade: BM25's shortlist re-ranked by the model", 1)[1]
+    assert f"| needle | ranking | 2 | 16 / 8 | {num(rerank_gain(report))} |" in section
+    assert f"needle re-ranking BM25's top 2 (16 eval items): MRR {num(rerank_gain(report))}" \
+        in text
+    # another model's filter leaves the block alone
+    run_cascades(study, ["other:model"], Console(quiet=True), loader=loader)
+    assert len(loads) == 1

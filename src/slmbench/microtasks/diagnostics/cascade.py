@@ -487,6 +487,26 @@ class CascadeReport(BaseModel):
     read_counts: ReadCounts = Field(default_factory=ReadCounts)
 
 
+def cascade_items(task: TaskName, *, k: int = 3, turns: int | None = None,
+                  limit: int | None = None, fit_limit: int | None = None, seed: int = 0
+                  ) -> tuple[ScoredBaseline, list[AnyItem], list[list[str]]]:
+    """What a cascade reads: its baseline (fitted on the fit split), its eval then fit items
+    (``limit`` and ``fit_limit`` of them, seeded; ranking items widened to ``turns``) and each
+    item's BM25 shortlist of ``k``. :func:`shortlisted` gives the reading each one is."""
+    _check_k(k)  # before any reading
+    pool = registry.get(task).load_items()
+    fit_items, eval_items = fit_sample(pool, fit_limit, seed), select_items(task, pool, limit,
+                                                                            seed)
+    baseline = scored_baseline(task, [i for i in pool if i.split == "fit"])
+    if task == "ranking" and turns:
+        convs = conversations(registry.get("memory").load_items())  # type: ignore[arg-type]
+        fit_items = [widen_ranking(i, turns, convs) for i in fit_items]  # type: ignore[arg-type]
+        eval_items = [widen_ranking(i, turns, convs) for i in eval_items]  # type: ignore[arg-type]
+    options = registry.get(task).options_for
+    both = [*eval_items, *fit_items]
+    return baseline, both, [order(baseline.scores(i), options(i))[:k] for i in both]
+
+
 def run_cascade(spec: str, task: TaskName, *, k: int = 3, turns: int | None = None,
                 limit: int | None = None, fit_limit: int | None = None, seed: int = 0,
                 command: str = "", session: Session | None = None) -> CascadeReport:
@@ -497,19 +517,9 @@ def run_cascade(spec: str, task: TaskName, *, k: int = 3, turns: int | None = No
 
     ``turns`` (ranking only) widens every item to that many history turns.
     """
-    _check_k(k)  # before any reading
-    pool = registry.get(task).load_items()
-    fit_items, eval_items = fit_sample(pool, fit_limit, seed), select_items(task, pool, limit,
-                                                                            seed)
-    baseline = scored_baseline(task, [i for i in pool if i.split == "fit"])
-    if task == "ranking" and turns:
-        convs = conversations(registry.get("memory").load_items())  # type: ignore[arg-type]
-        fit_items = [widen_ranking(i, turns, convs) for i in fit_items]  # type: ignore[arg-type]
-        eval_items = [widen_ranking(i, turns, convs) for i in eval_items]  # type: ignore[arg-type]
+    baseline, both, lists = cascade_items(task, k=k, turns=turns, limit=limit,
+                                          fit_limit=fit_limit, seed=seed)
     session = session or Session()
-    options = registry.get(task).options_for
-    both = [*eval_items, *fit_items]
-    lists = [order(baseline.scores(i), options(i))[:k] for i in both]
     orders = read_orders(session, spec, both, lists)
     read = [i for i, s in zip(both, lists, strict=True) if shortlisted(i, s)[0].id in orders]
     eval_read = [i for i in read if i.split == "eval"]
