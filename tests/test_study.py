@@ -899,15 +899,19 @@ def test_a_study_of_a_published_model_sets_its_stored_numbers_beside_the_seeds_t
     assert "up to 9.7 points" in section
 
 
-def test_the_cuts_of_the_study_file_are_said_on_the_page(tmp_path: Path) -> None:
-    """A study cut to fit its budget says what was cut (the reference study's rule)."""
-    cuts = 'cuts = ["B4: the paraphrase prompts of the 1.5B on tools and ranking"]'
+def test_the_cuts_and_notes_of_the_study_file_are_said_on_the_page(tmp_path: Path) -> None:
+    """A study cut to fit its budget says what was cut (the reference study's rule), and a
+    note on how it runs (e.g. why this backend) is said beside it."""
+    cuts = ('cuts = ["B4: the paraphrase prompts of the 1.5B on tools and ranking"]\n'
+            'notes = ["in-process: Part B needs log-probabilities"]')
     study = load_study(write_study(tmp_path, extra=cuts), base=tmp_path)
     assert study.cuts == ["B4: the paraphrase prompts of the 1.5B on tools and ranking"]
     text = write_page(study, study_file=Path("study.toml"), command="c").read_text()
     assert "**Cut from the design**" in text
     assert "- B4: the paraphrase prompts of the 1.5B on tools and ranking" in text
+    assert "**How it runs**" in text and "- in-process: Part B needs log-probabilities" in text
     (tmp_path / "uncut").mkdir()
     uncut = load_study(write_study(tmp_path / "uncut"), base=tmp_path / "uncut")
     page = write_page(uncut, study_file=Path("study.toml"), command="c").read_text()
     assert uncut.cuts == [] and "Cut from the design" not in page
+    assert "How it runs" not in page

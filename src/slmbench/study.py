@@ -159,6 +159,9 @@ class Study(BaseModel):
     retry: RetryPolicy | None = None  # the default [retry] of every block (Part B: attempts)
     # what was left out of the planned design (e.g. to fit a model-time budget): the page says so
     cuts: list[str] = Field(default_factory=list)
+    # choices of how the study runs that a reader should know (e.g. why this backend): said
+    # under the design, as written
+    notes: list[str] = Field(default_factory=list)
     part_a: list[Experiment] = Field(default_factory=list)
     part_b: list[PartB] = Field(default_factory=list)
     cascade: list[CascadeBlock] = Field(default_factory=list)
@@ -623,7 +626,8 @@ def write_page(study: Study, *, study_file: Path, command: str,
         facts["exports"].append(relative(export_humaneval(found, assets_dir(study)),
                                          study.page.parent))
     page = StudyFacts(
-        design=design(study), cuts=study.cuts, block_times=block_times(study),
+        design=design(study), cuts=study.cuts, notes=study.notes,
+        block_times=block_times(study),
         name=study.name, study_file=shown_file,
         command=command,
         created=datetime.now(UTC).isoformat(timespec="seconds"), versions=versions(),

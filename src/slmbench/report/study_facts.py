@@ -92,6 +92,7 @@ class StudyFacts(BaseModel):
     exports: list[str] = Field(default_factory=list)  # gzipped JSONL of the stores, relative
     design: list[list[str]] = Field(default_factory=list)  # [block, models, grid] per block
     cuts: list[str] = Field(default_factory=list)  # left out of the design, as the file says
+    notes: list[str] = Field(default_factory=list)  # how the study runs, as the file says
     block_times: list[BlockTime] = Field(default_factory=list)  # model time per block
 
 

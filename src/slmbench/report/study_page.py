@@ -55,6 +55,9 @@ def _reproduce(f: StudyFacts) -> list[str]:
     if f.cuts:
         lines += ["**Cut from the design** (the study file's `cuts`; none of it is run or "
                   "shown):", ""] + [f"- {c}" for c in f.cuts] + [""]
+    if f.notes:
+        lines += ["**How it runs** (the study file's `notes`):", ""] + [
+            f"- {n}" for n in f.notes] + [""]
     lines += ["Versions: " + ", ".join(f"{k} {v}" for k, v in f.versions.items()) + ".", ""]
     if f.exports:
         lines += ["Every stored trial and reading behind the numbers, one JSON document per "
