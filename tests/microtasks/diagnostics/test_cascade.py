@@ -235,3 +235,11 @@ def test_a_study_cascade_block_reads_into_the_study_store_and_its_page_shows_it(
     # another model's filter leaves the block alone
     run_cascades(study, ["other:model"], Console(quiet=True), loader=loader)
     assert len(loads) == 1
+    # with readings missing, the page leaves the block out and says how many are stored
+    import sqlite3
+
+    with sqlite3.connect(study.part_b_dir / "readings.sqlite") as db:
+        db.execute("DELETE FROM readings WHERE rowid IN (SELECT rowid FROM readings LIMIT 4)")
+    text = write_page(study, study_file=Path("c.toml"), command="c").read_text()
+    assert "Cascade C1: needle on ranking has 20 of 24 shortlist readings stored" in text
+    assert "## Cascade: BM25's shortlist" not in text and len(loads) == 1
