@@ -915,3 +915,25 @@ def test_the_cuts_and_notes_of_the_study_file_are_said_on_the_page(tmp_path: Pat
     page = write_page(uncut, study_file=Path("study.toml"), command="c").read_text()
     assert uncut.cuts == [] and "Cut from the design" not in page
     assert "How it runs" not in page
+
+
+def test_a_cascade_block_on_a_backend_without_log_probabilities_is_refused_before_reading(
+        tmp_path: Path) -> None:
+    """The cascade re-ranks by log-probabilities: a server backend that gives none stops the
+    study before any block runs (no server is asked), and the page leaves the block out."""
+    from slmbench.study import check_can_run
+
+    path = tmp_path / "c.toml"
+    path.write_text('name = "c"\nout = "runs/c"\npage = "docs/c.md"\n'
+                    '[[cascade]]\nmodel = "ollama:qwen2.5:7b@http://127.0.0.1:9"\n',
+                    encoding="utf-8")
+    study = load_study(path, base=tmp_path)
+    with pytest.raises(ConfigError, match="log-probabilities") as exc:
+        check_can_run(study, "b", None)
+    assert "score with the llamacpp backend" in exc.value.hint  # the backend's own hint
+    check_can_run(study, "a", None)  # Part A alone has nothing to refuse
+    assert not (tmp_path / "runs").exists()
+    with pytest.raises(ConfigError, match="turns widens turn-ranking items only"):
+        path.write_text(path.read_text() + 'task = "tools"\nturns = 4\n', encoding="utf-8")
+        load_study(path, base=tmp_path)
+

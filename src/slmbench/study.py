@@ -72,7 +72,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from slmbench.agents.runner.config import Experiment
 from slmbench.agents.runner.retry import RetryPolicy
@@ -143,6 +150,12 @@ class CascadeBlock(BaseModel):
     seed: int = Field(default=0, ge=0)
     turns: int | None = Field(default=None, ge=2,
                               description="ranking: widen each item to this many turns")
+
+    @model_validator(mode="after")
+    def _turns_are_ranking_only(self) -> CascadeBlock:
+        if self.turns is not None and self.task != "ranking":
+            raise ValueError("turns widens turn-ranking items only (task = \"ranking\")")
+        return self
 
 
 class Study(BaseModel):
@@ -263,6 +276,7 @@ def check_can_run(study: Study, part: str, models: list[str] | None) -> None:
     study that cannot run makes no folder (not even the blocks before the failing one)."""
     from slmbench.agents.runner.executor import preflight
     from slmbench.microtasks.matrix import check_can_read
+    from slmbench.models.base import check_logprobs
 
     if part in ("a", "all"):
         for block in range(len(study.part_a)):
@@ -274,7 +288,9 @@ def check_can_run(study: Study, part: str, models: list[str] | None) -> None:
             check_can_read([m for m in b.models if not models or m in models], b.tasks,
                            b.source)
         for c in study.cascade:
-            check_can_read([c.model] if not models or c.model in models else [], [c.task], None)
+            if not models or c.model in models:
+                check_logprobs(c.model)  # the re-rank reads them; no server asked
+                check_can_read([c.model], [c.task], None)
 
 
 def run_part_a(study: Study, models: list[str] | None, console: Any) -> list[Any]:
@@ -415,6 +431,9 @@ def collect_cascades(study: Study, facts: dict[str, Any]) -> list[Any]:
         with ReadingStore(path) as store:
             try:
                 reports.append(_cascade(study, c, store, _unread))
+            except ConfigError as exc:  # e.g. a backend without log-probabilities
+                facts["incomplete"].append(f"Cascade C{n}: {short(c.model)} on {c.task}: "
+                                           f"{exc}; it is left out")
             except _Unread:
                 stored = {(r["task"], r["prompt_id"], r["item_id"]) for r in store.rows()
                           if r["model"] == c.model}

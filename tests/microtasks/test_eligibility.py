@@ -14,6 +14,7 @@ from slmbench.microtasks.eligibility import (
     decide,
     item_values,
     make_cell,
+    settle,
     tau_sweep,
 )
 
@@ -128,9 +129,11 @@ def test_the_verdict_says_eligible_only_when_the_paired_half_holds_too() -> None
     seed_only = Estimate(estimate=0.9, low=0.8, high=0.95, method="wilson", n=100)
     across = Estimate(estimate=0.02, low=-0.01, high=0.05, method="paired", n=100)
     above = Estimate(estimate=0.1, low=0.04, high=0.16, method="paired", n=100)
-    assert cell_verdict(seed_only, 0.75, across, complete=False) == "undecided"
-    assert cell_verdict(seed_only, 0.75, across, complete=True) == "undecided"
-    assert cell_verdict(seed_only, 0.75, above, complete=False) == "eligible"
+    settled = settle(seed_only.low, seed_only.high, 0.75)
+    assert settled == "eligible"
+    assert cell_verdict(settled, across, complete=False) == "undecided"
+    assert cell_verdict(settled, across, complete=True) == "undecided"
+    assert cell_verdict(settled, above, complete=False) == "eligible"
 
 
 def test_a_complete_cell_shown_worse_than_the_baseline_is_ineligible_not_undecided() -> None:

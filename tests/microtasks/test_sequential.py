@@ -10,7 +10,7 @@ import pytest
 from seq_fakes import N_EVAL, Oracle, write_approval
 
 from slmbench.core import stats
-from slmbench.microtasks.eligibility import SequentialRule, settle
+from slmbench.microtasks.eligibility import SequentialRule, make_cell, settle
 from slmbench.microtasks.matrix import run_matrix
 from slmbench.microtasks.store import ReadingStore
 
@@ -19,17 +19,23 @@ HORIZON = 600
 
 
 def _run_cell(p: float, rng: random.Random) -> tuple[str, int]:
-    """One synthetic accuracy cell of true accuracy ``p``, read until decided."""
+    """One synthetic accuracy cell of true accuracy ``p``, read until decided; a cell still
+    undecided at the end of its split gets the cell's own verdict there (:func:`make_cell`,
+    which also weighs the fixed-n paired interval once every item is read)."""
     golds = ["approve"] * HORIZON
-    rule = SequentialRule("approval", "accuracy", golds,
-                          {"reference": [["approve"]] * int(TAU * HORIZON)
-                           + [["deny"]] * (HORIZON - int(TAU * HORIZON))})
+    reference = ([["approve"]] * int(TAU * HORIZON)
+                 + [["deny"]] * (HORIZON - int(TAU * HORIZON)))
+    rule = SequentialRule("approval", "accuracy", golds, {"reference": reference})
     assert rule.tau == pytest.approx(TAU)
-    feed, verdict, n = rule.tracker().feed, "undecided", 0
-    while verdict == "undecided" and n < HORIZON:
-        verdict = feed(["approve", "deny"] if rng.random() < p else ["deny", "approve"])
-        n += 1
-    return verdict, n
+    feed, verdict, read = rule.tracker().feed, "undecided", []
+    while verdict == "undecided" and len(read) < HORIZON:
+        read.append(["approve", "deny"] if rng.random() < p else ["deny", "approve"])
+        verdict = feed(read[-1])
+    if verdict == "undecided":
+        verdict = make_cell(task="approval", metric="accuracy", model="m", precision="-",
+                            prompt_id="p0", reading="logprob", golds=golds, rankings=read,
+                            baselines={"reference": reference}, rule=rule).verdict
+    return verdict, len(read)
 
 
 def test_the_sequential_rule_errs_at_most_5_percent_and_reads_far_fewer_items(

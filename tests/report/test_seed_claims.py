@@ -8,7 +8,7 @@ from synthetic_run import make_trials
 from slmbench.agents.analysis import analyze
 from slmbench.agents.records import Outcome
 from slmbench.core.stats import Estimate
-from slmbench.microtasks.eligibility import EligibilityCell, cell_verdict
+from slmbench.microtasks.eligibility import EligibilityCell, cell_verdict, settle
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.report.seed_claims import CLAIMS, check_claims
 from slmbench.report.study_facts import StudyFacts
@@ -87,7 +87,7 @@ def cell(model: str, prompt: str, low: float, high: float, tau: float = 0.6) -> 
         task="approval", model=model, precision="q4", prompt_id=prompt, reading="logprob",
         metric="accuracy", n_items=20, tau=tau, tau_anchor="rules", baseline_scores={"rules": tau},
         score=score, diff=diff, format_failures=0, eligible=low > tau,
-        verdict=cell_verdict(score, tau, diff, complete=True))
+        verdict=cell_verdict(settle(low, high, tau), diff, complete=True))
 
 
 def matrix(cells: list[EligibilityCell]) -> MatrixRun:

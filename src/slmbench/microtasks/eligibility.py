@@ -177,19 +177,23 @@ def settle(low: float | None, high: float | None, tau: float) -> Verdict:
     return "undecided"
 
 
-def cell_verdict(bound: stats.Estimate, tau: float, diff: stats.Estimate,
-                 complete: bool) -> Verdict:
-    """A cell's verdict: :func:`settle` on its bound, with the paired half of the rule.
+def above_zero(diff: stats.Estimate) -> bool:
+    """The paired interval of model − τ-baseline lies above 0 (the model shown better)."""
+    return diff.low is not None and diff.low > 0
+
+
+def cell_verdict(settled: Verdict, diff: stats.Estimate, complete: bool) -> Verdict:
+    """A cell's verdict from its bound's (``settled``, :func:`settle`) and the paired half of
+    the rule.
 
     ``eligible`` needs the paired interval above 0 as well (else ``undecided``: read on). A
     ``complete`` cell (every item it could read is read) still unsettled whose paired interval
     lies below 0 is ``ineligible``: shown worse than the baseline on the same items."""
-    verdict = settle(bound.low, bound.high, tau)
-    if verdict == "eligible" and not (diff.low is not None and diff.low > 0):
+    if settled == "eligible" and not above_zero(diff):
         return "undecided"
-    if verdict == "undecided" and complete and diff.high is not None and diff.high < 0:
+    if settled == "undecided" and complete and diff.high is not None and diff.high < 0:
         return "ineligible"
-    return verdict
+    return settled
 
 
 def decide(ci_low: float | None, tau: float) -> bool:
@@ -232,10 +236,10 @@ def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, pro
     share = top_share(rankings)
     constant = share is not None and share >= CONSTANT_SHARE
     diff = paired_difference(scorer, rankings, baselines[anchor])
-    seed_rule = settle(bound.low, bound.high, tau) == "eligible" and not constant
-    paired = diff.low is not None and diff.low > 0
-    complete = rule is None or len(golds) >= rule.horizon
-    verdict = cell_verdict(bound, tau, diff, complete)
+    settled = settle(bound.low, bound.high, tau)
+    seed_rule = settled == "eligible" and not constant
+    paired = above_zero(diff)
+    verdict = cell_verdict(settled, diff, complete=rule is None or len(golds) >= rule.horizon)
     return EligibilityCell(
         task=task, model=model, precision=precision, prompt_id=prompt_id, reading=reading,
         metric=metric, n_items=len(golds), score=score, tau=tau, tau_anchor=anchor,
@@ -295,18 +299,16 @@ class Tracker:
         value = item_values(self.rule.metric, [self.rule.golds[self.n - 1]], [ranking])[0]
         self.values.append(float(value))
         got = self.sequence.add(float(value))
-        verdict = settle(got.low, got.high, self.rule.tau)
-        if verdict == "eligible" and not self._beats_baseline():
-            return "undecided"  # the cell's rule needs the paired difference too: read on
-        return verdict
+        settled = settle(got.low, got.high, self.rule.tau)
+        if settled != "eligible":  # the paired half matters only to an "eligible" bound
+            return settled
+        # never complete here: a fixed-n paired interval is no reason to stop early
+        return cell_verdict(settled, self._diff(), complete=False)
 
-    def _beats_baseline(self) -> bool:
-        """The paired difference model − τ-baseline on the items read so far is above 0
-        (the second half of a cell's eligibility, :func:`make_cell`)."""
+    def _diff(self) -> stats.Estimate:
+        """The paired difference model − τ-baseline on the items read so far."""
         assert self.rule.anchor_values is not None  # feed() reaches here only if sequential
-        diff = stats.paired_bounded_difference(self.values,
-                                               self.rule.anchor_values[:self.n])
-        return diff.low is not None and diff.low > 0
+        return stats.paired_bounded_difference(self.values, self.rule.anchor_values[:self.n])
 
 
 class Tally(BaseModel):

@@ -6,7 +6,8 @@ them) and answers, per micro-task, on its deciding metric (the task's first):
 * **model**: the eligible configuration (lower bound above τ, paired Δ above 0, not
   constant) with the highest lower bound;
 * **cascade**: no eligible configuration, but a ``slmbench cascade`` report for the task
-  whose router's paired MRR gain over the baseline alone is above 0 (its lower bound);
+  whose router's paired MRR gain over the baseline alone is above 0 (its lower bound; of
+  several reports for a task, the one with the highest lower bound);
 * **baseline** otherwise: the τ anchor, which is cheaper. A cell undecided after its full
   split is "not shown better than the baseline", so it names the baseline too.
 
@@ -159,6 +160,12 @@ def _for_task(task: str, cells: list[EligibilityCell], store: ReadingStore | Non
     return TaskRecommendation(**common, deploy="baseline", why=why)
 
 
+def _low(c: CascadeReport) -> float:
+    """The lower bound of a cascade router's paired MRR gain (-inf: none)."""
+    low = c.router.mrr_gain.low
+    return float("-inf") if low is None else low
+
+
 def recommend(runs: Sequence[MatrixRun], *, store: ReadingStore | None = None,
               cascades: Sequence[CascadeReport] = (), command: str = "") -> Recommendation:
     """Per micro-task in ``runs``: baseline, model or cascade, with evidence and cost."""
@@ -167,6 +174,10 @@ def recommend(runs: Sequence[MatrixRun], *, store: ReadingStore | None = None,
                           "or every model's readings incomplete)", _HINT)
     cells = [c for r in runs for c in r.cells]
     names = list(dict.fromkeys(t for r in runs for t in r.tasks))
-    by_task = {c.task: c for c in cascades}
+    by_task: dict[str, CascadeReport] = {}  # per task, the cascade with the best lower bound
+    for c in cascades:
+        held = by_task.get(c.task)
+        if held is None or _low(c) > _low(held):
+            by_task[c.task] = c
     return Recommendation(command=command, tasks=[
         _for_task(t, cells, store, by_task.get(t)) for t in names])

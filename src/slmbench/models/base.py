@@ -463,6 +463,18 @@ def check_native_tools(spec: str | ModelSpec) -> None:
                           "calling", hint)
 
 
+def check_logprobs(spec: str | ModelSpec) -> None:
+    """Raise ConfigError if the model's backend gives no log-probabilities of candidates (what
+    a log-prob re-rank needs), before anything is read or loaded."""
+    parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    if parsed.backend == "scripted":  # a test's stand-in says for itself, when loaded
+        return
+    cls = _backend_class(parsed)
+    if not getattr(cls, "supports_logprobs", False):
+        problem, hint = cls.no_logprobs
+        raise ConfigError(f"{parsed.raw}: {problem}", hint)
+
+
 def check_ready(spec: str | ModelSpec, *, wait_ready_s: float | None = None,
                 on_wait: Callable[[str], None] | None = None,
                 native_tools: bool = False) -> None:

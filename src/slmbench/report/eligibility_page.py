@@ -62,15 +62,18 @@ def _summary(cells: Sequence[EligibilityCell], deciding: dict[str, str]) -> list
         verdicts = Counter("constant" if c.constant else c.verdict for c in mine)
         read = sum(c.n_items for c in mine)
         split = sum(c.n_split or c.n_items for c in mine)
-        rows.append([short(model), str(len(mine)), str(sum(c.eligible for c in mine)),
-                     str(verdicts["eligible"]), str(verdicts["ineligible"]),
-                     str(verdicts["undecided"]), str(verdicts["constant"]),
+        rows.append([short(model), str(len(mine)), str(verdicts["eligible"]),
+                     str(verdicts["ineligible"]), str(verdicts["undecided"]),
+                     str(verdicts["constant"]),
                      f"{read:,} of {split:,} ({read / split:.0%})" if split else "–"])
     return ["## Verdicts per model (deciding metric, both readings)", "",
-            "eligible: the verdict settled above τ *and* the paired interval of model − "
-            "τ-baseline above 0; constant: one answer to ≥ 95% of items, never eligible.", "",
-            *table(["model", "cells", "eligible", "settled above τ", "settled below τ",
-                    "undecided", "constant", "items read of the splits"], rows)]
+            "eligible: the bound settled above τ *and* the paired interval of model − "
+            "τ-baseline above 0; ineligible: the bound settled below τ, or, with every item "
+            "of the split read, the paired interval wholly below 0 (worse than the baseline "
+            "on the same items); undecided: neither; constant: one answer to ≥ 95% of items, "
+            "never eligible.", "",
+            *table(["model", "cells", "eligible", "ineligible", "undecided", "constant",
+                    "items read of the splits"], rows)]
 
 
 def _methods(cells: Sequence[EligibilityCell]) -> str:

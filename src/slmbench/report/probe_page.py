@@ -40,7 +40,9 @@ def probe_markdown(report: ProbeReport, *, title: str = "Context-length probe") 
              "turn; τ's rules and learned baseline read the turn alone. τ is the best of the "
              "task's references on the same items, majority, random and every constant answer "
              "included, so no constant beats it; a verdict is eligible only when the lower "
-             "bound is above τ, ineligible when the upper bound is below it, else undecided.",
+             "bound is above τ and the paired interval of model − τ-reference above 0, "
+             "ineligible when the upper bound is below τ or the paired interval wholly below "
+             "0, else undecided.",
              "", *table(HEADER, _rows(report)),
              f"Readings: {report.read_counts.from_store} from the store, "
              f"{report.read_counts.read_now} read now, {report.read_counts.backend_errors} "

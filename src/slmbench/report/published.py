@@ -221,5 +221,6 @@ def published_part_b(f: StudyFacts) -> list[str]:
     return ["## The Part B seed's findings beside ours", "",
             f"Source: {p.source['text']}, `{p.source['path']}`; its setting: "
             f"{p.source['setting']}. Ours count configurations (model × task × prompt × reading"
-            " × metric) of this study's matrices, by the same rule (the 95% lower bound above "
-            "τ).", "", *table(["seed finding", "seed", "here"], rows)]
+            " × metric) of this study's matrices, eligible by this study's rule: the seed's "
+            "(the 95% lower bound above τ), and the paired interval of model − τ-baseline "
+            "above 0, and not constant.", "", *table(["seed finding", "seed", "here"], rows)]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from slmbench.core.stats import Estimate
+from slmbench.report.partb import deciding_metrics
 from slmbench.report.study_facts import StudyFacts, short
 
 __all__ = ["CLAIMS", "Check", "SeedClaim", "check_claims"]
@@ -174,7 +175,9 @@ def none_eligible(f: StudyFacts) -> Check:
     if not cells:
         return Check("cannot tell", "no Part B configuration stored")
     good = sum(c.eligible for c in cells)
-    open_ = [c for c in cells if c.verdict == "undecided" and not c.constant]
+    deciding = deciding_metrics(cells)  # a secondary metric stops with the deciding one
+    open_ = [c for c in cells
+             if c.verdict == "undecided" and not c.constant and c.metric == deciding[c.task]]
     models = sorted({short(c.model) for c in cells})
     text = f"{good} of {len(cells)} configurations eligible ({', '.join(models)})"
     if open_:

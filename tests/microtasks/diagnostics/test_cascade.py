@@ -132,10 +132,10 @@ def test_a_cascade_run_reads_each_shortlist_once_through_the_store_and_resumes(
         return loads[-1]
 
     with ReadingStore(tmp_path / "readings.sqlite") as store:
-        first = run_cascade("fake:needle", "ranking", k=2,
+        first = run_cascade("scripted:needle", "ranking", k=2,
                             session=Session(store=store, loader=loader))
         ids = [r["item_id"] for r in store.rows()]
-        again = run_cascade("fake:needle", "ranking", k=2,
+        again = run_cascade("scripted:needle", "ranking", k=2,
                             session=Session(store=store, loader=loader))
     # 16 eval + 8 fit items, one stored reading per shortlist; the router's eval decisions
     # reuse the re-rank's readings instead of asking the model again
@@ -157,11 +157,11 @@ def test_a_cascade_run_reads_each_shortlist_once_through_the_store_and_resumes(
 
 
 def test_the_cascade_page_says_what_each_interval_says(ranking_home: Path) -> None:
-    report = run_cascade("fake:needle", "ranking", k=2,
-                         command="slmbench cascade -m fake:needle --k 2",
+    report = run_cascade("scripted:needle", "ranking", k=2,
+                         command="slmbench cascade -m scripted:needle --k 2",
                          session=Session(loader=lambda _: NeedleModel()))
     page = cascade_markdown(report)
-    assert "slmbench cascade -m fake:needle --k 2" in page
+    assert "slmbench cascade -m scripted:needle --k 2" in page
     for gain in report.rerank.gains:
         row = next(line for line in page.splitlines() if line.startswith(f"| {gain.metric} |"))
         assert num(gain.gain) in row

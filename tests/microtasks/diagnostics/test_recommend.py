@@ -99,6 +99,14 @@ def test_a_cascade_that_beats_the_baseline_is_routed_and_its_table_loads(
     assert evaluate(always_baseline, items).model_share.estimate == 0.0 and model.calls == 0
     with pytest.raises(ConfigError, match="no route for tools"):
         table.route("tools")
+    # a second report for the task whose router does not win, before or after: the winner
+    # is routed either way (the highest lower bound of the paired gain)
+    never = Cascade(BM25Turns(), ask, 0.0, model="other", k=2)  # margin 0: BM25 alone
+    loser = report.model_copy(update={"model": "other", "router": evaluate(never, items)})
+    assert loser.router.mrr_gain.estimate == 0.0
+    for order in ([report, loser], [loser, report]):
+        (task,) = recommend([_ranking_run()], cascades=order).tasks
+        assert task.deploy == "cascade" and task.model == "needle"
 
 
 def test_a_file_that_is_not_a_matrix_or_a_table_is_a_one_line_error(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ from slmbench.microtasks.eligibility import item_values
 from slmbench.microtasks.readout import logprob_ranking
 from slmbench.microtasks.session import Block, Session, fit_sample, select_items
 from slmbench.microtasks.store import ReadCounts
-from slmbench.models.base import Model
+from slmbench.models.base import Model, check_logprobs
 
 
 class ScoredBaseline(Protocol):
@@ -517,6 +517,7 @@ def run_cascade(spec: str, task: TaskName, *, k: int = 3, turns: int | None = No
 
     ``turns`` (ranking only) widens every item to that many history turns.
     """
+    check_logprobs(spec)  # the re-rank reads log-probabilities: refuse before any reading
     baseline, both, lists = cascade_items(task, k=k, turns=turns, limit=limit,
                                           fit_limit=fit_limit, seed=seed)
     session = session or Session()
