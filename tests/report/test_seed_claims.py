@@ -77,6 +77,11 @@ def test_a_drop_too_small_for_the_trials_is_undecided_and_a_large_one_holds() ->
     assert verdicts(small)["temperature_drop"] == "cannot tell"
     assert verdicts(large)["temperature_drop"] == "holds"
     assert verdicts(large)["temperature_ranking"] == "cannot tell"  # one model: no ranking
+    # the summary says the same, with both accuracies and their n
+    small_text, large_text = render_study_page(small), render_study_page(large)
+    assert "one: cannot tell whether temperature changes its accuracy (T=0.3 " in small_text
+    assert "one: accuracy differs between its lowest and highest temperature (T=0.3 " \
+        in large_text and "T=3 " in large_text
 
 
 def cell(model: str, prompt: str, low: float, high: float, tau: float = 0.6) -> EligibilityCell:

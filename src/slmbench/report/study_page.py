@@ -360,10 +360,13 @@ def findings(f: StudyFacts) -> list[str]:
                           if sig else "."))
         for t in s.temperature:
             if t.fisher is not None:
-                verdict = "a significant" if t.fisher.p_value < 0.05 else "no significant"
-                out.append(f"{short(t.model)}: {verdict} temperature effect between "
-                           f"T={t.lowest:g} and T={t.highest:g} (Fisher p "
-                           f"{pval(t.fisher.p_value)}).")
+                lo, hi = (t.per_temperature[f"{x:g}"] for x in (t.lowest, t.highest))
+                seen = (f"T={t.lowest:g} {pct(lo)}% (n={lo.n}), T={t.highest:g} {pct(hi)}% "
+                        f"(n={hi.n}), Fisher p {pval(t.fisher.p_value)}")
+                out.append(f"{short(t.model)}: accuracy differs between its lowest and highest "
+                           f"temperature ({seen})." if t.fisher.p_value < 0.05 else
+                           f"{short(t.model)}: cannot tell whether temperature changes its "
+                           f"accuracy ({seen}).")
         for z in s.size:
             if z.spearman is not None and z.spearman.estimate is not None:
                 out.append(f"Size vs {z.metric}: Spearman ρ {z.spearman.estimate:+.2f} over "
