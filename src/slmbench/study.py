@@ -330,14 +330,6 @@ def _unread(spec: str) -> Any:
     raise _Unread(spec)
 
 
-def _settled(study: Study, b: PartB, model: str) -> bool:
-    """:func:`_decided`, on the study's readings store."""
-    from slmbench.microtasks.store import ReadingStore
-
-    with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
-        return _decided(study, b, model, store)
-
-
 def _decided(study: Study, b: PartB, model: str, store: Any) -> bool:
     """Whether every cell of ``model`` in sequential block ``b`` is settled from the stored
     readings (decided, or every chosen item read), so the page can show it."""
@@ -423,12 +415,13 @@ def collect_cascades(study: Study, facts: dict[str, Any]) -> list[Any]:
     from slmbench.report.study_facts import short
 
     path = study.part_b_dir / READINGS_NAME
+    if not path.is_file():
+        facts["incomplete"] += [f"Cascade C{n}: no reading stored yet"
+                                for n in range(1, len(study.cascade) + 1)]
+        return []
     reports = []
-    for n, c in enumerate(study.cascade, 1):
-        if not path.is_file():
-            facts["incomplete"].append(f"Cascade C{n}: no reading stored yet")
-            continue
-        with ReadingStore(path) as store:
+    with ReadingStore(path) as store:
+        for n, c in enumerate(study.cascade, 1):
             try:
                 reports.append(_cascade(study, c, store, _unread))
             except ConfigError as exc:  # e.g. a backend without log-probabilities
@@ -1208,11 +1201,14 @@ def size_plan(study: Study, rate_folders: Sequence[Path] = ()) -> list[PlanRow]:
                                 rate_from=src, spent_s=sum(walls[k] for k in done)))
     path = study.part_b_dir / READINGS_NAME
     stored: dict[str, dict[tuple[str, ...], float]] = {}  # model -> reading key -> seconds
+    settled: set[tuple[int, str]] = set()  # (sequential block, model) with every cell decided
     if path.is_file():
         with ReadingStore(path) as store:
             for r in store.rows():
                 stored.setdefault(r["model"], {})[(r["task"], r["prompt_id"], r["item_id"])] = (
                     float(r["raw"].get("seconds") or 0.0))
+            settled = {(block, m) for block, b in enumerate(study.part_b) if b.sequential
+                       for m in b.models if m in stored and _decided(study, b, m, store)}
     for block, b in enumerate(study.part_b):
         items = planned_items(b)
         want = {(t, p, i.id) for t, its in items.items() for p in b.prompts for i in its}
@@ -1224,7 +1220,7 @@ def size_plan(study: Study, rate_folders: Sequence[Path] = ()) -> list[PlanRow]:
                                 planned=len(want), stored=len(done), at_most=b.sequential,
                                 seconds_per=per, measured_n=n, rate_from=src,
                                 spent_s=sum(mine[k] for k in done),
-                                settled=b.sequential and bool(done) and _settled(study, b, m)))
+                                settled=(block, m) in settled))
     for block, c in enumerate(study.cascade):
         keys = set(shortlist_keys(c))
         per, n, src = rates.of("reading", c.model)
