@@ -5,7 +5,20 @@ PY := $(VENV)/bin/python
 SLMBENCH := $(VENV)/bin/slmbench
 # llama-cpp-python compiles from source; these flags halve the cold build (~3.5 min on 2 cores).
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
-export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+# ggml is built for this CPU (-march=native) but without its AMX kernels: on Sapphire Rapids
+# class CPUs the pinned ggml's AMX matmul crashes the process (a general protection fault in
+# ggml_backend_amx_mul_mat, llama.cpp issue 20824, unfixed in this pin). Both builds below take
+# the flags, so `llamacpp:` and `llamaserver:` still run the same kernels; BUILD_TAG names them.
+ifeq ($(shell uname -m),x86_64)
+GGML_FLAGS := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+endif
+BUILD_TAG := noamx
+export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DCMAKE_C_FLAGS='$(GGML_FLAGS)' -DCMAKE_CXX_FLAGS='$(GGML_FLAGS)'
+# The llama-cpp-python pin (the `embedded` extra of pyproject.toml) and the slmbench home
+# (core/paths.py), where the wheel and llama-server built from that pin are cached.
+LLAMA_CPP_PYTHON := $(shell sed -n 's/.*llama-cpp-python\[server\]==\([0-9.]*\).*/\1/p' pyproject.toml)
+SLMBENCH_HOME := $(shell python3 -c "import runpy; print(runpy.run_path('src/slmbench/core/paths.py')['home']())")
+LLAMA_WHEEL_DIR = $(SLMBENCH_HOME)/wheels/llama-cpp-python-$(LLAMA_CPP_PYTHON)-$(BUILD_TAG)
 DEMO_MODEL ?= qwen2.5-coder-0.5b
 TEST_MODELS ?= smollm2-135m qwen2.5-coder-0.5b
 
@@ -21,10 +34,20 @@ $(PY):
 # confseq (anytime-valid confidence sequences, Part B) ships source only: its isolated build
 # fails on Python 3.11 (its build pins a pybind11 too old for 3.11), so it is built against a
 # current pybind11 without isolation, with Boost headers from build-deps (libboost-dev).
-install: $(PY) build-deps
+install: $(PY) build-deps $(LLAMA_WHEEL_DIR)/built
 	$(PY) -m pip install -q scikit-build cmake ninja 'pybind11>=2.11'
 	$(PY) -m pip install -q --no-build-isolation confseq==0.0.11
+	$(PY) -m pip install -q --no-deps --force-reinstall $(LLAMA_WHEEL_DIR)/llama_cpp_python-*.whl
 	$(PY) -m pip install -q -e '.[embedded,hf,ray,test]'
+
+# The llama-cpp-python wheel, compiled once with the flags above into the slmbench home (pip's
+# own wheel cache would hand back a wheel built with other flags). Never committed.
+$(LLAMA_WHEEL_DIR)/built: | $(PY)
+	@set -euo pipefail; rm -rf "$(@D)"; mkdir -p "$(@D).tmp"; start=$$(date +%s); \
+	echo "building llama-cpp-python==$(LLAMA_CPP_PYTHON) ($(BUILD_TAG); a few minutes)"; \
+	$(PY) -m pip wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
+	  "llama-cpp-python==$(LLAMA_CPP_PYTHON)" -w "$(@D).tmp"; \
+	mv "$(@D).tmp" "$(@D)"; touch "$@"; echo "built in $$(( $$(date +%s) - start )) s"
 
 # Installs the missing ones of CHECK:PACKAGE pairs (CHECK: a command, or a file's path) with
 # apt-get when root, else stops with the command to run.
@@ -80,8 +103,7 @@ test: install system-deps models llama-server
 # so `llamaserver:` runs the same kernels as `llamacpp:`. Cached under the slmbench home: a second
 # `make llama-server` does nothing. About 4-5 min cold on 2 cores; never committed.
 # The pin is read from pyproject.toml (the `embedded` extra); the directory from core/paths.py.
-LLAMA_CPP_PYTHON := $(shell sed -n 's/.*llama-cpp-python\[server\]==\([0-9.]*\).*/\1/p' pyproject.toml)
-LLAMA_SERVER_BIN = $(shell python3 -c "import runpy; print(runpy.run_path('src/slmbench/core/paths.py')['bin_dir']())")/llama-server-$(LLAMA_CPP_PYTHON)
+LLAMA_SERVER_BIN = $(SLMBENCH_HOME)/bin/llama-server-$(LLAMA_CPP_PYTHON)-$(BUILD_TAG)
 
 llama-server: $(LLAMA_SERVER_BIN)
 
@@ -92,6 +114,7 @@ $(LLAMA_SERVER_BIN): | $(PY)
 	tar -xzf "$$tmp"/llama_cpp_python-*.tar.gz -C "$$tmp"; \
 	src=$$(echo "$$tmp"/llama_cpp_python-*/vendor/llama.cpp); \
 	cmake -S "$$src" -B "$$tmp/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+	  -DCMAKE_C_FLAGS='$(GGML_FLAGS)' -DCMAKE_CXX_FLAGS='$(GGML_FLAGS)' \
 	  -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TOOLS=ON \
 	  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >"$$tmp/cmake.log" 2>&1 \
 	  || { tail -20 "$$tmp/cmake.log"; exit 1; }; \

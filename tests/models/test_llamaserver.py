@@ -33,6 +33,20 @@ def test_the_server_is_built_from_the_same_pin_as_the_embedded_backend() -> None
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"]["embedded"]
     assert f"llama-cpp-python[server]=={PINNED_LLAMA_CPP_PYTHON}" in extras
+    # ... and with the same compiler flags, which the binary's name says (BUILD_TAG)
+    make = (ROOT / "Makefile").read_text()
+    assert f"BUILD_TAG := {llamaserver.BUILD_TAG}\n" in make
+    assert llamaserver.server_binary().name.endswith(f"-{llamaserver.BUILD_TAG}")
+    assert make.count("-DCMAKE_CXX_FLAGS='$(GGML_FLAGS)'") == 2  # the wheel and the server
+
+
+def test_the_embedded_backend_was_built_without_the_amx_kernels_that_crash_it() -> None:
+    """The pinned ggml's AMX matmul dies with a general protection fault on AMX CPUs; the
+    Makefile compiles both builds without it, whatever CPU builds them."""
+    import llama_cpp
+
+    lib = Path(llama_cpp.__file__).parent / "lib" / "libggml-cpu.so"
+    assert b"ggml_backend_amx_mul_mat" not in lib.read_bytes()
 
 
 def test_unknown_options_and_a_missing_binary_are_refused_before_anything_starts(

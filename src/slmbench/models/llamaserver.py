@@ -78,6 +78,8 @@ from slmbench.models.openai import OpenAIModel
 # The llama-cpp-python release whose vendored llama.cpp `make llama-server` builds: the same
 # pin as the `embedded` extra in pyproject.toml, so both backends run the same kernels.
 PINNED_LLAMA_CPP_PYTHON = "0.3.36"
+# The Makefile's BUILD_TAG: ggml built without its AMX kernels (they crash this pin on AMX CPUs).
+BUILD_TAG = "noamx"
 DEFAULT_SLOTS = 8
 OPTIONS = ("slots", "threads", "n_ctx", "timeout", "load_timeout", "n_gpu_layers",
            *THINK_OPTIONS)
@@ -103,7 +105,7 @@ def default_in_flight(spec: str) -> int:
 
 def server_binary() -> Path:
     """Where ``make llama-server`` puts the binary built from the pinned source."""
-    return bin_dir() / f"llama-server-{PINNED_LLAMA_CPP_PYTHON}"
+    return bin_dir() / f"llama-server-{PINNED_LLAMA_CPP_PYTHON}-{BUILD_TAG}"
 
 
 def _find_binary() -> Path:
