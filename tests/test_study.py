@@ -554,6 +554,88 @@ def test_merge_copies_the_humaneval_results_of_the_other_machine(tmp_path: Path)
         merge_stores(merged, [tmp_path / "machine-b"])
 
 
+def test_a_study_exported_on_one_machine_resumes_on_another_from_its_exports(
+        tmp_path: Path) -> None:
+    """`--export DIR` then `--merge DIR`: a study's progress carried (or committed) as
+    *.jsonl.gz comes back as the same stored records, and the run then reads nothing again."""
+    from rich.console import Console
+
+    from humaneval_fakes import fill
+    from slmbench.agents.store import RunStore
+    from slmbench.study import export_study, merge_stores, run_part_b, size_plan
+
+    study, a, _ = two_machines(tmp_path)
+    with RunStore(a.humaneval[0]) as store:  # type: ignore[attr-defined]
+        fill(store, "scripted:a", 3, 5)
+    carried = tmp_path / "carried"
+    summary = export_study(a, carried)  # type: ignore[arg-type]
+    assert sorted(Path(p).name for p in summary.stores) == [
+        "humaneval.jsonl.gz", "readings.jsonl.gz", "trials.jsonl.gz"]
+    assert sorted(p.name for p in carried.iterdir()) == sorted(
+        Path(p).name for p in summary.stores)  # no partial file left beside them
+
+    here = study.rooted(tmp_path / "next-machine")  # type: ignore[attr-defined]
+    merged = merge_stores(here, [carried])
+    assert sum(merged.stores.values()) == sum(summary.stores.values())
+    got, there = stored(here), stored(a)
+    assert got == there  # every trial, reading and HumanEval result as it was stored
+    # the readings are not read again: machine A's model has nothing left in Part B
+    run_part_b(here, ["scripted:echo"], Console(quiet=True))
+    assert stored(here)["b"] == there["b"]
+    assert [r.remaining for r in size_plan(here) if r.model == "scripted:echo"
+            and r.unit == "reading"] == [0]
+    assert merge_stores(here, [carried]).stores == {}  # merging it again adds nothing
+
+
+def test_merged_trials_of_another_harness_never_mix_and_are_never_resumed(
+        tmp_path: Path) -> None:
+    """A trial carries its task's harness fingerprint. Merging keeps one harness per task in a
+    store, and a store holding trials of another harness than this checkout's is shown on a
+    page but never resumed (its run refuses it)."""
+    import json
+
+    from rich.console import Console
+
+    from slmbench.core.jsonl import read_jsonl_gz, write_jsonl_gz
+    from slmbench.study import export_study, merge_stores
+
+    study, a, _ = two_machines(tmp_path)
+    export_study(a, tmp_path / "carried")  # type: ignore[arg-type]
+    rows = read_jsonl_gz(tmp_path / "carried/trials.jsonl.gz", "")
+    old = tmp_path / "old-harness"  # the same trials, made by an older harness
+    write_jsonl_gz(old / "trials.jsonl.gz",
+                   [json.dumps({**r, "harness": "0123456789abcdef"}) for r in rows])
+    here = study.rooted(tmp_path / "here")  # type: ignore[attr-defined]
+    merge_stores(here, [tmp_path / "carried"])
+    again = study.rooted(tmp_path / "again")  # type: ignore[attr-defined]
+    one_changed = tmp_path / "one-changed"
+    write_jsonl_gz(one_changed / "trials.jsonl.gz",
+                   [json.dumps({**r, "harness": "0123456789abcdef"} if n == 0 else r)
+                    for n, r in enumerate(rows)])
+    with pytest.raises(ConfigError, match="made by several harnesses") as exc:
+        merge_stores(again, [one_changed])
+    assert "must not mix" in str(exc.value) and not again.part_a_dir(0).exists()
+    stale = study.rooted(tmp_path / "stale")  # type: ignore[attr-defined]
+    merge_stores(stale, [old])
+    assert f"{len(rows)} of " in write_page(
+        stale, study_file=Path("r.toml"), command="c").read_text()  # shown on a page ...
+    with pytest.raises(ConfigError, match=r"holds trials made by harness merged-\w{8}, not ") \
+            as refused:
+        run_part_a(stale, None, Console(quiet=True))  # ... never resumed
+    assert "must not mix" in (refused.value.hint or "")
+    assert len(run_part_a(here, [rows[0]["model"]], Console(quiet=True))) == 1  # this one is
+
+
+def test_exporting_a_study_with_nothing_stored_is_refused(tmp_path: Path) -> None:
+    from slmbench.study import export_study
+
+    study = load_study(roundtrip_study(tmp_path), base=tmp_path)
+    with pytest.raises(ConfigError, match="has nothing stored") as exc:
+        export_study(study, tmp_path / "carried")
+    assert "before exporting" in (exc.value.hint or "")
+    assert not (tmp_path / "carried").exists()
+
+
 def sequential_study(tmp: Path, models: list[str]) -> Path:
     """A sequential Part B study on approval items where each command comes three times over:
     the learned baseline is perfect (τ = 1), so a cell's verdict is settled after very few
@@ -858,6 +940,39 @@ def test_the_plan_takes_rates_from_a_pages_exports_and_counts_each_trial_once(
     assert rows[("B1", "scripted:echo")].seconds_per is not None
     assert rows[("B1", "scripted:silent")].seconds_per is None
     assert size_plan(fresh)[0].seconds_per is None  # without them, no rate
+
+
+def test_the_plan_sizes_a_model_from_the_studys_own_trials_once_it_has_enough(
+        tmp_path: Path) -> None:
+    """An older run (another harness, another machine) can be far off the study's own rate:
+    once the study's stores hold OWN_RATE_MIN trials of a model, the plan uses them alone."""
+    import json
+
+    from rich.console import Console
+
+    from slmbench.core.jsonl import write_jsonl_gz
+    from slmbench.study import OWN_RATE_MIN, size_plan, stored_trials
+
+    study = load_study(roundtrip_study(tmp_path), base=tmp_path)
+    spec = f"scripted:{tmp_path / 'script.yaml'}"
+    run_part_a(study, [spec], Console(quiet=True))
+    mine = [t.wall_s for t in stored_trials(study)]
+    assert len(mine) >= OWN_RATE_MIN
+    old = tmp_path / "older-run"
+    write_jsonl_gz(old / "trials.jsonl.gz", [
+        json.dumps({**t.model_dump(mode="json"), "wall_s": 1000.0}) for t in stored_trials(study)])
+    a1 = next(r for r in size_plan(study, [old]) if r.block == "A1")
+    assert a1.measured_n == len(mine) and a1.seconds_per == pytest.approx(sum(mine) / len(mine))
+    # with fewer of its own, the older run's trials are pooled in
+    few = study.rooted(tmp_path / "few")
+    from slmbench.study import merge_stores
+
+    write_jsonl_gz(tmp_path / "some" / "trials.jsonl.gz",
+                   [t.model_dump_json() for t in stored_trials(study)[:OWN_RATE_MIN - 1]])
+    merge_stores(few, [tmp_path / "some"])
+    a1 = next(r for r in size_plan(few, [old]) if r.block == "A1")
+    assert a1.measured_n == OWN_RATE_MIN - 1 + len(mine)
+    assert a1.seconds_per is not None and a1.seconds_per > 1000 * len(mine) / a1.measured_n
 
 
 def test_a_study_of_a_published_model_sets_its_stored_numbers_beside_the_seeds_table(

@@ -521,15 +521,39 @@ def design(study: Study) -> list[list[str]]:
     return rows
 
 
+def stored_trials(study: Study) -> list[Any]:
+    """Every trial stored in the study's Part A blocks, block by block (as Trial records)."""
+    from slmbench.agents.analysis import load_trials
+    from slmbench.agents.store import DB_NAME
+
+    return [t for block in range(len(study.part_a))
+            if (study.part_a_dir(block) / DB_NAME).is_file()
+            for t in load_trials(study.part_a_dir(block))]
+
+
+def export_trials(trials: Sequence[Any], assets: Path) -> Path:
+    """Every trial as stored (one ``Trial`` JSON a line), into ``assets/trials.jsonl.gz``."""
+    return jsonl.write_jsonl_gz(assets / TRIALS_EXPORT, [t.model_dump_json() for t in trials])
+
+
+def export_readings(store: Any, assets: Path) -> Path:
+    """Every raw reading of a readings store (its key fields and ``raw``), into
+    ``assets/readings.jsonl.gz``."""
+    return jsonl.write_jsonl_gz(assets / READINGS_EXPORT,
+                                [json.dumps(r, sort_keys=True) for r in store.rows()])
+
+
 def export_humaneval(run_dirs: list[Path], assets: Path) -> Path:
-    """Every stored HumanEval problem result (reply, sanitised code, verdict), one per line."""
+    """Every stored HumanEval problem result (reply, sanitised code, verdict), one per line,
+    with its model and the name of its run directory (``run``), where an import puts it."""
     from slmbench.agents.humaneval import results
     from slmbench.agents.store import RunStore
 
     rows = []
     for run_dir in run_dirs:
         with RunStore(run_dir) as store:
-            rows += [json.dumps({"model": m, **r.model_dump(mode="json")}, sort_keys=True)
+            rows += [json.dumps({"model": m, "run": run_dir.name, **r.model_dump(mode="json")},
+                                sort_keys=True)
                      for m in store.models() for r in results(store, m)]
     return jsonl.write_jsonl_gz(assets / HUMANEVAL_EXPORT, rows)
 
@@ -543,19 +567,16 @@ def assets_dir(study: Study) -> Path:
 def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
     """Analyse the trials of every Part A block together into ``facts``; return the planned
     trials per model."""
-    from slmbench.agents.analysis import SUMMARY_NAME, load_trials, read_summary
+    from slmbench.agents.analysis import SUMMARY_NAME, read_summary
     from slmbench.agents.runner.executor import plan_of
-    from slmbench.agents.store import DB_NAME
     from slmbench.report import report_trials
 
     planned: dict[str, int] = {}
-    trials = []
     for block in range(len(study.part_a)):
         plan = plan_of(part_a_experiment(study, block))
         for p in plan.trials:
             planned[p.key.model] = planned.get(p.key.model, 0) + 1
-        if (study.part_a_dir(block) / DB_NAME).is_file():
-            trials += load_trials(study.part_a_dir(block))
+    trials = stored_trials(study)
     if not study.part_a:
         return planned
     if not trials:
@@ -572,8 +593,7 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
     if study.page:  # every stored trial beside the page, so each number can be audited
         from slmbench.report.study_page import relative
 
-        dump = jsonl.write_jsonl_gz(assets_dir(study) / TRIALS_EXPORT,
-                              [t.model_dump_json() for t in trials])
+        dump = export_trials(trials, assets_dir(study))
         facts["exports"].append(relative(dump, study.page.parent))
     if study.page:  # PNGs and the self-contained HTML beside the page (PDFs stay in the run)
         import shutil
@@ -741,8 +761,7 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
         if study.page:  # every raw reading beside the page
             from slmbench.report.study_page import relative
 
-            dump = jsonl.write_jsonl_gz(assets_dir(study) / READINGS_EXPORT,
-                                  [json.dumps(r, sort_keys=True) for r in store.rows()])
+            dump = export_readings(store, assets_dir(study))
             facts["exports"].append(relative(dump, study.page.parent))
     facts["matrices"] = matrices
     if matrices and study.page is not None:  # every cell and reading, beside the page
@@ -807,22 +826,32 @@ def _route_trials(study: Study, trials: list[Any], path: Path) -> dict[Path, lis
 
 def _route_humaneval(study: Study, rows: list[dict[str, Any]],
                      path: Path) -> dict[Path, list[tuple[str, Any]]]:
-    """HumanEval results into the study's HumanEval directories: the models in the order the
-    export lists them, one a directory, or all into the only directory."""
+    """HumanEval results into the study's HumanEval directories: each row into the directory
+    its ``run`` names; rows without one (exports written before rows named their directory)
+    by model, in the order the export lists them, one a directory, or all into the only one."""
     from slmbench.agents.humaneval import ProblemResult
 
-    results = _validated(ProblemResult, path, [{k: v for k, v in r.items() if k != "model"}
-                                               for r in rows])
-    models = list(dict.fromkeys(str(r.get("model")) for r in rows))
+    results = _validated(ProblemResult, path, [{k: v for k, v in r.items()
+                                                if k not in ("model", "run")} for r in rows])
     dirs = study.humaneval
-    if len(dirs) != 1 and len(dirs) != len(models):
-        raise ConfigError(f"{path} holds {len(models)} HumanEval model(s); study "
-                          f"{study.name!r} lists {len(dirs)} HumanEval director(ies)",
-                          "list one `humaneval` directory per model, or one for them all")
-    where = {m: dirs[0] if len(dirs) == 1 else dirs[i] for i, m in enumerate(models)}
+    named = {d.name: d for d in dirs}
+    if all("run" in r for r in rows):
+        if unknown := sorted({str(r["run"]) for r in rows} - named.keys()):
+            raise ConfigError(f"{path} holds HumanEval results of {unknown[0]!r}, which is no "
+                              f"`humaneval` directory of study {study.name!r}",
+                              "pass the study file the export was made from")
+        where = [named[str(r["run"])] for r in rows]
+    else:
+        models = list(dict.fromkeys(str(r.get("model")) for r in rows))
+        if len(dirs) != 1 and len(dirs) != len(models):
+            raise ConfigError(f"{path} holds {len(models)} HumanEval model(s); study "
+                              f"{study.name!r} lists {len(dirs)} HumanEval director(ies)",
+                              "list one `humaneval` directory per model, or one for them all")
+        by_model = {m: dirs[0] if len(dirs) == 1 else dirs[i] for i, m in enumerate(models)}
+        where = [by_model[str(r.get("model"))] for r in rows]
     out: dict[Path, list[tuple[str, Any]]] = {}
-    for row, result in zip(rows, results, strict=True):
-        out.setdefault(where[str(row.get("model"))], []).append((str(row["model"]), result))
+    for row, result, target in zip(rows, results, where, strict=True):
+        out.setdefault(target, []).append((str(row["model"]), result))
     return out
 
 
@@ -837,7 +866,7 @@ def _readings(path: Path) -> list[tuple[Any, ...]]:
                               _IMPORT_HINT)
     _validated(RawReading, path, [r.get("raw") for r in rows])
     # the raw outputs as stored, not re-dumped: a reading stored before a field existed stays so
-    return [(*(r[k] for k in keys), json.dumps(r["raw"])) for r in rows]
+    return [(*(r[k] for k in keys), json.dumps(r["raw"], sort_keys=True)) for r in rows]
 
 
 def _write_readings(path: Path, rows: list[tuple[Any, ...]]) -> None:
@@ -858,6 +887,57 @@ def _write_readings(path: Path, rows: list[tuple[Any, ...]]) -> None:
         conn.executemany("INSERT INTO readings(model, task, prompt_id, item_id, input_sha256,"
                          " raw, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                          [(*r, now) for r in rows])
+
+
+def _check_one_harness(run_dir: Path, trials: list[Any], source: str) -> None:
+    """ConfigError when writing ``trials`` into the store of ``run_dir`` would put trials of
+    one task made by two harnesses (their per-task fingerprints, ``Trial.harness``) side by
+    side: trials of different harnesses never mix in a store."""
+    from slmbench.agents.store import DB_NAME, RunStore
+
+    made: dict[str, set[str | None]] = {}
+    for t in trials:
+        made.setdefault(t.task_id, set()).add(t.harness)
+    if (run_dir / DB_NAME).is_file():
+        with RunStore(run_dir) as store:
+            for t in store.trials():
+                made.setdefault(t.key.task, set()).add(t.record.get("harness"))
+    for task, found in sorted(made.items()):
+        if len(found) > 1:
+            shown = ", ".join(sorted(str(h) for h in found))
+            raise ConfigError(f"{source} and {run_dir} hold trials of {task} made by several "
+                              f"harnesses ({shown}); trials of different harnesses must not mix",
+                              "merge only stores made by the same slmbench harness (prompts, "
+                              "parser, tools, tasks), or keep them apart under another --out")
+
+
+def _put_trials(study: Study, run_dir: Path, trials: list[Any]) -> int:
+    """Store ``trials`` (new keys only) in a Part A block's store; how many were new.
+
+    When every trial the store then holds was made by this checkout's harness (each trial's
+    per-task fingerprint is the one its task has here), the store records the block's harness
+    fingerprint, so ``slmbench study`` resumes it; otherwise it records ``merged-<digest of
+    the trials' fingerprints>``, which a run refuses to add to (a page is still made from
+    it)."""
+    import hashlib
+
+    from slmbench.agents.harness import fingerprint
+    from slmbench.agents.runner.executor import harness_of, plan_of
+    from slmbench.agents.store import RunStore
+
+    block = [study.part_a_dir(b) for b in range(len(study.part_a))].index(run_dir)
+    exp = part_a_experiment(study, block)
+    plan = plan_of(exp)
+    here = {tid: fingerprint([task], toolset=exp.toolset, prompts=exp.prompts,
+                             scaffold=exp.scaffold) for tid, task in plan.tasks.items()}
+    with RunStore(run_dir) as store:
+        new = sum(store.put(t.key, t.outcome.value, t) for t in trials)
+        if store.get_meta("harness_fingerprint") is None:
+            made = {t.key.task: t.record.get("harness") for t in store.trials()}
+            digest = hashlib.sha256(json.dumps(sorted(made.items())).encode()).hexdigest()[:8]
+            store.set_meta("harness_fingerprint", harness_of(exp, plan) if all(
+                h == here.get(task) for task, h in made.items()) else f"merged-{digest}")
+    return new
 
 
 def import_exports(exports: Path, study: Study) -> ImportSummary:
@@ -893,11 +973,12 @@ def import_exports(exports: Path, study: Study) -> ImportSummary:
     if taken := [t for t in targets if t.exists()]:
         raise ConfigError(f"{taken[0]} exists; import never overwrites a store",
                           "import into a new --out directory, or delete the old stores")
+    for run_dir, ts in trials.items():
+        _check_one_harness(run_dir, ts, str(exports))
     written: dict[str, int] = {}
     try:
         for run_dir, ts in trials.items():
-            with RunStore(run_dir) as store:
-                written[str(store.path)] = sum(store.put(t.key, t.outcome.value, t) for t in ts)
+            written[str(run_dir / DB_NAME)] = _put_trials(study, run_dir, ts)
         for run_dir, results in humaneval.items():
             from slmbench.agents.humaneval import VARIANT
 
@@ -918,16 +999,28 @@ def import_exports(exports: Path, study: Study) -> ImportSummary:
 
 # -- merging the stores of several machines ------------------------------------------------------
 
-_MERGE_HINT = ("each --merge folder is a study's `out` (part-a/<n>/run.sqlite, "
-               "part-b/readings.sqlite, humaneval/<name>/run.sqlite) made from this study "
-               "file on another machine")
+_MERGE_HINT = ("each --merge folder is a study's `out` made from this study file on another "
+               "machine (part-a/<n>/run.sqlite, part-b/readings.sqlite, "
+               "humaneval/<name>/run.sqlite), or a folder of its exports (trials.jsonl.gz, "
+               "readings.jsonl.gz, humaneval.jsonl.gz) from `slmbench study FILE --export DIR` "
+               "or beside its page")
+
+
+def _exports_in(folder: Path) -> dict[str, Path]:
+    """The export files ``folder`` holds, by name (none: it is a study ``out``)."""
+    return {n: folder / n for n in (TRIALS_EXPORT, READINGS_EXPORT, HUMANEVAL_EXPORT)
+            if (folder / n).is_file()}
 
 
 def _other_trials(folder: Path) -> list[Any]:
-    """Every trial stored under ``folder/part-a/*/`` (as Trial records)."""
+    """Every trial of ``folder`` (as Trial records): its ``trials.jsonl.gz`` if it is an
+    exports folder, else every store under ``folder/part-a/*/``."""
     from slmbench.agents.records import Trial
     from slmbench.agents.store import DB_NAME, RunStore
 
+    if exports := _exports_in(folder):
+        dump = exports.get(TRIALS_EXPORT)
+        return [] if dump is None else _validated(Trial, dump, read_jsonl_gz(dump))
     out = []
     for db in sorted((folder / "part-a").glob(f"*/{DB_NAME}")):
         with RunStore(db.parent) as store:
@@ -936,15 +1029,46 @@ def _other_trials(folder: Path) -> list[Any]:
 
 
 def _other_readings(folder: Path) -> list[tuple[Any, ...]]:
-    """Every reading of ``folder/part-b/readings.sqlite``: its five key fields and raw JSON."""
+    """Every reading of ``folder`` (its ``readings.jsonl.gz``, or ``part-b/readings.sqlite``):
+    its five key fields and raw JSON."""
     from slmbench.microtasks.store import ReadingStore
 
+    if exports := _exports_in(folder):
+        dump = exports.get(READINGS_EXPORT)
+        return [] if dump is None else _readings(dump)
     path = folder / "part-b" / READINGS_NAME
     if not path.is_file():
         return []
     with ReadingStore(path) as store:
         return [(r["model"], r["task"], r["prompt_id"], r["item_id"], r["input_sha256"],
                  json.dumps(r["raw"], sort_keys=True)) for r in store.rows()]
+
+
+def _other_humaneval(study: Study, folder: Path) -> list[tuple[Path, Any]]:
+    """Every HumanEval result of ``folder``, as (this study's HumanEval directory, stored
+    trial): from its ``humaneval.jsonl.gz``, or from ``folder/humaneval/<name>`` (the layout
+    of ``--out``) for each directory of the same name."""
+    from slmbench.agents.humaneval import VARIANT
+    from slmbench.agents.records import TrialKey
+    from slmbench.agents.store import DB_NAME, RunStore, StoredTrial
+
+    if exports := _exports_in(folder):
+        if (dump := exports.get(HUMANEVAL_EXPORT)) is None:
+            return []
+        return [(target, StoredTrial(
+                    key=TrialKey(model=m, task=r.task_id, variant=VARIANT),
+                    outcome="pass" if r.passed else "fail",
+                    record=json.loads(r.model_dump_json()), created_at=0.0))
+                for target, results in _route_humaneval(study, read_jsonl_gz(dump),
+                                                        dump).items()
+                for m, r in results]
+    out = []
+    for target in study.humaneval:
+        source = folder / "humaneval" / target.name
+        if (source / DB_NAME).is_file():
+            with RunStore(source) as store:
+                out += [(target, t) for t in store.trials()]
+    return out
 
 
 def _clash(what: str, where: Path, other: Path) -> ConfigError:
@@ -1014,23 +1138,17 @@ def _new_readings(study: Study, folders: list[Path]) -> list[tuple[Any, ...]]:
 
 
 def _new_humaneval(study: Study, folders: list[Path]) -> dict[Path, list[Any]]:
-    """HumanEval results of ``folders`` (each ``folder/humaneval/<name>``, the layout of
-    ``--out``) not yet in this study's HumanEval directory of the same name, as stored trials;
-    ConfigError if one key holds different results."""
+    """HumanEval results of ``folders`` not yet in this study's HumanEval directories, as
+    stored trials; ConfigError if one key holds different results."""
     from slmbench.agents.store import DB_NAME, RunStore
 
     found: dict[tuple[Path, Any], tuple[Any, Path]] = {}
     for folder in folders:
-        for target in study.humaneval:
-            source = folder / "humaneval" / target.name
-            if not (source / DB_NAME).is_file():
-                continue
-            with RunStore(source) as store:
-                for t in store.trials():
-                    seen = found.get((target, t.key))
-                    if seen is not None and seen[0].record != t.record:
-                        raise _clash(f"HumanEval {t.key.model} {t.key.task}", seen[1], folder)
-                    found[(target, t.key)] = (t, folder)
+        for target, t in _other_humaneval(study, folder):
+            seen = found.get((target, t.key))
+            if seen is not None and seen[0].record != t.record:
+                raise _clash(f"HumanEval {t.key.model} {t.key.task}", seen[1], folder)
+            found[(target, t.key)] = (t, folder)
     out: dict[Path, list[Any]] = {}
     for (target, key), (t, folder) in found.items():
         if (target / DB_NAME).is_file():
@@ -1046,8 +1164,9 @@ def _new_humaneval(study: Study, folders: list[Path]) -> dict[Path, list[Any]]:
 
 def merge_stores(study: Study, folders: list[Path]) -> ImportSummary:
     """Copy into this study's stores the trials, readings and HumanEval results another machine
-    stored for the same study file (each folder: that machine's study ``out``; its HumanEval
-    results under ``humaneval/<name>``, as ``--out`` lays them out), so one page shows both.
+    stored for the same study file, so one page shows both. Each folder is that machine's study
+    ``out`` (its HumanEval results under ``humaneval/<name>``, as ``--out`` lays them out) or a
+    folder of its exports (:func:`export_study`, or the exports beside its page).
 
     A record already here with the same content is skipped; the same key with different
     content (in two folders, or here and in a folder) is refused before anything is written.
@@ -1058,23 +1177,59 @@ def merge_stores(study: Study, folders: list[Path]) -> ImportSummary:
     for folder in folders:
         if not folder.is_dir():
             raise ConfigError(f"--merge {folder} is not a folder", _MERGE_HINT)
-        if not any((folder / "part-a").glob(f"*/{DB_NAME}")) and not (
-                folder / "part-b" / READINGS_NAME).is_file() and not any(
-                (folder / "humaneval").glob(f"*/{DB_NAME}")):
+        if not _exports_in(folder) and not any((folder / "part-a").glob(f"*/{DB_NAME}")) \
+                and not (folder / "part-b" / READINGS_NAME).is_file() \
+                and not any((folder / "humaneval").glob(f"*/{DB_NAME}")):
             raise ConfigError(f"--merge {folder} holds no study store", _MERGE_HINT)
     trials = _new_trials(study, folders)
     readings = _new_readings(study, folders)
     humaneval = _new_humaneval(study, folders)
+    for run_dir, ts in trials.items():
+        _check_one_harness(run_dir, ts, " and ".join(map(str, folders)))
     written: dict[str, int] = {}
     for run_dir, ts in sorted(trials.items()):
-        with RunStore(run_dir) as store:
-            written[str(store.path)] = sum(store.put(t.key, t.outcome.value, t) for t in ts)
+        written[str(run_dir / DB_NAME)] = _put_trials(study, run_dir, ts)
     for run_dir, stored in sorted(humaneval.items()):
         with RunStore(run_dir) as store:
             written[str(store.path)] = sum(store.put(t.key, t.outcome, t.record) for t in stored)
     if readings:
         _write_readings(study.part_b_dir / READINGS_NAME, readings)
         written[str(study.part_b_dir / READINGS_NAME)] = len(readings)
+    return ImportSummary(stores=written)
+
+
+def export_study(study: Study, dest: Path) -> ImportSummary:
+    """Write every record the study's stores hold, as the exports beside a page do
+    (``trials.jsonl.gz``, ``readings.jsonl.gz``, ``humaneval.jsonl.gz``), into ``dest``: the
+    form a study's progress travels in, to another machine or into a commit, and is read back
+    by :func:`merge_stores`. Loads no model and writes no page. ConfigError if nothing is stored.
+    Returns the records written per export file."""
+    from slmbench.agents.humaneval import results
+    from slmbench.agents.store import DB_NAME, RunStore
+    from slmbench.microtasks.store import ReadingStore
+
+    trials = stored_trials(study)
+    path = study.part_b_dir / READINGS_NAME
+    readings = 0
+    if path.is_file():
+        with ReadingStore(path) as store:
+            readings = store.count()
+    humaneval = [d for d in study.humaneval if (d / DB_NAME).is_file()]
+    if not trials and not readings and not humaneval:
+        raise ConfigError(f"study {study.name!r} has nothing stored under {study.out}",
+                          "run the study (or merge its stores) before exporting it")
+    written: dict[str, int] = {}
+    if trials:
+        written[str(export_trials(trials, dest))] = len(trials)
+    if readings:
+        with ReadingStore(path) as store:
+            written[str(export_readings(store, dest))] = readings
+    if humaneval:
+        n = 0
+        for d in humaneval:
+            with RunStore(d) as store:
+                n += sum(len(results(store, m)) for m in store.models())
+        written[str(export_humaneval(humaneval, dest))] = n
     return ImportSummary(stores=written)
 
 
@@ -1138,6 +1293,9 @@ class _Rates:
         return None, 0, ""
 
 
+OWN_RATE_MIN = 10  # records of the study's own stores that size a model without older runs
+
+
 def _measure(folders: list[Path]) -> _Rates:
     """The rates of every run store, readings store and page export (``trials.jsonl.gz``,
     ``readings.jsonl.gz``: the stores of a committed page) found under ``folders``."""
@@ -1175,17 +1333,31 @@ def _measure(folders: list[Path]) -> _Rates:
     return rates
 
 
+class _PlanRates:
+    """The rate of a model as measured in the study's own stores once they hold at least
+    :data:`OWN_RATE_MIN` of its records (this harness, this machine), else pooled with the
+    exports beside its page and the ``--rates`` folders (older runs, maybe another harness)."""
+
+    def __init__(self, own: _Rates, pooled: _Rates) -> None:
+        self.own, self.pooled = own, pooled
+
+    def of(self, unit: str, spec: str) -> tuple[float | None, int, str]:
+        got = self.own.of(unit, spec)
+        return got if got[1] >= OWN_RATE_MIN else self.pooled.of(unit, spec)
+
+
 def size_plan(study: Study, rate_folders: Sequence[Path] = ()) -> list[PlanRow]:
     """Every block's models with planned and stored trials (readings), the model time the stored
     ones took, and the hours the rest should take, at the mean rate measured in this study's
-    stores, in the exports beside its page, and in ``rate_folders`` (run directories, study
-    ``out`` folders or a page's exports folder of earlier runs on this machine)."""
+    stores (alone, once they hold :data:`OWN_RATE_MIN` records of the model), else pooled with
+    the exports beside its page and ``rate_folders`` (run directories, study ``out`` folders or
+    a page's exports folder of earlier runs on this machine)."""
     from slmbench.agents.runner.executor import plan_of
     from slmbench.agents.store import DB_NAME, RunStore
     from slmbench.microtasks.store import ReadingStore
 
     beside = [assets_dir(study)] if study.page is not None else []
-    rates = _measure([study.out, *beside, *rate_folders])
+    rates = _PlanRates(_measure([study.out]), _measure([study.out, *beside, *rate_folders]))
     rows = []
     for block, exp in enumerate(study.part_a):
         walls: dict[Any, float] = {}  # stored trial key -> its model seconds

@@ -49,3 +49,24 @@ def test_study_merge_copies_another_machines_store_and_refuses_a_clash(
         conn.execute("UPDATE trials SET record = json_set(record, '$.wall_s', 99.0)")
     clash = cli("study", str(study), "--out", str(here), "--merge", str(other))
     assert clash.code == 2 and "different content" in clash.err and "Traceback" not in clash.err
+
+
+def test_study_export_then_merge_carries_a_study_to_a_new_machine(
+        cli: CliRunner, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    study = tmp_path / "s.toml"
+    study.write_text('name = "s"\nout = "runs/s"\n[part_a]\nmodels = ["scripted:echo"]\n'
+                     'tasks = ["IR-1"]\ntemperatures = [0.7]\nrepeats = 2\n', encoding="utf-8")
+    old, new, carried = tmp_path / "old-machine", tmp_path / "new-machine", tmp_path / "carried"
+    nothing = cli("study", str(study), "--out", str(old), "--export", str(carried))
+    assert nothing.code == 2 and "has nothing stored" in nothing.err
+    assert not carried.exists()
+    assert cli("study", str(study), "--out", str(old)).code == 0
+    exported = cli("study", str(study), "--out", str(old), "--export", str(carried))
+    assert exported.code == 0, exported.err
+    assert exported.out == f"{carried / 'trials.jsonl.gz'}: 2 records\n"
+    merged = cli("study", str(study), "--out", str(new), "--merge", str(carried))
+    assert merged.code == 0, merged.err
+    assert f"{new / 'part-a' / '1' / 'run.sqlite'}: 2 records merged" in merged.out
+    resumed = cli("study", str(study), "--out", str(new))
+    assert resumed.code == 0 and "0 to run" in resumed.out, resumed.out

@@ -19,6 +19,7 @@ from slmbench.study import (
     Study,
     check_can_run,
     check_models,
+    export_study,
     import_exports,
     load_study,
     merge_stores,
@@ -78,9 +79,13 @@ def register(app: typer.Typer) -> None:
             "--page-only", help="write the page from what is stored; load no model")] = False,
         out: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
         merge: Annotated[list[Path] | None, typer.Option(
-            "--merge", help="another machine's study `out` folder (repeatable): copy its trials "
-                            "and readings into this study's stores, then write the page; runs "
-                            "no model")] = None,
+            "--merge", help="another machine's study `out` folder, or a folder of its exports "
+                            "(--export; repeatable): copy its trials and readings into this "
+                            "study's stores, then write the page; runs no model")] = None,
+        export: Annotated[Path | None, typer.Option(
+            "--export", help="write everything the study has stored into this folder as "
+                             "*.jsonl.gz (to carry it to another machine or commit it; --merge "
+                             "reads it back); runs no model, writes no page")] = None,
         plan_only: Annotated[bool, typer.Option(
             "--plan", help="print each block's planned, stored and remaining work and the model "
                            "hours it should take at the measured rates; run nothing")] = False,
@@ -101,6 +106,10 @@ def register(app: typer.Typer) -> None:
         console = wide_console()
         if plan_only:
             print_plan(size_plan(plan, rates or []), console)
+            return
+        if export is not None:
+            for path, n in export_study(plan, export).stores.items():
+                console.print(f"{path}: {n} records", highlight=False)
             return
         if merge:
             for path, n in merge_stores(plan, merge).stores.items():

@@ -19,10 +19,16 @@ __all__ = ["read_jsonl_gz", "write_jsonl_gz"]
 
 
 def write_jsonl_gz(path: Path, records: Iterable[str]) -> Path:
-    """One JSON document per line, gzipped reproducibly (no timestamp in the header)."""
+    """One JSON document per line, gzipped reproducibly (no timestamp in the header). The file
+    appears whole or not at all: it is written beside ``path`` and renamed onto it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
-        out.write("".join(r + "\n" for r in records).encode("utf-8"))
+    part = path.with_name(path.name + ".part")
+    try:
+        with open(part, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
+            out.write("".join(r + "\n" for r in records).encode("utf-8"))
+        part.replace(path)
+    finally:
+        part.unlink(missing_ok=True)
     return path
 
 
