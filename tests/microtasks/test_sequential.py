@@ -23,8 +23,11 @@ def _run_cell(p: float, rng: random.Random) -> tuple[str, int]:
     undecided at the end of its split gets the cell's own verdict there (:func:`make_cell`,
     which also weighs the fixed-n paired interval once every item is read)."""
     golds = ["approve"] * HORIZON
+    # a reference right on 70% of the items, its misses spread over the split as a shuffled
+    # item order spreads them (all at the end, the paired half could clear only after item 420)
     reference = ([["approve"]] * int(TAU * HORIZON)
                  + [["deny"]] * (HORIZON - int(TAU * HORIZON)))
+    random.Random(HORIZON).shuffle(reference)
     rule = SequentialRule("approval", "accuracy", golds, {"reference": reference})
     assert rule.tau == pytest.approx(TAU)
     feed, verdict, read = rule.tracker().feed, "undecided", []
@@ -60,7 +63,7 @@ def test_the_sequential_rule_errs_at_most_5_percent_and_reads_far_fewer_items(
     assert errors / cells <= 0.05 and errors_at_tau / len(at_tau) <= 0.05
     # far fewer items than the full split (the stop also waits for the paired difference
     # model - baseline, as the cell's rule does; that reads more than the sequence alone)
-    assert saving >= 0.4
+    assert saving >= 0.6
     # a tie never settles "eligible" and mostly reads the whole split
     assert sum(n == HORIZON for _, n in at_tau) >= len(at_tau) // 2
 
