@@ -44,3 +44,20 @@ def test_the_cli_says_it_in_one_line_and_exits_2(cli: CliRunner, home: Path,
         assert "unknown tool 'calculator'" in result.err and "parse and validate" not in result.out
         assert f"{path}: task XX-1: field tools.0" in result.err
     assert not out.exists()  # `run -s` wrote nothing
+
+
+def test_a_native_crash_inside_a_command_says_where_instead_of_nothing(tmp_path: Path) -> None:
+    """A backend's native kernel that dies (this machine's AMX matmul did, silently, in the
+    middle of a study) leaves the signal and the Python stack on stderr."""
+    import subprocess
+
+    crash = ("import ctypes\n"
+             "from slmbench.cli import main as m\n"
+             "@m.app.command('crash')\n"
+             "def crash() -> None:\n"
+             "    ctypes.string_at(0)  # reads address 0: SIGSEGV in native code\n"
+             "m.main(['crash'])\n")
+    done = subprocess.run([sys.executable, "-c", crash], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode != 0
+    assert "Segmentation fault" in done.stderr and "in crash" in done.stderr

@@ -8,6 +8,7 @@ hint, with exit code 2, never as a traceback.
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import sys
 
@@ -60,6 +61,9 @@ err_console = Console(stderr=True)
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    # a native library that dies (a backend's kernel: SIGSEGV, SIGFPE, SIGABRT...) says where,
+    # with the Python stack, instead of ending the process without a word
+    faulthandler.enable()
     try:
         app(args=argv, standalone_mode=True)
     except SlmbenchError as exc:
