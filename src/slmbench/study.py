@@ -948,53 +948,19 @@ def import_exports(exports: Path, study: Study) -> ImportSummary:
     as they were stored, HumanEval results to the study's HumanEval directories. Refuses (and
     writes nothing) when a target store exists or an export is malformed.
     """
-    from slmbench.agents.records import Trial, TrialKey
-    from slmbench.agents.store import DB_NAME, RunStore
-
     if not exports.is_dir():
         raise ConfigError(f"{exports} is not a folder", _IMPORT_HINT)
-    found = {n: exports / n for n in (TRIALS_EXPORT, READINGS_EXPORT, HUMANEVAL_EXPORT)
-             if (exports / n).is_file()}
-    if not found:
+    if not _exports_in(exports):
         raise ConfigError(f"{exports} holds none of {TRIALS_EXPORT}, {READINGS_EXPORT}, "
                           f"{HUMANEVAL_EXPORT}", _IMPORT_HINT)
-    trials: dict[Path, list[Any]] = {}
-    if TRIALS_EXPORT in found:
-        path = found[TRIALS_EXPORT]
-        trials = _route_trials(study, _validated(Trial, path, read_jsonl_gz(path)), path)
-    readings = _readings(found[READINGS_EXPORT]) if READINGS_EXPORT in found else []
-    humaneval: dict[Path, list[tuple[str, Any]]] = {}
-    if HUMANEVAL_EXPORT in found:
-        path = found[HUMANEVAL_EXPORT]
-        humaneval = _route_humaneval(study, read_jsonl_gz(path), path)
-    targets = [d / DB_NAME for d in [*trials, *humaneval]]
-    if READINGS_EXPORT in found:
-        targets.append(study.part_b_dir / READINGS_NAME)
-    if taken := [t for t in targets if t.exists()]:
+    every = _New(trials=_route_trials(study, trials, exports) if (
+                     trials := _other_trials(exports)) else {},
+                 readings=_other_readings(exports),
+                 humaneval={d: [] for d, _ in _other_humaneval(study, exports)})
+    if taken := [t for t in every.stores(study) if t.exists()]:
         raise ConfigError(f"{taken[0]} exists; import never overwrites a store",
                           "import into a new --out directory, or delete the old stores")
-    for run_dir, ts in trials.items():
-        _check_one_harness(run_dir, ts, str(exports))
-    written: dict[str, int] = {}
-    try:
-        for run_dir, ts in trials.items():
-            written[str(run_dir / DB_NAME)] = _put_trials(study, run_dir, ts)
-        for run_dir, results in humaneval.items():
-            from slmbench.agents.humaneval import VARIANT
-
-            with RunStore(run_dir) as store:
-                written[str(store.path)] = sum(
-                    store.put(TrialKey(model=m, task=r.task_id, variant=VARIANT),
-                              "pass" if r.passed else "fail", r) for m, r in results)
-        if readings:
-            _write_readings(study.part_b_dir / READINGS_NAME, readings)
-            written[str(study.part_b_dir / READINGS_NAME)] = len(readings)
-    except BaseException:
-        for t in targets:
-            for leftover in (t, t.with_name(t.name + "-wal"), t.with_name(t.name + "-shm")):
-                leftover.unlink(missing_ok=True)
-        raise
-    return ImportSummary(stores=written)
+    return _write(study, _gather(study, [exports]), str(exports))
 
 
 # -- merging the stores of several machines ------------------------------------------------------
@@ -1162,6 +1128,56 @@ def _new_humaneval(study: Study, folders: list[Path]) -> dict[Path, list[Any]]:
     return out
 
 
+class _New(BaseModel):
+    """The records some folders hold that this study's stores do not, by target store."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    trials: dict[Path, list[Any]]
+    readings: list[tuple[Any, ...]]
+    humaneval: dict[Path, list[Any]]
+
+    def stores(self, study: Study) -> list[Path]:
+        from slmbench.agents.store import DB_NAME
+
+        return [d / DB_NAME for d in [*self.trials, *self.humaneval]] + (
+            [study.part_b_dir / READINGS_NAME] if self.readings else [])
+
+
+def _gather(study: Study, folders: list[Path]) -> _New:
+    """What ``folders`` hold that this study's stores do not; ConfigError (nothing written) on
+    a malformed folder or a key stored with different content."""
+    return _New(trials=_new_trials(study, folders), readings=_new_readings(study, folders),
+                humaneval=_new_humaneval(study, folders))
+
+
+def _write(study: Study, new: _New, source: str) -> ImportSummary:
+    """Write ``new`` into the study's stores (trials of one harness per task only); a store
+    this call creates is removed again if writing fails. The records written per store."""
+    from slmbench.agents.store import DB_NAME, RunStore
+
+    for run_dir, ts in new.trials.items():
+        _check_one_harness(run_dir, ts, source)
+    created = [t for t in new.stores(study) if not t.exists()]
+    written: dict[str, int] = {}
+    try:
+        for run_dir, ts in sorted(new.trials.items()):
+            written[str(run_dir / DB_NAME)] = _put_trials(study, run_dir, ts)
+        for run_dir, stored in sorted(new.humaneval.items()):
+            with RunStore(run_dir) as store:
+                written[str(store.path)] = sum(store.put(t.key, t.outcome, t.record)
+                                               for t in stored)
+        if new.readings:
+            _write_readings(study.part_b_dir / READINGS_NAME, new.readings)
+            written[str(study.part_b_dir / READINGS_NAME)] = len(new.readings)
+    except BaseException:
+        for t in created:
+            for leftover in (t, t.with_name(t.name + "-wal"), t.with_name(t.name + "-shm")):
+                leftover.unlink(missing_ok=True)
+        raise
+    return ImportSummary(stores=written)
+
+
 def merge_stores(study: Study, folders: list[Path]) -> ImportSummary:
     """Copy into this study's stores the trials, readings and HumanEval results another machine
     stored for the same study file, so one page shows both. Each folder is that machine's study
@@ -1172,7 +1188,7 @@ def merge_stores(study: Study, folders: list[Path]) -> ImportSummary:
     content (in two folders, or here and in a folder) is refused before anything is written.
     Returns the records written per store.
     """
-    from slmbench.agents.store import DB_NAME, RunStore
+    from slmbench.agents.store import DB_NAME
 
     for folder in folders:
         if not folder.is_dir():
@@ -1181,21 +1197,7 @@ def merge_stores(study: Study, folders: list[Path]) -> ImportSummary:
                 and not (folder / "part-b" / READINGS_NAME).is_file() \
                 and not any((folder / "humaneval").glob(f"*/{DB_NAME}")):
             raise ConfigError(f"--merge {folder} holds no study store", _MERGE_HINT)
-    trials = _new_trials(study, folders)
-    readings = _new_readings(study, folders)
-    humaneval = _new_humaneval(study, folders)
-    for run_dir, ts in trials.items():
-        _check_one_harness(run_dir, ts, " and ".join(map(str, folders)))
-    written: dict[str, int] = {}
-    for run_dir, ts in sorted(trials.items()):
-        written[str(run_dir / DB_NAME)] = _put_trials(study, run_dir, ts)
-    for run_dir, stored in sorted(humaneval.items()):
-        with RunStore(run_dir) as store:
-            written[str(store.path)] = sum(store.put(t.key, t.outcome, t.record) for t in stored)
-    if readings:
-        _write_readings(study.part_b_dir / READINGS_NAME, readings)
-        written[str(study.part_b_dir / READINGS_NAME)] = len(readings)
-    return ImportSummary(stores=written)
+    return _write(study, _gather(study, folders), " and ".join(map(str, folders)))
 
 
 def export_study(study: Study, dest: Path) -> ImportSummary:

@@ -8,6 +8,7 @@ hint, with exit code 2, never as a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import importlib
 import sys
@@ -62,8 +63,10 @@ err_console = Console(stderr=True)
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     # a native library that dies (a backend's kernel: SIGSEGV, SIGFPE, SIGABRT...) says where,
-    # with the Python stack, instead of ending the process without a word
-    faulthandler.enable()
+    # with the Python stack, instead of ending the process without a word (not possible when
+    # stderr is no file, as under a test's capture)
+    with contextlib.suppress(ValueError, AttributeError):
+        faulthandler.enable()
     try:
         app(args=argv, standalone_mode=True)
     except SlmbenchError as exc:
