@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -1128,10 +1129,9 @@ def _new_humaneval(study: Study, folders: list[Path]) -> dict[Path, list[Any]]:
     return out
 
 
-class _New(BaseModel):
+@dataclass(frozen=True)
+class _New:
     """The records some folders hold that this study's stores do not, by target store."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     trials: dict[Path, list[Any]]
     readings: list[tuple[Any, ...]]
