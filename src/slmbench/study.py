@@ -613,6 +613,28 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
     return planned
 
 
+def page_blocker(study: Study, study_file: Path) -> str | None:
+    """Why the study's page must not be written now, or None. A page (and the exports beside
+    it) at the study's ``page`` that another study file made is replaced only by a complete
+    study: a partial page never takes the place of another study's finished one."""
+    import re
+
+    from slmbench.core.paths import shown_path
+
+    assert study.page is not None
+    if not study.page.is_file():
+        return None
+    made = re.search(r"^From the study file `([^`]+)`", study.page.read_text(encoding="utf-8"),
+                     re.MULTILINE)
+    if made is None or made.group(1) == shown_path(study_file, published=True):
+        return None
+    if not (left := [r for r in size_plan(study) if r.remaining]):
+        return None
+    blocks = ", ".join(dict.fromkeys(r.block for r in left))
+    return (f"{shown_path(study.page)} is the page of {made.group(1)}, and this study is not "
+            f"complete ({blocks} still to run); its page replaces that one once it is")
+
+
 def write_page(study: Study, *, study_file: Path, command: str,
                readme: Path | None = None) -> Path:
     """Gather everything stored and write the study's Markdown page; returns its path.

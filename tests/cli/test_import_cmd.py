@@ -70,3 +70,30 @@ def test_study_export_then_merge_carries_a_study_to_a_new_machine(
     assert f"{new / 'part-a' / '1' / 'run.sqlite'}: 2 records merged" in merged.out
     resumed = cli("study", str(study), "--out", str(new))
     assert resumed.code == 0 and "0 to run" in resumed.out, resumed.out
+
+
+def test_a_partial_study_never_replaces_another_study_files_page(
+        cli: CliRunner, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The v2 reference study writes to the v1 page's path: until v2 is complete, its partial
+    page (and exports) must leave v1's page as it is."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "v1.toml").write_text(
+        'name = "v1"\nout = "runs/v1"\npage = "docs/s.md"\n[part_a]\nmodels = ["scripted:echo"]'
+        '\ntasks = ["IR-1"]\ntemperatures = [0.7]\nrepeats = 1\n', encoding="utf-8")
+    (tmp_path / "v2.toml").write_text(
+        'name = "v2"\nout = "runs/v2"\npage = "docs/s.md"\n[[part_a]]\nmodels = ["scripted:echo"]'
+        '\ntasks = ["IR-1"]\ntemperatures = [0.7]\nrepeats = 1\n[[part_a]]\nmodels = '
+        '["scripted:silent"]\ntasks = ["IR-1"]\ntemperatures = [0.7]\nrepeats = 1\n',
+        encoding="utf-8")
+    assert cli("study", "v1.toml").code == 0
+    v1 = {p: p.read_bytes() for p in (tmp_path / "docs").rglob("*") if p.is_file()}
+    assert "From the study file `v1.toml`" in (tmp_path / "docs" / "s.md").read_text()
+    partial = cli("study", "v2.toml", "-m", "scripted:echo")  # A2 not run
+    assert partial.code == 0, partial.err
+    assert "results page not written: docs/s.md is the page of v1.toml" in partial.out
+    assert "A2 still to run" in partial.out
+    assert {p: p.read_bytes() for p in (tmp_path / "docs").rglob("*") if p.is_file()} == v1
+    assert "not written" in cli("study", "v2.toml", "--page-only").out
+    done = cli("study", "v2.toml")  # complete: its page replaces v1's
+    assert done.code == 0 and "not written" not in done.out, done.out
+    assert "From the study file `v2.toml`" in (tmp_path / "docs" / "s.md").read_text()

@@ -23,6 +23,7 @@ from slmbench.study import (
     import_exports,
     load_study,
     merge_stores,
+    page_blocker,
     run_cascades,
     run_part_a,
     run_part_b,
@@ -124,6 +125,9 @@ def register(app: typer.Typer) -> None:
                 run_cascades(plan, model, console)
         if plan.page is None:
             console.print("no `page` in the study file: no results page written")
+            return
+        if (blocked := page_blocker(plan, file)) is not None:
+            console.print(f"results page not written: {blocked}", highlight=False)
             return
         # a page is published: a study file outside the repository loses this machine's prefix
         command = shown_command(["slmbench", "study", shown_path(file, published=True)])
