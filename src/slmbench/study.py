@@ -58,7 +58,10 @@ to SQLite, so running the same command again after an interruption computes only
 what is not stored. ``--page-only`` regenerates the page from what is stored,
 without loading a model. Every number on the page is computed from the stores.
 ``--merge DIR...`` first copies another machine's stores of the same study file (its
-``out``) into this one's, refusing a key stored with different content; ``--plan``
+``out``, or the ``*.jsonl.gz`` that ``--export DIR`` wrote there) into this one's, refusing a
+key stored with different content; ``--export DIR`` writes everything stored as those files
+(how a long study survives a change of machine). A page another study file made at the same
+path is replaced only once this study is complete (:func:`page_blocker`); ``--plan``
 prints each block's remaining work in model hours at the rates measured in the stores (the
 study's own, the exports beside its page, and ``--rates`` folders). ``--readme README.md``
 also writes the study's entry in the README from the page's facts, between the lines
