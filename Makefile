@@ -23,7 +23,7 @@ DEMO_MODEL ?= qwen2.5-coder-0.5b
 TEST_MODELS ?= smollm2-135m qwen2.5-coder-0.5b
 
 .PHONY: demo test install build-deps system-deps sandbox-deps models lint clean llama-server \
-	quant-venvs
+	quant-venvs study-sitting
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -122,6 +122,24 @@ $(LLAMA_SERVER_BIN): | $(PY)
 	  || { tail -20 "$$tmp/build.log"; exit 1; }; \
 	mkdir -p "$(@D)"; install -m 755 "$$tmp/build/bin/llama-server" "$@.tmp"; mv "$@.tmp" "$@"; \
 	echo "built $@ in $$(( $$(date +%s) - start )) s"
+
+# One sitting of a study that takes longer than a machine lasts (the reference study v2 by
+# default): what earlier machines stored comes in from CARRIED (`--merge`), the study runs for at
+# most MINUTES (then SIGTERM: trials under way finish or are dropped, nothing stored is lost),
+# and everything stored goes back out to CARRIED (`--export`), to be committed. One model job at
+# a time: it takes the lock other model jobs here take. e.g. make study-sitting MINUTES=120
+STUDY ?= experiments/reference.toml
+CARRIED ?= experiments/reference-v2-stored
+STUDY_MODELS ?= qwen2.5-coder-0.5b qwen2.5-coder-1.5b smollm2-135m gemma3-270m
+MINUTES ?= 120
+study-sitting: install sandbox-deps
+	@for m in $(STUDY_MODELS); do $(SLMBENCH) pull $$m >/dev/null || exit 1; done
+	$(SLMBENCH) data prepare >/dev/null
+	[ ! -d $(CARRIED) ] || $(SLMBENCH) study $(STUDY) --merge $(CARRIED)
+	flock /tmp/slmbench-model.lock timeout -s TERM $(MINUTES)m nice -n 10 \
+	  $(SLMBENCH) study $(STUDY) || [ $$? -eq 124 ]
+	$(SLMBENCH) study $(STUDY) --export $(CARRIED)
+	$(SLMBENCH) study $(STUDY) --plan
 
 lint: install
 	$(PY) -m ruff check src tests benchmarks
