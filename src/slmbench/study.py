@@ -629,7 +629,8 @@ def page_blocker(study: Study, study_file: Path) -> str | None:
         return None
     made = re.search(r"^From the study file `([^`]+)`", study.page.read_text(encoding="utf-8"),
                      re.MULTILINE)
-    if made is None or made.group(1) == shown_path(study_file, published=True):
+    if made is None or made.group(1) == shown_path(study_file, published=True) or (
+            Path(made.group(1)).resolve() == study_file.resolve()):
         return None
     if not (left := [r for r in size_plan(study) if r.remaining]):
         return None
