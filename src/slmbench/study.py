@@ -980,14 +980,16 @@ def import_exports(exports: Path, study: Study) -> ImportSummary:
     if not _exports_in(exports):
         raise ConfigError(f"{exports} holds none of {TRIALS_EXPORT}, {READINGS_EXPORT}, "
                           f"{HUMANEVAL_EXPORT}", _IMPORT_HINT)
+    humaneval: dict[Path, list[Any]] = {}
+    for target, t in _other_humaneval(study, exports):
+        humaneval.setdefault(target, []).append(t)
     every = _New(trials=_route_trials(study, trials, exports) if (
                      trials := _other_trials(exports)) else {},
-                 readings=_other_readings(exports),
-                 humaneval={d: [] for d, _ in _other_humaneval(study, exports)})
+                 readings=_other_readings(exports), humaneval=humaneval)
     if taken := [t for t in every.stores(study) if t.exists()]:
         raise ConfigError(f"{taken[0]} exists; import never overwrites a store",
                           "import into a new --out directory, or delete the old stores")
-    return _write(study, _gather(study, [exports]), str(exports))
+    return _write(study, every, str(exports))  # every target is new: all of it is written
 
 
 # -- merging the stores of several machines ------------------------------------------------------
@@ -1385,7 +1387,11 @@ def size_plan(study: Study, rate_folders: Sequence[Path] = ()) -> list[PlanRow]:
     from slmbench.microtasks.store import ReadingStore
 
     beside = [assets_dir(study)] if study.page is not None else []
-    rates = _PlanRates(_measure([study.out]), _measure([study.out, *beside, *rate_folders]))
+    own = _measure([study.out])
+    pooled = _measure([*beside, *rate_folders])
+    for key, seen in own.seen.items():  # each store read once; a record met twice counts once
+        pooled.seen.setdefault(key, {}).update(seen)
+    rates = _PlanRates(own, pooled)
     rows = []
     for block, exp in enumerate(study.part_a):
         walls: dict[Any, float] = {}  # stored trial key -> its model seconds
