@@ -7,11 +7,14 @@ cache off). The grid runs once per arm through ``slmbench.agents.runner.execute`
 finds prompts an earlier arm left cached) and into a fresh run directory. Part B: the first
 ``--readings`` eval items of ``--partb-task`` (prompt p0) are read through
 ``slmbench.microtasks.session.Session`` with 1, 2, 4, 8 readings in flight, each arm on a
-fresh server. Reported per arm: wall time, trials (readings) per minute and the ratio to 1 in
-flight, and where the time went: the mean number of model requests under way (the sum of
-the client's request latencies over the wall time: the runner keeps N in flight if it is
-near N), and the server's own counters from ``/metrics`` (prompt tokens it evaluated, prompt
-cache hits excluded, tokens it decoded, and the seconds it spent on each).
+fresh server. The ceiling: on a fresh server, 1, 2, 4 and 8 bare completions of
+``--ceiling-tokens`` greedy tokens each at once (different prompts, prompt cache off, no
+runner), as decoded tokens/s over the wall time: what the server itself gives at each
+concurrency on this machine. Reported per arm: wall time, trials (readings) per minute and
+the ratio to 1 in flight, and where the time went: the mean number of model requests under
+way (the sum of the client's request latencies over the wall time: the runner keeps N in
+flight if it is near N), and the server's own counters from ``/metrics`` (prompt tokens it
+evaluated, prompt cache hits excluded, tokens it decoded, and the seconds it spent on each).
 
 Determinism: the Part A arms at 1 and at 8 in flight run the same greedy grid, so the share of
 trials whose transcripts (every model reply) are identical between them, with a Wilson
@@ -39,6 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 from rich.console import Console
 from runner_overhead import Shared  # the executor gets the running server, and keeps it
 
@@ -146,6 +150,29 @@ def part_b_arm(server: LlamaServerModel, task: str, items: list[Any], n: int) ->
             "requests_under_way_mean": timed.latency_s / wall}
 
 
+def ceiling_arm(server: LlamaServerModel, n: int, tokens: int) -> dict[str, Any]:
+    """``n`` bare greedy completions of ``tokens`` tokens at once on ``server`` (no runner)."""
+    base = server.base_url.removesuffix("/v1")
+    done: list[dict[str, Any]] = []
+
+    def one(i: int) -> None:
+        body = {"prompt": f"Write a long story about robot number {i}.", "n_predict": tokens,
+                "temperature": 0.0, "cache_prompt": False, "id_slot": i % server.slots,
+                "ignore_eos": True}
+        done.append(httpx.post(f"{base}/completion", json=body, timeout=600.0).json())
+
+    workers = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    start = time.perf_counter()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    wall = time.perf_counter() - start
+    decoded = sum(d["timings"]["predicted_n"] for d in done)
+    return {"in_flight": n, "wall_s": wall, "tokens_decoded": decoded,
+            "decode_tokens_per_s": decoded / wall}
+
+
 def with_ratios(arms: list[dict[str, Any]], rate: str) -> list[dict[str, Any]]:
     base = arms[0][rate]
     return [{**arm, "ratio_to_1": arm[rate] / base} for arm in arms]
@@ -174,6 +201,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-steps", type=int, default=3)
     parser.add_argument("--partb-task", default="approval")
     parser.add_argument("--readings", type=int, default=48)
+    parser.add_argument("--ceiling-tokens", type=int, default=128)
     parser.add_argument("--lock", default=None, help="flock this file for each arm")
     args = parser.parse_args(argv)
     spec = f"llamaserver:{args.model}?slots={args.slots}&threads=2"
@@ -182,6 +210,8 @@ def main(argv: list[str] | None = None) -> None:
     items = select_items(args.partb_task, registry.get(args.partb_task).load_items(None),
                          args.readings)
     load_before, started = os.getloadavg()[0], time.perf_counter()
+    ceiling = on_fresh_server(spec, args.lock, lambda s: {"arms": [
+        ceiling_arm(s, n, args.ceiling_tokens) for n in ARMS]})
     part_b = [on_fresh_server(spec, args.lock,
                               lambda s, n=n: part_b_arm(s, args.partb_task, items, n))
               for n in ARMS]
@@ -198,6 +228,8 @@ def main(argv: list[str] | None = None) -> None:
         "grid": grid, "partb": {"task": args.partb_task, "prompt": "p0", "items": len(items)},
         "part_a": with_ratios(part_a, "trials_per_min"),
         "part_b": with_ratios(part_b, "readings_per_min"),
+        "ceiling": {"tokens_per_completion": args.ceiling_tokens,
+                    "arms": with_ratios(ceiling["arms"], "decode_tokens_per_s")},
     }, indent=2) + "\n", encoding="utf-8")
     (RESULTS / "determinism.json").write_text(json.dumps({
         **header(spec, started, load_before), "method": method[2].replace("\n", " "),

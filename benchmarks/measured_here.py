@@ -37,19 +37,7 @@ def ratios(arms: list[dict[str, Any]], rate: str) -> str:
                      for a in arms)
 
 
-def p5_before_part_b(d: dict[str, Any]) -> str:
-    """The P5 file as written before Part B and the time split were measured."""
-    g, a = d["grid"], [x for x in d["arms"] if isinstance(x["in_flight"], int)]
-    return (f"- Concurrency scaling, P5 (`benchmarks/concurrency_scaling.py` → "
-            f"`concurrency_scaling.json`, an earlier version of the benchmark; {when(d)}; "
-            f"`{d['model']}`): {a[0]['trials']} trials (T = {g['temperatures'][0]}, at most "
-            f"{g['max_steps']} steps), trials/min at 1, 2, 4, 8 in flight: "
-            f"{ratios(a, 'trials_per_min')}. Part B readings/min: not measured in that run.")
-
-
 def p5(d: dict[str, Any]) -> str:
-    if "part_a" not in d:
-        return p5_before_part_b(d)
     a, b = d["part_a"], d["part_b"]
     g = d["grid"]
     under_way = ", ".join(f"{x['requests_under_way_mean']:.1f}" for x in a)
@@ -64,7 +52,27 @@ def p5(d: dict[str, Any]) -> str:
         f"readings (generation only: this backend gives no log-probs), readings/min: "
         f"{ratios(b, 'readings_per_min')}. Where the time went (Part A): requests under way "
         f"on average {under_way} (so the runner keeps the trials in flight); prompt tokens the "
-        f"server evaluated {evaluated}, tokens it decoded {decoded}. One run.")
+        f"server evaluated {evaluated}, tokens it decoded {decoded}. {ceiling(d)}One run.")
+
+
+def ceiling(d: dict[str, Any]) -> str:
+    """The bare server's own decode rate at each concurrency (files before it: nothing)."""
+    if "ceiling" not in d:
+        return ""
+    c = d["ceiling"]
+    rows = ", ".join(f"{x['in_flight']}: {x['decode_tokens_per_s']:.0f} tokens/s "
+                     f"({x['ratio_to_1']:.2f}×)" for x in c["arms"])
+    one, top = d["part_a"][0], c["arms"][-1]
+    prompt_s = one["server"]["prompt_seconds_total"]
+    decode_s = one["server"]["tokens_predicted_seconds_total"]
+    best = prompt_s + decode_s / top["ratio_to_1"]
+    return (f"The ceiling, the same server with no runner ({c['tokens_per_completion']} greedy "
+            f"tokens per completion, that many completions at once): {rows}. So the Part A grid "
+            f"could at best run {one['wall_s'] / best:.2f}× faster at {top['in_flight']} in "
+            f"flight: its prompt time at 1 in flight ({prompt_s:.0f} s) does not shrink with "
+            f"more in flight (Part B, nearly all prompt, gains nothing above), and its decode "
+            f"time ({decode_s:.0f} s) shrinks at most by the ceiling's "
+            f"{top['ratio_to_1']:.2f}×. ")
 
 
 def determinism(d: dict[str, Any]) -> str:
@@ -84,6 +92,7 @@ def study(d: dict[str, Any]) -> str:
             f"({g['part_b']['limit']} per task, p0) took {a['wall_s']:.0f} s in-process "
             f"(`{a['model']}`) and {s['wall_s']:.0f} s on `{s['model']}`: "
             f"{d['server_speedup']:.2f}× end to end (Part A {d['part_a_speedup']:.2f}×, "
+            f"having decoded {a['completion_tokens']:,} and {s['completion_tokens']:,} tokens; "
             f"Part B {d['part_b_speedup']:.2f}×, where the server only generates). One run"
             + (f"; {d['reduced']}." if d.get("reduced") else "."))
 
