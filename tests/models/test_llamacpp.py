@@ -58,6 +58,18 @@ def test_prefix_reuse_never_changes_the_result(
     assert again.prompt_tokens == fresh.prompt_tokens
 
 
+def test_the_next_turn_evaluates_only_the_reply_and_the_new_message(
+        smollm: LlamaCppModel) -> None:
+    """An agent's next call (the last prompt, its reply, an observation) takes every message
+    of the last prompt from the cache: a long observation is evaluated once, not twice."""
+    smollm.score(FRANCE, [" x"])
+    smollm.generate(TURN1, max_tokens=8)
+    smollm.generate(TURN2, max_tokens=8)
+    generation_prompt = smollm._llm.tokenize(b"<|im_start|>assistant\n", add_bos=False,
+                                             special=True)
+    assert smollm.last_reused_tokens == len(smollm._prompt(TURN1)[0]) - len(generation_prompt)
+
+
 def test_prefix_reuse_stops_where_the_conversation_differs(smollm: LlamaCppModel) -> None:
     smollm.generate(TURN2, max_tokens=4)
     other = [SYSTEM, Message(role="user", content="What is the capital of Spain?")]

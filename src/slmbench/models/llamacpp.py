@@ -146,7 +146,8 @@ class LlamaCppModel(base.Backend):
         """What every generation uses (recorded in each trial)."""
         return {"backend": "llamacpp", "n_ctx": self._llm.n_ctx(), **base.PINNED.settings(),
                 **self.thinking.settings(), "n_gpu_layers": self.n_gpu_layers or 0,
-                "stops": "the template's, then the caller's", "not_honoured": []}
+                "stops": "the template's, then the caller's", "not_honoured": [],
+                "prompt_chunks": "each message, then the generation prompt"}
 
     def _make_formatter(self, chat_format: str | None, *,
                         add_generation_prompt: bool = True) -> Jinja2ChatFormatter:
@@ -198,14 +199,16 @@ class LlamaCppModel(base.Backend):
 
     def _message_ends(self, messages: Sequence[base.Message], tokens: list[int], *,
                       scoring: bool = False) -> list[int]:
-        """Token offsets in ``tokens`` where each leading message ends.
+        """Token offsets in ``tokens`` where each message ends, the last one included.
 
         Found by rendering ``messages[:i]`` without the generation prompt; stops at
         the first prefix the template does not render as a token prefix of the
-        whole prompt (then the rest is one chunk).
+        whole prompt (then the rest is one chunk). The last message's end is a
+        boundary too, so the next turn of a conversation (this prompt, a reply and
+        a new message) finds every message of this one in the cache.
         """
         ends: list[int] = []
-        for i in range(1, len(messages)):
+        for i in range(1, len(messages) + 1):
             rendered = self._prefix_formatter(
                 messages=template_messages(messages[:i]),
                 **self.thinking.template_kwargs(scoring=scoring))
@@ -219,7 +222,8 @@ class LlamaCppModel(base.Backend):
 
     def _prefill(self, tokens: list[int], messages: Sequence[base.Message], *,
                  scoring: bool = False) -> None:
-        """Evaluate all prompt tokens but the last, one chunk per message.
+        """Evaluate all prompt tokens but the last, one chunk per message, then the
+        generation prompt's.
 
         Chunks an earlier call left in the KV cache are kept when the same chunk
         boundaries and tokens lead up to them; the rest are computed now.
