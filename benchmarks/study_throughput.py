@@ -8,7 +8,10 @@ own code (``slmbench.study.run_part_a`` and ``run_part_b``) into a fresh folder,
 time includes loading the model or starting the server. ``llamacpp:`` runs one trial and
 one reading at a time; ``llamaserver:`` keeps its ``slots`` trials and readings in flight.
 The ratio is the in-process wall time over the server's, both measured in this one run.
-Part B is not the same work on both sides: ``llamacpp:`` scores the candidates by
+Part A is greedy by default, so both sides ask for nearly the same work (batching can still
+change a greedy reply, so each side's decoded tokens are reported); at a sampling
+temperature the two sides sample different trials, and their wall times compare different
+work. Part B is not the same work on both sides: ``llamacpp:`` scores the candidates by
 log-probability and generates, ``llamaserver:`` only generates (it gives no log-probs).
 
     .venv/bin/python benchmarks/study_throughput.py --lock /tmp/slmbench-model.lock
@@ -78,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
     parser.add_argument("--slots", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--max-steps", type=int, default=FULL["max_steps"])
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--lock", default=None, help="flock this file for each side")
