@@ -200,6 +200,33 @@ def counting_loader(calls: list[str]) -> Callable[[str], Model]:
     return load
 
 
+def test_recommend_on_a_study_file_reads_its_stores_and_writes_no_page(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from rich.console import Console
+
+    from slmbench.cli.main import main
+    from slmbench.study import run_part_b
+
+    monkeypatch.chdir(tmp_path)  # the study's relative paths
+    monkeypatch.setenv("COLUMNS", "220")
+    write_approval(tmp_path / "data")
+    path = part_b_study(tmp_path, ["scripted:echo", "scripted:silent"])
+    run_part_b(load_study(path), ["scripted:echo"], Console(quiet=True))
+    before = set(tmp_path.rglob("*"))
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["recommend", "b.toml"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0, out
+    # the model with no reading is left out, and said to be; the other's cells decide
+    assert "note: Part B: silent has 0 of 16 readings stored" in out
+    row = next(x for x in out.splitlines() if "approval" in x)
+    assert "baseline" in row and "rules" in row
+    # only the routing table is written: no page, no export
+    assert set(tmp_path.rglob("*")) - before == {tmp_path / "routes.json"}
+
+
 def test_part_b_resumes_from_its_store_and_the_page_holds_the_matrix(tmp_path: Path) -> None:
     from rich.console import Console
 
@@ -951,7 +978,9 @@ def test_the_plan_sizes_a_model_from_the_studys_own_trials_once_it_has_enough(
     from rich.console import Console
 
     from slmbench.core.jsonl import write_jsonl_gz
-    from slmbench.study import OWN_RATE_MIN, size_plan, stored_trials
+    from slmbench.study import size_plan
+    from slmbench.study.carry import stored_trials
+    from slmbench.study.plan import OWN_RATE_MIN
 
     study = load_study(roundtrip_study(tmp_path), base=tmp_path)
     spec = f"scripted:{tmp_path / 'script.yaml'}"

@@ -209,16 +209,12 @@ def _matrices(path: Path) -> tuple[list[MatrixRun], Path | None, list[CascadeRep
     the study's cascade reports."""
     if path.suffix != ".toml":
         return (*load_matrices(path), [])
-    from slmbench.study import READINGS_NAME, collect_cascades, collect_part_b, load_study
+    from slmbench.study import load_study, stored_part_b
 
-    study = load_study(path).model_copy(update={"page": None})  # nothing written
-    facts: dict = {"incomplete": [], "exports": []}
-    collect_part_b(study, facts)
-    cascades = collect_cascades(study, facts)
-    for line in facts["incomplete"]:
+    got = stored_part_b(load_study(path))
+    for line in got.notes:
         console.print(f"note: {line}", highlight=False)
-    store = study.part_b_dir / READINGS_NAME
-    return facts.get("matrices", []), store if store.is_file() else None, cascades
+    return got.matrices, got.store, got.cascades
 
 
 def recommend_cmd(

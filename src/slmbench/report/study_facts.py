@@ -1,4 +1,5 @@
-"""What a study page shows, as records: gathered from the stores by :func:`slmbench.study.collect`.
+"""What a study page shows, as records: gathered from the stores by
+:func:`slmbench.study.page.write_page`.
 
 The page (:mod:`slmbench.report.study_page`) and the seed-claim checks
 (:mod:`slmbench.report.seed_claims`) both read these; neither imports the other's
@@ -71,7 +72,8 @@ class ReadingTally(BaseModel):
 
 
 class StudyFacts(BaseModel):
-    """Everything the page shows, gathered from the stores by :func:`slmbench.study.collect`."""
+    """Everything the page shows, gathered from the stores by
+    :func:`slmbench.study.page.write_page`."""
 
     name: str
     study_file: str

@@ -274,7 +274,8 @@ def test_replicas_reserve_cpus_by_the_registry_size_unless_overridden() -> None:
 
 
 def test_a_study_file_sets_the_executor_of_its_part_a_blocks(tmp_path: Path) -> None:
-    from slmbench.study import load_study, part_a_experiment
+    from slmbench.study import load_study
+    from slmbench.study.spec import part_a_experiment
 
     study = tmp_path / "study.toml"
     study.write_text(f"""name = "s"

@@ -1,0 +1,398 @@
+"""The study's page: everything stored gathered into :class:`~slmbench.report.study_facts.
+StudyFacts` and rendered (the exports, figures and HTML report beside it)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from slmbench.core.errors import ConfigError
+from slmbench.study.carry import (
+    export_humaneval,
+    export_readings,
+    export_trials,
+    stored_trials,
+)
+from slmbench.study.plan import (
+    size_plan,
+)
+from slmbench.study.run import (
+    Unread,
+    block_matrix,
+    cascade_report,
+    decided,
+    refuse,
+    shortlist_keys,
+    unread,
+)
+from slmbench.study.spec import (
+    MATRIX_NAME,
+    READINGS_NAME,
+    Study,
+    all_models,
+    assets_dir,
+    part_a_experiment,
+    planned_items,
+)
+
+if TYPE_CHECKING:
+    from slmbench.report.study_facts import ReadingTally
+
+
+def versions() -> dict[str, str]:
+    """slmbench (and its git commit when run from a checkout), Python, llama-cpp-python."""
+    import platform
+    import subprocess
+    from importlib.metadata import PackageNotFoundError, version
+
+    from slmbench.core.version import VERSION
+
+    out = {"slmbench": VERSION}
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=10, cwd=Path(__file__).parent)
+        if commit.returncode == 0 and commit.stdout.strip():
+            out["commit"] = commit.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    out["Python"] = platform.python_version()
+    for dist in ("llama-cpp-python", "transformers", "torch"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def model_hashes(specs: list[str]) -> dict[str, str]:
+    """sha256 of each llama.cpp model file: from its pull record, else hashed now, else (no
+    file here, e.g. a fresh clone regenerating a page) the sha256 its registry entry pins."""
+    from slmbench.core.errors import ModelNotFoundError
+    from slmbench.core.sources import sha256_file
+    from slmbench.models.base import parse_spec
+    from slmbench.models.catalog import PypiSource, load_registry, resolve_target
+    from slmbench.models.pull import read_record
+
+    out: dict[str, str] = {}
+    for spec in specs:
+        parsed = parse_spec(spec)
+        if parsed.backend != "llamacpp":
+            continue
+        record = None if parsed.target.endswith(".gguf") else read_record(parsed.target)
+        if record is not None:
+            out[f"{parsed.target}.gguf"] = record.sha256
+            continue
+        try:
+            path = resolve_target(parsed.target)
+        except (ConfigError, ModelNotFoundError):
+            entry = load_registry().find(parsed.target)
+            if entry is not None and isinstance(entry.source, PypiSource) and entry.source.sha256:
+                out[f"{parsed.target}.gguf"] = entry.source.sha256
+            continue  # not pulled and not pinned: nothing to show
+        out[path.name] = sha256_file(path)
+    return out
+
+
+def design(study: Study) -> list[list[str]]:
+    """One row per block: part, models, what each model runs (the grid as the file says)."""
+    from slmbench.report.study_facts import short
+
+    rows = []
+    for n, e in enumerate(study.part_a, 1):
+        rows.append([f"A{n}", ", ".join(short(m) for m in e.models),
+                     f"suites {', '.join(e.suites) or 'all'}"
+                     + (f", tasks {', '.join(e.tasks)}" if e.tasks else "")
+                     + f"; T {', '.join(f'{t:g}' for t in e.temperatures)}; "
+                     f"{e.repeats} repeat(s) (consistency tasks at least their min_repeats); "
+                     f"{e.scaffold}, {e.max_steps} steps at most"])
+    for n, b in enumerate(study.part_b, 1):
+        rows.append([f"B{n}", ", ".join(short(m) for m in b.models),
+                     f"tasks {', '.join(b.tasks)}; prompts {', '.join(b.prompts)}; "
+                     + ("read to decision, at most " if b.sequential else "")
+                     + f"{b.limit or 'all'} eval items per task (seed {b.seed}); "
+                     "log-prob and generation readings"])
+    for n, c in enumerate(study.cascade, 1):
+        rows.append([f"C{n}", short(c.model),
+                     f"cascade on {c.task}: BM25's top {c.k} re-ranked by log-prob, and the "
+                     f"router fitted on {c.fit_limit or 'all'} fit items; "
+                     f"{c.limit or 'all'} eval items (seed {c.seed})"
+                     + (f"; {c.turns} turns per item" if c.turns else "")])
+    return rows
+
+
+def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
+    """Analyse the trials of every Part A block together into ``facts``; return the planned
+    trials per model."""
+    from slmbench.agents.analysis import SUMMARY_NAME, read_summary
+    from slmbench.agents.runner.executor import plan_of
+    from slmbench.report import report_trials
+
+    planned: dict[str, int] = {}
+    for block in range(len(study.part_a)):
+        plan = plan_of(part_a_experiment(study, block))
+        for p in plan.trials:
+            planned[p.key.model] = planned.get(p.key.model, 0) + 1
+    trials = stored_trials(study)
+    if not study.part_a:
+        return planned
+    if not trials:
+        facts["incomplete"].append("Part A: no trial stored yet")
+        return planned
+    if len(trials) < sum(planned.values()):
+        facts["incomplete"].append(f"Part A: {len(trials)} of {sum(planned.values())} planned "
+                                   "trials stored; the tables use what is stored")
+    files = report_trials(trials, study.out / "part-a" / "report",
+                          summary_path=study.out / "part-a" / SUMMARY_NAME,
+                          run_dir=study.out / "part-a")  # shown relative on the report
+    facts["summary"] = read_summary(files.summary)
+    facts["trials"] = trials
+    if study.page:  # every stored trial beside the page, so each number can be audited
+        from slmbench.report.study_page import relative
+
+        dump = export_trials(trials, assets_dir(study))
+        facts["exports"].append(relative(dump, study.page.parent))
+    if study.page:  # PNGs and the self-contained HTML beside the page (PDFs stay in the run)
+        import shutil
+
+        from slmbench.report.study_page import relative
+
+        assets = assets_dir(study)
+        (assets / "figures").mkdir(parents=True, exist_ok=True)
+        figures = {}
+        for name, (_, png) in files.figures.items():
+            figures[name] = relative(Path(shutil.copy2(png, assets / "figures" / png.name)),
+                                     study.page.parent)
+        facts["figures"] = figures
+        facts["html_report"] = relative(Path(shutil.copy2(files.html, assets / "report.html")),
+                                        study.page.parent)
+    return planned
+
+
+def page_blocker(study: Study, study_file: Path) -> str | None:
+    """Why the study's page must not be written now, or None. A page (and the exports beside
+    it) at the study's ``page`` that another study file made is replaced only by a complete
+    study: a partial page never takes the place of another study's finished one."""
+    import re
+
+    from slmbench.core.paths import shown_path
+
+    assert study.page is not None
+    if not study.page.is_file():
+        return None
+    made = re.search(r"^From the study file `([^`]+)`", study.page.read_text(encoding="utf-8"),
+                     re.MULTILINE)
+    if made is None or made.group(1) == shown_path(study_file, published=True) or (
+            Path(made.group(1)).resolve() == study_file.resolve()):
+        return None
+    if not (left := [r for r in size_plan(study) if r.remaining]):
+        return None
+    blocks = ", ".join(dict.fromkeys(r.block for r in left))
+    return (f"{shown_path(study.page)} is the page of {made.group(1)}, and this study is not "
+            f"complete ({blocks} still to run); its page replaces that one once it is")
+
+
+def write_page(study: Study, *, study_file: Path, command: str,
+               readme: Path | None = None) -> Path:
+    """Gather everything stored and write the study's Markdown page; returns its path.
+
+    With ``readme``, also replace the study's generated entry in that file (between the lines
+    of :func:`~slmbench.report.study_page.readme_markers`); ConfigError, before anything is
+    written, if it lacks them."""
+    from datetime import UTC, datetime
+
+    from slmbench.agents.humaneval import summaries
+    from slmbench.core.paths import shown_path
+    from slmbench.report.study_facts import StudyFacts
+    from slmbench.report.study_page import (
+        group_costs,
+        readme_block,
+        readme_markers,
+        relative,
+        render_study_page,
+        with_block,
+    )
+
+    assert study.page is not None
+    text = ""
+    if readme is not None:
+        begin, end = readme_markers(study.page.name)
+        text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+        if with_block(text, f"{begin}\n{end}") is None:
+            raise ConfigError(f"{shown_path(readme)} has no {begin} ... {end} lines around the "
+                              "study's entry", "put the two lines where the entry goes, once")
+    facts: dict[str, Any] = {"incomplete": [], "exports": []}
+    planned = collect_part_a(study, facts)
+    readings = collect_part_b(study, facts)
+    facts["cascades"] = collect_cascades(study, facts)
+    shown_file = shown_path(study_file, published=True)
+    facts["recommendation"] = part_b_recommendation(study, facts.get("matrices", []),
+                                                    facts["cascades"],
+                                                    command=f"slmbench recommend {shown_file}")
+    found = [d for d in study.humaneval if d.is_dir()]
+    for d in study.humaneval:
+        if not d.is_dir():
+            facts["incomplete"].append(
+                f"HumanEval: run directory {shown_path(d, published=True)} does not exist")
+    if found:
+        facts["exports"].append(relative(export_humaneval(found, assets_dir(study)),
+                                         study.page.parent))
+    page = StudyFacts(
+        design=design(study), cuts=study.cuts, notes=study.notes,
+        block_times=block_times(study),
+        name=study.name, study_file=shown_file,
+        command=command,
+        created=datetime.now(UTC).isoformat(timespec="seconds"), versions=versions(),
+        model_hashes=model_hashes(all_models(study)), humaneval=summaries(found),
+        costs=group_costs(facts.get("trials", []), planned, readings), **facts)
+    study.page.parent.mkdir(parents=True, exist_ok=True)
+    study.page.write_text(render_study_page(page), encoding="utf-8")
+    if readme is not None:
+        again = f"{command} --page-only --readme {shown_path(readme, published=True)}"
+        block = readme_block(page, page=relative(study.page, readme.parent), command=again)
+        readme.write_text(with_block(text, block) or text, encoding="utf-8")
+    return study.page
+
+
+def block_times(study: Study) -> list[Any]:
+    """Per block of the study file: planned and stored trials (readings), the model time of the
+    stored ones, and the hours the rest should take at the rates measured in the stores (a
+    sequential block's model whose cells are all settled has none left)."""
+    from slmbench.report.study_facts import BlockTime
+
+    rows = size_plan(study)
+    out = []
+    for block in dict.fromkeys(r.block for r in rows):
+        mine = [r for r in rows if r.block == block]
+        left = [0.0 if not r.remaining else r.hours for r in mine]
+        out.append(BlockTime(
+            block=block, models=[r.model for r in mine], unit=mine[0].unit,
+            planned=sum(r.planned for r in mine), stored=sum(r.stored for r in mine),
+            spent_s=sum(r.spent_s for r in mine), at_most=mine[0].at_most,
+            hours_left=None if None in left else sum(h or 0.0 for h in left)))
+    return out
+
+
+def part_b_recommendation(study: Study, matrices: list[Any], cascades: Sequence[Any] = (), *,
+                          command: str) -> Any:
+    """What to deploy per micro-task over the study's matrices and cascade reports, its cost
+    from the study's readings store (None without a cell); ``command`` prints the same
+    table."""
+    from slmbench.microtasks.recommend import recommend
+    from slmbench.microtasks.store import ReadingStore
+
+    if not any(m.cells for m in matrices):
+        return None
+    with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
+        return recommend(matrices, store=store, cascades=cascades, command=command)
+
+
+def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTally]:
+    """Each Part B block's matrix, over the models whose readings are all stored, into
+    ``facts["matrices"]``; return each model's planned readings stored, time and tokens."""
+    from slmbench.microtasks.store import ReadingStore
+    from slmbench.report.study_facts import ReadingTally, short
+
+    if not study.part_b:
+        return {}
+    path = study.part_b_dir / READINGS_NAME
+    items = [planned_items(b) for b in study.part_b]
+    if not path.is_file():
+        facts["incomplete"].append("Part B: no reading stored yet")
+        planned: dict[str, int] = {}
+        for b, its in zip(study.part_b, items, strict=True):
+            for m in b.models:
+                planned[m] = planned.get(m, 0) + sum(map(len, its.values())) * len(b.prompts)
+        return {m: ReadingTally(planned=n) for m, n in planned.items()}
+    out: dict[str, ReadingTally] = {}
+    matrices = []
+    with ReadingStore(path) as store:
+        for b, its in zip(study.part_b, items, strict=True):
+            complete = []
+            for m in b.models:
+                want = sum(map(len, its.values())) * len(b.prompts)
+                have = sum(store.get(m, t, p, i) is not None
+                           for t, group in its.items() for p in b.prompts for i in group)
+                settled = have == want or (b.sequential and decided(study, b, m, store))
+                tokens, counted = store.tokens(m)
+                before = out.get(m, ReadingTally())  # a model of several blocks: their sum
+                out[m] = ReadingTally(done=before.done + have, planned=before.planned + want,
+                                      seconds=store.seconds(m), tokens=tokens,
+                                      with_tokens=counted)
+                if settled:
+                    complete.append(m)
+                elif b.sequential:
+                    facts["incomplete"].append(f"Part B: {short(m)} has {have} readings stored "
+                                               f"(at most {want}) and cells still undecided; "
+                                               "it is left out of the matrix")
+                else:
+                    facts["incomplete"].append(f"Part B: {short(m)} has {have} of {want} "
+                                               "readings stored; it is left out of the matrix")
+            if complete:
+                matrices.append(block_matrix(study, b, complete, store, refuse))
+        if study.page:  # every raw reading beside the page
+            from slmbench.report.study_page import relative
+
+            dump = export_readings(store, assets_dir(study))
+            facts["exports"].append(relative(dump, study.page.parent))
+    facts["matrices"] = matrices
+    if matrices and study.page is not None:  # every cell and reading, beside the page
+        assets_dir(study).mkdir(parents=True, exist_ok=True)
+        (assets_dir(study) / MATRIX_NAME).write_text(
+            "[\n" + ",\n".join(m.model_dump_json(indent=1) for m in matrices) + "\n]\n",
+            encoding="utf-8")
+    return out
+
+
+def collect_cascades(study: Study, facts: dict[str, Any]) -> list[Any]:
+    """Each cascade block's report, rebuilt from the stored readings alone (a block with a
+    reading missing is left out, and the page says so)."""
+    from slmbench.microtasks.store import ReadingStore
+    from slmbench.report.study_facts import short
+
+    path = study.part_b_dir / READINGS_NAME
+    if not path.is_file():
+        facts["incomplete"] += [f"Cascade C{n}: no reading stored yet"
+                                for n in range(1, len(study.cascade) + 1)]
+        return []
+    reports = []
+    with ReadingStore(path) as store:
+        for n, c in enumerate(study.cascade, 1):
+            try:
+                reports.append(cascade_report(study, c, store, unread))
+            except ConfigError as exc:  # e.g. a backend without log-probabilities
+                facts["incomplete"].append(f"Cascade C{n}: {short(c.model)} on {c.task}: "
+                                           f"{exc}; it is left out")
+            except Unread:
+                stored = {(r["task"], r["prompt_id"], r["item_id"]) for r in store.rows()
+                          if r["model"] == c.model}
+                want = shortlist_keys(c)
+                facts["incomplete"].append(
+                    f"Cascade C{n}: {short(c.model)} on {c.task} has "
+                    f"{len(stored.intersection(want))} of {len(want)} shortlist readings "
+                    "stored; it is left out")
+    return reports
+
+
+@dataclass(frozen=True)
+class StoredPartB:
+    """The study's Part B as its readings store holds it (:func:`stored_part_b`)."""
+
+    matrices: list[Any]  # one MatrixRun per block, over its settled models
+    store: Path | None  # the readings store; None when nothing is stored yet
+    cascades: list[Any]  # the cascade blocks' reports whose readings are all stored
+    notes: list[str]  # what is left out, and why (a block or cascade with readings missing)
+
+
+def stored_part_b(study: Study) -> StoredPartB:
+    """Every Part B matrix and cascade report rebuilt from the stored readings alone (no model is
+    loaded, nothing is written), as ``slmbench recommend STUDY.toml`` reads them."""
+    study = study.model_copy(update={"page": None})
+    facts: dict[str, Any] = {"incomplete": [], "exports": []}
+    collect_part_b(study, facts)
+    cascades = collect_cascades(study, facts)
+    store = study.part_b_dir / READINGS_NAME
+    return StoredPartB(matrices=facts.get("matrices", []),
+                       store=store if store.is_file() else None, cascades=cascades,
+                       notes=facts["incomplete"])

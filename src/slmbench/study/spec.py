@@ -1,0 +1,211 @@
+"""What a study file says: its blocks (:class:`Study`, read by :func:`load_study`), where
+each block keeps its records, and what each block plans to run or read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from slmbench.agents.runner.config import Experiment
+from slmbench.agents.runner.retry import RetryPolicy
+from slmbench.core.errors import ConfigError
+from slmbench.core.tomlfile import first_error, load_toml
+from slmbench.microtasks import tasks as micro_tasks
+from slmbench.microtasks.prompts import resolve_prompt_ids
+from slmbench.microtasks.session import READ_ATTEMPTS
+from slmbench.models.ray import RayModelOptions
+
+_HINT = "the study file format is in the docstring of slmbench.study (see experiments/)"
+
+
+class ReadRetry(BaseModel):
+    """A Part B block's ``[retry]``: the tries of a reading on Ray (``--retry-attempts``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    attempts: int = Field(default=READ_ATTEMPTS, ge=1, le=50,
+                          description="tries of a reading whose Ray replica died or hung")
+
+
+class PartB(BaseModel):
+    """The micro-task grid: models x tasks x prompts on ``limit`` eval items per task."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    models: list[str] = Field(min_length=1)
+    tasks: list[micro_tasks.KnownTask] = Field(default_factory=lambda: list(micro_tasks.names()),
+                                               min_length=1)
+    prompts: list[str] = Field(default_factory=lambda: ["p0", "p1", "p2", "p3"], min_length=1)
+    limit: int | None = Field(default=None, ge=1, description="eval items per task; None: all")
+    sequential: bool = Field(default=False, description="read each cell only until its verdict "
+                             "is decided (the sequential rule), else every chosen item")
+    seed: int = Field(default=0, ge=0)
+    source: Path | None = Field(default=None, description="built datasets; default: the cache")
+    # Where the models read (not what: the readings are the same either way).
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    ray_models: dict[str, RayModelOptions] = Field(default_factory=dict)
+    retry: ReadRetry = Field(default_factory=ReadRetry)
+
+    @field_validator("prompts")
+    @classmethod
+    def _known_prompts(cls, prompts: list[str]) -> list[str]:
+        return resolve_prompt_ids(",".join(prompts))
+
+
+class CascadeBlock(BaseModel):
+    """A ``[[cascade]]`` block: the BM25 -> model cascade of ``slmbench cascade`` on one
+    model, read through the study's readings store (locally)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    task: Literal["ranking", "tools"] = "ranking"
+    k: int = Field(default=3, ge=2, description="shortlist size")
+    limit: int | None = Field(default=None, ge=1, description="eval items; None: all")
+    fit_limit: int | None = Field(default=None, ge=1,
+                                  description="fit items for the router's margin; None: all")
+    seed: int = Field(default=0, ge=0)
+    turns: int | None = Field(default=None, ge=2,
+                              description="ranking: widen each item to this many turns")
+
+    @model_validator(mode="after")
+    def _turns_are_ranking_only(self) -> CascadeBlock:
+        if self.turns is not None and self.task != "ranking":
+            raise ValueError("turns widens turn-ranking items only (task = \"ranking\")")
+        return self
+
+
+class Study(BaseModel):
+    """One study file, validated."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    out: Path
+    page: Path | None = None
+    humaneval: list[Path] = Field(default_factory=list)
+    executor: Literal["local", "ray"] | None = None  # the default of every block
+    ray_address: str | None = None
+    retry: RetryPolicy | None = None  # the default [retry] of every block (Part B: attempts)
+    # what was left out of the planned design (e.g. to fit a model-time budget): the page says so
+    cuts: list[str] = Field(default_factory=list)
+    # choices of how the study runs that a reader should know (e.g. why this backend): said
+    # under the design, as written
+    notes: list[str] = Field(default_factory=list)
+    part_a: list[Experiment] = Field(default_factory=list)
+    part_b: list[PartB] = Field(default_factory=list)
+    cascade: list[CascadeBlock] = Field(default_factory=list)
+
+    @field_validator("part_a", "part_b", "cascade", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
+
+    def part_a_dir(self, block: int) -> Path:
+        return self.out / "part-a" / str(block + 1)
+
+    @property
+    def part_b_dir(self) -> Path:
+        return self.out / "part-b"
+
+    def rooted(self, out: Path) -> Study:
+        """This study with every store under ``out``: its part-a/part-b stores, and its HumanEval
+        directories as ``out/humaneval/<name>`` (``slmbench study/import --out``)."""
+        return self.model_copy(update={
+            "out": out, "humaneval": [out / "humaneval" / d.name for d in self.humaneval]})
+
+    def resolved(self, base: Path) -> Study:
+        """Relative paths resolved against ``base`` (the repository or the file's directory)."""
+        def fix(p: Path) -> Path:
+            return p if p.is_absolute() else base / p
+        part_b = [b.model_copy(update={"source": fix(b.source)}) if b.source else b
+                  for b in self.part_b]
+        return self.model_copy(update={
+            "out": fix(self.out), "page": fix(self.page) if self.page else None,
+            "humaneval": [fix(p) for p in self.humaneval], "part_b": part_b})
+
+
+def load_study(path: Path, *, base: Path | None = None) -> Study:
+    """Read and validate a study file; relative paths are taken from ``base`` (default: cwd)."""
+    raw = load_toml(path, what="study file", hint=_HINT)
+    retry = raw.get("retry")
+    part_b_retry = {"attempts": retry["attempts"]} if isinstance(retry, dict) and \
+        "attempts" in retry else None
+    for part, given in (("part_a", {k: raw.get(k) for k in ("name", "executor", "ray_address",
+                                                             "retry")}),
+                        ("part_b", {"executor": raw.get("executor"),
+                                    "ray_address": raw.get("ray_address"),
+                                    "retry": part_b_retry})):
+        blocks = raw.get(part)
+        for block in [blocks] if isinstance(blocks, dict) else blocks or []:
+            if isinstance(block, dict):
+                for key, value in given.items():
+                    if value is not None:
+                        block.setdefault(key, value)
+    try:
+        study = Study.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {first_error(exc)}", _HINT) from None
+    if not study.part_a and not study.part_b and not study.cascade:
+        raise ConfigError(f"{path}: has no [part_a], [part_b] or [cascade]", _HINT)
+    return study.resolved(base or Path.cwd())
+
+
+MATRIX_NAME = "eligibility.json"
+
+READINGS_NAME = "readings.sqlite"
+
+#: the exports a page carries beside it (``<page dir>/<page stem>/``), one JSON document a line
+TRIALS_EXPORT = "trials.jsonl.gz"
+
+READINGS_EXPORT = "readings.jsonl.gz"
+
+HUMANEVAL_EXPORT = "humaneval.jsonl.gz"
+
+
+def part_a_experiment(study: Study, block: int, models: list[str] | None = None) -> Experiment:
+    """Block ``block`` of Part A, stored in its own run directory; ``models`` narrows it."""
+    exp = study.part_a[block]
+    update: dict[str, Any] = {"out": study.part_a_dir(block)}
+    if models:
+        update["models"] = [m for m in exp.models if m in models]
+    return exp.model_copy(update=update)
+
+
+def all_models(study: Study) -> list[str]:
+    return list(dict.fromkeys([*(m for e in study.part_a for m in e.models),
+                               *(m for b in study.part_b for m in b.models),
+                               *(c.model for c in study.cascade)]))
+
+
+def check_models(study: Study, models: list[str] | None) -> None:
+    """Refuse a ``--model`` filter naming a model the study does not have."""
+    known = all_models(study)
+    unknown = [m for m in models or [] if m not in known]
+    if unknown:
+        raise ConfigError(f"{', '.join(unknown)} is not in study {study.name!r}",
+                          f"its models: {', '.join(known)}")
+
+
+def assets_dir(study: Study) -> Path:
+    """Where the page's figures and HTML report go: ``<page dir>/<page stem>/``."""
+    assert study.page is not None
+    return study.page.parent / study.page.stem
+
+
+def planned_items(b: PartB) -> dict[str, list[Any]]:
+    """The eval items block ``b`` reads, per task (the same sample ``run_matrix`` takes)."""
+    from slmbench.microtasks.session import select_items
+
+    return {t: select_items(t, micro_tasks.get(t).load_items(b.source), b.limit, b.seed)
+            for t in b.tasks}
