@@ -15,15 +15,21 @@ from slmbench.cli.console import command_line, read_through, wide_console
 from slmbench.cli.options import EvalLimit, ItemSeed, Models, OutFolder, ReadingsStore, Tasks
 from slmbench.cli.scaleout import ScaleOut, scale_out_options
 from slmbench.core.errors import ConfigError
-from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.diagnostics.cascade import run_cascade
-from slmbench.microtasks.diagnostics.diagnose import DiagnosticReport, run_diagnose
+from slmbench.microtasks.diagnostics.diagnose import run_diagnose
 from slmbench.microtasks.diagnostics.probes import run_probe
 from slmbench.microtasks.matrix import check_can_read
 from slmbench.microtasks.session import Session
 from slmbench.microtasks.store import DEFAULT_NAME
 from slmbench.report.cascade_page import cascade_markdown
+from slmbench.report.diagnostics_page import (
+    CALIB_COLUMNS,
+    DIAG_COLUMNS,
+    calibration_rows,
+    diagnostic_rows,
+    diagnostics_markdown,
+)
 from slmbench.report.probe_page import probe_markdown
 from slmbench.report.quantization_page import quantization_markdown
 
@@ -44,60 +50,6 @@ def _write_page(stem: Path, report_json: str, page: str) -> None:
 
 
 # --- diagnose ---------------------------------------------------------------------------------
-
-def _est(e: Estimate) -> str:
-    return e.formatted(percent=False, digits=3, missing="-")
-
-
-DIAG_COLUMNS = ("task", "model", "n fit/eval", "AUC [95% CI]", "metric", "τ",
-                "default (lp) [CI]", "threshold", "re-thresholded [CI]", "generation [CI]",
-                "fmt fail", "majority", "conf − acc", "regime")
-
-
-def diagnostic_rows(report: DiagnosticReport) -> list[list[str]]:
-    rows = []
-    for cell, regime in zip(report.cells, report.regimes, strict=True):
-        d, t, g = cell.default, cell.tuned, cell.generation
-        auc = cell.auc
-        thr = (f"s > {cell.threshold + 0.0:+.2f}" if cell.threshold is not None else
-               ", ".join(f"{k}{v + 0.0:+.2f}" for k, v in cell.offsets.items()))
-        rows.append([
-            cell.task, cell.model, f"{cell.n_fit}/{cell.n_eval}",
-            _est(auc),
-            d.metric, d.tau_text,
-            _est(d.score), thr, _est(t.score), "-" if g is None else _est(g.score),
-            "-" if cell.format_failure_rate is None else
-            f"{cell.format_failure_rate.estimate:.0%}",
-            f"{cell.majority_decision} {cell.majority_share:.0%}",
-            f"{cell.calibration.gap:+.2f}", regime.regime])
-    return rows
-
-
-CALIB_COLUMNS = ("task", "model", "n", "Brier [95% CI]", "ECE [95% CI]",
-                 "acc @10% / 50% / 100% coverage", "τ", "largest coverage beating τ")
-
-
-def calibration_rows(report: DiagnosticReport) -> list[list[str]]:
-    """Calibration and selective prediction of each cell's log-prob reading."""
-    rows = []
-    for cell in report.cells:
-        cal = cell.calibration
-        at = {round(p.coverage, 2): p.accuracy for p in cal.curve}
-        curve = " / ".join(_est(at[c]) if c in at else "-" for c in (0.1, 0.5, 1.0))
-        beats = ("-" if cal.note else "none" if cal.coverage_beating_tau is None
-                 else f"{cal.coverage_beating_tau:.0%}")
-        rows.append([cell.task, cell.model, str(cell.n_eval),
-                     _est(cal.brier) if cal.brier else "-",
-                     _est(cal.ece_interval) if cal.ece_interval else f"{cal.ece:.3f}",
-                     curve, f"{cell.default.tau:.3f}", beats])
-    return rows
-
-
-def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
-
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     table = Table(title=title, title_justify="left")
@@ -131,19 +83,11 @@ def diagnose_cmd(
             command=command_line("slmbench diagnose"), progress=_say, store=store, ray=ray))
     out.mkdir(parents=True, exist_ok=True)
     (out / "diagnostics.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
-    rows, calib = diagnostic_rows(report), calibration_rows(report)
-    lines = [f"# Threshold diagnostics\n\n`{report.command}` ({report.created})\n",
-             markdown_table(DIAG_COLUMNS, rows),
-             "\n## Calibration and selective prediction (log-prob reading)\n",
-             markdown_table(CALIB_COLUMNS, calib), "\n## Regimes\n"]
-    lines += [f"- **{r.task} · {r.model}: {r.regime}** — {r.reason}"
-              + (f" (also: {', '.join(r.flags)})" if r.flags else "") for r in report.regimes]
-    lines += [f"- note: {n}" for n in report.notes]
-    (out / "diagnostics.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / "diagnostics.md").write_text(diagnostics_markdown(report), encoding="utf-8")
     print_table("Threshold diagnostics (eval split; thresholds fitted on the fit split)",
-                DIAG_COLUMNS, rows)
+                DIAG_COLUMNS, diagnostic_rows(report))
     print_table("Calibration and selective prediction (log-prob reading; coverage = the most "
-                "confident share of items)", CALIB_COLUMNS, calib)
+                "confident share of items)", CALIB_COLUMNS, calibration_rows(report))
     for r in report.regimes:
         console.print(f"{r.task} · {r.model}: [bold]{r.regime}[/] — {r.reason}", highlight=False)
     console.print(f"wrote {out / 'diagnostics.json'} and {out / 'diagnostics.md'}")
