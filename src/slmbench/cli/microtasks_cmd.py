@@ -22,14 +22,20 @@ from slmbench.cli.scaleout import ScaleOut, scale_out_options
 from slmbench.core.stats import Estimate
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
-from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun, check_can_read, run_matrix
 from slmbench.microtasks.prompts import resolve_prompt_ids
 from slmbench.microtasks.recommend import load_matrices, recommend
 from slmbench.microtasks.spec import prepare
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 from slmbench.microtasks.taskfile import load_task_file
-from slmbench.report.partb import RECOMMEND_HEADER, deciding_metrics, recommend_rows, verdict_text
+from slmbench.report.partb import (
+    MATRIX_HEADER,
+    RECOMMEND_HEADER,
+    matrix_markdown,
+    matrix_rows,
+    recommend_rows,
+)
+from slmbench.report.study_facts import num
 
 data_app = typer.Typer(help="Build the Part B micro-task datasets.", no_args_is_help=True)
 console = Console()
@@ -54,70 +60,21 @@ def prepare_cmd(
             console.print(f"  note: {note}")
 
 
-def _ci(e: Estimate, sign: str = "") -> str:
-    """``[low, high]`` of an estimate, ``-`` when it has no interval (one item)."""
-    if e.low is None or e.high is None:
-        return "-"
-    return f"[{e.low:{sign}.3f}, {e.high:{sign}.3f}]"
-
-
 def matrix_table(run: MatrixRun) -> Table:
+    """The matrix for the terminal: the page's rows, eligible cells in green."""
     table = Table(title="Micro-task eligibility (eligible = 95% lower bound > τ)",
                   title_justify="left")
-    for col in ("task", "model", "prec", "prompt", "reading", "metric", "n read", "score",
-                "95% CI", "sequence", "τ (anchor)", "Δ vs τ [CI]", "fmt fail", "verdict",
-                "low > τ", "Δ > 0", "eligible"):
+    for col in MATRIX_HEADER:
         table.add_column(col, no_wrap=col in {"task", "prompt", "reading", "n read"})
-    deciding = deciding_metrics(run.cells)
-    for c in run.cells:
-        table.add_row(
-            c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric, _n_read(c),
-            f"{c.score.estimate:.3f}", _ci(c.score), _ci(c.sequence) if c.sequence else "-",
-            c.tau_text, f"{c.diff.estimate:+.3f} {_ci(c.diff, '+')}",
-            str(c.format_failures) if c.reading == "generation" else "-",
-            verdict_text(c, deciding[c.task] == c.metric),
-            _yes(c.seed_rule), _yes(c.paired), "[green]yes[/]" if c.eligible else "[red]no[/]")
+    for row in matrix_rows(run):
+        table.add_row(*row[:-1], "[green]yes[/]" if row[-1] == "yes" else "[red]no[/]")
     return table
-
-
-def _yes(flag: bool) -> str:
-    return "yes" if flag else "no"
-
-
-def _n_read(c: EligibilityCell) -> str:
-    return str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
-
-
-def matrix_markdown(run: MatrixRun) -> str:
-    """The matrix as a Markdown table, with the command that produced it."""
-    lines = [f"Command: `{run.command}`", "",
-             f"Items per task: {', '.join(f'{t} {len(ids)}' for t, ids in run.items.items())} "
-             f"(seed {run.seed}). Eligible = 95% lower bound > τ (best non-LLM baseline or "
-             "constant answer) and the paired interval of model − τ-baseline above 0; "
-             "read until decided: the confidence sequence settles it "
-             "(sequence column), the fixed-n interval beside it.", "",
-             "| task | model | precision | prompt | reading | metric | n read | score | 95% CI "
-             "| sequence | τ (anchor) | Δ vs τ-baseline [95% CI] | format failures | verdict "
-             "| low > τ | paired Δ > 0 | eligible |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    deciding = deciding_metrics(run.cells)
-    for c in run.cells:
-        fails = str(c.format_failures) if c.reading == "generation" else "-"
-        lines.append(
-            f"| {c.task} | {c.model} | {c.precision} | {c.prompt_id} | {c.reading} | {c.metric} "
-            f"| {_n_read(c)} | {c.score.estimate:.3f} | {_ci(c.score)} "
-            f"| {_ci(c.sequence) if c.sequence else '-'} "
-            f"| {c.tau_text} | {c.diff.estimate:+.3f} {_ci(c.diff, '+')} "
-            f"| {fails} | {verdict_text(c, deciding[c.task] == c.metric)} "
-            f"| {_yes(c.seed_rule)} | {_yes(c.paired)} "
-            f"| {_yes(c.eligible)} |")
-    return "\n".join(lines) + "\n"
 
 
 def _bound(e: Estimate | None) -> str:
     if e is None or e.estimate is None:
         return ""
-    return f"running {e.estimate:.3f} {_ci(e)}"
+    return f"running {num(e)}"
 
 
 class CellBar:

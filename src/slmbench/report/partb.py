@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from slmbench.microtasks.eligibility import EligibilityCell
+from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation, TaskRecommendation
-from slmbench.report.study_facts import table
+from slmbench.report.study_facts import num, table
 
-__all__ = ["RECOMMEND_HEADER", "cost_text", "deciding_metrics", "evidence", "recommend_rows",
-           "recommend_section", "unread_undecided", "verdict_text"]
+__all__ = ["MATRIX_HEADER", "RECOMMEND_HEADER", "cost_text", "deciding_metrics", "evidence",
+           "matrix_markdown", "matrix_rows", "recommend_rows", "recommend_section",
+           "unread_undecided", "verdict_text"]
 
 RECOMMEND_HEADER = ("task", "deploy", "decider", "score [95% CI] (n)", "baseline (τ)",
                     "Δ vs baseline [paired CI]", "cost", "why")
@@ -98,3 +100,36 @@ def verdict_text(c: EligibilityCell, deciding: bool = True) -> str:
         return (f"undecided after all {c.n_split} items: not shown better than the "
                 "baseline")
     return c.verdict  # a fixed-n cell: undecided on the items it was given
+
+
+MATRIX_HEADER = ("task", "model", "precision", "prompt", "reading", "metric", "n read",
+                 "score [95% CI]", "sequence", "τ (anchor)", "Δ vs τ-baseline [95% CI]",
+                 "format failures", "verdict", "low > τ", "paired Δ > 0", "eligible")
+
+
+def matrix_rows(run: MatrixRun) -> list[list[str]]:
+    """One row per cell of an eligibility matrix (``slmbench eligibility``'s table and page),
+    under :data:`MATRIX_HEADER`."""
+    deciding = deciding_metrics(run.cells)
+
+    def yes(flag: bool) -> str:
+        return "yes" if flag else "no"
+
+    return [[c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric,
+             str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}",
+             num(c.score), num(c.sequence), c.tau_text, num(c.diff),
+             str(c.format_failures) if c.reading == "generation" else "–",
+             verdict_text(c, deciding[c.task] == c.metric), yes(c.seed_rule), yes(c.paired),
+             yes(c.eligible)]
+            for c in run.cells]
+
+
+def matrix_markdown(run: MatrixRun) -> str:
+    """The matrix as a Markdown page (``eligibility.md``), with the command that made it."""
+    lines = [f"Command: `{run.command}`", "",
+             f"Items per task: {', '.join(f'{t} {len(ids)}' for t, ids in run.items.items())} "
+             f"(seed {run.seed}). Eligible = 95% lower bound > τ (best non-LLM baseline or "
+             "constant answer) and the paired interval of model − τ-baseline above 0; "
+             "read until decided: the confidence sequence settles it "
+             "(sequence column), the fixed-n interval beside it.", ""]
+    return "\n".join([*lines, *table(MATRIX_HEADER, matrix_rows(run))])
