@@ -23,7 +23,7 @@ DEMO_MODEL ?= qwen2.5-coder-0.5b
 TEST_MODELS ?= smollm2-135m qwen2.5-coder-0.5b
 
 .PHONY: demo test install build-deps system-deps sandbox-deps models lint clean llama-server \
-	quant-venvs study-sitting
+	quant-venvs study-sitting study-stop
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -125,7 +125,8 @@ $(LLAMA_SERVER_BIN): | $(PY)
 
 # One sitting of a study that takes longer than a machine lasts (the reference study v2 by
 # default): what earlier machines stored comes in from CARRIED (`--merge`), the study runs for at
-# most MINUTES (then SIGTERM: trials under way finish or are dropped, nothing stored is lost),
+# most MINUTES (then SIGTERM: trials under way finish or are dropped, nothing stored is lost;
+# `make study-stop` sends it sooner),
 # and everything stored goes back out to CARRIED (`--export`), to be committed. One model job at
 # a time: it takes the lock other model jobs here take. e.g. make study-sitting MINUTES=120
 STUDY ?= experiments/reference.toml
@@ -137,9 +138,15 @@ study-sitting: install sandbox-deps
 	$(SLMBENCH) data prepare >/dev/null
 	[ ! -d $(CARRIED) ] || $(SLMBENCH) study $(STUDY) --merge $(CARRIED)
 	flock /tmp/slmbench-model.lock timeout -s TERM $(MINUTES)m nice -n 10 \
-	  $(SLMBENCH) study $(STUDY) || [ $$? -eq 124 ]
+	  $(SLMBENCH) study $(STUDY) || { s=$$?; [ $$s -eq 124 ] || [ $$s -eq 143 ]; }
 	$(SLMBENCH) study $(STUDY) --export $(CARRIED)
 	$(SLMBENCH) study $(STUDY) --plan
+
+# Ends a running study-sitting early (e.g. before CI) as its timeout would: SIGTERM to the
+# sitting's `timeout`, which passes it on; the sitting then exports and prints the plan.
+study-stop:
+	pkill -TERM -f '^timeout -s TERM [0-9]+m nice -n 10 $(SLMBENCH) study $(STUDY)$$' \
+	  || echo "no study-sitting of $(STUDY) is running"
 
 lint: install
 	$(PY) -m ruff check src tests benchmarks
