@@ -92,3 +92,17 @@ def test_the_summary_gives_each_models_composite_with_its_interval() -> None:
         assert d.composite is not None
         assert f"{d.model.split(':', 1)[1]} {d.composite.formatted(percent=False, digits=3)}" \
             in line
+
+
+def test_ungrounded_answers_are_counted_among_all_trials_not_among_right_answers() -> None:
+    from slmbench.agents.records import Outcome
+
+    trials = make_trials({"ollama:a-1b": (1.0, 0.3)}, temperatures=(0.7,))
+    marked = [t.model_copy(update={"outcome": Outcome.UNGROUNDED}) if i < 2 else t
+              for i, t in enumerate(trials)]
+    summary, lines = summarise(marked, {"ollama:a-1b": 1.0})
+    [line] = [x for x in lines if "no tool result supports" in x]
+    [o] = summary.outcomes  # over the capability trials, of which the two marked are
+    assert o.counts["ungrounded"] == 2 and o.counts["success"] > 2
+    assert line.startswith(f"a-1b: 2 of {o.trials} capability trials ended in a right answer")
+    assert line.endswith("ungrounded, not counted as successes.")

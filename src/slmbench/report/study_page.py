@@ -349,9 +349,9 @@ def findings(f: StudyFacts) -> list[str]:
         for o in s.outcomes:
             if (o.ungrounded is not None and o.ungrounded.estimate
                     and (k := o.counts.get("ungrounded", 0))):
-                out.append(f"{short(o.model)}: {k} of {o.trials} right answers rested on no "
-                           f"tool result ({pct(o.ungrounded)}%): ungrounded, not counted as "
-                           "successes.")
+                out.append(f"{short(o.model)}: {k} of {o.trials} capability trials ended in "
+                           f"a right answer that no tool result supports ({pct(o.ungrounded)}%): "
+                           "ungrounded, not counted as successes.")
         sig = [p for p in s.pairwise if p.p_holm < 0.05]
         if s.pairwise:
             out.append(f"{len(sig)} of {len(s.pairwise)} model pairs differ significantly "
