@@ -72,6 +72,16 @@ def test_the_part_b_findings_stand_beside_what_this_study_cannot_count() -> None
     assert "– (no Llama model in this study)" in text
 
 
+def test_a_finding_whose_cells_are_planned_but_unsettled_says_so() -> None:
+    design = [["B1", "qwen2.5-coder-0.5b", "tasks approval; prompts p0, p1; read to decision"],
+              ["C1", "qwen2.5-coder-0.5b", "cascade on ranking: BM25's top 3 re-ranked"]]
+    text = "\n".join(published_part_b(facts(design=design, incomplete=["Part B: left out"])))
+    assert "the study plans a Part B cell on p0, but none is settled yet" in text
+    assert "the study plans a paraphrase, but none is settled yet" in text
+    assert "the study plans a `[[cascade]]` block on ranking, but none is settled yet" in text
+    assert "– (no Llama model in this study)" in text  # none planned: none to wait for
+
+
 def test_the_page_carries_both_reference_sections() -> None:
     page = render_study_page(facts())
     assert "## The seed's published Part A table (reference)" in page

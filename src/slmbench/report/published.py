@@ -187,6 +187,20 @@ def _study_models(f: StudyFacts) -> list[str]:
     return [a.model for a in s.accuracy] if s is not None else []
 
 
+def _designed(f: StudyFacts, part: str, text: str, *, in_models: bool = False) -> bool:
+    """Whether a block of ``part`` (A, B, C) of the study's design names ``text`` in its grid
+    (or, ``in_models``, its models)."""
+    return any(row[0].startswith(part) and text in (row[1] if in_models else row[2]).lower()
+               for row in f.design)
+
+
+def _unsettled(what: str, planned: bool) -> str:
+    """Why this study has no number to set beside a seed finding."""
+    if planned:
+        return f"the study plans a {what}, but none is settled yet: see Incomplete"
+    return f"no {what} in this study"
+
+
 def published_part_b(f: StudyFacts) -> list[str]:
     """The micro-task seed's findings, each beside this study's count of the same kind."""
     p = seed_part_b()
@@ -195,9 +209,9 @@ def published_part_b(f: StudyFacts) -> list[str]:
     paraphrased = [c for c in cells if c.prompt_id != "p0"]
     llama = [c for c in frozen if "llama" in short(c.model).lower()]
 
-    def count(found: list, what: str, eligible: bool) -> str:
+    def count(found: list, what: str, eligible: bool, planned: bool) -> str:
         if not found:
-            return f"– (no {what} in this study)"
+            return f"– ({_unsettled(what, planned)})"
         k = sum(c.eligible == eligible for c in found)
         return f"{k} of {len(found)}"
 
@@ -206,17 +220,20 @@ def published_part_b(f: StudyFacts) -> list[str]:
     rows = [
         [q.what, f"{q.k} of {q.n}",
          "eligible configurations on the frozen prompt p0: "
-         + count(frozen, "Part B cell on p0", True)],
+         + count(frozen, "Part B cell on p0", True, _designed(f, "B", "p0"))],
         [lm.what, f"{lm.k} of {lm.n}",
-         "ineligible Llama configurations on p0: " + count(llama, "Llama model", False)],
+         "ineligible Llama configurations on p0: "
+         + count(llama, "Llama model", False, _designed(f, "B", "llama", in_models=True))],
         [para.what, f"{para.k} of {para.n}",
          "eligible configurations on a paraphrase (p1-p3): "
-         + count(paraphrased, "paraphrase", True)],
+         + count(paraphrased, "paraphrase", True,
+                 any(_designed(f, "B", p) for p in ("p1", "p2", "p3")))],
         [cas.what, f"{cas.estimate:+.3f} [{cas.low:.3f}, {cas.high:.3f}]",
          "; ".join(f"{short(c.model)} re-ranking BM25's top {c.k} ({c.rerank.n_items} eval "
                    f"items): MRR {num(rerank_gain(c))}" for c in f.cascades
                    if c.task == "ranking")
-         or "– (no `[[cascade]]` block on ranking in this study)"],
+         or "– (" + _unsettled("`[[cascade]]` block on ranking",
+                               _designed(f, "C", "cascade on ranking")) + ")"],
     ]
     return ["## The Part B seed's findings beside ours", "",
             f"Source: {p.source['text']}, `{p.source['path']}`; its setting: "
