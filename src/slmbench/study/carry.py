@@ -233,7 +233,8 @@ def _put_trials(study: Study, run_dir: Path, trials: list[Any]) -> int:
 
 def import_exports(exports: Path, study: Study) -> ImportSummary:
     """Rebuild the study's stores from the exports beside its page (the inverse of the exports
-    :func:`write_page` writes), so ``--page-only`` works on a clone with no store and no model.
+    :func:`~slmbench.study.page.write_page` writes), so ``--page-only`` works on a clone with no
+    store and no model.
 
     Part A trials go to the block whose grid plans them, Part B readings to the readings store
     as they were stored, HumanEval results to the study's HumanEval directories. Refuses (and
