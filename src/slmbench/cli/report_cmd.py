@@ -1,4 +1,5 @@
-"""``slmbench report RUN``: figures (PDF+PNG), LaTeX tables and one self-contained HTML page."""
+"""``slmbench report RUN``: figures (PDF+PNG), LaTeX tables and one self-contained HTML page;
+``slmbench readme``: the README's result entries, written again from the reports they name."""
 
 from __future__ import annotations
 
@@ -30,5 +31,26 @@ def report(
     print(files.html)
 
 
+def readme(
+    path: Path = typer.Argument(Path("README.md"), help="the README to write the entries of"),
+) -> None:
+    """Write every generated result entry of a README again from the report it names."""
+    from slmbench.core.errors import ConfigError
+    from slmbench.core.paths import shown_path
+    from slmbench.report.readme import refresh_results
+
+    if not path.is_file():
+        raise ConfigError(f"{path} does not exist", "pass the README, e.g. README.md")
+    text = path.read_text(encoding="utf-8")
+    new, sources = refresh_results(text, path.parent,
+                                   command=f"slmbench readme {shown_path(path, published=True)}")
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    Console().print(f"{len(sources)} result entries of {path}: "
+                    + ("written again" if new != text else "already up to date"),
+                    highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     app.command("report")(report)
+    app.command("readme")(readme)

@@ -13,7 +13,7 @@ from slmbench.core.stats import Estimate
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.report.study_facts import num, short, table
 
-__all__ = ["cascade_markdown", "cascade_section", "rerank_gain"]
+__all__ = ["cascade_findings", "cascade_markdown", "cascade_section", "rerank_gain"]
 
 
 def _direction(est: Estimate) -> str:
@@ -29,7 +29,8 @@ def _ms(seconds: float | None) -> str:
     return "not recorded" if seconds is None else f"{seconds * 1000:.0f} ms"
 
 
-def _reading(report: CascadeReport) -> list[str]:
+def cascade_findings(report: CascadeReport) -> list[str]:
+    """What the report's intervals say, as Markdown bullets: the re-rank, the router, latency."""
     rr, r = report.rerank, report.router
     hits = sum(i.reranked[0] == i.gold for i in rr.items)
     base_hits = sum(i.baseline[0] == i.gold for i in rr.items)
@@ -78,7 +79,7 @@ def cascade_markdown(report: CascadeReport, *, title: str | None = None) -> str:
         f"| MRR gain over BM25 alone (paired) | {num(r.mrr_gain)} |",
         f"| share of calls consulting the model | {num(r.model_share)} |",
         f"| mean latency per decision | {_ms(r.mean_latency_s)} |", "",
-        "## Reading it", "", *_reading(report), "",
+        "## Reading it", "", *cascade_findings(report), "",
         f"Readings: {report.read_counts.from_store} from the store, "
         f"{report.read_counts.read_now} read now, {report.read_counts.backend_errors} backend "
         "errors (their items in no number).", ""]
@@ -112,5 +113,5 @@ def cascade_section(reports: list[CascadeReport]) -> list[str]:
                      "router top-1", "BM25 top-1", "router MRR gain [paired]",
                      "model consulted"], rows)]
     for c in reports:
-        lines += [f"**{short(c.model)}, {c.task}**", "", *_reading(c), ""]
+        lines += [f"**{short(c.model)}, {c.task}**", "", *cascade_findings(c), ""]
     return lines

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun
@@ -25,7 +26,7 @@ from slmbench.report.partb import (
 )
 from slmbench.report.study_facts import num, short, table
 
-__all__ = ["render_eligibility_page"]
+__all__ = ["VerdictCount", "render_eligibility_page", "verdict_counts"]
 
 
 def _row(c: EligibilityCell, deciding: bool) -> list[str]:
@@ -55,17 +56,40 @@ def _flags(cells: Sequence[EligibilityCell], deciding: dict[str, str],
     return [*lines, ""]
 
 
-def _summary(cells: Sequence[EligibilityCell], deciding: dict[str, str]) -> list[str]:
-    rows = []
+@dataclass(frozen=True)
+class VerdictCount:
+    """One model's cells on each task's deciding metric, by verdict (``constant`` apart)."""
+
+    model: str
+    cells: int
+    eligible: int
+    ineligible: int
+    undecided: int
+    constant: int
+    read: int  # items read, summed over the cells
+    split: int  # items of the cells' splits
+
+
+def verdict_counts(cells: Sequence[EligibilityCell],
+                   deciding: dict[str, str]) -> list[VerdictCount]:
+    """Per model, in order of first appearance: its deciding-metric cells counted by verdict."""
+    out = []
     for model in dict.fromkeys(c.model for c in cells):
         mine = [c for c in cells if c.model == model and deciding[c.task] == c.metric]
         verdicts = Counter("constant" if c.constant else c.verdict for c in mine)
-        read = sum(c.n_items for c in mine)
-        split = sum(c.n_split or c.n_items for c in mine)
-        rows.append([short(model), str(len(mine)), str(verdicts["eligible"]),
-                     str(verdicts["ineligible"]), str(verdicts["undecided"]),
-                     str(verdicts["constant"]),
-                     f"{read:,} of {split:,} ({read / split:.0%})" if split else "–"])
+        out.append(VerdictCount(
+            model=model, cells=len(mine), eligible=verdicts["eligible"],
+            ineligible=verdicts["ineligible"], undecided=verdicts["undecided"],
+            constant=verdicts["constant"], read=sum(c.n_items for c in mine),
+            split=sum(c.n_split or c.n_items for c in mine)))
+    return out
+
+
+def _summary(cells: Sequence[EligibilityCell], deciding: dict[str, str]) -> list[str]:
+    rows = [[short(v.model), str(v.cells), str(v.eligible), str(v.ineligible),
+             str(v.undecided), str(v.constant),
+             f"{v.read:,} of {v.split:,} ({v.read / v.split:.0%})" if v.split else "–"]
+            for v in verdict_counts(cells, deciding)]
     return ["## Verdicts per model (deciding metric, both readings)", "",
             "eligible: the bound settled above τ *and* the paired interval of model − "
             "τ-baseline above 0; ineligible: the bound settled below τ, or, with every item "

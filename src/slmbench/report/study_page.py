@@ -39,7 +39,7 @@ from slmbench.report.study_facts import (
 )
 
 __all__ = ["part_a_section", "part_b_section", "readme_block", "readme_markers",
-           "render_study_page", "with_block"]
+           "render_study_page"]
 
 # -- sections -----------------------------------------------------------------------------------
 
@@ -451,17 +451,6 @@ def readme_block(f: StudyFacts, *, page: str, command: str) -> str:
              f"  - The seed studies' claims against these numbers: {claims}.",
              end]
     return "\n".join(lines)
-
-
-def with_block(text: str, block: str) -> str | None:
-    """``text`` with the part between ``block``'s first and last line (its markers, included)
-    replaced by ``block``; None if ``text`` lacks either marker."""
-    lines = block.splitlines()
-    head, begin, rest = text.partition(lines[0])
-    _, end, tail = rest.partition(lines[-1])
-    if not begin or not end:
-        return None
-    return head + block + tail
 
 
 def relative(path: Path, start: Path) -> str:

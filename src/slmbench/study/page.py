@@ -204,6 +204,7 @@ def write_page(study: Study, *, study_file: Path, command: str,
 
     from slmbench.agents.humaneval import summaries
     from slmbench.core.paths import shown_path
+    from slmbench.report.readme import with_block
     from slmbench.report.study_facts import StudyFacts
     from slmbench.report.study_page import (
         group_costs,
@@ -211,7 +212,6 @@ def write_page(study: Study, *, study_file: Path, command: str,
         readme_markers,
         relative,
         render_study_page,
-        with_block,
     )
 
     assert study.page is not None
