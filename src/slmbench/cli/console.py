@@ -4,12 +4,13 @@ reading through a readings store (how Ctrl-C and the reuse counts are shown)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from slmbench.core.paths import shown_command
 from slmbench.microtasks.store import ReadCounts, ReadingStore
@@ -25,6 +26,18 @@ def wide_console(min_width: int = MIN_WIDTH) -> Console:
     """
     console = Console()
     return console if console.width >= min_width else Console(width=min_width)
+
+
+def rows_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], *,
+               no_wrap: Collection[str] = ()) -> Table:
+    """A table of ``rows`` under ``columns`` (a page's rows, shown in the terminal); the columns
+    named in ``no_wrap`` are never wrapped."""
+    table = Table(title=title, title_justify="left")
+    for col in columns:
+        table.add_column(col, no_wrap=col in no_wrap)
+    for row in rows:
+        table.add_row(*row)
+    return table
 
 
 def command_line(default: str) -> str:

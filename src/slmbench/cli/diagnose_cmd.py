@@ -4,14 +4,12 @@ and ``slmbench quantize`` (precisions of one model, eligibility per cell)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from slmbench.cli.console import command_line, read_through, wide_console
+from slmbench.cli.console import command_line, read_through, rows_table, wide_console
 from slmbench.cli.options import EvalLimit, ItemSeed, Models, OutFolder, ReadingsStore, Tasks
 from slmbench.cli.scaleout import ScaleOut, scale_out_options
 from slmbench.core.errors import ConfigError
@@ -51,15 +49,6 @@ def _write_page(stem: Path, report_json: str, page: str) -> None:
 
 # --- diagnose ---------------------------------------------------------------------------------
 
-def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    table = Table(title=title, title_justify="left")
-    for col in columns:
-        table.add_column(col)
-    for r in rows:
-        table.add_row(*r)
-    wide_console(200).print(table)
-
-
 @scale_out_options
 def diagnose_cmd(
     model: Models,
@@ -84,10 +73,12 @@ def diagnose_cmd(
     out.mkdir(parents=True, exist_ok=True)
     (out / "diagnostics.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
     (out / "diagnostics.md").write_text(diagnostics_markdown(report), encoding="utf-8")
-    print_table("Threshold diagnostics (eval split; thresholds fitted on the fit split)",
-                DIAG_COLUMNS, diagnostic_rows(report))
-    print_table("Calibration and selective prediction (log-prob reading; coverage = the most "
-                "confident share of items)", CALIB_COLUMNS, calibration_rows(report))
+    wide_console(200).print(rows_table(
+        "Threshold diagnostics (eval split; thresholds fitted on the fit split)",
+        DIAG_COLUMNS, diagnostic_rows(report)))
+    wide_console(200).print(rows_table(
+        "Calibration and selective prediction (log-prob reading; coverage = the most "
+        "confident share of items)", CALIB_COLUMNS, calibration_rows(report)))
     for r in report.regimes:
         console.print(f"{r.task} · {r.model}: [bold]{r.regime}[/] — {r.reason}", highlight=False)
     console.print(f"wrote {out / 'diagnostics.json'} and {out / 'diagnostics.md'}")

@@ -16,7 +16,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from slmbench.cli.console import command_line, read_through, wide_console
+from slmbench.cli.console import command_line, read_through, rows_table, wide_console
 from slmbench.cli.options import ItemSeed, Models, ReadingsStore, Tasks
 from slmbench.cli.scaleout import ScaleOut, scale_out_options
 from slmbench.core.stats import Estimate
@@ -62,13 +62,10 @@ def prepare_cmd(
 
 def matrix_table(run: MatrixRun) -> Table:
     """The matrix for the terminal: the page's rows, eligible cells in green."""
-    table = Table(title="Micro-task eligibility (eligible = 95% lower bound > τ)",
-                  title_justify="left")
-    for col in MATRIX_HEADER:
-        table.add_column(col, no_wrap=col in {"task", "prompt", "reading", "n read"})
-    for row in matrix_rows(run):
-        table.add_row(*row[:-1], "[green]yes[/]" if row[-1] == "yes" else "[red]no[/]")
-    return table
+    rows = [[*row[:-1], "[green]yes[/]" if row[-1] == "yes" else "[red]no[/]"]
+            for row in matrix_rows(run)]
+    return rows_table("Micro-task eligibility (eligible = 95% lower bound > τ)", MATRIX_HEADER,
+                      rows, no_wrap={"task", "prompt", "reading", "n read"})
 
 
 def _bound(e: Estimate | None) -> str:
@@ -192,12 +189,8 @@ def recommend_cmd(
     else:
         with ReadingStore(store_path) as store:
             rec = recommend(runs, store=store, cascades=reports, command=command)
-    table = Table(title="What to deploy per micro-task", title_justify="left")
-    for col in RECOMMEND_HEADER:
-        table.add_column(col)
-    for row in recommend_rows(rec):
-        table.add_row(*row)
-    wide_console(170).print(table)
+    wide_console(170).print(rows_table("What to deploy per micro-task", RECOMMEND_HEADER,
+                                       recommend_rows(rec)))
     where = routes or ((path if path.is_dir() else path.parent) / "routes.json")
     where.parent.mkdir(parents=True, exist_ok=True)
     where.write_text(rec.routes().model_dump_json(indent=1), encoding="utf-8")

@@ -44,10 +44,11 @@ def readme(
     text = path.read_text(encoding="utf-8")
     new, sources = refresh_results(text, path.parent,
                                    command=f"slmbench readme {shown_path(path, published=True)}")
-    if new != text:
+    changed = new != text
+    if changed:
         path.write_text(new, encoding="utf-8")
     Console().print(f"{len(sources)} result entries of {path}: "
-                    + ("written again" if new != text else "already up to date"),
+                    + ("written again" if changed else "already up to date"),
                     highlight=False, soft_wrap=True)
 
 

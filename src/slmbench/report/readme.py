@@ -20,7 +20,6 @@ Every sentence comes from a page module's own reading of the report: nothing is 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +29,7 @@ from pydantic import ValidationError
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks.diagnostics.cascade import CascadeReport, Route, RoutingTable
 from slmbench.microtasks.diagnostics.probes import ProbeReport
-from slmbench.microtasks.matrix import MatrixRun
+from slmbench.microtasks.recommend import load_matrices
 from slmbench.report.cascade_page import cascade_findings
 from slmbench.report.eligibility_page import verdict_counts
 from slmbench.report.partb import deciding_metrics, unread_undecided, verdict_text
@@ -63,8 +62,7 @@ def _route(r: Route) -> str:
 
 
 def _eligibility(source: Path) -> list[str]:
-    data = json.loads(source.read_text(encoding="utf-8"))
-    runs = [MatrixRun.model_validate(r) for r in (data if isinstance(data, list) else [data])]
+    runs, _ = load_matrices(source)
     cells = [c for r in runs for c in r.cells]
     deciding = deciding_metrics(cells)
     unread = sum(unread_undecided(c, deciding[c.task] == c.metric) for c in cells)
