@@ -347,6 +347,42 @@ repeats = 1
     assert "T=0.3 | T=0.7 | T=1" in text
 
 
+def test_one_model_under_two_toolsets_is_two_rows_of_the_page_and_one_cost(
+        tmp_path: Path) -> None:
+    """A block offering all ten tools to a model another block runs with its tasks' tools: the
+    page's tables keep them apart (never pooled), and its cost is the model's."""
+    from rich.console import Console
+
+    (tmp_path / "script.yaml").write_text(SCRIPT, encoding="utf-8")
+    spec = f"scripted:{tmp_path / 'script.yaml'}"
+    path = tmp_path / "s.toml"
+    path.write_text(f"""\
+name = "toolsets"
+out = "runs/s"
+page = "docs/s.md"
+[[part_a]]
+models = ["{spec}"]
+tasks = ["IR-1"]
+temperatures = [0.7]
+repeats = 2
+[[part_a]]
+models = ["{spec}"]
+tasks = ["IR-1"]
+temperatures = [0.7]
+repeats = 2
+toolset = "all"
+""", encoding="utf-8")
+    study = load_study(path, base=tmp_path)
+    run_part_a(study, None, Console(quiet=True))
+    text = write_page(study, study_file=path, command="c").read_text()
+    name = str(tmp_path / "script.yaml")
+    accuracy = [line for line in text.splitlines() if line.startswith(f"| {name}")
+                and "| 2 | 100.0 [" in line]
+    assert len(accuracy) == 2  # two rows of 2 trials each, not one of 4
+    assert any(line.startswith(f"| {name} (all tools) |") for line in accuracy)
+    assert f"| {name} | 4/4 |" in text  # the model's cost: both blocks' trials
+
+
 # -- import: the page's exports back into stores ----------------------------------------------
 
 def roundtrip_study(tmp: Path) -> Path:

@@ -240,3 +240,33 @@ def test_greedy_repeats_are_reported_as_determinism_not_consistency() -> None:
     assert "consistency" not in dims.dimensions and dims.composite is None
     assert dims.report.consistency.determinism is not None
     assert any("reported as determinism" in n for n in summary.notes)
+
+
+def test_the_same_spec_under_two_toolsets_is_two_rows_and_one_size_point() -> None:
+    """A study pools its blocks: the 0.5B offered its task's tools and offered all ten are two
+    configurations (never pooled, never one McNemar index), and one point of size."""
+    task_tools = make_trials(reliability=False)
+    alpha = "ollama:alpha-0.5b"
+    all_tools = [t.model_copy(update={"toolset": "all"})
+                 for t in make_trials({alpha: (0.5, 0.9)}, reliability=False, seed=1)]
+    s = analysis.analyze([*task_tools, *all_tools], params=PARAMS)
+    marked = alpha + analysis.ALL_TOOLS
+    assert s.models == sorted([*MODELS, marked])
+    rows = {a.model: a for a in s.accuracy}
+    assert rows[alpha].trials == len(_cap(task_tools, alpha))
+    assert rows[marked].trials == len(_cap(all_tools, alpha))
+    assert rows[marked].successes == sum(t.outcome == Outcome.SUCCESS
+                                         for t in _cap(all_tools, alpha))
+    assert rows[marked].params_b == 0.5  # the configuration's model, sized as the model
+    pair = next(p for p in s.pairwise if {p.a, p.b} == {alpha, marked})
+    assert pair.shared == len(_cap(all_tools, alpha))
+    size = next(c for c in s.size if c.metric == "accuracy")
+    assert sorted(size.models) == sorted(MODELS)  # four models, not five points
+    assert marked in (size.note or "") and "one point per model" in (size.note or "")
+
+
+def test_one_toolset_keeps_its_specs_as_names() -> None:
+    trials = [t.model_copy(update={"toolset": "all"}) for t in make_trials(reliability=False)]
+    s = analysis.analyze(trials, params=PARAMS)
+    assert s.models == sorted(MODELS)
+    assert analysis.configurations(analysis.configurations(trials)) == trials

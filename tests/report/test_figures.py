@@ -66,6 +66,10 @@ def test_short_labels() -> None:
     assert figs.short("ollama:qwen3:4b") == "qwen3:4b"
     assert figs.short("llamacpp:/root/m/qwen2.5-coder-0.5b.gguf") == "qwen2.5-coder-0.5b"
     assert figs.short("openai:qwen2.5-7b@http://127.0.0.1:8080/v1") == "qwen2.5-7b"
+    # two configurations of one model are two labels, as they are two rows of the tables
+    assert figs.short("llamacpp:qwen2.5-coder-0.5b?n_ctx=8192") == "qwen2.5-coder-0.5b?n_ctx=8192"
+    assert (figs.short("llamacpp:/m/qwen2.5-coder-0.5b.gguf (all tools)")
+            == "qwen2.5-coder-0.5b (all tools)")
 
 
 def test_failure_causes_stack_each_models_failing_trials(full_report: ReportFiles) -> None:

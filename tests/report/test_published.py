@@ -38,6 +38,8 @@ def test_a_model_is_matched_by_its_ollama_tag_or_registry_name() -> None:
     assert matched_tag("ollama:llama3.2:1b?num_ctx=8192", tags) == "llama3.2:1b"
     assert matched_tag("llamacpp:qwen2.5-coder-7b", tags) == "qwen2.5-coder:7b"  # registry name
     assert matched_tag("llamacpp:qwen2.5-coder-0.5b", tags) is None
+    # a configuration matches as its spec
+    assert matched_tag("ollama:qwen2.5-coder:7b (all tools)", tags) == "qwen2.5-coder:7b"
 
 
 def test_the_reference_section_says_what_the_numbers_are_and_sets_ours_beside_them() -> None:

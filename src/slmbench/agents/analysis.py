@@ -20,6 +20,11 @@ Which trials feed which figure:
 - trials that are never the model's (``backend_error``, ``environment_error``)
   feed no rate: they are counted per model in ``not_the_models``;
 - *failures* (:mod:`slmbench.agents.forensics`) cover every counted trial.
+
+A row is a *configuration*: a model spec under one toolset. Trials of the same spec under the
+two toolsets (a study's blocks, pooled) are never pooled: when both toolsets are present, the
+``all`` trials are named ``SPEC (all tools)`` (:func:`configurations`). Size correlations count
+each model once (its configuration with the most trials).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from slmbench.core.stats import Correlation, Estimate, FlipRate, McNemarResult, 
 ANALYSIS_SCHEMA_VERSION = 1
 SUMMARY_NAME = "analysis_summary.json"
 CAPABILITY = "capability"
+ALL_TOOLS = " (all tools)"  # a configuration's mark: the model offered all ten tools
 K = TypeVar("K")
 
 # -- records -------------------------------------------------------------------
@@ -234,11 +240,32 @@ def registry_params() -> dict[str, float]:
     return out
 
 
+def configurations(trials: Sequence[Trial]) -> list[Trial]:
+    """The trials, each named by its configuration: when they hold both toolsets, a trial
+    offered all ten tools is named ``SPEC (all tools)``, so it is never pooled with (nor
+    mistaken for) the same spec offered its task's own tools. Otherwise they are returned as
+    they are (a run has one toolset). Idempotent."""
+    if len({t.toolset for t in trials}) < 2:
+        return list(trials)
+    return [t.model_copy(update={"model": t.model + ALL_TOOLS})
+            if t.toolset == "all" and not t.model.endswith(ALL_TOOLS) else t for t in trials]
+
+
+def spec_of(configuration: str) -> str:
+    """The model spec of a configuration name (:func:`configurations`)."""
+    return configuration.removesuffix(ALL_TOOLS)
+
+
+def _target(model: str) -> str:
+    return spec_of(model).split(":", 1)[-1].split("?", 1)[0].split("@", 1)[0]
+
+
 def params_of(model: str, params: Mapping[str, float]) -> float | None:
-    """Parameters (B) of a model spec: by full spec, by its target, or by its bare name."""
-    if model in params:
-        return params[model]
-    target = model.split(":", 1)[-1].split("?", 1)[0].split("@", 1)[0]
+    """Parameters (B) of a model spec or configuration: by full spec, by its target, or by its
+    bare name."""
+    if spec_of(model) in params:
+        return params[spec_of(model)]
+    target = _target(model)
     for key in (target, Path(target).stem):
         if key in params:
             return params[key]
@@ -312,14 +339,30 @@ def _temperature(model: str, trials: list[Trial]) -> TemperatureEffect:
     )
 
 
-def _size(metric: str, scores: Mapping[str, float], params: Mapping[str, float | None]
-          ) -> SizeCorrelation:
-    sized = {m: p for m in sorted(scores) if (p := params.get(m)) is not None}
+def _one_per_model(models: Iterable[str], weight: Mapping[str, int]) -> tuple[list[str],
+                                                                                list[str]]:
+    """One configuration per model (its target): the one with the most trials; and the rest."""
+    by_target: dict[str, list[str]] = defaultdict(list)
+    for m in sorted(models):
+        by_target[_target(m)].append(m)
+    kept = sorted(max(ms, key=lambda m: (weight.get(m, 0), m == spec_of(m)))
+                  for ms in by_target.values())
+    return kept, sorted(set(models) - set(kept))
+
+
+def _size(metric: str, scores: Mapping[str, float], params: Mapping[str, float | None],
+          trials: Mapping[str, int]) -> SizeCorrelation:
+    counted, again = _one_per_model(scores, trials)
+    sized = {m: p for m in counted if (p := params.get(m)) is not None}
     known = list(sized)
     xs = list(sized.values())
     ys = [scores[m] for m in known]
-    missing = sorted(set(scores) - set(known))
+    missing = sorted(set(counted) - set(known))
     note_parts = []
+    if again:
+        note_parts.append(f"{', '.join(again)}: another configuration of a model already "
+                          "counted (one point per model, its configuration with the most "
+                          "trials)")
     if missing:
         note_parts.append(f"no parameter count for {', '.join(missing)} "
                           "(pass --params MODEL=B or add it to the registry)")
@@ -474,6 +517,7 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
         raise ConfigError(f"run {run_dir or '(in memory)'} holds no trials",
                           "run `slmbench run` first, or resume it until trials are stored")
     tasks = shipped_tasks() if tasks is None else tasks
+    trials = configurations(trials)
     excluded = Counter((t.model, t.outcome.value) for t in trials if t.outcome in NOT_THE_MODELS)
     not_the_models: dict[str, dict[str, int]] = defaultdict(dict)
     for (model, outcome), k in sorted(excluded.items()):
@@ -510,12 +554,13 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
               "(greedy repeats measure the backend, not the agent); no consistency score"
               for d in dims if d.report.consistency.score is None
               and d.report.consistency.determinism is not None]
+    n_of = {m: len(ts) for m, ts in all_by_model.items()}
     size = [_size("accuracy", {a.model: a.accuracy.estimate or 0.0 for a in accuracy},
-                  model_params)]
+                  model_params, n_of)]
     composite = {d.model: d.composite.estimate for d in dims
                  if d.composite is not None and d.composite.estimate is not None}
     if composite:
-        size.append(_size("composite", composite, model_params))
+        size.append(_size("composite", composite, model_params, n_of))
     else:
         notes.append("no model has all four reliability dimensions: no composite score")
     if len(models) < 2:

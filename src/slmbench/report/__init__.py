@@ -13,7 +13,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.agents.analysis import SUMMARY_NAME, analyze, load_trials, write_summary
+from slmbench.agents.analysis import (
+    SUMMARY_NAME,
+    analyze,
+    configurations,
+    load_trials,
+    write_summary,
+)
 from slmbench.agents.records import Trial
 from slmbench.core.paths import shown_path
 from slmbench.report.figures import FIGURES, write_figures
@@ -49,6 +55,7 @@ def report_trials(trials: Sequence[Trial], out_dir: str | Path, *, summary_path:
     out = Path(out_dir)
     # the report names its run relative to the working folder: no path of this machine on it
     shown = shown_path(run_dir, published=True) if run_dir else ""
+    trials = configurations(trials)  # one name per row, in the summary and the trial table
     summary = analyze(trials, run_dir=shown, params=params)
     written = write_summary(summary, summary_path)
     figures = write_figures(summary, out / "figures")

@@ -17,7 +17,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from slmbench.agents.analysis import AnalysisSummary, Cell
+from slmbench.agents.analysis import AnalysisSummary, Cell, spec_of
 from slmbench.agents.forensics import CAUSES
 from slmbench.core.stats import Estimate
 
@@ -34,10 +34,13 @@ COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e3
 
 
 def short(model: str) -> str:
-    """A readable label for a model spec: ``ollama:qwen3:4b`` → ``qwen3:4b``."""
-    target = model.split(":", 1)[-1].split("?", 1)[0].split("@", 1)[0]
-    name = Path(target).name
-    return name.removesuffix(".gguf") or model
+    """A readable label for a model spec or configuration, unique as the tables' rows are:
+    ``ollama:qwen3:4b`` → ``qwen3:4b``, ``llamacpp:/m/x.gguf?n_ctx=8192`` → ``x?n_ctx=8192``;
+    a configuration keeps its mark (``qwen2.5-coder-0.5b (all tools)``)."""
+    spec = spec_of(model)
+    target, _, options = spec.split(":", 1)[-1].partition("?")
+    name = Path(target.split("@", 1)[0]).name.removesuffix(".gguf") or spec
+    return name + (f"?{options.split('@', 1)[0]}" if options else "") + model[len(spec):]
 
 
 def _fig(title: str) -> tuple[Figure, object]:

@@ -17,6 +17,7 @@ from importlib import resources
 
 from pydantic import BaseModel, ConfigDict
 
+from slmbench.agents.analysis import spec_of
 from slmbench.core.stats import Estimate
 from slmbench.report.cascade_page import rerank_gain
 from slmbench.report.study_facts import DIMENSIONS, StudyFacts, num, short, table
@@ -98,10 +99,11 @@ def seed_part_b() -> PublishedPartB:
 
 def matched_tag(spec: str, tags: set[str]) -> str | None:
     """The published tag ``spec`` runs: its target (``ollama:qwen2.5-coder:7b``), or the Ollama
-    tag of the registry entry it names (``llamacpp:qwen2.5-coder-7b``); None if neither."""
+    tag of the registry entry it names (``llamacpp:qwen2.5-coder-7b``); None if neither. A
+    configuration (``SPEC (all tools)``) matches as its spec."""
     from slmbench.models.catalog import OllamaSource, load_registry
 
-    target = spec.split(":", 1)[-1].split("?", 1)[0]
+    target = spec_of(spec).split(":", 1)[-1].split("?", 1)[0]
     if target in tags:
         return target
     entry = load_registry().find(target)

@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from slmbench.agents.analysis import DIMENSION_INTERVALS, AnalysisSummary
+from slmbench.agents.analysis import DIMENSION_INTERVALS, AnalysisSummary, spec_of
 from slmbench.agents.humaneval import Summary as HumanEvalSummary
 from slmbench.agents.records import Trial
 from slmbench.agents.reliability import Consistency
@@ -462,11 +462,12 @@ def relative(path: Path, start: Path) -> str:
 
 def group_costs(trials: Sequence[Trial], planned: Mapping[str, int],
                 readings: Mapping[str, ReadingTally]) -> list[ModelCost]:
-    """Per-model cost rows from stored trials and the tally of each model's readings."""
+    """Per-model cost rows from stored trials and the tally of each model's readings (a model
+    spec's configurations are one row: its cost)."""
     models = list(dict.fromkeys([*planned, *readings]))
     out = []
     for m in models:
-        mine = [t for t in trials if t.model == m]
+        mine = [t for t in trials if spec_of(t.model) == m]
         r = readings.get(m, ReadingTally())
         out.append(ModelCost(
             model=m, trials=len(mine), trials_planned=planned.get(m, 0),

@@ -125,7 +125,7 @@ def design(study: Study) -> list[list[str]]:
 def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
     """Analyse the trials of every Part A block together into ``facts``; return the planned
     trials per model."""
-    from slmbench.agents.analysis import SUMMARY_NAME, read_summary
+    from slmbench.agents.analysis import SUMMARY_NAME, configurations, read_summary
     from slmbench.agents.runner.executor import plan_of
     from slmbench.report import report_trials
 
@@ -147,7 +147,7 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
                           summary_path=study.out / "part-a" / SUMMARY_NAME,
                           run_dir=study.out / "part-a")  # shown relative on the report
     facts["summary"] = read_summary(files.summary)
-    facts["trials"] = trials
+    facts["trials"] = configurations(trials)  # named as the summary names its rows
     if study.page:  # every stored trial beside the page, so each number can be audited
         from slmbench.report.study_page import relative
 
