@@ -126,6 +126,7 @@ def test_humaneval_results_are_compared_and_exported_beside_the_page(tmp_path: P
     study = load_study(write_study(tmp_path, extra='humaneval = ["runs/he"]'), base=tmp_path)
     text = write_page(study, study_file=Path("study.toml"), command="c").read_text()
     assert "the published 61.6% is inside our interval" in text
+    assert "llamacpp:" not in text  # named as every other row: without the backend
     assert "[tiny/humaneval.jsonl.gz](tiny/humaneval.jsonl.gz)" in text
     rows = [json.loads(x) for x in gzip.decompress(
         (tmp_path / "docs" / "tiny" / "humaneval.jsonl.gz").read_bytes()).decode().splitlines()]
@@ -606,7 +607,7 @@ def test_merge_copies_the_humaneval_results_of_the_other_machine(tmp_path: Path)
         assert [(t.key, t.record) for t in got.trials()] == [
             (t.key, t.record) for t in there.trials()]
     assert not (merged.humaneval[0] / "run.sqlite").exists()  # nothing ran it anywhere
-    assert "| scripted:b | 5 | 2 |" in write_page(merged, study_file=Path("r.toml"),
+    assert "| b | 5 | 2 |" in write_page(merged, study_file=Path("r.toml"),
                                                  command="c").read_text()
     assert merge_stores(merged, [tmp_path / "machine-b"]).stores == {}  # already there
     # the same problem with another result on the other machine is refused, nothing written

@@ -300,7 +300,7 @@ def _humaneval(found: Sequence[HumanEvalSummary]) -> list[str]:
             est = s.pass_at_1
             where = ("inside" if c.inside else "above" if est.high is not None
                      and c.published > est.high else "below")
-        rows.append([s.model, str(s.n), str(s.passed), pct(s.pass_at_1),
+        rows.append([short(s.model), str(s.n), str(s.passed), pct(s.pass_at_1),
                      "–" if c is None else f"{100 * c.published:.1f}", where])
     head = ["model", "problems", "passed", "pass@1 % [95% CI]", "published %",
             "published vs our interval"]
@@ -389,7 +389,7 @@ def findings(f: StudyFacts) -> list[str]:
     for h in f.humaneval:
         if h.comparison is not None:
             inside = "inside" if h.comparison.inside else "outside"
-            out.append(f"HumanEval {h.model}: {pct(h.pass_at_1)}%; the published "
+            out.append(f"HumanEval {short(h.model)}: {pct(h.pass_at_1)}%; the published "
                        f"{100 * h.comparison.published:.1f}% is {inside} our interval.")
     return out
 
