@@ -98,3 +98,25 @@ def test_figures_that_compare_models_say_so_for_one_model() -> None:
         assert "it needs two or more; this run has solo-1b only" in text, name
         assert not any(ax.containers for ax in FIGURES[name](s).axes), name  # no lone point
     assert "Not enough data" not in _texts(figs.composite_bars(s))  # bars of one still read
+
+
+def test_labels_of_models_that_score_alike_do_not_cover_each_other() -> None:
+    """Two models with the same trials sit on one point: each label gets its own line."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from synthetic_run import PARAMS, make_trials
+
+    from slmbench.agents.analysis import analyze
+
+    alpha = {"ollama:alpha-0.5b": MODELS["ollama:alpha-0.5b"]}
+    trials = make_trials(alpha)
+    twin = [t.model_copy(update={"model": "ollama:alpha-twin"}) for t in trials]
+    s = analyze([*trials, *twin], params={**PARAMS, "ollama:alpha-twin": 0.5})
+    for draw in (figs.capability_vs_reliability, figs.latency_vs_accuracy,
+                 figs.accuracy_vs_params):
+        fig = draw(s)
+        FigureCanvasAgg(fig).draw()
+        renderer = fig.canvas.get_renderer()
+        boxes = [t.get_window_extent(renderer) for ax in fig.axes for t in ax.texts
+                 if t.get_text() in ("alpha-0.5b", "alpha-twin")]
+        assert len(boxes) == 2, draw.__name__
+        assert not boxes[0].overlaps(boxes[1]), draw.__name__

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.text import Annotation
 
 from slmbench.agents.analysis import AnalysisSummary, Cell, spec_of
 from slmbench.agents.forensics import CAUSES
@@ -98,11 +99,36 @@ def _composites(s: AnalysisSummary) -> dict[str, Estimate]:
 # -- capability ---------------------------------------------------------------------
 
 
+LABEL_PT = 8  # font size of a point's label
+_LABEL_AT = (6.0, 4.0)  # a label's offset from its point, in points
+
+
 def _labelled_point(ax: Axes, models: list[str], model: str, x: float, y: float,
                     **bars: Any) -> None:
     """One model as a point with its error bars (``xerr``/``yerr``), labelled with its name."""
     ax.errorbar([x], [y], fmt="o", capsize=4, color=_color(models, model), **bars)
-    ax.annotate(short(model), (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
+    ax.annotate(short(model), (x, y), textcoords="offset points", xytext=_LABEL_AT,
+                fontsize=LABEL_PT)
+
+
+def _spread_labels(ax: Axes) -> None:
+    """Give each point's label a line of its own where labels would overlap (points of models
+    that score alike sit on top of each other): a label that would cover one already placed
+    moves a line down. Call it once every point is drawn and the limits are set."""
+    ax.get_xlim(), ax.get_ylim()  # settle the autoscaled limits before reading positions
+    to_pt = 72 / ax.figure.dpi
+    line, char = 1.3 * LABEL_PT, 0.6 * LABEL_PT  # a line's height and a character's width
+    placed: list[tuple[float, float, float]] = []  # left, bottom, right of placed labels
+    notes = [t for t in ax.texts if isinstance(t, Annotation)]
+    anchors = [ax.transData.transform(t.xy) * to_pt for t in notes]
+    for i in sorted(range(len(notes)), key=lambda i: (-anchors[i][1], anchors[i][0])):
+        note, (x, y) = notes[i], anchors[i]
+        left, right = x + _LABEL_AT[0], x + _LABEL_AT[0] + char * len(note.get_text())
+        dy = _LABEL_AT[1]
+        while any(left < r and lo < right and abs(y + dy - b) < line for lo, b, r in placed):
+            dy -= line
+        note.xyann = (_LABEL_AT[0], dy)
+        placed.append((left, y + dy, right))
 
 
 def _vs_params(s: AnalysisSummary, title: str, ys: dict[str, Estimate], ylabel: str,
@@ -131,6 +157,7 @@ def _vs_params(s: AnalysisSummary, title: str, ys: dict[str, Estimate], ylabel: 
         else:
             text = "correlation not reported: fewer than 4 models with a size"
         ax.text(0.02, 0.97, text, transform=ax.transAxes, va="top", fontsize=8)
+    _spread_labels(ax)
     return fig
 
 
@@ -224,6 +251,7 @@ def latency_vs_accuracy(s: AnalysisSummary) -> Figure:
                         yerr=_err([a.accuracy], 100))
     ax.set_xlabel("mean model time per trial (s)")
     ax.set_ylabel("accuracy (%) with 95% Wilson CI")
+    _spread_labels(ax)
     return fig
 
 
@@ -254,6 +282,7 @@ def _against_composite(s: AnalysisSummary, title: str, xs: dict[str, Estimate | 
                         _val(comp[m]), **bars)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    _spread_labels(ax)
     return fig
 
 
