@@ -15,7 +15,7 @@ import pytest
 from synthetic_run import MODELS, SCRIPT_TEXT
 from typer.testing import CliRunner
 
-from slmbench.agents.analysis import read_summary
+from slmbench.agents.analysis import configurations, read_summary
 from slmbench.report import ReportFiles
 from slmbench.report.html import ci_cell
 
@@ -126,49 +126,18 @@ def test_cli_report_writes_everything(tmp_path: Path) -> None:
     assert (run / "analysis_summary.json").is_file()
 
 
-def _headline_width_px(page: str) -> float:
-    """The least width the headline table needs, estimated from its text: each column as wide as
-    its longest unbreakable line (7.2 px a character at 13.5 px, 14 px of padding); the model
-    column wraps at 16em (216 px)."""
-    from html.parser import HTMLParser
-
-    class Cells(HTMLParser):
-        def __init__(self) -> None:
-            super().__init__()
-            self.on, self.rows, self.cell = False, [], None
-
-        def handle_starttag(self, tag: str, attrs: list) -> None:  # type: ignore[type-arg]
-            if tag == "table" and ("id", "headline") in attrs:
-                self.on = True
-            elif self.on and tag == "tr":
-                self.rows.append([])
-            elif self.on and tag in ("td", "th"):
-                self.cell = [""]
-            elif self.on and tag == "br" and self.cell is not None:
-                self.cell.append("")
-
-        def handle_endtag(self, tag: str) -> None:
-            if tag == "table":
-                self.on = False
-            elif self.on and tag in ("td", "th") and self.cell is not None:
-                self.rows[-1].append(self.cell)
-                self.cell = None
-
-        def handle_data(self, data: str) -> None:
-            if self.cell is not None:
-                self.cell[-1] += data
-
-    p = Cells()
-    p.feed(page)
-    body = [r for r in p.rows[1:] if r]
-    widths = []
-    for col in range(len(body[0])):
-        chars = max(max(len(line.strip()) for line in r[col]) for r in body)
-        widths.append(min(chars * 7.2, 216) if col == 0 else chars * 7.2)
-    return sum(w + 14 for w in widths)
+_MEASURE = """<script>window.addEventListener("load", function () {
+  var probe = document.createElement("output");
+  probe.id = "measured";
+  probe.textContent = document.documentElement.scrollWidth + "/" + window.innerWidth;
+  document.body.appendChild(probe);
+});</script></body>"""
 
 
-def test_the_headline_table_of_many_models_fits_the_page_width() -> None:
+def test_a_report_of_many_models_with_long_names_never_scrolls_sideways(tmp_path: Path) -> None:
+    """Measured in Chromium at 1,400 px: the page is no wider than the window. Model names as
+    long as a study's (``...?n_ctx=8192 (all tools)``) and long answers wrap; a table still too
+    wide scrolls in its own box."""
     from synthetic_run import make_trials
 
     from slmbench.agents.analysis import analyze
@@ -177,6 +146,17 @@ def test_the_headline_table_of_many_models_fits_the_page_width() -> None:
     models = {f"llamacpp:qwen2.5-coder-{n}b?n_ctx=8192": (n, 0.2 + 0.1 * i)
               for i, n in enumerate((0.5, 1.5, 3, 7))}
     models |= {f"ollama:llama3.{i}:{i}b": (float(i), 0.3) for i in (1, 2)}
-    trials = make_trials(models, temperatures=(0.7,), repeats=1)
+    trials = make_trials(models, temperatures=(0.7,), repeats=2)
+    trials += [t.model_copy(update={"toolset": "all"})
+               for t in make_trials({next(iter(models)): (0.5, 0.2)}, temperatures=(0.7,),
+                                    repeats=2)]
+    said = {"final_answer": "The answer, as the tool said, is " * 3,
+            "error": "the reply named no tool and gave no final answer " * 3, "score": None}
+    trials = configurations([t.model_copy(update=said) for t in trials])
     page = render_html(analyze(trials, params={m: p for m, (p, _) in models.items()}), trials, {})
-    assert _headline_width_px(page) <= 1200 - 2 * 24  # the body's max-width less its padding
+    assert "(all tools)" in page
+    html = tmp_path / "report.html"
+    html.write_text(page.replace("</body>", _MEASURE), encoding="utf-8")
+    dom = _run(html, tmp_path, "--dump-dom", "--window-size=1400,900").stdout
+    wide, window = map(int, dom.split('<output id="measured">')[1].split("<")[0].split("/"))
+    assert window == 1400 and wide <= window
