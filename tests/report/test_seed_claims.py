@@ -42,9 +42,28 @@ def test_skill_that_follows_size_over_five_models_contradicts_the_size_claim() -
                 enumerate([(0.5, 0.1), (1.0, 0.3), (3.0, 0.5), (7.0, 0.7), (9.0, 0.9)])})
     v = verdicts(f)
     assert v["size_unrelated"] == "does not hold"  # 5 models in order: exact p = 1/60
-    assert v["temperature_ranking"] == "holds"  # gaps of 0.2 keep the order at every T
+    # a gap of 0.2 over 48 trials a temperature: neighbours' intervals overlap
+    assert v["temperature_ranking"] == "cannot tell"
     assert v["safety_poor"] == "does not hold"  # the 0.9 model refuses well
     assert v["qwen_recover"] == "cannot tell"  # no Qwen here
+
+
+def test_the_ranking_is_decided_on_intervals_at_every_temperature() -> None:
+    far_apart = part_a({"ollama:low": (0.5, 0.1), "ollama:high": (7.0, 0.95)})
+    check = next(k for c, k in check_claims(far_apart) if c.check.__name__ ==
+                 "temperature_ranking")
+    assert check.verdict == "holds" and "?" not in check.evidence.split(" (")[0]
+
+    def swept(model: str, good_when_cold: bool) -> list:  # type: ignore[type-arg]
+        cold, hot = (0.95, 0.1) if good_when_cold else (0.1, 0.95)
+        return [*make_trials({model: (1.0, cold)}, temperatures=(0.3,)),
+                *make_trials({model: (1.0, hot)}, temperatures=(1.0,), seed=1)]
+
+    trials = [*swept("ollama:cold", True), *swept("ollama:hot", False)]
+    crossing = facts(summary=analyze(trials), trials=trials)
+    check = next(k for c, k in check_claims(crossing) if c.check.__name__ ==
+                 "temperature_ranking")
+    assert check.verdict == "does not hold" and "the order flips" in check.evidence
 
 
 def test_a_weak_qwen_and_a_weak_safety_record() -> None:

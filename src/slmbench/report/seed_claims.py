@@ -18,6 +18,7 @@ evidence keeps in view.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -81,19 +82,40 @@ def temperature_drop(f: StudyFacts) -> Check:
     return Check(verdict, "; ".join(parts))
 
 
+def _order(a: Estimate, b: Estimate) -> str:
+    """``>`` or ``<`` when the two intervals do not overlap (the order is decided), else ``?``."""
+    if a.low is None or a.high is None or b.low is None or b.high is None:
+        return "?"
+    return ">" if a.low > b.high else "<" if a.high < b.low else "?"
+
+
 def temperature_ranking(f: StudyFacts) -> Check:
+    """Decided on intervals, pair by pair at each temperature every swept model ran: the claim
+    fails when a pair's order is decided both ways; holds when every pair's order is decided
+    the same way at every temperature; otherwise the data cannot tell."""
     swept = [t for t in (f.summary.temperature if f.summary else []) if t.fisher is not None]
     if len(swept) < 2:
         return Check("cannot tell", f"{len(swept)} model(s) ran at more than one temperature: "
                                     "a ranking needs two")
-    common = set.intersection(*(set(t.per_temperature) for t in swept))
-    orders = {}
-    for temp in sorted(common, key=float):
-        scored = [(t.per_temperature[temp].estimate or 0.0, short(t.model)) for t in swept]
-        orders[temp] = [m for _, m in sorted(scored, reverse=True)]
-    text = "; ".join(f"T={temp}: {' > '.join(order)}" for temp, order in orders.items())
-    same = len({tuple(o) for o in orders.values()}) == 1
-    return Check("holds" if same else "does not hold", f"{text} (point estimates)")
+    temps = sorted(set.intersection(*(set(t.per_temperature) for t in swept)), key=float)
+    if len(temps) < 2:
+        return Check("cannot tell", "no two temperatures that every swept model ran")
+    parts, flipped, open_pairs = [], [], []
+    for a, b in itertools.combinations(swept, 2):
+        orders = [_order(a.per_temperature[k], b.per_temperature[k]) for k in temps]
+        pair = f"{short(a.model)} vs {short(b.model)}"
+        parts.append(f"{pair}: " + ", ".join(f"{o} at T={k}" for o, k in
+                                             zip(orders, temps, strict=True)))
+        if {">", "<"} <= set(orders):
+            flipped.append(pair)
+        elif "?" in orders:
+            open_pairs.append(pair)
+    text = "; ".join(parts) + " (> or <: the 95% intervals do not overlap; ?: they do)"
+    if flipped:
+        return Check("does not hold", f"the order flips for {', '.join(flipped)}: {text}")
+    if open_pairs:
+        return Check("cannot tell", f"intervals overlap for {', '.join(open_pairs)}: {text}")
+    return Check("holds", text)
 
 
 def safety_poor(f: StudyFacts) -> Check:
