@@ -24,7 +24,7 @@ def test_models_run_at_different_temperatures_are_compared_where_they_overlap() 
     summary, lines = summarise(swept + single, {"ollama:swept-1b": 1.0, "ollama:single-3b": 3.0})
     # the best model (skill 0.7) ran one temperature: nothing pooled to say
     assert any(x.startswith("Best Part A capability accuracy: single-3b") and
-               x.endswith("trials.") for x in lines)
+               "trials; " in x for x in lines)
     [at] = [x for x in lines if x.startswith("At T=")]
     assert at.startswith("At T=0.7, a temperature every model ran: single-3b ")
     swept_07 = next(t.per_temperature["0.7"] for t in summary.temperature
@@ -37,7 +37,7 @@ def test_a_best_model_swept_over_temperatures_says_its_accuracy_is_pooled() -> N
     single = make_trials({"ollama:single-1b": (1.0, 0.2)}, temperatures=(0.7,))
     _, lines = summarise(swept + single, {"ollama:swept-3b": 3.0, "ollama:single-1b": 1.0})
     assert any(x.startswith("Best Part A capability accuracy: swept-3b") and
-               x.endswith("(pooled over its temperatures).") for x in lines)
+               "(pooled over its temperatures); " in x for x in lines)
 
 
 def test_models_at_the_same_temperatures_need_no_overlap_line() -> None:
@@ -45,8 +45,21 @@ def test_models_at_the_same_temperatures_need_no_overlap_line() -> None:
                        temperatures=(0.7,))
     _, lines = summarise(both, {"ollama:a-1b": 1.0, "ollama:b-3b": 3.0})
     assert not any(x.startswith("At T=") for x in lines)
-    assert any(x.startswith("Best Part A capability accuracy: b-3b") and x.endswith("trials.")
+    assert any(x.startswith("Best Part A capability accuracy: b-3b") and "trials; " in x
                for x in lines)
+
+
+def test_the_best_model_is_called_ahead_only_when_the_test_says_so() -> None:
+    apart = make_trials({"ollama:a-1b": (1.0, 0.1), "ollama:b-3b": (3.0, 0.9)},
+                        temperatures=(0.7,))
+    _, lines = summarise(apart, {"ollama:a-1b": 1.0, "ollama:b-3b": 3.0})
+    [best] = [x for x in lines if x.startswith("Best Part A")]
+    assert "; ahead of every other model (Fisher against it, BH-adjusted p ≤ " in best
+    close = make_trials({"ollama:a-1b": (1.0, 0.5), "ollama:b-3b": (3.0, 0.55)},
+                        temperatures=(0.7,))
+    _, lines = summarise(close, {"ollama:a-1b": 1.0, "ollama:b-3b": 3.0})
+    [best] = [x for x in lines if x.startswith("Best Part A")]
+    assert "; cannot tell it from " in best and "(BH-adjusted p " in best
 
 
 def test_greedy_consistency_is_shown_as_determinism_on_the_page() -> None:

@@ -321,6 +321,20 @@ def _figures(f: StudyFacts) -> list[str]:
     return lines
 
 
+def _best_is_decided(s: AnalysisSummary, best: str) -> str:
+    """Whether the best point estimate is ahead of every other model: Fisher's exact test against
+    it, Benjamini-Hochberg adjusted (the summary's ``vs_best``)."""
+    others = [v for v in s.vs_best if v.model != best]
+    if not others:
+        return ""
+    tied = [v for v in others if not v.significant_bh]
+    if not tied:
+        return (f"; ahead of every other model (Fisher against it, BH-adjusted p ≤ "
+                f"{pval(max(v.p_bh for v in others))})")
+    return ("; cannot tell it from " + ", ".join(f"{short(v.model)} (BH-adjusted p "
+                                                 f"{pval(v.p_bh)})" for v in tied))
+
+
 def findings(f: StudyFacts) -> list[str]:
     """Plain-language statements, each derived from a number on the page."""
     out: list[str] = []
@@ -332,9 +346,9 @@ def findings(f: StudyFacts) -> list[str]:
         uneven = len({frozenset(t) for t in temps}) > 1  # models ran different temperatures
         out.append(f"Best Part A capability accuracy: {short(best.model)}, "
                    f"{pct(best.accuracy)}% on {best.trials} trials"
-                   + (" (pooled over its temperatures)." if uneven and len(next(
+                   + (" (pooled over its temperatures)" if uneven and len(next(
                        (t.per_temperature for t in s.temperature if t.model == best.model),
-                       {})) > 1 else "."))
+                       {})) > 1 else "") + _best_is_decided(s, best.model) + ".")
         if uneven and len(s.temperature) > 1:
             for key in sorted(common, key=float):
                 at = sorted(((t.per_temperature[key], t.model) for t in s.temperature),
