@@ -132,10 +132,21 @@ def test_eligibility_claims_follow_the_cells(cells: list[EligibilityCell], none:
     assert v["none_eligible"] == none and v["prompts_do_not_rescue"] == prompts
 
 
+def test_the_evidence_names_the_eligible_configurations_and_counts_per_prompt() -> None:
+    f = facts(matrices=[matrix([cell("a", "p0", 0.65, 0.9), cell("a", "p1", 0.3, 0.7),
+                                cell("a", "p2", 0.4, 0.8)])])
+    checks = {c.check.__name__: k for c, k in check_claims(f)}
+    only = checks["none_eligible"].evidence
+    assert only.startswith("1 of 3 configurations of a eligible: a on ") and ", p0, " in only
+    assert ", p1, " not in only  # the ineligible ones are not named as eligible
+    assert checks["prompts_do_not_rescue"].evidence == (
+        "0 of 2 configurations on a paraphrase (p1, p2) eligible; on the frozen prompt p0, 1 of 1")
+
+
 def test_undecided_configurations_are_counted_apart() -> None:
     f = facts(matrices=[matrix([cell("a", "p0", 0.3, 0.7), cell("a", "p1", 0.1, 0.5)])])
     _, check = next((c, k) for c, k in check_claims(f) if c.check.__name__ == "none_eligible")
-    assert check.evidence.startswith("0 of 2 configurations eligible")
+    assert check.evidence.startswith("0 of 2 configurations of a eligible")
     assert "; 1 more undecided (n = 20): not shown better than the baseline" in check.evidence
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from slmbench.core.stats import Estimate
+from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.report.partb import deciding_metrics
 from slmbench.report.study_facts import StudyFacts, short
 
@@ -201,7 +202,9 @@ def none_eligible(f: StudyFacts) -> Check:
     open_ = [c for c in cells
              if c.verdict == "undecided" and not c.constant and c.metric == deciding[c.task]]
     models = sorted({short(c.model) for c in cells})
-    text = f"{good} of {len(cells)} configurations eligible ({', '.join(models)})"
+    named = "; ".join(_named(c) for c in cells if c.eligible)
+    text = (f"{good} of {len(cells)} configurations of {', '.join(models)} eligible"
+            + (f": {named}" if named else ""))
     if open_:
         text += (f"; {len(open_)} more undecided (n = "
                  f"{', '.join(str(n) for n in sorted({c.n_items for c in open_}))}): "
@@ -214,9 +217,19 @@ def prompts_do_not_rescue(f: StudyFacts) -> Check:
     prompts = sorted({c.prompt_id for c in cells})
     if len(prompts) < 2:
         return Check("cannot tell", "fewer than two prompts")
-    good = [c for c in cells if c.eligible and c.prompt_id != "p0"]
-    text = f"{len(good)} eligible configurations among prompts {', '.join(prompts)}"
+    reworded = [c for c in cells if c.prompt_id != "p0"]
+    good = [c for c in reworded if c.eligible]
+    frozen = [c for c in cells if c.prompt_id == "p0"]
+    text = (f"{len(good)} of {len(reworded)} configurations on a paraphrase "
+            f"({', '.join(p for p in prompts if p != 'p0')}) eligible"
+            + (f": {'; '.join(_named(c) for c in good)}" if good else "")
+            + f"; on the frozen prompt p0, {sum(c.eligible for c in frozen)} of {len(frozen)}")
     return Check("holds" if not good else "does not hold", text)
+
+
+def _named(c: EligibilityCell) -> str:
+    """One Part B configuration: model on task, prompt, reading and metric."""
+    return f"{short(c.model)} on {c.task}, {c.prompt_id}, {c.reading}, {c.metric}"
 
 
 AGENTS = "agents (seed 000)"

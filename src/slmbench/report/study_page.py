@@ -329,8 +329,9 @@ def _best_is_decided(s: AnalysisSummary, best: str) -> str:
         return ""
     tied = [v for v in others if not v.significant_bh]
     if not tied:
-        return (f"; ahead of every other model (Fisher against it, BH-adjusted p ≤ "
-                f"{pval(max(v.p_bh for v in others))})")
+        worst = pval(max(v.p_bh for v in others))
+        return ("; ahead of every other model (Fisher against it, BH-adjusted p "
+                f"{worst if worst.startswith('<') else '≤ ' + worst})")
     return ("; cannot tell it from " + ", ".join(f"{short(v.model)} (BH-adjusted p "
                                                  f"{pval(v.p_bh)})" for v in tied))
 
