@@ -313,28 +313,25 @@ def test_the_page_names_an_eligible_model_to_deploy_with_its_evidence_and_cost(
     assert "tokens per call (median of " + str(N_EVAL) + ")" in cells[6]
 
 
+def two_blocks(tmp: Path, first: str, second: str) -> Path:
+    """A study file of two Part A blocks on IR-1 (``{spec}`` in a block: the scripted model that
+    answers it); each block's own lines give its models, temperatures, repeats, toolset."""
+    (tmp / "script.yaml").write_text(SCRIPT, encoding="utf-8")
+    spec = f"scripted:{tmp / 'script.yaml'}"
+    path = tmp / "s.toml"
+    blocks = "".join(f'[[part_a]]\ntasks = ["IR-1"]\n{b.format(spec=spec)}'
+                     for b in (first, second))
+    path.write_text(f'name = "blocks"\nout = "runs/s"\npage = "docs/s.md"\n{blocks}',
+                    encoding="utf-8")
+    return path
+
+
 def test_blocks_give_a_slow_model_a_smaller_grid_and_are_analysed_together(
         tmp_path: Path) -> None:
     from rich.console import Console
 
-    (tmp_path / "script.yaml").write_text(SCRIPT, encoding="utf-8")
-    spec = f"scripted:{tmp_path / 'script.yaml'}"
-    path = tmp_path / "s.toml"
-    path.write_text(f"""\
-name = "blocks"
-out = "runs/s"
-page = "docs/s.md"
-[[part_a]]
-models = ["{spec}"]
-tasks = ["IR-1"]
-temperatures = [0.3, 1.0]
-repeats = 2
-[[part_a]]
-models = ["scripted:echo"]
-tasks = ["IR-1"]
-temperatures = [0.7]
-repeats = 1
-""", encoding="utf-8")
+    path = two_blocks(tmp_path, 'models = ["{spec}"]\ntemperatures = [0.3, 1.0]\nrepeats = 2\n',
+                      'models = ["scripted:echo"]\ntemperatures = [0.7]\nrepeats = 1\n')
     study = load_study(path, base=tmp_path)
     assert [len(e.models) for e in study.part_a] == [1, 1]
     summaries = run_part_a(study, None, Console(quiet=True))
@@ -354,25 +351,8 @@ def test_one_model_under_two_toolsets_is_two_rows_of_the_page_and_one_cost(
     page's tables keep them apart (never pooled), and its cost is the model's."""
     from rich.console import Console
 
-    (tmp_path / "script.yaml").write_text(SCRIPT, encoding="utf-8")
-    spec = f"scripted:{tmp_path / 'script.yaml'}"
-    path = tmp_path / "s.toml"
-    path.write_text(f"""\
-name = "toolsets"
-out = "runs/s"
-page = "docs/s.md"
-[[part_a]]
-models = ["{spec}"]
-tasks = ["IR-1"]
-temperatures = [0.7]
-repeats = 2
-[[part_a]]
-models = ["{spec}"]
-tasks = ["IR-1"]
-temperatures = [0.7]
-repeats = 2
-toolset = "all"
-""", encoding="utf-8")
+    block = 'models = ["{spec}"]\ntemperatures = [0.7]\nrepeats = 2\n'
+    path = two_blocks(tmp_path, block, block + 'toolset = "all"\n')
     study = load_study(path, base=tmp_path)
     run_part_a(study, None, Console(quiet=True))
     text = write_page(study, study_file=path, command="c").read_text()

@@ -256,7 +256,9 @@ def spec_of(configuration: str) -> str:
     return configuration.removesuffix(ALL_TOOLS)
 
 
-def _target(model: str) -> str:
+def target_of(model: str) -> str:
+    """What a spec or configuration runs, without backend, options or server:
+    ``llamacpp:/m/x.gguf?n_ctx=8192`` → ``/m/x.gguf``, ``openai:big@http://h/v1`` → ``big``."""
     return spec_of(model).split(":", 1)[-1].split("?", 1)[0].split("@", 1)[0]
 
 
@@ -265,7 +267,7 @@ def params_of(model: str, params: Mapping[str, float]) -> float | None:
     bare name."""
     if spec_of(model) in params:
         return params[spec_of(model)]
-    target = _target(model)
+    target = target_of(model)
     for key in (target, Path(target).stem):
         if key in params:
             return params[key]
@@ -344,7 +346,7 @@ def _one_per_model(models: Iterable[str], weight: Mapping[str, int]) -> tuple[li
     """One configuration per model (its target): the one with the most trials; and the rest."""
     by_target: dict[str, list[str]] = defaultdict(list)
     for m in sorted(models):
-        by_target[_target(m)].append(m)
+        by_target[target_of(m)].append(m)
     kept = sorted(max(ms, key=lambda m: (weight.get(m, 0), m == spec_of(m)))
                   for ms in by_target.values())
     return kept, sorted(set(models) - set(kept))

@@ -18,7 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.text import Annotation
 
-from slmbench.agents.analysis import AnalysisSummary, Cell, spec_of
+from slmbench.agents.analysis import AnalysisSummary, Cell, spec_of, target_of
 from slmbench.agents.forensics import CAUSES
 from slmbench.core.stats import Estimate
 
@@ -39,9 +39,9 @@ def short(model: str) -> str:
     ``ollama:qwen3:4b`` → ``qwen3:4b``, ``llamacpp:/m/x.gguf?n_ctx=8192`` → ``x?n_ctx=8192``;
     a configuration keeps its mark (``qwen2.5-coder-0.5b (all tools)``)."""
     spec = spec_of(model)
-    target, _, options = spec.split(":", 1)[-1].partition("?")
-    name = Path(target.split("@", 1)[0]).name.removesuffix(".gguf") or spec
-    return name + (f"?{options.split('@', 1)[0]}" if options else "") + model[len(spec):]
+    options = spec.partition("?")[2].split("@", 1)[0]
+    name = Path(target_of(spec)).name.removesuffix(".gguf") or spec
+    return name + (f"?{options}" if options else "") + model[len(spec):]
 
 
 def _fig(title: str) -> tuple[Figure, object]:

@@ -17,7 +17,7 @@ from importlib import resources
 
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.agents.analysis import spec_of
+from slmbench.agents.analysis import target_of
 from slmbench.core.stats import Estimate
 from slmbench.report.cascade_page import rerank_gain
 from slmbench.report.study_facts import DIMENSIONS, StudyFacts, num, short, table
@@ -103,7 +103,7 @@ def matched_tag(spec: str, tags: set[str]) -> str | None:
     configuration (``SPEC (all tools)``) matches as its spec."""
     from slmbench.models.catalog import OllamaSource, load_registry
 
-    target = spec_of(spec).split(":", 1)[-1].split("?", 1)[0]
+    target = target_of(spec)
     if target in tags:
         return target
     entry = load_registry().find(target)

@@ -134,7 +134,8 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
         plan = plan_of(part_a_experiment(study, block))
         for p in plan.trials:
             planned[p.key.model] = planned.get(p.key.model, 0) + 1
-    trials = stored_trials(study)
+    stored = stored_trials(study)  # as stored: what the export writes
+    trials = configurations(stored)  # as analysed: one name per row
     if not study.part_a:
         return planned
     if not trials:
@@ -147,11 +148,11 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
                           summary_path=study.out / "part-a" / SUMMARY_NAME,
                           run_dir=study.out / "part-a")  # shown relative on the report
     facts["summary"] = read_summary(files.summary)
-    facts["trials"] = configurations(trials)  # named as the summary names its rows
+    facts["trials"] = trials
     if study.page:  # every stored trial beside the page, so each number can be audited
         from slmbench.report.study_page import relative
 
-        dump = export_trials(trials, assets_dir(study))
+        dump = export_trials(stored, assets_dir(study))
         facts["exports"].append(relative(dump, study.page.parent))
     if study.page:  # PNGs and the self-contained HTML beside the page (PDFs stay in the run)
         import shutil
