@@ -89,7 +89,7 @@ def test_figures_that_compare_models_say_so_for_one_model() -> None:
 
     from slmbench.agents.analysis import analyze
 
-    s = analyze(make_trials({"ollama:solo-1b": (1.0, 0.6)}, temperatures=(0.7,)),
+    s = analyze(make_trials({"ollama:solo-1b": (1.0, 0.9)}, temperatures=(0.7,)),
                 params={"ollama:solo-1b": 1.0})
     assert s.dimensions  # it has a composite: the panels are empty for want of models only
     for name in ("accuracy_vs_params", "composite_vs_params", "latency_vs_accuracy",

@@ -1111,3 +1111,28 @@ def tost_tasks(differences: Sequence[float], margin: float, *, alpha: float = 0.
                       method=f"exact TOST at no spread (margin ±{margin})",
                       note=f"every task differs by {mean:+.3f}: exact binomial bound on the "
                            "share of tasks that could differ")
+
+
+def task_mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE
+                       ) -> Estimate | None:
+    """The t interval (tasks − 1 df) of the mean of one value per task (e.g. each task's
+    pass^k): the task-level part of a score whose per-task values are already estimates.
+    None with fewer than 2 tasks or no spread (a t interval would be zero-width)."""
+    v = np.asarray(values, dtype=float)
+    if v.ndim != 1 or v.size < 2 or np.ptp(v) == 0:
+        return None
+    ci = sps.ttest_1samp(v, 0.0).confidence_interval(confidence)
+    return Estimate(estimate=float(v.mean()), low=float(ci.low), high=float(ci.high),
+                    method="t over tasks (tasks − 1 df)", n=int(v.size), confidence=confidence)
+
+
+def wider_of(a: Estimate, b: Estimate | None, *, bounds: tuple[float, float] = (0.0, 1.0)
+             ) -> Estimate:
+    """``a`` with its interval widened to cover ``b``'s too (clipped to ``bounds``); ``a``
+    itself when ``b`` is None or either interval is undefined."""
+    if b is None or None in (a.low, a.high, b.low, b.high):
+        return a
+    low = max(bounds[0], min(a.low, b.low))  # type: ignore[type-var]
+    high = min(bounds[1], max(a.high, b.high))  # type: ignore[type-var]
+    return a.model_copy(update={"low": low, "high": high,
+                                "method": f"the wider of ({a.method}) and ({b.method})"})

@@ -19,7 +19,7 @@ from typing import Any
 from jinja2 import Environment, FunctionLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from slmbench.agents.analysis import AnalysisSummary
+from slmbench.agents.analysis import DIMENSION_INTERVALS, AnalysisSummary
 from slmbench.agents.records import Trial
 from slmbench.core.stats import Estimate
 from slmbench.report.tables import DIMENSIONS
@@ -110,9 +110,10 @@ def render_html(summary: AnalysisSummary, trials: Sequence[Trial],
     rows = [trial_row(t) for t in trials]
     return env.get_template("report.html.j2").render(
         s=summary, figures=images, dimensions=DIMENSIONS,
+        dimension_intervals=DIMENSION_INTERVALS,
         outcomes={o.model: o for o in summary.outcomes},
         composite={d.model: d.composite for d in summary.dimensions},
-        vs_best={v.model: v for v in summary.vs_best},
+        best=summary.best(),
         ranked=sorted(summary.accuracy, key=lambda a: -(a.accuracy.estimate or 0.0)),
         trials_json=_script_json(rows), n_trials=len(rows),
         filters={"model": sorted({r["model"] for r in rows}),
