@@ -214,6 +214,9 @@ def test_cli_analyze_writes_versioned_summary(tmp_path: Path) -> None:
     assert data["schema_version"] == analysis.ANALYSIS_SCHEMA_VERSION
     back = analysis.read_summary(run / analysis.SUMMARY_NAME)
     assert back.models == sorted(MODELS)
+    # the design travels with every task-level number through the JSON
+    assert isinstance(back.accuracy[0].accuracy, stats.ClusteredEstimate)
+    assert back.accuracy[0].accuracy.tasks == 16
     assert back.accuracy_of("ollama:alpha-0.5b").params_b == 0.5
     assert "ollama:delta-7b" in res.output
 

@@ -120,10 +120,10 @@ class DimensionScores(_Frozen):
     """
 
     model: str
-    dimensions: dict[str, Estimate]
+    dimensions: dict[str, ClusteredEstimate | Estimate]  # consistency: a plain Estimate
     composite: Estimate | None
     report: ReliabilityReport
-    seed: dict[str, Estimate] = Field(default_factory=dict)
+    seed: dict[str, ClusteredEstimate | Estimate] = Field(default_factory=dict)
     not_measurable: dict[str, str] = Field(default_factory=dict)
     tasks: dict[str, int] = Field(default_factory=dict)  # tasks behind each measured score
     note: str | None = None
