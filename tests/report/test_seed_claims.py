@@ -121,7 +121,7 @@ def test_a_drop_too_small_for_the_tasks_is_undecided_and_a_large_one_holds() -> 
     assert verdicts(large)["temperature_drop"] == "holds"
     assert verdicts(large)["temperature_ranking"] == "cannot tell"  # one model: no ranking
     drop = next(k for c, k in check_claims(large) if c.check.__name__ == "temperature_drop")
-    assert "tasks up and" in drop.evidence and "MDD" in drop.evidence
+    assert "task(s) and down on" in drop.evidence and "MDD" in drop.evidence
     # a contrast other than the seed's (0.7 vs 1.0) decides nothing about it
     other = part_a({"ollama:one": (7.0, 0.9)}, temperatures=(0.7, 3.0))
     assert verdicts(other)["temperature_drop"] == "cannot tell"

@@ -112,7 +112,7 @@ def temperature_drop(f: StudyFacts) -> Check:
             continue  # (never: the filter above; narrows the types)
         d = c.difference
         seen = (f"{short(t.model)} T={hi:g} − T={lo:g}: {d.formatted()} points, "
-                f"{c.a_ahead} tasks up and {c.b_ahead} down, Holm p {pval(t.p_holm)}, "
+                f"up on {c.a_ahead} task(s) and down on {c.b_ahead}, Holm p {pval(t.p_holm)}, "
                 f"{_mdd(c)}")
         if not (lo <= SEED_LOW_T and hi >= SEED_HIGH_T):
             parts.append(seen + f" (not the seed's contrast {SEED_HIGH_T:g} vs {SEED_LOW_T:g})")

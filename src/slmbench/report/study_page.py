@@ -510,7 +510,8 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
             continue
         lo, hi = (t.per_temperature[_temp(x)] for x in (t.lowest, t.highest))
         seen = (f"T={t.lowest:g} {pct(lo)}%, T={t.highest:g} {pct(hi)}%; paired by task "
-                f"{pct(c.difference)} points, {c.a_ahead} tasks up and {c.b_ahead} down, Holm "
+                f"{pct(c.difference)} points, up on {c.a_ahead} task(s) and down on "
+                f"{c.b_ahead}, Holm "
                 f"p {pval(t.p_holm)}, MDD {_mdd(c)} points")
         changed = t.p_holm is not None and t.p_holm < 0.05
         out.append(f"{short(t.model)}: accuracy differs between its lowest and highest "
