@@ -350,8 +350,11 @@ def reliability_bars(s: AnalysisSummary) -> Figure:
         xs = np.arange(len(models)) + (j - (len(dims) - 1) / 2) * width
         ax.bar(xs, [0 if e is None else _val(e) for e in ests], width, yerr=_err(ests),
                capsize=2, label=DIMENSION_LABELS[dim], color=COLORS[j])
+        for x, e in zip(xs, ests, strict=True):
+            if e is None:  # not measurable: no bar
+                ax.text(x, 0.02, "n/m", ha="center", va="bottom", fontsize=6, rotation=90)
     ax.set_xticks(np.arange(len(models)), [short(m) for m in models], rotation=20, ha="right")
-    ax.set_ylabel("score (0–1) with 95% CI")
+    ax.set_ylabel("score (0–1) with 95% CI; n/m: not measurable")
     ax.set_ylim(0, 1.1)
     ax.legend(fontsize=8, ncols=4, loc="upper left")
     return fig
@@ -370,11 +373,15 @@ def reliability_dimensions(s: AnalysisSummary) -> Figure:
         ax.set_title(DIMENSION_LABELS[dim], fontsize=10)
         ests = d.estimates(dim)
         if all(e is None for e in ests):
-            ax.text(0.5, 0.5, "no trials", ha="center", transform=ax.transAxes)
+            ax.text(0.5, 0.5, "not measurable for any model", ha="center",
+                    transform=ax.transAxes)
             ax.set_xticks([])
             continue
         ax.bar(range(len(models)), [0 if e is None else _val(e) for e in ests],
                yerr=_err(ests), capsize=3, color=[_color(s.models, m) for m in models])
+        for x, e in enumerate(ests):
+            if e is None:  # not measurable: no bar, and the panel says so
+                ax.text(x, 0.02, "not\nmeasurable", ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(models)), [short(m) for m in models], rotation=20, ha="right",
                       fontsize=8)
         ax.set_ylim(0, 1.05)
@@ -383,9 +390,13 @@ def reliability_dimensions(s: AnalysisSummary) -> Figure:
 
 def radar(s: AnalysisSummary) -> Figure:
     title = "Reliability profile"
-    models, dims, by = _dims(s)
-    if len(dims) < 3:
-        return not_enough_data(title, "a radar needs at least 3 measured dimensions")
+    _, dims, by = _dims(s)
+    # a dimension a model is not measurable on has no value: only models measured on every
+    # plotted dimension are drawn (a 0 there would read as a measurement)
+    models = [m for m, got in by.items() if all(k in got for k in dims)]
+    if len(dims) < 3 or not models:
+        return not_enough_data(title, "a radar needs a model measured on at least 3 "
+                                      "dimensions")
     fig = Figure(figsize=(6.0, 6.0), layout="constrained")
     ax = fig.add_subplot(projection="polar")
     ax.set_title(title)
