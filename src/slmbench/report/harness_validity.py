@@ -140,7 +140,9 @@ def render_harness_page(legacy: Sequence[Trial], neutral: Sequence[Trial], *,
           "–" if t is None or t.mdd is None else f"{100 * t.mdd:.1f}"]])
     lines += ["Intervals are task-level (the task is the unit: docs/statistics.md); the "
               "comparison pairs each task's trials, averages their differences per task and "
-              "tests across tasks.", ""]
+              "tests across tasks, so each task weighs the same in the difference, while a "
+              "success rate weighs each trial (they agree when every task has as many trials).",
+              ""]
     lines += [f"Verdict: {_verdict(cmp)}. Interval: {cmp.difference.method}; "
               f"{cmp.excluded} pair(s) dropped for a backend or environment error, "
               f"{cmp.unpaired} trial(s) unpaired.", ""]
