@@ -190,3 +190,13 @@ def test_tost_calls_two_identical_sides_equivalent_when_the_tasks_allow() -> Non
     assert not stats.tost_paired([0.0] * 31, [0.0] * 31, 0.1).equivalent
     spread = stats.tost_tasks([0.02, -0.02] * 20, 0.1)
     assert spread.equivalent and spread.p_lower is not None
+
+
+def test_task_level_rate_is_never_zero_width_on_small_designs() -> None:
+    """Every outcome of up to 4 tasks × 3 trials (and uneven sizes): low < high."""
+    for tasks in range(1, 5):
+        for sizes in {(m,) * tasks for m in (1, 2, 3)} | {tuple(range(1, tasks + 1))}:
+            for wins in itertools.product(*(range(m + 1) for m in sizes)):
+                est = stats.task_level_rate(list(zip(sizes, wins, strict=True)))
+                assert est.low < est.high, (sizes, wins, est)  # type: ignore[operator]
+                assert est.low <= est.estimate <= est.high  # type: ignore[operator]
