@@ -158,3 +158,22 @@ def test_ungrounded_answers_are_counted_among_all_trials_not_among_right_answers
     assert o.counts["ungrounded"] == 2 and o.counts["success"] > 2
     assert line.startswith(f"a-1b: 2 of {o.trials} capability trials ended in a right answer")
     assert line.endswith("ungrounded, not counted as successes.")
+
+
+def test_no_temperature_effect_is_claimed_only_by_an_equivalence_test() -> None:
+    """A floor at both temperatures is within ±10 points by TOST, and the line says it is a
+    floor; a model whose effect is open says the TOST does not settle it either."""
+    floor = make_trials({"ollama:floor-1b": (1.0, 0.02)}, temperatures=(0.3, 1.0),
+                        reliability=False)
+    summary, lines = summarise(floor, {"ollama:floor-1b": 1.0})
+    [t] = summary.temperature
+    assert t.equivalence is not None and t.equivalence.equivalent
+    [line] = [x for x in lines if x.startswith("floor-1b")]
+    assert "at its floor" in line and "by less than 10 points (TOST p " in line
+    mid = make_trials({"ollama:mid-1b": (1.0, 0.5)}, temperatures=(0.3, 1.0), reliability=False)
+    summary, lines = summarise(mid, {"ollama:mid-1b": 1.0})
+    [t] = summary.temperature
+    assert t.equivalence is not None and not t.equivalence.equivalent
+    [line] = [x for x in lines if x.startswith("mid-1b")]
+    assert "cannot tell" in line and "not shown within ±10 points either, TOST p " in line
+    assert "MDD " in line

@@ -60,6 +60,7 @@ from slmbench.core.stats import (
     Estimate,
     FlipRate,
     TaskComparison,
+    TostResult,
 )
 
 ANALYSIS_SCHEMA_VERSION = 2  # 2: task-level inference (issue #37)
@@ -67,6 +68,7 @@ SUMMARY_NAME = "analysis_summary.json"
 CAPABILITY = "capability"
 ALL_TOOLS = " (all tools)"  # a configuration's mark: the model offered all ten tools
 ALPHA = 0.05
+EQUIVALENCE_MARGIN = 0.10  # a temperature effect within ±10 points is called negligible
 K = TypeVar("K")
 
 # -- records -------------------------------------------------------------------
@@ -155,6 +157,8 @@ class TemperatureEffect(_Frozen):
     lowest: float | None
     highest: float | None
     comparison: TaskComparison | None  # highest − lowest, paired by task
+    # TOST of the same per-task differences within ±EQUIVALENCE_MARGIN (a claim of no effect)
+    equivalence: TostResult | None = None
     p_holm: float | None = None  # the sign test's p, Holm over the summary's comparisons
     solved: dict[str, int] = Field(default_factory=dict)  # tasks solved at least once, per T
     note: str | None = None
@@ -420,7 +424,8 @@ def _temperature(model: str, trials: list[Trial]) -> TemperatureEffect:
                                  comparison=None, solved=solved,
                                  note="no task ran at both temperatures")
     return TemperatureEffect(model=model, per_temperature=per, lowest=lo, highest=hi,
-                             comparison=stats.task_paired(diffs, cells=cells), solved=solved)
+                             comparison=stats.task_paired(diffs, cells=cells), solved=solved,
+                             equivalence=stats.tost_tasks(diffs, EQUIVALENCE_MARGIN))
 
 
 def _one_per_model(models: Iterable[str], weight: Mapping[str, int]) -> tuple[list[str],

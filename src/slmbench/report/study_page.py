@@ -514,10 +514,22 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
                 f"{c.b_ahead}, Holm "
                 f"p {pval(t.p_holm)}, MDD {_mdd(c)} points")
         changed = t.p_holm is not None and t.p_holm < 0.05
-        out.append(f"{short(t.model)}: accuracy differs between its lowest and highest "
-                   f"temperature ({seen})." if changed else
-                   f"{short(t.model)}: cannot tell whether temperature changes its "
-                   f"accuracy ({seen}).")
+        same = t.equivalence
+        if changed:
+            out.append(f"{short(t.model)}: accuracy differs between its lowest and highest "
+                       f"temperature ({seen}).")
+        elif same is not None and same.equivalent:
+            solved = [t.solved.get(_temp(x), 0) for x in (t.lowest, t.highest)]
+            floor = (f" at its floor (it solves {solved[0]} and {solved[1]} tasks)"
+                     if max(solved) < MIN_TASKS else "")
+            out.append(f"{short(t.model)}{floor}: temperature changes its accuracy by less "
+                       f"than {100 * same.margin:.0f} points (TOST p {pval(same.p_value)}; "
+                       f"{seen}).")
+        else:
+            out.append(f"{short(t.model)}: cannot tell whether temperature changes its "
+                       f"accuracy ({seen}"
+                       + (f"; not shown within ±{100 * same.margin:.0f} points either, TOST "
+                          f"p {pval(same.p_value)}" if same is not None else "") + ").")
     for z in s.size:
         if z.spearman is not None and z.spearman.estimate is not None:
             out.append(f"Size vs {z.metric}: Spearman ρ {z.spearman.estimate:+.2f} over "
