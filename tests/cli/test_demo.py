@@ -67,15 +67,19 @@ def test_demo_runs_both_halves_and_ends_with_one_report_of_both(
         assert store.count("scripted:silent") > 0
     summary = json.loads((out / "analysis_summary.json").read_text())
     # every quick task once, plus every fault and one rewording of each kind (not the other
-    # six), and the consistency task three times (its min_repeats), so even a single-pass
-    # demo has all four dimensions
+    # six), and the consistency task three times (its min_repeats): the seed's four figures,
+    # but one task per dimension is below the 3 tasks a measured dimension needs, so each is
+    # not measurable and the demo has no composite
     assert summary["n_trials"] == 19
     with RunStore(out) as store:
         robustness = sorted(t.key.variant for t in store.trials() if t.key.task == "RR-1")
     assert robustness == ["base", "para1", "paraphrase"]
     [dims] = summary["dimensions"]
-    assert dims["dimensions"]["consistency"]["estimate"] == 0.0
-    assert dims["composite"]["estimate"] == 0.0
+    assert dims["seed"]["consistency"]["estimate"] == 0.0
+    assert set(dims["not_measurable"]) == {"consistency", "robustness", "fault_tolerance",
+                                           "safety"}
+    assert dims["dimensions"] == {} and dims["composite"] is None
+    assert "not measurable" in text
     with RunStore(out) as store:
         outcomes = {t.outcome for t in store.trials()}
     assert outcomes == {"format_failure"}  # an empty reply never passes for an answer
