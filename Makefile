@@ -20,34 +20,69 @@ LLAMA_CPP_PYTHON := $(shell sed -n 's/.*llama-cpp-python\[server\]==\([0-9.]*\).
 SLMBENCH_HOME := $(shell python3 -c "import runpy; print(runpy.run_path('src/slmbench/core/paths.py')['home']())")
 LLAMA_WHEEL_DIR = $(SLMBENCH_HOME)/wheels/llama-cpp-python-$(LLAMA_CPP_PYTHON)-$(BUILD_TAG)
 DEMO_MODEL ?= qwen2.5-coder-0.5b
+# the 0.5B's trained context, as slmbench.agents.runner.config.DEMO_MODEL (4096 is the default)
+DEMO_N_CTX ?= 32768
 TEST_MODELS ?= smollm2-135m qwen2.5-coder-0.5b
 
-.PHONY: demo test install build-deps system-deps sandbox-deps models lint clean llama-server \
-	quant-venvs study-sitting study-stop
+.PHONY: demo test install install-demo build-deps system-deps sandbox-deps models lint clean llama-server \
+	quant-venvs study-sitting study-stop test-portable
 
 $(PY):
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# Installs the package with the embedded (llama.cpp) and hf (transformers, CPU torch from local disk) backends,
-# the Ray executor (ray core) and the test tools.
+# `install`: the package with the embedded (llama.cpp) and hf (transformers, CPU torch from local
+# disk) backends, the Ray executor (ray core) and the test tools, over `install-demo`.
+install: install-demo
+	$(PY) -m pip install -q -e '.[embedded,hf,ray,test]'
+
+# What `make demo` needs and no more: the package with the embedded backend (no torch, Ray or
+# test tools, which only the tests and the hf/ray backends use).
 # confseq (anytime-valid confidence sequences, Part B) ships source only: its isolated build
 # fails on Python 3.11 (its build pins a pybind11 too old for 3.11), so it is built against a
 # current pybind11 without isolation, with Boost headers from build-deps (libboost-dev).
-install: $(PY) build-deps $(LLAMA_WHEEL_DIR)/built
+install-demo: $(PY) build-deps $(LLAMA_WHEEL_DIR)/built
 	$(PY) -m pip install -q scikit-build cmake ninja 'pybind11>=2.11'
 	$(PY) -m pip install -q --no-build-isolation confseq==0.0.11
 	$(PY) -m pip install -q --no-deps --force-reinstall $(LLAMA_WHEEL_DIR)/llama_cpp_python-*.whl
-	$(PY) -m pip install -q -e '.[embedded,hf,ray,test]'
+	$(PY) -m pip install -q -e '.[embedded]'
 
 # The llama-cpp-python wheel, compiled once with the flags above into the slmbench home (pip's
 # own wheel cache would hand back a wheel built with other flags). Never committed.
-$(LLAMA_WHEEL_DIR)/built: | $(PY)
+# $(call build_wheel,TAG): the wheel into the recipe's folder, with the CMAKE_ARGS in force.
+define build_wheel
 	@set -euo pipefail; rm -rf "$(@D)"; mkdir -p "$(@D).tmp"; start=$$(date +%s); \
-	echo "building llama-cpp-python==$(LLAMA_CPP_PYTHON) ($(BUILD_TAG); a few minutes)"; \
+	echo "building llama-cpp-python==$(LLAMA_CPP_PYTHON) ($(1); a few minutes)"; \
 	$(PY) -m pip wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
 	  "llama-cpp-python==$(LLAMA_CPP_PYTHON)" -w "$(@D).tmp"; \
 	mv "$(@D).tmp" "$(@D)"; touch "$@"; echo "built in $$(( $$(date +%s) - start )) s"
+endef
+
+$(LLAMA_WHEEL_DIR)/built: | $(PY)
+	$(call build_wheel,$(BUILD_TAG))
+
+# `make test-portable`: the model-output tests under another build's kernels. ggml built without
+# -march=native takes its generic x86-64 set (SSE4.2, AVX, AVX2, FMA, F16C; no AVX-512, no AMX),
+# as on the Zen 3 machine where a batching-exact test once failed. The wheel goes to its own
+# folder, is unpacked into its own target (never into the venv) and put first on PYTHONPATH;
+# the tests run as in `make test`, then the drift between the builds is measured and
+# docs/results/chunking-drift.md regenerated. Not part of `make test` (a second compile).
+PORTABLE_TAG := portable-avx2
+PORTABLE_WHEEL_DIR = $(SLMBENCH_HOME)/wheels/llama-cpp-python-$(LLAMA_CPP_PYTHON)-$(PORTABLE_TAG)
+PORTABLE_SITE = $(SLMBENCH_HOME)/site/llama-cpp-python-$(LLAMA_CPP_PYTHON)-$(PORTABLE_TAG)
+$(PORTABLE_WHEEL_DIR)/built: export CMAKE_ARGS = -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX512=OFF
+$(PORTABLE_WHEEL_DIR)/built: | $(PY)
+	$(call build_wheel,$(PORTABLE_TAG))
+
+test-portable: install system-deps models llama-server $(PORTABLE_WHEEL_DIR)/built
+	rm -rf "$(PORTABLE_SITE)"
+	$(PY) -m pip install -q --no-deps --no-compile --target "$(PORTABLE_SITE)" \
+	  $(PORTABLE_WHEEL_DIR)/llama_cpp_python-*.whl
+	PYTHONPATH="$(PORTABLE_SITE)" $(PY) benchmarks/chunking_drift.py check --site "$(PORTABLE_SITE)"
+	PYTHONPATH="$(PORTABLE_SITE)" $(PY) -m pytest -m embedded -p no:cacheprovider
+	$(PY) benchmarks/chunking_drift.py measure --build native --hf
+	PYTHONPATH="$(PORTABLE_SITE)" $(PY) benchmarks/chunking_drift.py measure --build portable --hf
+	$(PY) benchmarks/chunking_drift.py render
 
 # Installs the missing ones of CHECK:PACKAGE pairs (CHECK: a command, or a file's path) with
 # apt-get when root, else stops with the command to run.
@@ -91,9 +126,9 @@ quant-venvs:
 	[ -x $(LLMC_VENV)/bin/python ] || $(QUANT_PY) -m venv $(LLMC_VENV)
 	$(LLMC_VENV)/bin/pip install -q $(LLMC_PINS)
 
-demo: install sandbox-deps
+demo: install-demo sandbox-deps
 	$(SLMBENCH) pull $(DEMO_MODEL)
-	$(SLMBENCH) demo --model llamacpp:$(DEMO_MODEL)
+	$(SLMBENCH) demo --model 'llamacpp:$(DEMO_MODEL)?n_ctx=$(DEMO_N_CTX)'
 
 test: install system-deps models llama-server
 	$(PY) -m ruff check src tests benchmarks

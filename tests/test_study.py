@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from slmbench.core.errors import ConfigError
-from slmbench.core.stats import wilson
+from slmbench.core.stats import task_level_rate
 from slmbench.models.base import Model
 from slmbench.report.study_page import render_study_page
 from slmbench.study import load_study, run_part_a, write_page
@@ -85,8 +85,10 @@ def test_part_a_runs_resumes_and_the_page_shows_the_stored_numbers(tmp_path: Pat
 
     page = write_page(study, study_file=tmp_path / "study.toml", command="slmbench study x")
     text = page.read_text(encoding="utf-8")
-    # IR-1 twice (repeats 2), both right: 2/2 with its Wilson interval, as stored.
-    est = wilson(2, 2)
+    # IR-1 twice (repeats 2), both right: 2/2 with its task-level interval (one task: the
+    # repeats are one effective trial), as stored.
+    est = task_level_rate([(2, 2)])
+    assert est.effective_n == pytest.approx(1.0)
     assert est.low is not None and est.high is not None
     assert f"100.0 [{100 * est.low:.1f}, {100 * est.high:.1f}]" in text
     assert "```bash\nslmbench study x\n```" in text

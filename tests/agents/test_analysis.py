@@ -30,22 +30,29 @@ def _cap(trials, model):  # type: ignore[no-untyped-def]
     return [t for t in trials if t.model == model and t.suite == "capability"]
 
 
-def test_accuracy_counts_and_wilson_per_model(trials, summary) -> None:  # type: ignore[no-untyped-def]
+def _per_task(trials, outcome=Outcome.SUCCESS):  # type: ignore[no-untyped-def]
+    tasks = sorted({t.task_id for t in trials})
+    return [(sum(t.task_id == k for t in trials),
+             sum(t.task_id == k and t.outcome == outcome for t in trials)) for k in tasks]
+
+
+def test_accuracy_is_task_level_with_its_design(trials, summary) -> None:  # type: ignore[no-untyped-def]
     assert summary.models == sorted(MODELS)
     for acc in summary.accuracy:
         cap = _cap(trials, acc.model)
         wins = sum(t.outcome == Outcome.SUCCESS for t in cap)
         assert (acc.trials, acc.successes) == (len(cap), wins)
-        assert acc.accuracy == stats.wilson(wins, len(cap))
+        assert acc.accuracy == stats.task_level_rate(_per_task(cap))
+        assert acc.accuracy.tasks == 16 and acc.accuracy.trials_per_task == 9
+        assert acc.accuracy.effective_n <= acc.trials
         assert acc.params_b == PARAMS[acc.model]
         assert acc.tasks == 16
         low, high = acc.accuracy_by_task.low, acc.accuracy_by_task.high
         assert low is not None and high is not None and low <= acc.accuracy.estimate <= high
-    best = max(summary.accuracy, key=lambda a: a.accuracy.estimate)
-    assert best.model == "ollama:delta-7b"
-    assert {v.best for v in summary.vs_best} == {best.model}
-    weakest = next(v for v in summary.vs_best if v.model == "ollama:alpha-0.5b")
-    assert weakest.significant_bh and weakest.cohens_h < 0
+    best = summary.best()
+    assert best is not None and best.model == "ollama:delta-7b"
+    weakest = summary.pair(best.model, "ollama:alpha-0.5b")
+    assert weakest is not None and weakest.differs
 
 
 def test_format_failures_kept_apart_from_wrong_answers(trials, summary) -> None:  # type: ignore[no-untyped-def]
@@ -55,10 +62,10 @@ def test_format_failures_kept_apart_from_wrong_answers(trials, summary) -> None:
         wa = sum(t.outcome == Outcome.WRONG_ANSWER for t in cap)
         assert row.counts["format_failure"] == ff and row.counts["wrong_answer"] == wa
         assert sum(row.counts.values()) == len(cap)
-        assert row.format_failure == stats.wilson(ff, len(cap))
+        assert row.format_failure == stats.task_level_rate(
+            _per_task(cap, Outcome.FORMAT_FAILURE))
         parsed = [t for t in cap if t.outcome != Outcome.FORMAT_FAILURE]
-        assert row.accuracy_when_parsed == stats.wilson(
-            sum(t.outcome == Outcome.SUCCESS for t in parsed), len(parsed))
+        assert row.accuracy_when_parsed == stats.task_level_rate(_per_task(parsed))
     alpha = next(r for r in summary.outcomes if r.model == "ollama:alpha-0.5b")
     assert alpha.counts["format_failure"] > 0
 
@@ -85,11 +92,21 @@ def test_dimensions_match_reliability_module_with_intervals(trials, summary) -> 
         report = reliability(rel, TASKS)
         assert d.report == report
         for name in ("consistency", "robustness", "fault_tolerance", "safety"):
+            dim = getattr(report, name)
+            assert d.seed[name].estimate == pytest.approx(dim.score)  # the seed's figure
+            if dim.measured is None:
+                assert name not in d.dimensions and "not measurable" in d.not_measurable[name]
+                continue
             est = d.dimensions[name]
-            assert est.estimate == pytest.approx(getattr(report, name).score)
+            assert est.estimate == pytest.approx(dim.measured)
             assert est.low <= est.estimate <= est.high
-        assert d.composite.estimate == pytest.approx(report.composite)
-        assert d.composite.low <= d.composite.estimate <= d.composite.high
+            assert d.tasks[name] >= 3
+        if report.composite is None:
+            assert d.composite is None
+        else:
+            assert d.composite.estimate == pytest.approx(report.composite)
+            assert d.composite.low <= d.composite.estimate <= d.composite.high
+    assert any(d.composite is not None for d in summary.dimensions)
     faults = {c.key for c in summary.faults}
     assert faults == {f for t in TASKS.values() for f in t.faults}
     assert "base" in {c.key for c in summary.perturbations}
@@ -102,7 +119,8 @@ def test_fault_that_never_fired_is_no_recovery(summary, trials) -> None:  # type
     cell = next(c for c in summary.faults if c.model == "ollama:delta-7b" and c.key == "timeout")
     fired = [t for t in trials if t.model == "ollama:delta-7b" and t.variant == "fault:timeout"]
     wins = sum(t.outcome == Outcome.SUCCESS and t.faults_injected > 0 for t in fired)
-    assert cell.rate == stats.wilson(wins, len(fired))
+    assert cell.rate.estimate == pytest.approx(wins / len(fired))
+    assert cell.rate.tasks == len({t.task_id for t in fired})
 
 
 def test_consistency_of_an_always_failing_model_is_zero() -> None:
@@ -112,26 +130,33 @@ def test_consistency_of_an_always_failing_model_is_zero() -> None:
     dims = analysis.dimension_scores("ollama:never-1b", trials, TASKS)
     assert dims is not None
     assert dims.dimensions["consistency"].estimate == 0.0
-    assert dims.composite is not None and dims.composite.estimate == 0.0
     # honest at small n: never [0, 0]
-    assert dims.composite.low == 0.0 and 0.0 < dims.composite.high < 0.2
+    assert dims.dimensions["consistency"].high > 0
+    # a floor never solves a base task: robustness and recovery are not measurable, so the
+    # model has no composite (the seed's 0 for them says nothing about those dimensions)
+    assert {"robustness", "fault_tolerance"} <= set(dims.not_measurable)
+    assert dims.composite is None and dims.seed["robustness"].estimate == 0.0
 
 
-def test_temperature_effects(trials, summary) -> None:  # type: ignore[no-untyped-def]
+def test_temperature_effects_are_paired_by_task(trials, summary) -> None:  # type: ignore[no-untyped-def]
     for eff in summary.temperature:
         assert set(eff.per_temperature) == {"0.3", "0.7", "1"}
         cap = _cap(trials, eff.model)
-        lo = [t.outcome == Outcome.SUCCESS for t in cap if t.temperature == 0.3]
-        hi = [t.outcome == Outcome.SUCCESS for t in cap if t.temperature == 1.0]
-        ref = sps.fisher_exact([[sum(hi), len(hi) - sum(hi)], [sum(lo), len(lo) - sum(lo)]])
-        assert eff.fisher.p_value == pytest.approx(ref[1])
-        assert eff.cohens_h == pytest.approx(stats.cohens_h(sum(hi) / len(hi),
-                                                            sum(lo) / len(lo)))
+        tasks = sorted({t.task_id for t in cap})
+
+        def rate(task: str, temp: float, cap=cap) -> float:  # type: ignore[no-untyped-def]
+            ts = [t for t in cap if t.task_id == task and t.temperature == temp]
+            return sum(t.outcome == Outcome.SUCCESS for t in ts) / len(ts)
+
+        diffs = [rate(k, 1.0) - rate(k, 0.3) for k in tasks]
+        assert eff.comparison == stats.task_paired(diffs, cells=len(tasks))
+        assert eff.comparison.tasks == 16 and eff.p_holm >= eff.comparison.sign_test.p_value
 
 
 def test_one_temperature_says_so() -> None:
     s = analysis.analyze(make_trials(temperatures=(0.7,), reliability=False), params=PARAMS)
-    assert all(e.fisher is None and "one temperature" in (e.note or "") for e in s.temperature)
+    assert all(e.comparison is None and "one temperature" in (e.note or "")
+               for e in s.temperature)
 
 
 def test_size_correlation_and_small_n_note(summary) -> None:  # type: ignore[no-untyped-def]
@@ -155,19 +180,27 @@ def test_params_from_option_beat_registry_and_missing_are_named() -> None:
     assert "no parameter count for" in (s.size[0].note or "")
 
 
-def test_pairwise_mcnemar_on_shared_items_with_bh(trials, summary) -> None:  # type: ignore[no-untyped-def]
+def test_pairwise_is_paired_by_task_with_holm_and_an_mdd(trials, summary) -> None:  # type: ignore[no-untyped-def]
+    """Per-task differences averaged over the (task, temperature) cells both ran, then the
+    sign test across the 16 tasks, Holm over the pairs and temperature effects together."""
     assert len(summary.pairwise) == 6
     pair = next(p for p in summary.pairwise
                 if (p.a, p.b) == ("ollama:alpha-0.5b", "ollama:delta-7b"))
-    a = {(t.task_id, t.temperature, t.repeat): t.outcome == Outcome.SUCCESS
-         for t in _cap(trials, "ollama:alpha-0.5b")}
-    b = {(t.task_id, t.temperature, t.repeat): t.outcome == Outcome.SUCCESS
-         for t in _cap(trials, "ollama:delta-7b")}
-    keys = sorted(a)
-    ref = stats.mcnemar([a[k] for k in keys], [b[k] for k in keys])
-    assert pair.mcnemar == ref and pair.shared == len(keys)
-    assert pair.p_bh >= pair.mcnemar.p_value and pair.p_holm >= pair.p_bh
-    assert pair.difference.estimate < 0 and pair.difference.high < 0
+    a, b = _cap(trials, "ollama:alpha-0.5b"), _cap(trials, "ollama:delta-7b")
+    diffs = []
+    for task in sorted({t.task_id for t in a}):
+        cells = []
+        for temp in (0.3, 0.7, 1.0):
+            wins = [sum(t.outcome == Outcome.SUCCESS for t in side
+                        if t.task_id == task and t.temperature == temp) / 3 for side in (a, b)]
+            cells.append(wins[0] - wins[1])
+        diffs.append(sum(cells) / 3)
+    assert pair.comparison == stats.task_paired(diffs, cells=48)
+    assert (pair.tasks, pair.cells, pair.temperatures) == (16, 48, ["0.3", "0.7", "1"])
+    raw = [p.comparison.sign_test.p_value for p in summary.pairwise]
+    raw += [t.comparison.sign_test.p_value for t in summary.temperature]
+    assert [p.p_holm for p in summary.pairwise] == stats.adjust_pvalues(raw, "holm")[:6]
+    assert pair.comparison.difference.high < 0 and pair.comparison.mdd is not None
 
 
 def test_cli_analyze_writes_versioned_summary(tmp_path: Path) -> None:
@@ -181,6 +214,9 @@ def test_cli_analyze_writes_versioned_summary(tmp_path: Path) -> None:
     assert data["schema_version"] == analysis.ANALYSIS_SCHEMA_VERSION
     back = analysis.read_summary(run / analysis.SUMMARY_NAME)
     assert back.models == sorted(MODELS)
+    # the design travels with every task-level number through the JSON
+    assert isinstance(back.accuracy[0].accuracy, stats.ClusteredEstimate)
+    assert back.accuracy[0].accuracy.tasks == 16
     assert back.accuracy_of("ollama:alpha-0.5b").params_b == 0.5
     assert "ollama:delta-7b" in res.output
 
@@ -227,7 +263,7 @@ def test_analyze_a_run_written_by_the_real_runner(tmp_path: Path) -> None:
             assert acc.trials == len(rows) == 4
             assert acc.successes == sum(r.outcome == "success" for r in rows)
     (pair,) = s.pairwise
-    assert pair.shared == 4  # same task, temperature, seed and repeat for both models
+    assert (pair.tasks, pair.cells) == (1, 2)  # IR-1 at both temperatures, for both models
     assert {d.model for d in s.safety} == {"scripted:echo", "scripted:silent"}
     assert {c.key for c in s.faults} == set(TASKS["RF-1"].faults)
 
@@ -259,7 +295,7 @@ def test_the_same_spec_under_two_toolsets_is_two_rows_and_one_size_point() -> No
                                          for t in _cap(all_tools, alpha))
     assert rows[marked].params_b == 0.5  # the configuration's model, sized as the model
     pair = next(p for p in s.pairwise if {p.a, p.b} == {alpha, marked})
-    assert pair.shared == len(_cap(all_tools, alpha))
+    assert pair.tasks == len({t.task_id for t in _cap(all_tools, alpha)})
     size = next(c for c in s.size if c.metric == "accuracy")
     assert sorted(size.models) == sorted(MODELS)  # four models, not five points
     assert marked in (size.note or "") and "one point per model" in (size.note or "")

@@ -323,7 +323,8 @@ def test_react_and_native_runs_compare_trial_by_trial(tmp_path: Path) -> None:
                           label_b="react")
     assert (result.pairs, result.excluded, result.unpaired) == (2, 0, 0)
     assert result.success_a.estimate == 0.5 and result.success_b.estimate == 0.0  # DA-1 only
-    assert result.difference.estimate == 0.5 and result.mcnemar is not None
+    assert result.difference.estimate == 0.5 and result.by_task is not None
+    assert (result.by_task.tasks, result.by_task.a_ahead, result.by_task.b_ahead) == (2, 1, 0)
     react = [Trial.model_validate(t.record) for t in RunStore(tmp_path / "react").trials()]
     assert {t.scaffold for t in react} == {"react"}
     assert {t.outcome for t in react} == {Outcome.LOOP}

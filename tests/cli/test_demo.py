@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from clirun import CliRunner
 
-from slmbench.agents.runner.config import demo_dir
+from slmbench.agents.runner.config import DEMO_MODEL, demo_dir
 from slmbench.agents.store import RunStore
 from slmbench.microtasks.diagnostics.cascade import RoutingTable
 from slmbench.microtasks.store import ReadingStore
+from slmbench.report.demo_page import NEXT_COMMAND
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "microtasks"))
 from seq_fakes import write_approval, write_tools
@@ -44,6 +45,12 @@ def test_demo_runs_both_halves_and_ends_with_one_report_of_both(
     assert "scripted:silent" in html.read_text(encoding="utf-8")
     assert "(report/report.html)" in text and "(part-b/routes.json)" in text
     assert "## Part A: agent reliability\n\n19 trials." in text
+    # the page opens with what a newcomer acts on: what the model did, the routes, what next
+    short = text[text.index("## In short"):text.index("## Part A")]
+    assert "0 of 8 capability tasks solved in 19 trials" in short
+    assert "the commonest failure: 19 of 19 trials" in short
+    assert "approval → baseline (" in short and "tools → baseline (" in short
+    assert NEXT_COMMAND in short
     assert "## Part B: micro-task eligibility" in text
     assert "## What to deploy per micro-task" in text
     # the Part B slice: two micro-tasks x p0, read up to the cap of 60, then the verdict;
@@ -60,15 +67,19 @@ def test_demo_runs_both_halves_and_ends_with_one_report_of_both(
         assert store.count("scripted:silent") > 0
     summary = json.loads((out / "analysis_summary.json").read_text())
     # every quick task once, plus every fault and one rewording of each kind (not the other
-    # six), and the consistency task three times (its min_repeats), so even a single-pass
-    # demo has all four dimensions
+    # six), and the consistency task three times (its min_repeats): the seed's four figures,
+    # but one task per dimension is below the 3 tasks a measured dimension needs, so each is
+    # not measurable and the demo has no composite
     assert summary["n_trials"] == 19
     with RunStore(out) as store:
         robustness = sorted(t.key.variant for t in store.trials() if t.key.task == "RR-1")
     assert robustness == ["base", "para1", "paraphrase"]
     [dims] = summary["dimensions"]
-    assert dims["dimensions"]["consistency"]["estimate"] == 0.0
-    assert dims["composite"]["estimate"] == 0.0
+    assert dims["seed"]["consistency"]["estimate"] == 0.0
+    assert set(dims["not_measurable"]) == {"consistency", "robustness", "fault_tolerance",
+                                           "safety"}
+    assert dims["dimensions"] == {} and dims["composite"] is None
+    assert "not measurable" in text
     with RunStore(out) as store:
         outcomes = {t.outcome for t in store.trials()}
     assert outcomes == {"format_failure"}  # an empty reply never passes for an answer
@@ -114,7 +125,7 @@ def test_demo_on_the_embedded_model(cli: CliRunner, tmp_path: Path) -> None:
     assert _page_path(result.out).is_file()
     with RunStore(out) as store:
         (trial,) = list(store.trials())
-    assert trial.key.model == "llamacpp:qwen2.5-coder-0.5b"
+    assert trial.key.model == DEMO_MODEL == "llamacpp:qwen2.5-coder-0.5b?n_ctx=32768"
     assert trial.record["steps"], "the model was asked at least once"
 
 

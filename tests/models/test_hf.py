@@ -68,6 +68,10 @@ def test_length_and_stop(hf: HFModel) -> None:
 
 
 def test_score_ranks_like_llamacpp(hf: HFModel, smollm: LlamaCppModel) -> None:
+    """Two runtimes on one GGUF agree on the order of candidates nats apart, and on each
+    log-prob within 1.5 nats: fp32 dequantized weights against Q4 kernels, measured at most
+    1.12 nats apart on a candidate's sum (0.41 on a first token) on a native and a portable
+    build (docs/results/chunking-drift.md); a mis-tokenized candidate is nats off."""
     ours = hf.score(FRANCE, CANDIDATES)
     ref = smollm.score(FRANCE, CANDIDATES)
     assert ours[0].logprob > ours[1].logprob  # " Paris" above " Banana"
@@ -78,10 +82,14 @@ def test_score_ranks_like_llamacpp(hf: HFModel, smollm: LlamaCppModel) -> None:
     assert rank(ours) == rank(ref)
     for a, b in zip(ours, ref, strict=True):
         assert a.n_tokens == b.n_tokens
-        assert a.logprob == pytest.approx(b.logprob, abs=1.0)  # fp32 vs Q4 kernels
+        assert a.logprob == pytest.approx(b.logprob, abs=1.5)  # fp32 vs Q4 kernels
 
 
 def test_score_with_cache_equals_one_full_pass(hf: HFModel) -> None:
+    """The KV-cached scorer against one full forward pass of prompt and answer: the same fp32
+    weights in two batch shapes, so only float32 summation order differs (3.3e-6 nats on
+    the sum, measured on an AVX-512 CPU); 1e-3 leaves 300 times that for other CPUs, while a
+    wrong position is nats off."""
     answer = "The capital of France is Paris."
     got = hf.score(FRANCE, [answer])[0]
     prompt = hf._prompt_ids(FRANCE)

@@ -89,7 +89,7 @@ def test_figures_that_compare_models_say_so_for_one_model() -> None:
 
     from slmbench.agents.analysis import analyze
 
-    s = analyze(make_trials({"ollama:solo-1b": (1.0, 0.6)}, temperatures=(0.7,)),
+    s = analyze(make_trials({"ollama:solo-1b": (1.0, 0.9)}, temperatures=(0.7,)),
                 params={"ollama:solo-1b": 1.0})
     assert s.dimensions  # it has a composite: the panels are empty for want of models only
     for name in ("accuracy_vs_params", "composite_vs_params", "latency_vs_accuracy",
@@ -120,3 +120,22 @@ def test_labels_of_models_that_score_alike_do_not_cover_each_other() -> None:
                  if t.get_text() in ("alpha-0.5b", "alpha-twin")]
         assert len(boxes) == 2, draw.__name__
         assert not boxes[0].overlaps(boxes[1]), draw.__name__
+
+
+def test_a_dimension_a_model_is_not_measurable_on_is_drawn_as_such_never_as_zero() -> None:
+    """The weak model solves too few base tasks: its robustness bar is absent and labelled
+    not measurable, and the radar leaves it out rather than drawing a 0."""
+    from synthetic_run import make_trials
+
+    from slmbench.agents.analysis import analyze
+
+    s = analyze(make_trials({"ollama:weak-1b": (1.0, 0.15), "ollama:good-7b": (7.0, 0.9)},
+                            temperatures=(0.7,)),
+                params={"ollama:weak-1b": 1.0, "ollama:good-7b": 7.0})
+    weak = next(d for d in s.dimensions if d.model == "ollama:weak-1b")
+    assert "robustness" in weak.not_measurable
+    panels = figs.reliability_dimensions(s).axes
+    robustness = next(ax for ax in panels if ax.get_title() == "Robustness")
+    assert "not\nmeasurable" in [t.get_text() for t in robustness.texts]
+    radar = figs.radar(s).axes[0]
+    assert [t.get_text() for t in radar.get_legend().get_texts()] == ["good-7b"]

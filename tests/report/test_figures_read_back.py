@@ -123,16 +123,18 @@ def test_accuracy_vs_temperature(summary: AnalysisSummary) -> None:
 
 
 def test_temperature_sensitivity(summary: AnalysisSummary) -> None:
-    effects = [e for e in summary.temperature if e.cohens_h is not None]
+    """Points: highest − lowest temperature paired by task, with the paired interval and the
+    Holm-adjusted sign-test p beside each."""
+    effects = [e for e in summary.temperature if e.comparison is not None]
     assert effects
+    diffs = [e.comparison.difference for e in effects if e.comparison is not None]
     ax = figs.temperature_sensitivity(summary).axes[0]
-    (bars,) = _bars(ax)
-    assert [b.get_height() for b in bars] == pytest.approx([e.cohens_h for e in effects])
+    (container,) = ax.containers
+    assert _bar_extents(container)["y"] == pytest.approx(_flat([_ci(d, 100) for d in diffs]))
     assert _ticks(ax) == [figs.short(e.model) for e in effects]
     notes = [t for t in ax.texts if isinstance(t, Annotation)]
-    assert [t.get_text() for t in notes] == [
-        f"p={e.fisher.p_value:.2g}" if e.fisher else "p=nan" for e in effects]
-    assert [t.xy[1] for t in notes] == pytest.approx([e.cohens_h for e in effects])
+    assert [t.get_text() for t in notes] == [f"p={e.p_holm:.2g}" for e in effects]
+    assert [t.xy[1] for t in notes] == pytest.approx([d.estimate * 100 for d in diffs])
 
 
 def test_latency_vs_accuracy(summary: AnalysisSummary) -> None:

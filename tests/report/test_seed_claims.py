@@ -39,23 +39,40 @@ def test_nothing_stored_decides_nothing() -> None:
 def test_skill_that_follows_size_over_five_models_contradicts_the_size_claim() -> None:
     # synthetic skill rises with size and falls with temperature (0.15 per unit of T)
     f = part_a({f"ollama:m{i}": (size, skill) for i, (size, skill) in
-                enumerate([(0.5, 0.1), (1.0, 0.3), (3.0, 0.5), (7.0, 0.7), (9.0, 0.9)])})
+                enumerate([(0.5, 0.5), (1.0, 0.6), (3.0, 0.7), (7.0, 0.8), (9.0, 0.95)])})
     v = verdicts(f)
     assert v["size_unrelated"] == "does not hold"  # 5 models in order: exact p = 1/60
-    # a gap of 0.2 over 48 trials a temperature: neighbours' intervals overlap
-    assert v["temperature_ranking"] == "cannot tell"
-    assert v["safety_poor"] == "does not hold"  # the 0.9 model refuses well
+    assert v["safety_poor"] == "does not hold"  # the 0.95 model refuses well
     assert v["qwen_recover"] == "cannot tell"  # no Qwen here
 
 
-def test_the_ranking_is_decided_on_intervals_at_every_temperature() -> None:
-    far_apart = part_a({"ollama:low": (0.5, 0.1), "ollama:high": (7.0, 0.95)})
+def test_a_floor_model_leaves_the_size_claim_and_its_dimensions_undecided() -> None:
+    """The 0.1 model solves too few base tasks: its robustness and recovery are not
+    measurable, so it has no composite and the size claim rests on four models."""
+    f = part_a({f"ollama:m{i}": (size, skill) for i, (size, skill) in
+                enumerate([(0.5, 0.1), (1.0, 0.3), (3.0, 0.5), (7.0, 0.7), (9.0, 0.9)])})
+    checks = {c.check.__name__: k for c, k in check_claims(f)}
+    assert checks["size_unrelated"].verdict == "cannot tell"
+    assert "4 model(s)" in checks["size_unrelated"].evidence
+    assert "not measurable for m0" in checks["qwen_recover"].evidence
+    # neighbours 0.2 apart over 16 tasks: the sign test does not order every pair
+    assert checks["temperature_ranking"].verdict == "not shown either way"
+    assert "MDD" in checks["temperature_ranking"].evidence
+
+
+def test_the_ranking_is_decided_by_task_at_every_temperature() -> None:
+    far_apart = part_a({"ollama:low": (0.5, 0.3), "ollama:high": (7.0, 0.95)})
     check = next(k for c, k in check_claims(far_apart) if c.check.__name__ ==
                  "temperature_ranking")
     assert check.verdict == "holds" and "?" not in check.evidence.split(" (")[0]
+    # a floor is not measurable: a ranking against it decides nothing
+    floor = part_a({"ollama:low": (0.5, 0.1), "ollama:high": (7.0, 0.95)})
+    check = next(k for c, k in check_claims(floor) if c.check.__name__ ==
+                 "temperature_ranking")
+    assert check.verdict == "cannot tell" and "not measurable for low" in check.evidence
 
     def swept(model: str, good_when_cold: bool) -> list:  # type: ignore[type-arg]
-        cold, hot = (0.95, 0.1) if good_when_cold else (0.1, 0.95)
+        cold, hot = (0.95, 0.35) if good_when_cold else (0.35, 0.95)
         return [*make_trials({model: (1.0, cold)}, temperatures=(0.3,)),
                 *make_trials({model: (1.0, hot)}, temperatures=(1.0,), seed=1)]
 
@@ -68,17 +85,24 @@ def test_the_ranking_is_decided_on_intervals_at_every_temperature() -> None:
 
 def test_a_weak_qwen_and_a_weak_safety_record() -> None:
     f = part_a({"ollama:qwen-tiny": (0.5, 0.1), "ollama:other": (1.0, 0.15)})
-    v = verdicts(f)
-    assert v["qwen_recover"] == "does not hold"
-    assert v["safety_poor"] == "holds"
+    checks = {c.check.__name__: k for c, k in check_claims(f)}
+    assert checks["safety_poor"].verdict == "holds"
+    # the tiny Qwen solves too few fault tasks unfaulted: its recovery is not measurable
+    assert checks["qwen_recover"].verdict == "cannot tell"
+    assert "not measurable for" in checks["qwen_recover"].evidence
+    # a Qwen that solves them but recovers far less than 90%: the claim fails
+    mid = part_a({"ollama:qwen-mid": (0.5, 0.6)})
+    assert verdicts(mid)["qwen_recover"] == "does not hold"
 
 
-def test_a_noisy_composite_over_five_models_is_no_evidence_against_the_claim() -> None:
-    # m1 and m2 swap places in the composite (0.255 vs 0.250): Spearman 0.9, p 0.083
+def test_a_noisy_composite_over_five_models_shows_nothing_either_way() -> None:
+    """No significant relation is no evidence of none: a claim of no effect reads "not shown
+    either way" without an equivalence test."""
     f = part_a({f"ollama:m{i}": (size, skill) for i, (size, skill) in
-                enumerate([(0.5, 0.3), (1.0, 0.45), (3.0, 0.6), (7.0, 0.75), (9.0, 0.95)])})
+                enumerate([(0.5, 0.7), (1.0, 0.6), (3.0, 0.8), (7.0, 0.65), (9.0, 0.9)])})
     _, check = next((c, k) for c, k in check_claims(f) if c.check.__name__ == "size_unrelated")
-    assert check.verdict == "holds" and "composite: Spearman ρ +0.90" in check.evidence
+    assert check.verdict == "not shown either way"
+    assert "composite: Spearman ρ +0.70" in check.evidence
 
 
 def test_four_models_cannot_test_size_even_in_perfect_order() -> None:
@@ -88,14 +112,19 @@ def test_four_models_cannot_test_size_even_in_perfect_order() -> None:
     assert check.verdict == "cannot tell" and "p ≥ 0.083" in check.evidence
 
 
-def test_a_drop_too_small_for_the_trials_is_undecided_and_a_large_one_holds() -> None:
+def test_a_drop_too_small_for_the_tasks_is_undecided_and_a_large_one_holds() -> None:
     # synthetic success falls by 0.15 per unit of T: 10.5 points from T=0.3 to T=1 is not
-    # significant on 48 trials per temperature; from T=0.3 to T=3 (40 points) it is.
+    # significant over 16 tasks; from T=0.3 to T=3 (40 points) it is.
     small = part_a({"ollama:one": (7.0, 0.9)})
     large = part_a({"ollama:one": (7.0, 0.9)}, temperatures=(0.3, 3.0))
     assert verdicts(small)["temperature_drop"] == "cannot tell"
     assert verdicts(large)["temperature_drop"] == "holds"
     assert verdicts(large)["temperature_ranking"] == "cannot tell"  # one model: no ranking
+    drop = next(k for c, k in check_claims(large) if c.check.__name__ == "temperature_drop")
+    assert "task(s) and down on" in drop.evidence and "MDD" in drop.evidence
+    # a contrast other than the seed's (0.7 vs 1.0) decides nothing about it
+    other = part_a({"ollama:one": (7.0, 0.9)}, temperatures=(0.7, 3.0))
+    assert verdicts(other)["temperature_drop"] == "cannot tell"
     # the summary says the same, with both accuracies and their n
     small_text, large_text = render_study_page(small), render_study_page(large)
     assert "one: cannot tell whether temperature changes its accuracy (T=0.3 " in small_text
@@ -175,8 +204,10 @@ def test_the_page_sets_each_claim_beside_its_verdict() -> None:
     assert "| micro-tasks (seed 002) | No small-model configuration is eligible" in text
 
 
-def test_safety_at_zero_of_three_is_cannot_tell_not_holds() -> None:
-    """0 of 3 safety trials: the Wilson interval is [0, 0.56], which reaches above 0.5."""
+def test_safety_at_zero_on_three_tasks_is_cannot_tell_not_holds() -> None:
+    """0 of 3 safety trials (three tasks): the interval is [0, 0.56], above 0.5; 0 of 9 on the
+    same three tasks is no better: with no spread the ICC is not estimable, the worst case is
+    taken and the effective n is the three tasks (Wilson over 9 trials would say 0.30)."""
     trials = make_trials({"ollama:tiny": (0.5, 0.1)}, temperatures=(0.7,))
     safety = [t for t in trials if t.task_id.startswith("RS-")]
     kept = [t for t in trials if not t.task_id.startswith("RS-")]
@@ -186,6 +217,13 @@ def test_safety_at_zero_of_three_is_cannot_tell_not_holds() -> None:
     assert check.verdict == "cannot tell", check.evidence
     assert "0.00 [0.00, 0.56]" in check.evidence
     many = [t.model_copy(update={"outcome": Outcome.WRONG_ANSWER}) for t in safety]
-    assert len(many) == 9  # 0 of 9: the upper bound is 0.30, below the bar
+    assert len(many) == 9
     g = facts(summary=analyze(kept + many, params={"ollama:tiny": 0.5}), trials=kept + many)
-    assert verdicts(g)["safety_poor"] == "holds"
+    _, check = next((c, k) for c, k in check_claims(g) if c.check.__name__ == "safety_poor")
+    assert check.verdict == "cannot tell" and "0.00 [0.00, 0.56]" in check.evidence
+    # looping without acting is no decision: safety is then not measurable
+    looped = [t.model_copy(update={"outcome": Outcome.LOOP, "final_answer": None,
+                                   "score": None}) for t in safety]
+    h = facts(summary=analyze(kept + looped, params={"ollama:tiny": 0.5}), trials=kept + looped)
+    _, check = next((c, k) for c, k in check_claims(h) if c.check.__name__ == "safety_poor")
+    assert check.verdict == "cannot tell" and "not measurable for tiny" in check.evidence

@@ -29,7 +29,8 @@ def test_models_run_at_different_temperatures_are_compared_where_they_overlap() 
     assert at.startswith("At T=0.7, a temperature every model ran: single-3b ")
     swept_07 = next(t.per_temperature["0.7"] for t in summary.temperature
                     if t.model == "ollama:swept-1b")
-    assert f"swept-1b {swept_07.formatted()}% (n={swept_07.n})." in at  # its T=0.7 share only
+    # its T=0.7 share only, with its tasks
+    assert f"swept-1b {swept_07.formatted()}% (n={swept_07.n}, {swept_07.tasks} tasks)." in at
 
 
 def test_a_best_model_swept_over_temperatures_says_its_accuracy_is_pooled() -> None:
@@ -54,13 +55,13 @@ def test_the_best_model_is_called_ahead_only_when_the_test_says_so() -> None:
                         temperatures=(0.7,))
     _, lines = summarise(apart, {"ollama:a-1b": 1.0, "ollama:b-3b": 3.0})
     [best] = [x for x in lines if x.startswith("Best Part A")]
-    assert "; ahead of every other model (Fisher against it, BH-adjusted p " in best
+    assert "; ahead of every other model (sign test across tasks, Holm p " in best
     assert "p ≤ <" not in best
-    close = make_trials({"ollama:a-1b": (1.0, 0.5), "ollama:b-3b": (3.0, 0.55)},
+    close = make_trials({"ollama:a-1b": (1.0, 0.5), "ollama:b-3b": (3.0, 0.5)},
                         temperatures=(0.7,))
     _, lines = summarise(close, {"ollama:a-1b": 1.0, "ollama:b-3b": 3.0})
     [best] = [x for x in lines if x.startswith("Best Part A")]
-    assert "; cannot tell it from " in best and "(BH-adjusted p " in best
+    assert "; cannot tell it from " in best and "(Holm p " in best and "MDD " in best
 
 
 def test_greedy_consistency_is_shown_as_determinism_on_the_page() -> None:
@@ -72,7 +73,8 @@ def test_greedy_consistency_is_shown_as_determinism_on_the_page() -> None:
     page = render_study_page(StudyFacts(name="n", study_file="f", command="c", created="t",
                                         versions={}, model_hashes={}, summary=summary,
                                         trials=greedy))
-    [row] = [x for x in page.splitlines() if x.startswith("| g-1b | – |")]  # no consistency
+    [row] = [x for x in page.splitlines()  # no consistency
+             if x.startswith("| g-1b | not measurable |")]
     assert "items identical" in row  # ... but its determinism at T = 0
     assert "the repeats at T = 0 measure determinism, not reliability" in page
 
@@ -98,7 +100,7 @@ def test_the_page_shows_forensics_per_model_and_strict_vs_tolerant_format_failur
 
 
 def test_the_summary_gives_each_models_composite_with_its_interval() -> None:
-    both = make_trials({"ollama:a-1b": (1.0, 0.3), "ollama:b-3b": (3.0, 0.8)},
+    both = make_trials({"ollama:a-1b": (1.0, 0.7), "ollama:b-3b": (3.0, 0.9)},
                        temperatures=(0.7,))
     summary, lines = summarise(both, {"ollama:a-1b": 1.0, "ollama:b-3b": 3.0})
     [line] = [x for x in lines if x.startswith("Reliability composite")]
@@ -106,6 +108,42 @@ def test_the_summary_gives_each_models_composite_with_its_interval() -> None:
         assert d.composite is not None
         assert f"{d.model.split(':', 1)[1]} {d.composite.formatted(percent=False, digits=3)}" \
             in line
+    assert not any(x.startswith("Not measurable") for x in lines)
+
+
+def test_a_dimension_below_its_precondition_reads_not_measurable_and_has_no_composite() -> None:
+    """A weak model solves too few base tasks: robustness and recovery are not measurable, the
+    page says so where the number would be, and it gets no composite."""
+    from slmbench.report.study_page import render_study_page
+
+    weak = make_trials({"ollama:a-1b": (1.0, 0.15)}, temperatures=(0.7,))
+    summary, lines = summarise(weak, {"ollama:a-1b": 1.0})
+    [d] = summary.dimensions
+    assert d.composite is None and "robustness" in d.not_measurable
+    [line] = [x for x in lines if x.startswith("Not measurable")]
+    assert "a-1b: " in line and "robustness" in line
+    assert not any(x.startswith("Reliability composite") for x in lines)
+    page = render_study_page(StudyFacts(name="n", study_file="f", command="c", created="t",
+                                        versions={}, model_hashes={}, summary=summary,
+                                        trials=weak))
+    [row] = [x for x in page.splitlines() if x.startswith("| a-1b | 0.") and "measurable" in x]
+    assert "not measurable (a solved base task on " in row and row.endswith(" | – | – |")
+    assert "(seed's, unconditional)" in page  # the seed's figure kept beside, labelled
+
+
+def test_accuracy_prints_its_design_beside_it() -> None:
+    from slmbench.report.study_page import render_study_page
+
+    trials = make_trials({"ollama:a-1b": (1.0, 0.5)}, temperatures=(0.7,))
+    summary, _ = summarise(trials, {"ollama:a-1b": 1.0})
+    page = render_study_page(StudyFacts(name="n", study_file="f", command="c", created="t",
+                                        versions={}, model_hashes={}, summary=summary,
+                                        trials=trials))
+    [acc] = summary.accuracy
+    [row] = [x for x in page.splitlines() if x.startswith("| a-1b | 1 |")]
+    cells = row.strip("| ").split(" | ")
+    assert cells[3] == acc.accuracy.formatted() and cells[4] == "16 × 3"
+    assert cells[5] == f"{acc.accuracy.icc:.2f}" and cells[6] == f"{acc.accuracy.effective_n:.0f}"
 
 
 def test_ungrounded_answers_are_counted_among_all_trials_not_among_right_answers() -> None:
@@ -168,3 +206,22 @@ def test_a_cell_read_until_decided_prints_its_anytime_interval_the_fixed_tau_and
                                               matrices=[run])))
     assert "| good | approval | p0 | – | eligible; family-wise **yes** | **yes** |" in page
     assert "| coin | approval | p0 | – | " in page and page.rstrip().endswith("| no |")
+
+
+def test_no_temperature_effect_is_claimed_only_by_an_equivalence_test() -> None:
+    """A floor at both temperatures is within ±10 points by TOST, and the line says it is a
+    floor; a model whose effect is open says the TOST does not settle it either."""
+    floor = make_trials({"ollama:floor-1b": (1.0, 0.02)}, temperatures=(0.3, 1.0),
+                        reliability=False)
+    summary, lines = summarise(floor, {"ollama:floor-1b": 1.0})
+    [t] = summary.temperature
+    assert t.equivalence is not None and t.equivalence.equivalent
+    [line] = [x for x in lines if x.startswith("floor-1b")]
+    assert "at its floor" in line and "by less than 10 points (TOST p " in line
+    mid = make_trials({"ollama:mid-1b": (1.0, 0.5)}, temperatures=(0.3, 1.0), reliability=False)
+    summary, lines = summarise(mid, {"ollama:mid-1b": 1.0})
+    [t] = summary.temperature
+    assert t.equivalence is not None and not t.equivalence.equivalent
+    [line] = [x for x in lines if x.startswith("mid-1b")]
+    assert "cannot tell" in line and "not shown within ±10 points either, TOST p " in line
+    assert "MDD " in line

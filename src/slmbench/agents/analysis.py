@@ -1,22 +1,29 @@
 """A run directory → ``analysis_summary.json``: every figure of the study, with intervals.
 
 :func:`analyze` reads the trials of a run store and computes, per model:
-accuracy (Wilson over trials, and a bootstrap over tasks that respects the
-clustering of repeats), accuracy per task group, the four reliability
-dimension scores and their composite, temperature effects, size-vs-score
-correlations, pairwise model comparisons on shared items, format failures
-kept apart from wrong answers, and an item audit. Every number comes from
+accuracy, accuracy per task group, the four reliability dimension scores and their
+composite, temperature effects, size-vs-score correlations, pairwise model comparisons,
+format failures kept apart from wrong answers, and an item audit. Every number comes from
 :mod:`slmbench.core.stats`.
+
+**The task is the unit of inference** (issue #37): a task's repeats (temperatures, repeats)
+are correlated, so every rate's interval is task-level (``stats.task_level_rate``: its
+record carries tasks, trials per task, ICC and effective n), and every comparison is paired
+by task (``stats.task_paired``: per-task differences averaged over the cells both sides ran,
+an exact sign test across tasks, a paired interval and the minimum detectable difference),
+Holm-adjusted over the family of the summary's comparisons (model pairs and temperature
+effects together). The estimand is the mean over a population of tasks like the suite's;
+``accuracy_by_task`` is the per-task mean conditional on these tasks, shown beside it.
 
 Which trials feed which figure:
 
 - *capability* figures use trials of the ``capability`` suite, base variant,
   no injected fault (or every trial, when a run holds no capability suite);
 - *dimension* scores are :mod:`slmbench.agents.reliability`'s (trials of the
-  reliability-suite tasks); a proportion of trials gets a Wilson interval,
-  consistency (pass^k) and the composite an interval simulated from
-  Clopper-Pearson confidence distributions (:func:`slmbench.core.stats.mean_of_draws`),
-  never a bootstrap over 3-4 tasks (which has almost no distinct resamples).
+  reliability-suite tasks), measured conditional on their precondition (recovery among the
+  tasks solved unfaulted, robustness on solved base tasks, safety on trials that reached a
+  decision); below 3 tasks a dimension is not measurable and the model has no composite.
+  The seed's unconditional figure is kept beside each (``DimensionScores.seed``).
 - trials that are never the model's (``backend_error``, ``environment_error``)
   feed no rate: they are counted per model in ``not_the_models``;
 - *failures* (:mod:`slmbench.agents.forensics`) cover every counted trial.
@@ -41,18 +48,27 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from slmbench.agents.forensics import FailureBreakdown, breakdown
 from slmbench.agents.records import NOT_THE_MODELS, Outcome, Trial
-from slmbench.agents.reliability import ReliabilityReport, reliability
+from slmbench.agents.reliability import Consistency, ReliabilityReport, reliability
 from slmbench.agents.store import DB_NAME, RunStore
 from slmbench.agents.tasks import Task, load_tasks
 from slmbench.agents.tasks.perturb import FAULT_PREFIX
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
-from slmbench.core.stats import Correlation, Estimate, FlipRate, McNemarResult, TestResult, VsBest
+from slmbench.core.stats import (
+    ClusteredEstimate,
+    Correlation,
+    Estimate,
+    FlipRate,
+    TaskComparison,
+    TostResult,
+)
 
-ANALYSIS_SCHEMA_VERSION = 1
+ANALYSIS_SCHEMA_VERSION = 2  # 2: task-level inference (issue #37)
 SUMMARY_NAME = "analysis_summary.json"
 CAPABILITY = "capability"
 ALL_TOOLS = " (all tools)"  # a configuration's mark: the model offered all ten tools
+ALPHA = 0.05
+EQUIVALENCE_MARGIN = 0.10  # a temperature effect within ±10 points is called negligible
 K = TypeVar("K")
 
 # -- records -------------------------------------------------------------------
@@ -70,8 +86,8 @@ class ModelAccuracy(_Frozen):
     trials: int
     successes: int
     tasks: int
-    accuracy: Estimate  # Wilson over trials, as the original study reports it
-    accuracy_by_task: Estimate  # mean of per-task success rates, simulated per task
+    accuracy: ClusteredEstimate  # task-level: tasks random (stats.task_level_rate)
+    accuracy_by_task: Estimate  # mean of per-task rates, conditional on these tasks
     mean_latency_s: float
     mean_completion_tokens: float
 
@@ -82,29 +98,36 @@ class OutcomeBreakdown(_Frozen):
     model: str
     trials: int
     counts: dict[str, int]
-    format_failure: Estimate
-    wrong_answer: Estimate
-    ungrounded: Estimate | None = None  # right answers no tool result supports (not successes)
-    accuracy_when_parsed: Estimate | None  # success among trials without a format failure
+    format_failure: ClusteredEstimate
+    wrong_answer: ClusteredEstimate
+    ungrounded: ClusteredEstimate | None = None  # right answers no tool result supports
+    accuracy_when_parsed: ClusteredEstimate | None  # success among trials that parsed
 
 
 class GroupAccuracy(_Frozen):
     model: str
     group: str
-    accuracy: Estimate
+    accuracy: ClusteredEstimate
 
 
 class DimensionScores(_Frozen):
-    """The four reliability dimensions and their composite, each with an honest interval.
+    """The four reliability dimensions and their composite, each with a task-level interval.
 
-    Point estimates are :mod:`slmbench.agents.reliability`'s; ``report`` keeps its
-    details (pass@k, outcome agreement, degradation, fault reach, ...).
+    ``dimensions`` holds the measured (conditional) score of every *measurable* dimension;
+    ``not_measurable`` says why each other one is not (its precondition holds on fewer than 3
+    tasks); ``seed`` is the seed's unconditional figure of each dimension, labelled as such
+    on the pages, never used for a verdict. ``composite`` is None when any dimension is not
+    measurable. Point estimates are :mod:`slmbench.agents.reliability`'s; ``report`` keeps
+    its details (pass@k, outcome agreement, degradation, fault reach, ...).
     """
 
     model: str
-    dimensions: dict[str, Estimate]
+    dimensions: dict[str, ClusteredEstimate | Estimate]  # consistency: a plain Estimate
     composite: Estimate | None
     report: ReliabilityReport
+    seed: dict[str, ClusteredEstimate | Estimate] = Field(default_factory=dict)
+    not_measurable: dict[str, str] = Field(default_factory=dict)
+    tasks: dict[str, int] = Field(default_factory=dict)  # tasks behind each measured score
     note: str | None = None
 
 
@@ -113,7 +136,7 @@ class Cell(_Frozen):
 
     model: str
     key: str
-    rate: Estimate
+    rate: ClusteredEstimate
 
 
 class SafetyBreakdown(_Frozen):
@@ -121,18 +144,23 @@ class SafetyBreakdown(_Frozen):
 
     model: str
     trials: int
-    passed: Estimate
-    by_expectation: dict[str, Estimate]  # refuse / comply / verify -> success rate
+    passed: ClusteredEstimate
+    by_expectation: dict[str, ClusteredEstimate]  # refuse / comply / verify -> success rate
     counts: dict[str, int]  # outcome -> trials
 
 
 class TemperatureEffect(_Frozen):
+    """Accuracy per temperature, and the highest against the lowest paired by task."""
+
     model: str
-    per_temperature: dict[str, Estimate]  # key: temperature formatted "0.7"
+    per_temperature: dict[str, ClusteredEstimate]  # key: temperature formatted "0.7"
     lowest: float | None
     highest: float | None
-    fisher: TestResult | None  # lowest vs highest temperature
-    cohens_h: float | None  # accuracy(highest) vs accuracy(lowest)
+    comparison: TaskComparison | None  # highest − lowest, paired by task
+    # TOST of the same per-task differences within ±EQUIVALENCE_MARGIN (a claim of no effect)
+    equivalence: TostResult | None = None
+    p_holm: float | None = None  # the sign test's p, Holm over the summary's comparisons
+    solved: dict[str, int] = Field(default_factory=dict)  # tasks solved at least once, per T
     note: str | None = None
 
 
@@ -147,13 +175,22 @@ class SizeCorrelation(_Frozen):
 
 
 class PairwiseComparison(_Frozen):
+    """Configuration ``a`` against ``b``, paired by task over the cells (task, temperature)
+    both ran: ``comparison`` holds the per-task sign test, the paired interval of the mean
+    difference ``a − b`` and the minimum detectable difference."""
+
     a: str
     b: str
-    shared: int
-    mcnemar: McNemarResult
-    p_bh: float
-    p_holm: float
-    difference: Estimate  # accuracy(a) − accuracy(b) on shared trials (paired_difference)
+    tasks: int
+    cells: int
+    temperatures: list[str]  # the temperatures the shared cells are at
+    comparison: TaskComparison
+    p_holm: float  # the sign test's p, Holm over the summary's comparisons
+
+    @property
+    def differs(self) -> bool:
+        """Whether the sign test across tasks rejects no difference after Holm (α 0.05)."""
+        return self.p_holm < ALPHA
 
 
 class ItemAudit(_Frozen):
@@ -173,7 +210,6 @@ class AnalysisSummary(_Frozen):
     n_trials: int
     capability_scope: str
     accuracy: list[ModelAccuracy]
-    vs_best: list[VsBest]
     outcomes: list[OutcomeBreakdown]
     groups: list[GroupAccuracy]
     dimensions: list[DimensionScores]
@@ -183,6 +219,9 @@ class AnalysisSummary(_Frozen):
     temperature: list[TemperatureEffect]
     size: list[SizeCorrelation]
     pairwise: list[PairwiseComparison]
+    # every pair of configurations at each temperature both ran, paired by task at that
+    # temperature, Holm over this family (what "the ranking changes with T" is read from)
+    by_temperature: list[PairwiseComparison] = Field(default_factory=list)
     audit: ItemAudit
     failures: list[FailureBreakdown] = Field(default_factory=list)  # forensics per model
     not_the_models: dict[str, dict[str, int]] = Field(
@@ -191,6 +230,15 @@ class AnalysisSummary(_Frozen):
 
     def accuracy_of(self, model: str) -> ModelAccuracy | None:
         return next((a for a in self.accuracy if a.model == model), None)
+
+    def best(self) -> ModelAccuracy | None:
+        """The configuration with the highest accuracy point estimate (ties: by name)."""
+        return max(sorted(self.accuracy, key=lambda a: a.model),
+                   key=lambda a: a.accuracy.estimate or 0.0, default=None)
+
+    def pair(self, a: str, b: str) -> PairwiseComparison | None:
+        """The task-paired comparison of two configurations, in either order."""
+        return next((p for p in self.pairwise if {p.a, p.b} == {a, b}), None)
 
 
 # -- loading ---------------------------------------------------------------------
@@ -288,13 +336,25 @@ def _by(trials: Iterable[Trial], key: Callable[[Trial], K]) -> dict[K, list[Tria
     return out
 
 
+def task_counts(trials: Iterable[Trial], ok: Callable[[Trial], bool] = passed
+                ) -> list[tuple[int, int]]:
+    """``(trials, trials where ok)`` per task, in task order: what a task-level rate needs."""
+    return [(len(ts), sum(map(ok, ts)))
+            for _, ts in sorted(_by(trials, lambda t: t.task_id).items())]
+
+
+def task_rate(trials: Iterable[Trial], ok: Callable[[Trial], bool] = passed
+              ) -> ClusteredEstimate:
+    """The share of ``trials`` where ``ok`` holds, with its task-level interval and design."""
+    return stats.task_level_rate(task_counts(trials, ok))
+
+
 def _accuracy(model: str, trials: list[Trial], params: float | None) -> ModelAccuracy:
     wins = sum(passed(t) for t in trials)
-    per_task = _by(trials, lambda t: t.task_id)
-    counts = [(len(ts), sum(passed(t) for t in ts)) for ts in per_task.values()]
+    counts = task_counts(trials)
     return ModelAccuracy(
-        model=model, params_b=params, trials=len(trials), successes=wins, tasks=len(per_task),
-        accuracy=stats.wilson(wins, len(trials)), accuracy_by_task=stats.per_task_rate(counts),
+        model=model, params_b=params, trials=len(trials), successes=wins, tasks=len(counts),
+        accuracy=stats.task_level_rate(counts), accuracy_by_task=stats.per_task_rate(counts),
         mean_latency_s=sum(t.latency_s for t in trials) / len(trials),
         mean_completion_tokens=sum(t.completion_tokens for t in trials) / len(trials),
     )
@@ -302,43 +362,70 @@ def _accuracy(model: str, trials: list[Trial], params: float | None) -> ModelAcc
 
 def _outcomes(model: str, trials: list[Trial]) -> OutcomeBreakdown:
     counts = Counter(t.outcome.value for t in trials)
-    n = len(trials)
     parsed = [t for t in trials if t.outcome != Outcome.FORMAT_FAILURE]
+
+    def ended(outcome: Outcome) -> ClusteredEstimate:
+        return task_rate(trials, lambda t: t.outcome == outcome)
+
     return OutcomeBreakdown(
-        model=model, trials=n, counts={o.value: counts.get(o.value, 0) for o in Outcome},
-        format_failure=stats.wilson(counts.get(Outcome.FORMAT_FAILURE.value, 0), n),
-        wrong_answer=stats.wilson(counts.get(Outcome.WRONG_ANSWER.value, 0), n),
-        ungrounded=stats.wilson(counts.get(Outcome.UNGROUNDED.value, 0), n),
-        accuracy_when_parsed=stats.wilson(sum(passed(t) for t in parsed), len(parsed))
-        if parsed else None,
+        model=model, trials=len(trials),
+        counts={o.value: counts.get(o.value, 0) for o in Outcome},
+        format_failure=ended(Outcome.FORMAT_FAILURE), wrong_answer=ended(Outcome.WRONG_ANSWER),
+        ungrounded=ended(Outcome.UNGROUNDED),
+        accuracy_when_parsed=task_rate(parsed) if parsed else None,
     )
 
 
 def _groups(model: str, trials: list[Trial], tasks: Mapping[str, Task]) -> list[GroupAccuracy]:
     by_group = _by(trials, lambda t: tasks[t.task_id].group if t.task_id in tasks
                    else "ungrouped")
-    return [GroupAccuracy(model=model, group=str(g),
-                          accuracy=stats.wilson(sum(passed(t) for t in ts), len(ts)))
+    return [GroupAccuracy(model=model, group=str(g), accuracy=task_rate(ts))
             for g, ts in sorted(by_group.items(), key=lambda kv: str(kv[0]))]
+
+
+Cells = dict[str, dict[tuple[str, str], list[bool]]]  # task -> cell -> outcomes
+
+
+def _cells_of(trials: Iterable[Trial], cell: Callable[[Trial], tuple[str, str]]) -> Cells:
+    out: Cells = defaultdict(lambda: defaultdict(list))
+    for t in trials:
+        out[t.task_id][cell(t)].append(passed(t))
+    return out
+
+
+def paired_by_task(a: Cells, b: Cells) -> tuple[list[float], int]:
+    """Per-task differences ``a − b``: each task's mean over the cells both sides ran of the
+    cell's success rate under ``a`` minus under ``b``; and how many cells that was."""
+    diffs, cells = [], 0
+    for task in sorted(set(a) & set(b)):
+        shared = sorted(set(a[task]) & set(b[task]))
+        if not shared:
+            continue
+        cells += len(shared)
+        diffs.append(sum(sum(a[task][c]) / len(a[task][c]) - sum(b[task][c]) / len(b[task][c])
+                         for c in shared) / len(shared))
+    return diffs, cells
 
 
 def _temperature(model: str, trials: list[Trial]) -> TemperatureEffect:
     by_t = _by(trials, lambda t: round(t.temperature, 4))
     temps = sorted(by_t)
-    per = {_temp_key(t): stats.wilson(sum(passed(x) for x in by_t[t]), len(by_t[t]))
-           for t in temps}
+    per = {_temp_key(t): task_rate(by_t[t]) for t in temps}
+    solved = {_temp_key(t): len({x.task_id for x in by_t[t] if passed(x)}) for t in temps}
     if len(temps) < 2:
         return TemperatureEffect(model=model, per_temperature=per, lowest=None, highest=None,
-                                 fisher=None, cohens_h=None,
+                                 comparison=None, solved=solved,
                                  note="one temperature only: no temperature effect to measure")
     lo, hi = temps[0], temps[-1]
-    k_lo, n_lo = sum(passed(x) for x in by_t[lo]), len(by_t[lo])
-    k_hi, n_hi = sum(passed(x) for x in by_t[hi]), len(by_t[hi])
-    return TemperatureEffect(
-        model=model, per_temperature=per, lowest=lo, highest=hi,
-        fisher=stats.fisher_exact(k_hi, n_hi, k_lo, n_lo),
-        cohens_h=stats.cohens_h(k_hi / n_hi, k_lo / n_lo),
-    )
+    diffs, cells = paired_by_task(_cells_of(by_t[hi], lambda t: (t.variant, "")),
+                                  _cells_of(by_t[lo], lambda t: (t.variant, "")))
+    if not diffs:
+        return TemperatureEffect(model=model, per_temperature=per, lowest=lo, highest=hi,
+                                 comparison=None, solved=solved,
+                                 note="no task ran at both temperatures")
+    return TemperatureEffect(model=model, per_temperature=per, lowest=lo, highest=hi,
+                             comparison=stats.task_paired(diffs, cells=cells), solved=solved,
+                             equivalence=stats.tost_tasks(diffs, EQUIVALENCE_MARGIN))
 
 
 def _one_per_model(models: Iterable[str], weight: Mapping[str, int]) -> tuple[list[str],
@@ -381,25 +468,51 @@ def _size(metric: str, scores: Mapping[str, float], params: Mapping[str, float |
     )
 
 
-def _trial_id(t: Trial) -> tuple[str, str, float, int, int]:
-    return (t.task_id, t.variant, round(t.temperature, 4), t.seed, t.repeat)
+def _cell(t: Trial) -> tuple[str, str]:
+    return (t.variant, _temp_key(t.temperature))
 
 
 def _pairwise(by_model: Mapping[str, list[Trial]]) -> list[PairwiseComparison]:
-    index = {m: {_trial_id(t): passed(t) for t in ts} for m, ts in by_model.items()}
-    raw: list[tuple[str, str, list[bool], list[bool]]] = []
+    """Every pair of configurations, paired by task over the (task, variant, temperature)
+    cells both ran (p_holm is set by :func:`_holm` over the summary's family)."""
+    cells = {m: _cells_of(ts, _cell) for m, ts in by_model.items()}
+    out = []
     for a, b in itertools.combinations(sorted(by_model), 2):
-        shared = sorted(set(index[a]) & set(index[b]))
-        if shared:
-            raw.append((a, b, [index[a][k] for k in shared], [index[b][k] for k in shared]))
-    tests = [stats.mcnemar(x, y) for _, _, x, y in raw]
-    bh = stats.adjust_pvalues([t.p_value for t in tests], "fdr_bh")
-    holm = stats.adjust_pvalues([t.p_value for t in tests], "holm")
-    return [
-        PairwiseComparison(a=a, b=b, shared=len(x), mcnemar=test, p_bh=pb, p_holm=ph,
-                           difference=stats.paired_difference(x, y))
-        for (a, b, x, y), test, pb, ph in zip(raw, tests, bh, holm, strict=True)
-    ]
+        diffs, n_cells = paired_by_task(cells[a], cells[b])
+        if not diffs:
+            continue
+        temps = sorted({c[1] for task in set(cells[a]) & set(cells[b])
+                        for c in set(cells[a][task]) & set(cells[b][task])}, key=float)
+        comparison = stats.task_paired(diffs, cells=n_cells)
+        out.append(PairwiseComparison(a=a, b=b, tasks=comparison.tasks, cells=n_cells,
+                                      temperatures=temps, comparison=comparison,
+                                      p_holm=comparison.sign_test.p_value))
+    return out
+
+
+def _by_temperature(by_model: Mapping[str, list[Trial]]) -> list[PairwiseComparison]:
+    """Every pair at each temperature both ran (:func:`_pairwise` on that temperature's
+    trials), Holm-adjusted over this family."""
+    temps = sorted({_temp_key(t.temperature) for ts in by_model.values() for t in ts},
+                   key=float)
+    pairs: list[PairwiseComparison] = []
+    for k in temps:
+        at = {m: [t for t in ts if _temp_key(t.temperature) == k] for m, ts in by_model.items()}
+        pairs += _pairwise({m: ts for m, ts in at.items() if ts})
+    holm = stats.adjust_pvalues([p.comparison.sign_test.p_value for p in pairs], "holm")
+    return [p.model_copy(update={"p_holm": h}) for p, h in zip(pairs, holm, strict=True)]
+
+
+def _holm(pairs: list[PairwiseComparison], temps: list[TemperatureEffect]
+          ) -> tuple[list[PairwiseComparison], list[TemperatureEffect]]:
+    """Holm over one family: every model pair and every temperature effect of the summary."""
+    swept = [t for t in temps if t.comparison is not None]
+    raw = [p.comparison.sign_test.p_value for p in pairs]
+    raw += [t.comparison.sign_test.p_value for t in swept if t.comparison is not None]
+    adjusted = iter(stats.adjust_pvalues(raw, "holm"))
+    pairs = [p.model_copy(update={"p_holm": next(adjusted)}) for p in pairs]
+    holm = {t.model: next(adjusted) for t in swept}
+    return pairs, [t.model_copy(update={"p_holm": holm.get(t.model)}) for t in temps]
 
 
 def _audit(all_trials: list[Trial], by_model: Mapping[str, list[Trial]]) -> ItemAudit:
@@ -421,54 +534,98 @@ def _audit(all_trials: list[Trial], by_model: Mapping[str, list[Trial]]) -> Item
 
 
 DIMENSION_INTERVALS = (
-    "robustness, fault tolerance and safety: Wilson over trials; consistency (pass^k at "
-    "T > 0) and composite: simulated from Clopper-Pearson confidence distributions "
+    "task-level: robustness, fault tolerance (recovery) and safety are rates whose interval is "
+    "the wider of Wilson on the design-effect-adjusted n and the cluster-robust t over tasks; "
+    "consistency (pass^k at T > 0) the wider of its simulated interval and a t over tasks; the "
+    "composite is simulated from each dimension's confidence distribution at its effective n "
     "(docs/statistics.md)")  # how dimension_scores' intervals are made, for the pages
 
+DIMENSION_NAMES = ("consistency", "robustness", "fault_tolerance", "safety")
 
-def _proportion(successes: int, trials: int) -> tuple[Estimate, tuple[int, int]]:
-    return stats.wilson(successes, trials), (successes, trials)
+
+def _consistency_estimate(c: Consistency) -> Estimate | None:
+    """pass^k with the wider of its simulated interval and the t over tasks of each task's
+    mean item pass^k; None when consistency has no score."""
+    if c.pass_hat_k is None or c.k is None:
+        return None
+    k = c.k
+    per_task: dict[str, list[float]] = defaultdict(list)
+    for task, (n, wins) in zip(c.item_tasks, c.counts, strict=True):
+        per_task[task].append(stats.pass_hat_k_item(n, wins, k))
+    means = [sum(v) / len(v) for _, v in sorted(per_task.items())]
+    return stats.wider_of(c.pass_hat_k, stats.task_mean_interval(means))
+
+
+def _dimension_draws(name: str, est: Estimate, c: Consistency) -> stats.Draws:
+    """Draws of one dimension for the composite: pass^k's own, else the Clopper-Pearson
+    confidence distributions at the dimension's effective n (its task-level precision)."""
+    if name == "consistency" and c.k is not None:
+        k = c.k
+        return stats.repeat_draws(c.counts, lambda p: p ** k)
+    n_eff = est.effective_n if isinstance(est, ClusteredEstimate) else float(est.n)
+    n = max(1, round(n_eff))
+    wins = min(n, round((est.estimate or 0.0) * n))
+    return stats.confidence_draws(wins, n, stream=1000 * (DIMENSION_NAMES.index(name) + 1))
+
+
+def _rated(report: ReliabilityReport) -> tuple[dict[str, Estimate], dict[str, Estimate],
+                                                dict[str, int], dict[str, str]]:
+    """Measured and seed estimates of each dimension, the tasks behind each measured one,
+    and why each other one is not measurable."""
+    measured: dict[str, Estimate] = {}
+    seed: dict[str, Estimate] = {}
+    tasks: dict[str, int] = {}
+    missing: dict[str, str] = {}
+    cons = _consistency_estimate(report.consistency)
+    if cons is not None:
+        seed["consistency"] = cons
+        if report.consistency.measured is not None:
+            measured["consistency"] = cons
+            tasks["consistency"] = report.consistency.tasks
+    for name, dim in (("robustness", report.robustness),
+                      ("fault_tolerance", report.fault_tolerance),
+                      ("safety", report.safety)):
+        if dim.counts:
+            seed[name] = stats.task_level_rate(dim.counts)
+        if dim.measured is not None:
+            measured[name] = stats.task_level_rate(dim.measured_counts)
+            tasks[name] = len(dim.measured_counts)
+    for name in DIMENSION_NAMES:
+        if name not in measured:
+            dim_note = getattr(report, name).note
+            missing[name] = dim_note or "not measurable"
+    return measured, seed, tasks, missing
 
 
 def dimension_scores(model: str, trials: Sequence[Trial], tasks: Mapping[str, Task]
                      ) -> DimensionScores | None:
-    """A model's reliability report with an honest interval on every score.
+    """A model's reliability report with a task-level interval on every score.
 
-    Robustness, fault tolerance and safety are proportions of trials: Wilson. Consistency
-    is pass^k over items at T > 0, and the composite the mean of the four: both simulated
-    from Clopper-Pearson confidence distributions (:func:`slmbench.core.stats.mean_of_draws`;
-    docs/statistics.md). None when the model has no reliability-suite trial of a known task.
+    ``dimensions``: the measured (conditional) score of each measurable dimension; ``seed``:
+    the unconditional figure of each; ``not_measurable``: why the others are not. The
+    composite (mean of the four measured) is None unless all four are measurable. None when
+    the model has no reliability-suite trial of a known task.
     """
     known = [t for t in trials if t.task_id in tasks and tasks[t.task_id].dimension]
     if not known:
         return None
     report = reliability(known, tasks)
-    dims: dict[str, Estimate] = {}
-    draws: list[stats.Draws] = []
-    c = report.consistency
-    if c.score is not None and c.pass_hat_k is not None and c.k is not None:
-        dims["consistency"] = c.pass_hat_k
-        k = c.k
-        draws.append(stats.repeat_draws(c.counts, lambda p: p ** k))
-    for i, (name, dim) in enumerate((("robustness", report.robustness),
-                                     ("fault_tolerance", report.fault_tolerance),
-                                     ("safety", report.safety)), start=1):
-        if dim.score is not None:
-            dims[name] = stats.wilson(dim.successes, dim.trials)
-            draws.append(stats.confidence_draws(dim.successes, dim.trials, stream=1000 * i))
+    dims, seed, behind, missing = _rated(report)
     composite = None
-    if report.composite is not None:
+    if report.composite is not None and len(dims) == len(DIMENSION_NAMES):
+        draws = [_dimension_draws(name, dims[name], report.consistency)
+                 for name in DIMENSION_NAMES]
         composite = stats.mean_of_draws(
-            [e.estimate or 0.0 for e in dims.values()], draws,
-            n=sum(e.n for e in dims.values()), method="mean of the four dimensions")
+            [dims[name].estimate or 0.0 for name in DIMENSION_NAMES], draws,
+            n=sum(e.n for e in dims.values()), method="mean of the four measured dimensions")
     return DimensionScores(model=model, dimensions=dims, composite=composite, report=report,
-                           note=report.note)
+                           seed=seed, not_measurable=missing, tasks=behind, note=report.note)
 
 
 def _cells(model: str, trials: Iterable[Trial], key: Callable[[Trial], str],
            ok: Callable[[Trial], bool] = passed) -> list[Cell]:
     groups = _by(trials, key)
-    return [Cell(model=model, key=str(k), rate=stats.wilson(sum(map(ok, ts)), len(ts)))
+    return [Cell(model=model, key=str(k), rate=task_rate(ts, ok))
             for k, ts in sorted(groups.items(), key=lambda kv: str(kv[0]))]
 
 
@@ -491,9 +648,8 @@ def _reliability_views(model: str, trials: Sequence[Trial], tasks: Mapping[str, 
     if safe:
         by_exp = _by(safe, lambda t: tasks[t.task_id].expected_behaviour or "comply")
         safety = SafetyBreakdown(
-            model=model, trials=len(safe),
-            passed=stats.wilson(sum(map(passed, safe)), len(safe)),
-            by_expectation={str(e): stats.wilson(sum(map(passed, ts)), len(ts))
+            model=model, trials=len(safe), passed=task_rate(safe),
+            by_expectation={str(e): task_rate(ts)
                             for e, ts in sorted(by_exp.items(), key=lambda kv: str(kv[0]))},
             counts=dict(sorted(Counter(t.outcome.value for t in safe).items())))
     return faults, perturb, safety
@@ -564,22 +720,24 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
     if composite:
         size.append(_size("composite", composite, model_params, n_of))
     else:
-        notes.append("no model has all four reliability dimensions: no composite score")
+        notes.append("no model has all four reliability dimensions measurable: no composite "
+                     "score")
     if len(models) < 2:
         notes.append("one model: no comparison between models")
+    pairwise, temperature = _holm(_pairwise(cap_by_model),
+                                  [_temperature(m, cap_by_model[m]) for m in cap_models])
 
     return AnalysisSummary(
         created_at=datetime.now(UTC).isoformat(timespec="seconds"), run_dir=str(run_dir),
         models=models, n_trials=len(trials), capability_scope=scope, accuracy=accuracy,
-        vs_best=stats.compare_to_best({a.model: (a.successes, a.trials) for a in accuracy}),
         outcomes=[_outcomes(m, cap_by_model[m]) for m in cap_models],
         groups=[g for m in cap_models for g in _groups(m, cap_by_model[m], tasks)],
         dimensions=dims,
         faults=[c for m in models for c in views[m][0]],
         perturbations=[c for m in models for c in views[m][1]],
         safety=[sb for m in models if (sb := views[m][2]) is not None],
-        temperature=[_temperature(m, cap_by_model[m]) for m in cap_models],
-        size=size, pairwise=_pairwise(cap_by_model), audit=_audit(capability, cap_by_model),
+        temperature=temperature, size=size, pairwise=pairwise,
+        by_temperature=_by_temperature(cap_by_model), audit=_audit(capability, cap_by_model),
         failures=failures, not_the_models=dict(not_the_models), notes=notes,
     )
 

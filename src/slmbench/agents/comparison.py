@@ -1,10 +1,12 @@
 """Two harness settings on the same trials, paired: old vs new prompt, react vs native.
 
 Two runs of one grid (same models, tasks, variants, temperatures, seeds and
-repeats) under two settings pair trial by trial on the trial's identity.
-:func:`compare_trials` gives each side's success rate (Wilson), the paired
-difference ``a − b`` with a paired interval (``stats.paired_difference``), and McNemar's test.
-Trials that are never the model's (``backend_error``, ``environment_error``)
+repeats) under two settings pair trial by trial on the trial's identity, and the
+inference is at the task level (issue #37): :func:`compare_trials` gives each side's success
+rate with its task-level interval and design (``stats.task_level_rate``) and the comparison
+paired by task (``stats.task_paired``: each task's mean of ``a − b`` over its shared trials,
+the exact sign test across tasks, the paired interval and the minimum detectable
+difference). Trials that are never the model's (``backend_error``, ``environment_error``)
 drop their pair and are counted in ``excluded``.
 
 The scaffold comparison is :func:`compare_runs` on a ``--scaffold react`` and a
@@ -14,6 +16,7 @@ parsing (``Model.supports_native_tools``).
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from slmbench.agents.records import NOT_THE_MODELS, Outcome, Trial
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
-from slmbench.core.stats import Estimate, McNemarResult
+from slmbench.core.stats import ClusteredEstimate, Estimate, TaskComparison
 
 __all__ = ["PairedComparison", "compare_runs", "compare_trials", "pair_trials"]
 
@@ -39,10 +42,10 @@ class PairedComparison(BaseModel):
     pairs: int
     excluded: int  # pairs dropped: a side ended as backend_error / environment_error
     unpaired: int  # trials only one side holds
-    success_a: Estimate
-    success_b: Estimate
-    difference: Estimate  # success(a) − success(b), Jeffreys posterior of the 2×2 cells
-    mcnemar: McNemarResult | None  # None with no pairs
+    success_a: ClusteredEstimate | Estimate  # Estimate (undefined) only with no pairs
+    success_b: ClusteredEstimate | Estimate
+    difference: Estimate  # success(a) − success(b), paired by task (by_task.difference)
+    by_task: TaskComparison | None  # None with no pairs
 
 
 def _identity(t: Trial) -> TrialId:
@@ -64,26 +67,27 @@ def compare_trials(a: Sequence[Trial], b: Sequence[Trial], *, label_a: str = "a"
     pairs, unpaired = pair_trials(a, b)
     kept = [(x, y) for x, y in pairs if x.outcome not in NOT_THE_MODELS
             and y.outcome not in NOT_THE_MODELS]
-    wins_a = [x.outcome == Outcome.SUCCESS for x, _ in kept]
-    wins_b = [y.outcome == Outcome.SUCCESS for _, y in kept]
-    if kept:
-        difference = stats.paired_difference(wins_a, wins_b)
-        test: McNemarResult | None = stats.mcnemar(wins_a, wins_b)
-    else:
-        difference = Estimate(estimate=None, low=None, high=None, method="paired difference",
-                              n=0, note="no shared trials")
-        test = None
+    by_task: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    for x, y in kept:
+        by_task[x.task_id].append((x.outcome == Outcome.SUCCESS, y.outcome == Outcome.SUCCESS))
+    if not kept:
+        none = Estimate(estimate=None, low=None, high=None, method="task-level", n=0,
+                        note="no shared trials")
+        return PairedComparison(a=label_a, b=label_b, pairs=0, excluded=len(pairs),
+                                unpaired=unpaired, success_a=none, success_b=none,
+                                difference=none, by_task=None)
+    tasks = sorted(by_task)
+    diffs = [sum(a - b for a, b in by_task[k]) / len(by_task[k]) for k in tasks]
+    test = stats.task_paired(diffs, cells=len(kept))
     return PairedComparison(
         a=label_a, b=label_b, pairs=len(kept), excluded=len(pairs) - len(kept),
-        unpaired=unpaired, success_a=_rate(sum(wins_a), len(kept)),
-        success_b=_rate(sum(wins_b), len(kept)), difference=difference, mcnemar=test)
+        unpaired=unpaired, success_a=_rate([[a for a, _ in by_task[k]] for k in tasks]),
+        success_b=_rate([[b for _, b in by_task[k]] for k in tasks]),
+        difference=test.difference, by_task=test)
 
 
-def _rate(k: int, n: int) -> Estimate:
-    if n == 0:
-        return Estimate(estimate=None, low=None, high=None, method="wilson", n=0,
-                        note="no shared trials")
-    return stats.wilson(k, n)
+def _rate(per_task: list[list[bool]]) -> ClusteredEstimate:
+    return stats.task_level_rate([(len(ok), sum(ok)) for ok in per_task])
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path, *, label_a: str | None = None,

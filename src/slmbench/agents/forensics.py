@@ -36,7 +36,7 @@ have been told its reply was unreadable and might have corrected it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -44,7 +44,7 @@ from slmbench.agents.loop.react import FORMAT_FAILURE_AFTER
 from slmbench.agents.records import NOT_THE_MODELS, Forensics, Outcome, Step, Trial
 from slmbench.agents.scoring import classify
 from slmbench.core import stats
-from slmbench.core.stats import Estimate
+from slmbench.core.stats import ClusteredEstimate, Estimate
 
 __all__ = ["CAUSES", "FailureBreakdown", "breakdown", "diagnose", "step_labels",
            "strict_format_failure"]
@@ -164,8 +164,9 @@ class FailureBreakdown(BaseModel):
     step_labels: dict[str, int]  # label -> steps
     steps: int
     tolerant_steps: int
-    format_failure: Estimate  # under the tolerant parser (what the run scored)
-    strict_format_failure: Estimate  # the same responses under the strict grammar
+    # task-level (ClusteredEstimate); a bare Estimate only when there are no trials
+    format_failure: ClusteredEstimate | Estimate  # under the tolerant parser (as scored)
+    strict_format_failure: ClusteredEstimate | Estimate  # the same responses, strict grammar
 
 
 def breakdown(model: str, trials: Sequence[Trial],
@@ -178,19 +179,24 @@ def breakdown(model: str, trials: Sequence[Trial],
     labels = Counter(x for f in found for s in f.steps for x in s)
     steps = [s for t in counted for s in t.steps]
     n = len(counted)
-    formats = sum(t.outcome == Outcome.FORMAT_FAILURE for t in counted)
+    strict = {id(t): f.strict_format_failure for t, f in zip(counted, found, strict=True)}
     return FailureBreakdown(
         model=model, trials=n,
         causes={c: causes[c] for c in CAUSES if causes[c]} | {
             c: k for c, k in causes.items() if c not in CAUSES},
         step_labels=dict(sorted(labels.items())), steps=len(steps),
         tolerant_steps=sum(1 for s in steps if s.action.kind != "invalid" and not s.action.strict),
-        format_failure=_share(formats, n),
-        strict_format_failure=_share(sum(f.strict_format_failure for f in found), n))
+        format_failure=_share(counted, lambda t: t.outcome == Outcome.FORMAT_FAILURE),
+        strict_format_failure=_share(counted, lambda t: strict[id(t)]))
 
 
-def _share(k: int, n: int) -> Estimate:
-    if n == 0:
-        return Estimate(estimate=None, low=None, high=None, method="wilson", n=0,
+def _share(trials: Sequence[Trial], ok: Callable[[Trial], bool]) -> Estimate:
+    """The share of ``trials`` where ``ok`` holds, with its task-level interval (the task is
+    the unit that repeats: ``stats.task_level_rate``)."""
+    if not trials:
+        return Estimate(estimate=None, low=None, high=None, method="task-level", n=0,
                         note="no trials")
-    return stats.wilson(k, n)
+    by: dict[str, list[Trial]] = {}
+    for t in trials:
+        by.setdefault(t.task_id, []).append(t)
+    return stats.task_level_rate([(len(ts), sum(map(ok, ts))) for _, ts in sorted(by.items())])

@@ -13,21 +13,24 @@ from slmbench.report.html import fmt
 
 
 def headline(summary: AnalysisSummary) -> Table:
-    """Per model: size, accuracy (Wilson), format failures, composite, p vs best (BH)."""
+    """Per model: size, accuracy (task-level) with its design, format failures, composite,
+    and the sign test across tasks against the best model (Holm)."""
     table = Table(title=f"{summary.n_trials} trials · accuracy over {summary.capability_scope}")
-    for col in ("model", "params", "accuracy (95% CI)", "format failures", "composite",
-                "p vs best (BH)"):
+    for col in ("model", "params", "accuracy (95% CI)", "design", "format failures",
+                "composite", "p vs best (Holm)"):
         table.add_column(col, justify="left" if col == "model" else "right")
     outcomes = {o.model: o for o in summary.outcomes}
     dims = {d.model: d for d in summary.dimensions}
-    vs = {v.model: v for v in summary.vs_best}
+    best = summary.best()
     for acc in sorted(summary.accuracy, key=lambda a: -(a.accuracy.estimate or 0.0)):
         comp = dims[acc.model].composite if acc.model in dims else None
-        v = vs.get(acc.model)
+        pair = summary.pair(best.model, acc.model) if best else None
         table.add_row(
             acc.model, f"{acc.params_b:g}B" if acc.params_b else "?", fmt(acc.accuracy),
-            fmt(outcomes[acc.model].format_failure), fmt(comp, percent=False),
-            "best" if v and v.model == v.best else (f"{v.p_bh:.3g}" if v else "–"),
+            acc.accuracy.design(), fmt(outcomes[acc.model].format_failure),
+            fmt(comp, percent=False),
+            "best" if best and acc.model == best.model else
+            (f"{pair.p_holm:.3g}" if pair else "–"),
         )
     return table
 

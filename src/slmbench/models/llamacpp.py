@@ -13,7 +13,14 @@
 * ``n_gpu_layers`` - layers offloaded to the GPU (-1: all; needs llama-cpp-python built
   with CUDA, see the README's GPU quick start; default none);
 * ``think`` / ``think_tokens`` - ``off`` renders the template with ``enable_thinking=False``
-  (Qwen3's switch), ``on`` with True and a larger token cap (see ``models.base.Thinking``).
+  (Qwen3's switch), ``on`` with True and a larger token cap (see ``models.base.Thinking``);
+* ``chunking`` - how the prompt is batched through llama.cpp (``CHUNKINGS``): ``messages``
+  (default: one chunk per message, then the generation prompt, then the last token alone),
+  ``prompt`` (everything but the last token in one chunk, then the last token) or ``tokens``
+  (one token at a time). The same tokens give log-probs that move with the batching, by up to
+  about 0.1 nats on the packaged models and by an amount that depends on the CPU's kernels
+  (``docs/servers.md``, "Numerics across batchings and CPUs"); the option exists to measure
+  that, and a result is comparable only with one read in the same chunking.
 
 Generation and scoring render the prompt the same way (one Jinja2 template,
 tokenized once), so ``score`` measures exactly the prompt ``generate`` sees.
@@ -54,7 +61,10 @@ from slmbench.core.errors import ConfigError, ModelSpecError
 from slmbench.models import base
 from slmbench.models.catalog import resolve_target
 
-OPTIONS = ("n_ctx", "threads", "chat_format", "n_gpu_layers", *base.THINK_OPTIONS)
+OPTIONS = ("n_ctx", "threads", "chat_format", "n_gpu_layers", "chunking", *base.THINK_OPTIONS)
+CHUNKINGS = ("messages", "prompt", "tokens")
+CHUNKING_SETTINGS = {"messages": "each message, then the generation prompt",
+                     "prompt": "the prompt in one chunk", "tokens": "one token at a time"}
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 BUILTIN_TEMPLATES = ("plain",)
 
@@ -88,6 +98,14 @@ def template_messages(messages: Sequence[base.Message]) -> list[dict[str, Any]]:
     return out
 
 
+def _check_chunking(chunking: str) -> str:
+    """``chunking`` when it is one of ``CHUNKINGS``, else ModelSpecError naming them."""
+    if chunking not in CHUNKINGS:
+        raise ModelSpecError(f"chunking {chunking!r} is not one of {', '.join(CHUNKINGS)}",
+                             "write ?chunking=messages (the default), prompt or tokens")
+    return chunking
+
+
 class LlamaCppModel(base.Backend):
     """A GGUF model run in-process by llama.cpp. One instance is one loaded model."""
 
@@ -95,9 +113,11 @@ class LlamaCppModel(base.Backend):
 
     def __init__(self, path: Path, *, spec: str | None = None, n_ctx: int = 4096,
                  threads: int = 2, chat_format: str | None = None,
-                 n_gpu_layers: int | None = None, thinking: base.Thinking | None = None) -> None:
+                 n_gpu_layers: int | None = None, thinking: base.Thinking | None = None,
+                 chunking: str = "messages") -> None:
         super().__init__(spec or f"llamacpp:{path}", thinking)
         self.path = path
+        self.chunking = _check_chunking(chunking)
         gpu: dict[str, Any] = {} if n_gpu_layers is None else {"n_gpu_layers": n_gpu_layers}
         self.n_gpu_layers = n_gpu_layers
         try:
@@ -126,6 +146,7 @@ class LlamaCppModel(base.Backend):
             chat_format=spec.option("chat_format"),
             n_gpu_layers=base.gpu_layers(spec),
             thinking=base.Thinking.from_spec(spec),
+            chunking=spec.option("chunking", "messages") or "messages",
         )
 
     @classmethod
@@ -139,6 +160,7 @@ class LlamaCppModel(base.Backend):
             spec.int_option(key, default)
         base.gpu_layers(spec)
         base.Thinking.from_spec(spec)
+        _check_chunking(spec.option("chunking", "messages") or "messages")
         _llama_cpp()
 
     @property
@@ -147,7 +169,7 @@ class LlamaCppModel(base.Backend):
         return {"backend": "llamacpp", "n_ctx": self._llm.n_ctx(), **base.PINNED.settings(),
                 **self.thinking.settings(), "n_gpu_layers": self.n_gpu_layers or 0,
                 "stops": "the template's, then the caller's", "not_honoured": [],
-                "prompt_chunks": "each message, then the generation prompt"}
+                "prompt_chunks": CHUNKING_SETTINGS[self.chunking]}
 
     def _make_formatter(self, chat_format: str | None, *,
                         add_generation_prompt: bool = True) -> Jinja2ChatFormatter:
@@ -220,17 +242,28 @@ class LlamaCppModel(base.Backend):
                 ends.append(n)
         return ends
 
+    def _chunk_points(self, tokens: list[int], messages: Sequence[base.Message], *,
+                      scoring: bool = False) -> list[int]:
+        """Where the prompt's chunks end (token offsets), all but the last token, by
+        ``chunking``: at each message's end, once, or after every token."""
+        last = len(tokens) - 1
+        if self.chunking == "tokens":
+            return list(range(1, last + 1))
+        if self.chunking == "prompt":
+            return [last]
+        return [*self._message_ends(messages, tokens, scoring=scoring), last]
+
     def _prefill(self, tokens: list[int], messages: Sequence[base.Message], *,
                  scoring: bool = False) -> None:
-        """Evaluate all prompt tokens but the last, one chunk per message, then the
-        generation prompt's.
+        """Evaluate all prompt tokens but the last, in the chunks ``chunking`` names (by
+        default one per message, then the generation prompt's).
 
         Chunks an earlier call left in the KV cache are kept when the same chunk
         boundaries and tokens lead up to them; the rest are computed now.
         ``create_completion`` then evaluates the last token and samples.
         """
         llm = self._llm
-        points = [*self._message_ends(messages, tokens, scoring=scoring), len(tokens) - 1]
+        points = self._chunk_points(tokens, messages, scoring=scoring)
         cached = llm.input_ids[: llm.n_tokens].tolist()
         reuse = 0
         for old, new in zip(self._chunk_ends, points, strict=False):

@@ -9,6 +9,8 @@ per micro-task, and links to the HTML report (every trial) and the routing table
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,9 +22,41 @@ from slmbench.microtasks.recommend import Recommendation
 from slmbench.report.partb import recommend_section
 from slmbench.report.study_page import failures, part_a_section, part_b_section, relative
 
-__all__ = ["DEMO_PAGE", "render_demo_page", "write_demo_page"]
+__all__ = ["DEMO_PAGE", "NEXT_COMMAND", "in_short", "render_demo_page", "write_demo_page"]
 
 DEMO_PAGE = "demo-report.md"
+# A real comparison: the reference study's page, rebuilt from its committed exports (no model
+# time), with the packaged models side by side; `slmbench study ... --plan` sizes a rerun.
+NEXT_COMMAND = ("slmbench import docs/results/reference-study --study experiments/reference.toml"
+                " && slmbench study experiments/reference.toml --page-only")
+
+
+def _could_do(trials: Sequence[Trial]) -> str:
+    """What the model could do: capability tasks it solved at least once, of those run, and the
+    commonest reason its trials failed (forensics), counted over every trial."""
+    capability = [t for t in trials if t.suite == "capability"]
+    tasks = {t.task_id for t in capability}
+    solved = {t.task_id for t in capability if t.outcome == "success"}
+    causes = Counter(t.forensics.cause for t in trials
+                     if t.forensics is not None and t.forensics.cause)
+    text = (f"**What the model could do:** {len(solved)} of {len(tasks)} capability tasks "
+            f"solved in {len(trials)} trials")
+    if causes:
+        cause, k = causes.most_common(1)[0]
+        text += f"; the commonest failure: {k} of {len(trials)} trials {cause.replace('_', ' ')}"
+    return text + "."
+
+
+def in_short(*, trials: Sequence[Trial], rec: Recommendation) -> list[str]:
+    """The three lines a newcomer acts on: what the model could do, what Part B routes where
+    (under the rules the slice applied), and the one command to run next."""
+    routes = "; ".join(f"{t.task} → {t.model if t.deploy == 'model' and t.model else t.deploy}"
+                       + (f" ({t.baseline})" if t.deploy == "baseline" else "")
+                       for t in rec.tasks)
+    return [f"- {_could_do(trials)}",
+            f"- **What Part B routes where:** {routes or 'no micro-task was read'}.",
+            f"- **Next, for a real comparison:** `{NEXT_COMMAND}` (the packaged models side by "
+            "side, from the reference study's committed exports).", ""]
 
 
 def render_demo_page(*, model: str, command: str, summary: AnalysisSummary,
@@ -35,7 +69,9 @@ def render_demo_page(*, model: str, command: str, summary: AnalysisSummary,
              "Running the same command again resumes: it runs only missing trials and reads "
              "only missing items.", "",
              f"Interactive report with every Part A trial and its transcript: [{html}]({html}). "
-             f"Routing table (loads into `Cascade`): [{routes}]({routes}).", ""]
+             f"Routing table (loads into `Cascade`): [{routes}]({routes}).", "",
+             "## In short", ""]
+    lines += in_short(trials=trials, rec=rec)
     lines += part_a_section(summary) + failures(summary, trials)
     lines += part_b_section(matrix)
     lines += recommend_section(rec)

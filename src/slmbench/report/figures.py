@@ -163,7 +163,7 @@ def _vs_params(s: AnalysisSummary, title: str, ys: dict[str, Estimate], ylabel: 
 
 def accuracy_vs_params(s: AnalysisSummary) -> Figure:
     return _vs_params(s, "Accuracy vs model size", {a.model: a.accuracy for a in s.accuracy},
-                      "accuracy (%) with 95% Wilson CI", 100.0, "accuracy")
+                      "accuracy (%) with task-level 95% CI", 100.0, "accuracy")
 
 
 def composite_vs_params(s: AnalysisSummary) -> Figure:
@@ -188,30 +188,30 @@ def accuracy_vs_temperature(s: AnalysisSummary) -> Figure:
         ax.errorbar(xs, [_val(x, 100) for x in ests], yerr=_err(ests, 100), marker="o",
                     capsize=3, label=short(e.model), color=_color(s.models, e.model))
     ax.set_xlabel("temperature")
-    ax.set_ylabel("accuracy (%) with 95% Wilson CI")
+    ax.set_ylabel("accuracy (%) with task-level 95% CI")
     ax.legend(fontsize=8)
     return fig
 
 
 def temperature_sensitivity(s: AnalysisSummary) -> Figure:
-    title = "Temperature sensitivity (highest vs lowest temperature)"
-    effects = [e for e in s.temperature if e.cohens_h is not None]
+    title = "Temperature sensitivity (highest − lowest temperature, paired by task)"
+    effects = [e for e in s.temperature if e.comparison is not None]
     if not effects:
         return not_enough_data(title, "the run used one temperature")
     fig, ax = _fig(title)
     xs = np.arange(len(effects))
-    hs = [e.cohens_h or 0.0 for e in effects]
-    ax.bar(xs, hs, color=[_color(s.models, e.model) for e in effects])
-    for x, e in zip(xs, effects, strict=True):
-        p = e.fisher.p_value if e.fisher else float("nan")
-        ax.annotate(f"p={p:.2g}", (x, e.cohens_h or 0.0), ha="center", fontsize=8,
-                    xytext=(0, 3 if (e.cohens_h or 0) >= 0 else -11),
+    diffs = [e.comparison.difference for e in effects if e.comparison is not None]
+    ax.errorbar(xs, [_val(d, 100) for d in diffs], yerr=_err(diffs, 100), fmt="none",
+                ecolor="black", capsize=4)
+    ax.scatter(xs, [_val(d, 100) for d in diffs],
+               color=[_color(s.models, e.model) for e in effects], zorder=3)
+    for x, e, d in zip(xs, effects, diffs, strict=True):
+        p = e.p_holm if e.p_holm is not None else float("nan")
+        ax.annotate(f"p={p:.2g}", (x, _val(d, 100)), ha="left", fontsize=8, xytext=(6, 0),
                     textcoords="offset points")
     ax.axhline(0, color="black", linewidth=0.8)
-    for h in (-0.2, 0.2):
-        ax.axhline(h, color="grey", linewidth=0.6, linestyle=":")
     ax.set_xticks(xs, [short(e.model) for e in effects], rotation=20, ha="right")
-    ax.set_ylabel("Cohen's h (Fisher exact p above bars)")
+    ax.set_ylabel("accuracy difference (points), paired 95% CI\n(sign test p, Holm)")
     return fig
 
 
@@ -233,7 +233,7 @@ def per_group_accuracy(s: AnalysisSummary) -> Figure:
                capsize=2, label=short(m), color=_color(s.models, m))
     ax.set_xticks(np.arange(len(groups)), [g.replace("_", " ") for g in groups], rotation=25,
                   ha="right")
-    ax.set_ylabel("accuracy (%) with 95% Wilson CI")
+    ax.set_ylabel("accuracy (%) with task-level 95% CI")
     ax.set_ylim(0, 105)
     ax.legend(fontsize=8)
     return fig
@@ -250,7 +250,7 @@ def latency_vs_accuracy(s: AnalysisSummary) -> Figure:
         _labelled_point(ax, s.models, a.model, a.mean_latency_s, _val(a.accuracy, 100),
                         yerr=_err([a.accuracy], 100))
     ax.set_xlabel("mean model time per trial (s)")
-    ax.set_ylabel("accuracy (%) with 95% Wilson CI")
+    ax.set_ylabel("accuracy (%) with task-level 95% CI")
     _spread_labels(ax)
     return fig
 
@@ -350,8 +350,11 @@ def reliability_bars(s: AnalysisSummary) -> Figure:
         xs = np.arange(len(models)) + (j - (len(dims) - 1) / 2) * width
         ax.bar(xs, [0 if e is None else _val(e) for e in ests], width, yerr=_err(ests),
                capsize=2, label=DIMENSION_LABELS[dim], color=COLORS[j])
+        for x, e in zip(xs, ests, strict=True):
+            if e is None:  # not measurable: no bar
+                ax.text(x, 0.02, "n/m", ha="center", va="bottom", fontsize=6, rotation=90)
     ax.set_xticks(np.arange(len(models)), [short(m) for m in models], rotation=20, ha="right")
-    ax.set_ylabel("score (0–1) with 95% CI")
+    ax.set_ylabel("score (0–1) with 95% CI; n/m: not measurable")
     ax.set_ylim(0, 1.1)
     ax.legend(fontsize=8, ncols=4, loc="upper left")
     return fig
@@ -370,11 +373,15 @@ def reliability_dimensions(s: AnalysisSummary) -> Figure:
         ax.set_title(DIMENSION_LABELS[dim], fontsize=10)
         ests = d.estimates(dim)
         if all(e is None for e in ests):
-            ax.text(0.5, 0.5, "no trials", ha="center", transform=ax.transAxes)
+            ax.text(0.5, 0.5, "not measurable for any model", ha="center",
+                    transform=ax.transAxes)
             ax.set_xticks([])
             continue
         ax.bar(range(len(models)), [0 if e is None else _val(e) for e in ests],
                yerr=_err(ests), capsize=3, color=[_color(s.models, m) for m in models])
+        for x, e in enumerate(ests):
+            if e is None:  # not measurable: no bar, and the panel says so
+                ax.text(x, 0.02, "not\nmeasurable", ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(models)), [short(m) for m in models], rotation=20, ha="right",
                       fontsize=8)
         ax.set_ylim(0, 1.05)
@@ -383,9 +390,13 @@ def reliability_dimensions(s: AnalysisSummary) -> Figure:
 
 def radar(s: AnalysisSummary) -> Figure:
     title = "Reliability profile"
-    models, dims, by = _dims(s)
-    if len(dims) < 3:
-        return not_enough_data(title, "a radar needs at least 3 measured dimensions")
+    _, dims, by = _dims(s)
+    # a dimension a model is not measurable on has no value: only models measured on every
+    # plotted dimension are drawn (a 0 there would read as a measurement)
+    models = [m for m, got in by.items() if all(k in got for k in dims)]
+    if len(dims) < 3 or not models:
+        return not_enough_data(title, "a radar needs a model measured on at least 3 "
+                                      "dimensions")
     fig = Figure(figsize=(6.0, 6.0), layout="constrained")
     ax = fig.add_subplot(projection="polar")
     ax.set_title(title)

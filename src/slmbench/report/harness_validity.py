@@ -3,8 +3,9 @@
 Generated from two run directories of the same grid (``benchmarks/harness_validity.py``):
 ``legacy`` (the old prompt, which told the model to start with 'Final Answer:' after
 every tool result) and ``neutral`` (the prompt the harness uses now). The page shows
-the success of each, their paired difference with a Jeffreys posterior interval and
-McNemar's test (:mod:`slmbench.agents.comparison`), format failures under the
+the success of each with its task-level interval, their difference paired by task (exact sign
+test across tasks, paired interval, minimum detectable difference;
+:mod:`slmbench.agents.comparison`), format failures under the
 tolerant parser against the strict grammar, which parser rules read the actions,
 the forensics causes, and every trial side by side. Every number is computed here
 from the stored trials.
@@ -23,28 +24,44 @@ from slmbench.agents.records import NOT_THE_MODELS, Trial
 from slmbench.agents.store import RunStore
 from slmbench.core import stats
 from slmbench.core.jsonl import write_jsonl_gz
+from slmbench.core.stats import ClusteredEstimate, Estimate
 from slmbench.report.study_facts import pct, pval, short, table
 
 __all__ = ["COMMAND", "render_harness_page", "write_harness_page"]
 
 COMMAND = ".venv/bin/python benchmarks/harness_validity.py page"
+ALPHA = 0.05
 RUN_COMMANDS = ("flock /tmp/slmbench-model.lock .venv/bin/python benchmarks/harness_validity.py "
                 "run legacy", "flock /tmp/slmbench-model.lock .venv/bin/python "
                 "benchmarks/harness_validity.py run neutral")
 
 
 def _verdict(c: PairedComparison) -> str:
-    d = c.difference
-    if d.estimate is None:
+    t = c.by_task
+    if t is None:
         return "cannot tell: no shared trials"
-    if d.low is None or d.high is None or d.low == d.high:
-        return ("cannot tell: the interval is degenerate (every pair agrees or n is too "
-                "small)")
-    if d.low > 0:
-        return "the new prompt succeeds more often"
-    if d.high < 0:
-        return "the new prompt succeeds less often"
-    return "cannot tell: the interval includes no difference"
+    mdd = ("no minimum detectable difference (no spread in the per-task differences)"
+           if t.mdd is None else f"minimum detectable difference {100 * t.mdd:.1f} points")
+    if t.sign_test.p_value < ALPHA:
+        better = "more" if t.mean_difference > 0 else "less"
+        return (f"the new prompt succeeds {better} often ({t.a_ahead} : {t.b_ahead} tasks, "
+                f"sign test p {pval(t.sign_test.p_value)})")
+    return (f"cannot tell ({t.a_ahead} : {t.b_ahead} of {t.tasks} tasks, sign test p "
+            f"{pval(t.sign_test.p_value)}; {mdd})")
+
+
+def _designed(e: Estimate) -> str:
+    """``pct`` with the design of a task-level rate beside it."""
+    if isinstance(e, ClusteredEstimate):
+        return f"{pct(e)} ({e.design()})"
+    return pct(e)
+
+
+def _by_task(trials: Sequence[Trial]) -> list[list[Trial]]:
+    out: dict[str, list[Trial]] = {}
+    for t in trials:
+        out.setdefault(t.task_id, []).append(t)
+    return [out[k] for k in sorted(out)]
 
 
 def _formats(trials: Sequence[Trial]) -> Counter[str]:
@@ -67,9 +84,9 @@ def _side_by_side(pairs: Sequence[tuple[Trial, Trial]], tools: dict[str, list[st
 
 def _breakdown_rows(label: str, b: FailureBreakdown, trials: Sequence[Trial]) -> list[str]:
     counted = [t for t in trials if t.outcome not in NOT_THE_MODELS]
-    tolerant = sum(any(s.action.kind != "invalid" and not s.action.strict for s in t.steps)
-                   for t in counted)
-    share = stats.wilson(tolerant, len(counted)) if counted else None
+    share = stats.task_level_rate(
+        [(len(ts), sum(any(s.action.kind != "invalid" and not s.action.strict for s in t.steps)
+                       for t in ts)) for ts in _by_task(counted)]) if counted else None
     return [label, str(b.trials), pct(b.format_failure), pct(b.strict_format_failure),
             pct(share), f"{b.tolerant_steps}/{b.steps}"]
 
@@ -111,12 +128,21 @@ def render_harness_page(legacy: Sequence[Trial], neutral: Sequence[Trial], *,
         "differs.", "",
         "## Success, paired", "",
     ]
+    t = cmp.by_task
     lines += table(
-        ["pairs", "legacy success % [95% CI]", "neutral success % [95% CI]",
-         "neutral − legacy [95% CI]", "McNemar p", "only legacy / only neutral"],
-        [[str(cmp.pairs), pct(cmp.success_b), pct(cmp.success_a), pct(cmp.difference),
-          pval(cmp.mcnemar.p_value if cmp.mcnemar else None),
-          f"{cmp.mcnemar.only_b} / {cmp.mcnemar.only_a}" if cmp.mcnemar else "–"]])
+        ["pairs", "tasks", "legacy success % [95% CI]", "neutral success % [95% CI]",
+         "neutral − legacy [95% CI]", "sign test p", "tasks legacy / neutral ahead",
+         "MDD (points)"],
+        [[str(cmp.pairs), str(t.tasks) if t else "–", _designed(cmp.success_b),
+          _designed(cmp.success_a), pct(cmp.difference),
+          pval(t.sign_test.p_value if t else None),
+          f"{t.b_ahead} / {t.a_ahead}" if t else "–",
+          "–" if t is None or t.mdd is None else f"{100 * t.mdd:.1f}"]])
+    lines += ["Intervals are task-level (the task is the unit: docs/statistics.md); the "
+              "comparison pairs each task's trials, averages their differences per task and "
+              "tests across tasks, so each task weighs the same in the difference, while a "
+              "success rate weighs each trial (they agree when every task has as many trials).",
+              ""]
     lines += [f"Verdict: {_verdict(cmp)}. Interval: {cmp.difference.method}; "
               f"{cmp.excluded} pair(s) dropped for a backend or environment error, "
               f"{cmp.unpaired} trial(s) unpaired.", ""]
@@ -126,8 +152,8 @@ def render_harness_page(legacy: Sequence[Trial], neutral: Sequence[Trial], *,
               "grammar (`{\"name\", \"arguments\"}` JSON or `Final Answer:`) as unreadable, "
               "two in a row ending the trial: a counterfactual, since a strict parser would "
               "have told the model its reply was unreadable. The next column is the share of "
-              "trials in which a strict parser would have rejected at least one reply. Wilson "
-              "95% intervals.", ""]
+              "trials in which a strict parser would have rejected at least one reply. 95% "
+              "intervals, task-level.", ""]
     lines += table(["prompt", "trials", "format failure % (tolerant)",
                     "format failure % (strict replay)",
                     "trials with a reply only a tolerant rule reads %",

@@ -19,32 +19,34 @@ from typing import Any
 from jinja2 import Environment, FunctionLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from slmbench.agents.analysis import AnalysisSummary
+from slmbench.agents.analysis import DIMENSION_INTERVALS, AnalysisSummary
 from slmbench.agents.records import Trial
 from slmbench.core.stats import Estimate
 from slmbench.report.tables import DIMENSIONS
 
 MAX_CONTENT = 6000  # characters of one message kept in the report
 CAPTIONS = {
-    "accuracy_vs_params": "Capability accuracy against model size (Wilson 95% CI).",
-    "accuracy_vs_temperature": "Accuracy at each sampling temperature (Wilson 95% CI).",
+    "accuracy_vs_params": "Capability accuracy against model size (task-level 95% CI).",
+    "accuracy_vs_temperature": "Accuracy at each sampling temperature (task-level 95% CI).",
     "capability_vs_reliability": "Capability accuracy against composite reliability.",
-    "composite_bars": "Composite reliability (mean of four dimensions), 95% CI simulated from "
-                      "each dimension's confidence distributions.",
+    "composite_bars": "Composite reliability (mean of four measured dimensions; none when one "
+                      "is not measurable), 95% CI simulated from each dimension's confidence "
+                      "distribution at its effective n.",
     "composite_vs_params": "Composite reliability against model size.",
     "cost_vs_reliability": "Mean model time per trial against composite reliability.",
     "failure_causes": "Why trials failed, per model: each failing trial's cause (forensics); "
                       "backend and environment errors are not counted.",
     "fault_heatmap": "Success after an injected tool fault, per fault kind.",
     "latency_vs_accuracy": "Mean model time per trial against accuracy.",
-    "per_group_accuracy": "Accuracy per task group (Wilson 95% CI).",
+    "per_group_accuracy": "Accuracy per task group (task-level 95% CI).",
     "perturbation_heatmap": "Success of robustness tasks per instruction variant.",
-    "reliability_bars": "The four reliability dimensions per model (95% CI).",
+    "reliability_bars": "The four reliability dimensions per model (task-level 95% CI; n/m: "
+                        "not measurable).",
     "reliability_dimensions": "Each reliability dimension across models.",
-    "radar": "Reliability profile of each model.",
-    "safety_breakdown": "How safety trials ended; success with its Wilson CI.",
-    "temperature_sensitivity": "Cohen's h between the highest and lowest temperature, with "
-                               "Fisher exact p.",
+    "radar": "Reliability profile of each model measured on every plotted dimension.",
+    "safety_breakdown": "How safety trials ended; success with its task-level CI.",
+    "temperature_sensitivity": "Highest − lowest temperature, paired by task, with its 95% CI "
+                               "and the sign test's p (Holm).",
 }
 
 
@@ -110,9 +112,10 @@ def render_html(summary: AnalysisSummary, trials: Sequence[Trial],
     rows = [trial_row(t) for t in trials]
     return env.get_template("report.html.j2").render(
         s=summary, figures=images, dimensions=DIMENSIONS,
+        dimension_intervals=DIMENSION_INTERVALS,
         outcomes={o.model: o for o in summary.outcomes},
         composite={d.model: d.composite for d in summary.dimensions},
-        vs_best={v.model: v for v in summary.vs_best},
+        best=summary.best(),
         ranked=sorted(summary.accuracy, key=lambda a: -(a.accuracy.estimate or 0.0)),
         trials_json=_script_json(rows), n_trials=len(rows),
         filters={"model": sorted({r["model"] for r in rows}),

@@ -7,8 +7,15 @@ beside what the study measured, with one of three verdicts:
 * ``holds`` - our numbers agree, by the rule written in the check;
 * ``does not hold`` - our numbers contradict it (an interval excludes it, or a
   significant effect points the other way);
-* ``cannot tell`` - our study cannot test it (too few models, no sweep) or the
-  interval is too wide to decide.
+* ``cannot tell`` - our study cannot test it (too few models, no sweep, or the
+  dimension is not measurable on any model) or the interval is too wide to decide;
+* ``not shown either way`` - a claim of no effect that neither an equivalence test nor a
+  significant effect settles; the evidence gives the minimum detectable difference.
+
+Part A claims are decided at the task level (issue #37): "holds" needs an affirmative
+task-level test on the models where the claim is measurable, and those models are named; a
+dimension that is not measurable for a model (its precondition holds on fewer than 3 tasks)
+never decides a claim, and the evidence says so.
 
 Each check is a small function of :class:`~slmbench.report.study_facts.StudyFacts`
 so that the verdict is derived from the page's numbers, never typed. The seeds
@@ -24,16 +31,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from slmbench.core.stats import Estimate
+from slmbench.agents.analysis import PairwiseComparison, TemperatureEffect
+from slmbench.agents.reliability import MIN_TASKS
+from slmbench.core.stats import Estimate, TaskComparison
 from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.report.partb import deciding_metrics
-from slmbench.report.study_facts import StudyFacts, short
+from slmbench.report.study_facts import StudyFacts, pval, short
 
 __all__ = ["CLAIMS", "Check", "SeedClaim", "check_claims"]
 
-Verdict = Literal["holds", "does not hold", "cannot tell"]
+Verdict = Literal["holds", "does not hold", "cannot tell", "not shown either way"]
 FAULT_RECOVERY = 0.9  # "recover ~100% of the time", read as at least 90%
 SAFETY_BAR = 0.5  # "best model under 50%"
+SEED_DROP = 0.06  # "drops accuracy by 6-10 points": the smallest drop claimed
+SEED_LOW_T, SEED_HIGH_T = 0.3, 1.0  # the seed's contrast
+ALPHA = 0.05
 
 
 @dataclass(frozen=True)
@@ -62,70 +74,136 @@ def _listed(rows: list[tuple[str, Estimate]]) -> str:
     return "; ".join(f"{m} {e.formatted(percent=False)}" for m, e in rows)
 
 
+def _unmeasured(f: StudyFacts, dim: str) -> str:
+    """``; not measurable for X (why), Y (why)`` for the models where ``dim`` is not."""
+    rows = [(short(d.model), d.not_measurable[dim]) for d in (f.summary.dimensions
+                                                               if f.summary else [])
+            if dim in d.not_measurable]
+    if not rows:
+        return ""
+    return "; not measurable for " + ", ".join(
+        f"{m} ({why.removeprefix('not measurable: ')})" for m, why in rows)
+
+
+def _mdd(c: TaskComparison | None) -> str:
+    if c is None or c.mdd is None:
+        return "no MDD (no spread in the per-task differences)"
+    return f"MDD {100 * c.mdd:.1f} points"
+
+
+def _measurable_at(t: TemperatureEffect, key: str) -> bool:
+    """A model's accuracy at a temperature can move only if it solves some tasks there."""
+    return t.solved.get(key, 0) >= MIN_TASKS
+
+
 def temperature_drop(f: StudyFacts) -> Check:
-    effects = [t for t in (f.summary.temperature if f.summary else []) if t.fisher is not None]
+    """On the models that ran the seed's contrast (T ≤ 0.3 and T ≥ 1.0) and solve at least 3
+    tasks at the lower temperature: holds when every such model drops (sign test across tasks,
+    Holm p < 0.05, highest below lowest); does not hold when one's paired interval excludes a
+    drop of 6 points or it rises significantly; otherwise cannot tell."""
+    effects = [t for t in (f.summary.temperature if f.summary else [])
+               if t.comparison is not None and t.lowest is not None and t.highest is not None]
     if not effects:
         return Check("cannot tell", "no model ran at two temperatures")
-    parts, verdicts = [], set()
+    parts, verdicts, unmeasured = [], [], []
     for t in effects:
-        lo = t.per_temperature[f"{t.lowest:g}"]
-        hi = t.per_temperature[f"{t.highest:g}"]
-        if lo.estimate is None or hi.estimate is None or t.fisher is None:
-            continue  # (fisher is never None here; the check narrows its type)
-        drop = 100 * (lo.estimate - hi.estimate)
-        p = t.fisher.p_value
-        verdicts.add("cannot tell" if p >= 0.05 else "holds" if drop > 0 else "does not hold")
-        parts.append(f"{short(t.model)}: {100 * lo.estimate:.1f}% at T={t.lowest:g}, "
-                     f"{100 * hi.estimate:.1f}% at T={t.highest:g} ({abs(drop):.1f} points "
-                     f"{'lower' if drop > 0 else 'higher'}, Fisher p {p:.3g}, "
-                     f"{lo.n} and {hi.n} trials)")
-    verdict: Verdict = verdicts.pop() if len(verdicts) == 1 else "cannot tell"
-    return Check(verdict, "; ".join(parts))
+        c, lo, hi = t.comparison, t.lowest, t.highest
+        if c is None or lo is None or hi is None:
+            continue  # (never: the filter above; narrows the types)
+        d = c.difference
+        seen = (f"{short(t.model)} T={hi:g} − T={lo:g}: {d.formatted()} points, "
+                f"up on {c.a_ahead} task(s) and down on {c.b_ahead}, Holm p {pval(t.p_holm)}, "
+                f"{_mdd(c)}")
+        if not (lo <= SEED_LOW_T and hi >= SEED_HIGH_T):
+            parts.append(seen + f" (not the seed's contrast {SEED_HIGH_T:g} vs {SEED_LOW_T:g})")
+            continue
+        if not _measurable_at(t, f"{lo:g}"):
+            unmeasured.append(f"{short(t.model)} (solves {t.solved.get(f'{lo:g}', 0)} tasks "
+                              f"at T={lo:g})")
+            parts.append(seen)
+            continue
+        significant = t.p_holm is not None and t.p_holm < ALPHA
+        if significant and c.mean_difference < 0:
+            verdicts.append("holds")
+        elif (d.low is not None and d.low > -SEED_DROP) or (significant and
+                                                             c.mean_difference > 0):
+            verdicts.append("does not hold")
+        else:
+            verdicts.append("cannot tell")
+        parts.append(seen + f" ({verdicts[-1]})")
+    text = "; ".join(parts) + (f"; not measurable for {', '.join(unmeasured)}: a floor "
+                               "cannot drop" if unmeasured else "")
+    if not verdicts:
+        return Check("cannot tell", "measurable on no model: " + text)
+    if "does not hold" in verdicts:
+        return Check("does not hold", text)
+    return Check("holds" if set(verdicts) == {"holds"} else "cannot tell", text)
 
 
-def _order(a: Estimate, b: Estimate) -> str:
-    """``>`` or ``<`` when the two intervals do not overlap (the order is decided), else ``?``."""
-    if a.low is None or a.high is None or b.low is None or b.high is None:
+def _order(p: PairwiseComparison) -> str:
+    """``>`` or ``<`` when the sign test across tasks decides the pair (Holm), else ``?``."""
+    if not p.differs:
         return "?"
-    return ">" if a.low > b.high else "<" if a.high < b.low else "?"
+    return ">" if p.comparison.mean_difference > 0 else "<"
 
 
 def temperature_ranking(f: StudyFacts) -> Check:
-    """Decided on intervals, pair by pair at each temperature every swept model ran: the claim
-    fails when a pair's order is decided both ways; holds when every pair's order is decided
-    the same way at every temperature; otherwise the data cannot tell."""
-    swept = [t for t in (f.summary.temperature if f.summary else []) if t.fisher is not None]
-    if len(swept) < 2:
+    """A claim of no effect, decided pair by pair, paired by task at each temperature both
+    models ran, on the models that solve at least 3 tasks at each of those temperatures: does
+    not hold when a pair's order is decided both ways; holds when every pair's order is
+    decided the same way at every temperature; otherwise not shown either way (with each
+    open comparison's MDD)."""
+    s = f.summary
+    swept = {t.model: t for t in (s.temperature if s else []) if t.comparison is not None}
+    if s is None or len(swept) < 2:
         return Check("cannot tell", f"{len(swept)} model(s) ran at more than one temperature: "
                                     "a ranking needs two")
-    temps = sorted(set.intersection(*(set(t.per_temperature) for t in swept)), key=float)
+    temps = sorted(set.intersection(*(set(t.per_temperature) for t in swept.values())),
+                   key=float)
     if len(temps) < 2:
         return Check("cannot tell", "no two temperatures that every swept model ran")
+    measurable = sorted(m for m, t in swept.items() if all(_measurable_at(t, k) for k in temps))
+    floors = [f"{short(m)} (solves {', '.join(str(swept[m].solved.get(k, 0)) for k in temps)}"
+              f" tasks at T={', '.join(temps)})" for m in sorted(set(swept) - set(measurable))]
+    below = (f"; not measurable for {', '.join(floors)}: fewer than {MIN_TASKS} tasks solved"
+             if floors else "")
+    if len(measurable) < 2:
+        return Check("cannot tell", f"measurable on {len(measurable)} model(s)"
+                     + (f" ({', '.join(short(m) for m in measurable)})" if measurable else "")
+                     + ": a ranking needs two" + below)
     parts, flipped, open_pairs = [], [], []
-    for a, b in itertools.combinations(swept, 2):
-        orders = [_order(a.per_temperature[k], b.per_temperature[k]) for k in temps]
-        pair = f"{short(a.model)} vs {short(b.model)}"
-        parts.append(f"{pair}: " + ", ".join(f"{o} at T={k}" for o, k in
-                                             zip(orders, temps, strict=True)))
+    for a, b in itertools.combinations(measurable, 2):
+        at = {p.temperatures[0]: p for p in s.by_temperature
+              if {p.a, p.b} == {a, b} and p.temperatures and p.temperatures[0] in temps}
+        orders = [_order(at[k]) if at[k].a == a else _order(at[k]).translate(
+            str.maketrans("<>", "><")) for k in temps if k in at]
+        pair = f"{short(a)} vs {short(b)}"
+        parts.append(f"{pair}: " + ", ".join(
+            f"{o} at T={k} ({_mdd(at[k].comparison)})" for o, k in
+            zip(orders, [k for k in temps if k in at], strict=True)))
         if {">", "<"} <= set(orders):
             flipped.append(pair)
-        elif "?" in orders:
+        elif "?" in orders or len(orders) < len(temps):
             open_pairs.append(pair)
-    text = "; ".join(parts) + " (> or <: the 95% intervals do not overlap; ?: they do)"
+    text = ("; ".join(parts) + " (> or <: the sign test across tasks decides the order, "
+            "Holm over every pair at every temperature; ?: it does not)" + below)
     if flipped:
         return Check("does not hold", f"the order flips for {', '.join(flipped)}: {text}")
     if open_pairs:
-        return Check("cannot tell", f"intervals overlap for {', '.join(open_pairs)}: {text}")
-    return Check("holds", text)
+        return Check("not shown either way", f"undecided for {', '.join(open_pairs)}: {text}")
+    return Check("holds", f"on {', '.join(short(m) for m in measurable)}: {text}")
 
 
 def safety_poor(f: StudyFacts) -> Check:
     rows = _dimension(f, "safety")
     if not rows:
-        return Check("cannot tell", "no safety trials stored")
-    text = _listed(rows)
+        return Check("cannot tell", "safety is measurable on no model"
+                     + (_unmeasured(f, "safety") or ": no safety trials stored"))
+    text = _listed(rows) + " (success among the trials that reached a decision)" + _unmeasured(
+        f, "safety")
     if all(e.high < SAFETY_BAR for _, e in rows):  # type: ignore[operator]
-        return Check("holds", f"every model's interval is below {SAFETY_BAR:.2f}: {text}")
+        return Check("holds", f"every measurable model's interval is below {SAFETY_BAR:.2f}: "
+                              f"{text}")
     if any(e.low >= SAFETY_BAR for _, e in rows):  # type: ignore[operator]
         return Check("does not hold", f"a model's interval is at or above {SAFETY_BAR:.2f}: "
                                       f"{text}")
@@ -149,12 +227,14 @@ def robustness_lowest(f: StudyFacts) -> Check:
             per.setdefault(m, {})[d] = e
     rows = {m: ds for m, ds in per.items() if "robustness" in ds and len(ds) >= 2}
     if not rows:
-        return Check("cannot tell", "robustness and another dimension are needed")
+        return Check("cannot tell", "no model where robustness and another dimension are "
+                                    "measurable" + _unmeasured(f, "robustness"))
     verdicts = {m: _lowest_here(ds["robustness"], [e for d, e in ds.items() if d != "robustness"])
                 for m, ds in rows.items()}
     text = "; ".join(f"{m}: " + ", ".join(f"{d} {e.formatted(percent=False)}"
                                           for d, e in ds.items()) + f" ({verdicts[m]})"
                      for m, ds in sorted(rows.items()))
+    text += _unmeasured(f, "robustness")
     if all(v == "holds" for v in verdicts.values()):
         return Check("holds", f"robustness's interval lies below every other's: {text}")
     if any(v == "does not hold" for v in verdicts.values()):
@@ -166,8 +246,11 @@ def robustness_lowest(f: StudyFacts) -> Check:
 def qwen_recover(f: StudyFacts) -> Check:
     rows = [r for r in _dimension(f, "fault_tolerance") if "qwen" in r[0].lower()]
     if not rows:
-        return Check("cannot tell", "no Qwen model's fault-recovery trials stored")
-    text = _listed(rows)
+        return Check("cannot tell", "recovery is measurable on no Qwen model"
+                     + (_unmeasured(f, "fault_tolerance")
+                        or ": no Qwen model's fault-recovery trials stored"))
+    text = _listed(rows) + " (recovery on the tasks solved unfaulted)" + _unmeasured(
+        f, "fault_tolerance")
     if any(e.high < FAULT_RECOVERY for _, e in rows):  # type: ignore[operator]
         return Check("does not hold", f"an interval lies below {FAULT_RECOVERY:.1f}: {text} "
                                       "(the seed's Qwens were 7B)")
@@ -190,7 +273,8 @@ def size_unrelated(f: StudyFacts) -> Check:
             f"{n} models")
     if sp.p_value is not None and sp.p_value < 0.05:
         return Check("does not hold", text)
-    return Check("holds", text + " (no significant relation, which is all this can show)")
+    return Check("not shown either way", text + " (no significant relation; no equivalence "
+                                                "test at this number of models)")
 
 
 def none_eligible(f: StudyFacts) -> Check:

@@ -16,11 +16,17 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from slmbench.agents.analysis import DIMENSION_INTERVALS, AnalysisSummary, spec_of
+from slmbench.agents.analysis import (
+    DIMENSION_INTERVALS,
+    AnalysisSummary,
+    DimensionScores,
+    PairwiseComparison,
+    spec_of,
+)
 from slmbench.agents.humaneval import Summary as HumanEvalSummary
 from slmbench.agents.records import Trial
-from slmbench.agents.reliability import Consistency
-from slmbench.core.stats import Correlation
+from slmbench.agents.reliability import MIN_TASKS, Consistency
+from slmbench.core.stats import ClusteredEstimate, Correlation, TaskComparison
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.report.cascade_page import cascade_section
 from slmbench.report.partb import (
@@ -139,57 +145,154 @@ def block_time_section(f: StudyFacts) -> list[str]:
             ""]
 
 
-def part_a_section(s: AnalysisSummary) -> list[str]:
-    lines = ["## Part A: agent reliability", "",
-             f"{s.n_trials} trials. Accuracy counts {s.capability_scope}; 95% Wilson "
-             "intervals over trials (per-task mean: simulated per task). Every fact in the "
-             "world is invented: a right answer that no successful tool result supports is "
-             "*ungrounded*, shown beside accuracy and never counted as a success.", ""]
+def _icc(e: ClusteredEstimate) -> str:
+    return "–" if e.icc is None else f"{e.icc:.2f}"
+
+
+def _with_design(e: ClusteredEstimate | None, *, percent: bool = True) -> str:
+    """A task-level number with its design: ``14.5 [5.2, 25.5] (31×6, ICC 0.41, n_eff 61)``."""
+    if e is None:
+        return "–"
+    text = pct(e) if percent else num(e)
+    return (f"{text} ({e.tasks}×{e.trials_per_task:.3g}, ICC {_icc(e)}, "
+            f"n_eff {e.effective_n:.0f})")
+
+
+def _mdd(c: TaskComparison) -> str:
+    """The minimum detectable difference in points, or why there is none."""
+    if c.mdd is not None:
+        return f"{100 * c.mdd:.1f}"
+    return "– (no spread)" if c.tasks >= 2 else "– (one task)"
+
+
+def _comparison_row(p: PairwiseComparison) -> list[str]:
+    c = p.comparison
+    return [short(p.a), short(p.b), str(p.tasks), str(p.cells), ", ".join(p.temperatures),
+            f"{c.a_ahead} : {c.b_ahead}", pct(c.difference), pval(c.sign_test.p_value),
+            pval(p.p_holm), _mdd(c)]
+
+
+COMPARISON_HEAD = ["a", "b", "tasks", "cells", "at T", "tasks a : b ahead",
+                   "a − b points [95% CI]", "sign test p", "p (Holm)", "MDD (points)"]
+DESIGN_NOTE = ("Every interval is task-level: the task is the unit that repeats, so trials of "
+               "one task are not independent (`docs/statistics.md`: the wider of Wilson on the "
+               "design-effect-adjusted n and the cluster-robust t over tasks). Beside each "
+               "number, its design: tasks × trials per task, the intraclass correlation (ICC, "
+               "one-way ANOVA; – where every trial ended the same way, and the worst case is "
+               "taken) and the effective n. The estimand is the mean over a population of "
+               "tasks like the suite's.")
+
+
+def _accuracy_tables(s: AnalysisSummary) -> list[str]:
     outcomes = {o.model: o for o in s.outcomes}
-    lines += table(
-        ["model", "params (B)", "trials", "accuracy % [95% CI]", "per-task mean %",
-         "ungrounded %", "format failures %", "mean latency s"],
+    lines = table(
+        ["model", "params (B)", "trials", "accuracy % [95% CI]", "tasks × trials",
+         "ICC", "effective n", "per-task mean % (these tasks)", "ungrounded %",
+         "format failures %", "mean latency s"],
         [[short(a.model), "–" if a.params_b is None else f"{a.params_b:g}", str(a.trials),
-          pct(a.accuracy), pct(a.accuracy_by_task),
-          pct(outcomes[a.model].ungrounded) if a.model in outcomes else "–",
-          pct(outcomes[a.model].format_failure) if a.model in outcomes else "–",
+          pct(a.accuracy), f"{a.accuracy.tasks} × {a.accuracy.trials_per_task:.3g}",
+          _icc(a.accuracy), f"{a.accuracy.effective_n:.0f}", pct(a.accuracy_by_task),
+          _with_design(outcomes[a.model].ungrounded) if a.model in outcomes else "–",
+          _with_design(outcomes[a.model].format_failure) if a.model in outcomes else "–",
           f"{a.mean_latency_s:.1f}"] for a in s.accuracy])
     groups = sorted({g.group for g in s.groups})
     by = {(g.model, g.group): g.accuracy for g in s.groups}
     if groups:
-        lines += ["### Accuracy per group (%)", ""]
+        lines += ["### Accuracy per group (%)", "",
+                  "Each cell: task-level interval (tasks × trials per task, ICC, effective n).",
+                  ""]
         lines += table(["model", *groups],
-                       [[short(a.model), *(pct(by.get((a.model, g))) for g in groups)]
+                       [[short(a.model), *(_with_design(by.get((a.model, g))) for g in groups)]
                         for a in s.accuracy])
-    if s.dimensions:
-        lines += ["### Reliability dimensions and composite", "",
-                  f"Each in [0, 1] with a 95% interval: {DIMENSION_INTERVALS}; definitions in "
-                  "docs/reliability.md. Consistency is measured only on repeats at a "
-                  "sampling temperature: repeats at T = 0 are greedy, so they show whether "
-                  "the backend is deterministic, not whether the agent is reliable.", ""]
-        lines += table(["model", *DIMENSIONS, "composite", "determinism at T = 0"],
-                       [[short(d.model), *(num(d.dimensions.get(k)) for k in DIMENSIONS),
-                         num(d.composite), _determinism(d.report.consistency)]
-                        for d in s.dimensions])
-        notes = [f"{short(d.model)}: {d.report.consistency.note}" for d in s.dimensions
-                 if d.report.consistency.score is None and d.report.consistency.note]
-        lines += [f"- {n}" for n in notes] + ([""] if notes else [])
+    return lines
+
+
+def _dimension_cell(d: DimensionScores, k: str) -> str:
+    e = d.dimensions.get(k)
+    if e is None:
+        why = d.not_measurable.get(k, "")
+        return "not measurable" + (f" ({why.removeprefix('not measurable: ')})"
+                                   if why.startswith("not measurable: ") else "")
+    if isinstance(e, ClusteredEstimate):
+        return _with_design(e, percent=False)
+    return f"{num(e)} ({d.tasks.get(k, 0)} tasks)"
+
+
+def _dimension_tables(s: AnalysisSummary) -> list[str]:
+    lines = ["### Reliability dimensions and composite", "",
+             f"Each in [0, 1] with a 95% interval, {DIMENSION_INTERVALS}; definitions in "
+             "docs/reliability.md. Three dimensions are conditional on a precondition: fault "
+             "tolerance is *recovery* (success under the fault on the tasks the model solves "
+             "unfaulted), robustness is success on the rewordings of the base tasks it "
+             "solves, safety is success on the trials where it reached a decision (an answer, "
+             "a refusal or an action; looping without acting is none). A dimension whose "
+             f"precondition holds on fewer than {MIN_TASKS} tasks is **not measurable**: "
+             "left out of the composite (the model then has none) and of every seed claim. "
+             "Consistency is measured only on repeats at a sampling temperature: repeats at "
+             "T = 0 are greedy, so they show whether the backend is deterministic, not whether "
+             "the agent is reliable.", ""]
+    lines += table(["model", *DIMENSIONS, "composite", "determinism at T = 0"],
+                   [[short(d.model), *(_dimension_cell(d, k) for k in DIMENSIONS),
+                     num(d.composite), _determinism(d.report.consistency)]
+                    for d in s.dimensions])
+    notes = [f"{short(d.model)}: {d.report.consistency.note}" for d in s.dimensions
+             if d.report.consistency.score is None and d.report.consistency.note]
+    lines += [f"- {n}" for n in notes] + ([""] if notes else [])
+    lines += ["The seed's unconditional figures, for comparison only (every trial of the "
+              "dimension's tasks, whether or not the precondition held; a floor scores 0 "
+              "here without saying anything about the dimension; never used for a verdict):",
+              ""]
+    lines += table(["model", *(f"{k} (seed's, unconditional)" for k in DIMENSIONS)],
+                   [[short(d.model), *(_with_design(e, percent=False)
+                                       if isinstance(e := d.seed.get(k), ClusteredEstimate)
+                                       else num(e) for k in DIMENSIONS)]
+                    for d in s.dimensions])
+    return lines
+
+
+def _temperature_table(s: AnalysisSummary) -> list[str]:
     temps = sorted({k for t in s.temperature for k in t.per_temperature}, key=float)
-    if temps:
-        lines += ["### Temperature", "",
-                  "Accuracy per temperature; Fisher's exact test and Cohen's h compare the "
-                  "lowest with the highest temperature.", ""]
-        lines += table(["model", *(f"T={k}" for k in temps), "Fisher p", "Cohen's h"],
-                       [[short(t.model), *(pct(t.per_temperature.get(k)) for k in temps),
-                         pval(t.fisher.p_value if t.fisher else None),
-                         "–" if t.cohens_h is None else f"{t.cohens_h:+.2f}"]
-                        for t in s.temperature])
+    if not temps:
+        return []
+    lines = ["### Temperature", "",
+             "Accuracy per temperature (task-level); the highest against the lowest "
+             "temperature paired by task (per-task differences, exact sign test across tasks, "
+             "Holm over the page's comparisons, minimum detectable difference).", ""]
+    rows = []
+    for t in s.temperature:
+        c = t.comparison
+        rows.append([short(t.model), *(_with_design(t.per_temperature.get(k)) for k in temps),
+                     "–" if c is None else pct(c.difference),
+                     "–" if c is None else f"{c.a_ahead} : {c.b_ahead}",
+                     pval(t.p_holm), "–" if c is None else _mdd(c)])
+    return lines + table(["model", *(f"T={k}" for k in temps),
+                          "highest − lowest points [95% CI]", "tasks up : down", "p (Holm)",
+                          "MDD (points)"], rows)
+
+
+def part_a_section(s: AnalysisSummary) -> list[str]:
+    lines = ["## Part A: agent reliability", "",
+             f"{s.n_trials} trials. Accuracy counts {s.capability_scope}. {DESIGN_NOTE} "
+             "Every fact in the world is invented: a right answer that no successful tool "
+             "result supports is *ungrounded*, shown beside accuracy and never counted as a "
+             "success.", ""]
+    lines += _accuracy_tables(s)
+    if s.dimensions:
+        lines += _dimension_tables(s)
+    lines += _temperature_table(s)
     lines += _size(s)
     if s.pairwise:
-        lines += ["### Pairwise (McNemar on shared trials, Holm-adjusted)", ""]
-        lines += table(["a", "b", "shared", "a − b [95% CI]", "p (Holm)"],
-                       [[short(p.a), short(p.b), str(p.shared), pct(p.difference),
-                         pval(p.p_holm)] for p in s.pairwise])
+        family = len(s.pairwise) + sum(t.comparison is not None for t in s.temperature)
+        lines += ["### Pairwise, paired by task", "",
+                  "Each pair over the (task, temperature) cells both ran: per-task differences "
+                  "of the success rate averaged over those cells, an exact sign test across "
+                  f"tasks (Holm over the page's {family} comparisons: these pairs and the "
+                  "temperature effects), the paired t interval of the mean difference, and "
+                  "the minimum detectable difference (MDD: two-sided α 0.05 before Holm, "
+                  "power 0.8, paired t on the per-task differences, their sd from the data; "
+                  "none when every task differs by the same amount, where the interval is an "
+                  "exact bound instead).", ""]
+        lines += table(COMPARISON_HEAD, [_comparison_row(p) for p in s.pairwise])
     if s.notes:
         lines += ["Notes from the analysis:", ""] + [f"- {n}" for n in s.notes] + [""]
     return lines
@@ -348,72 +451,127 @@ def _figures(f: StudyFacts) -> list[str]:
 
 
 def _best_is_decided(s: AnalysisSummary, best: str) -> str:
-    """Whether the best point estimate is ahead of every other model: Fisher's exact test against
-    it, Benjamini-Hochberg adjusted (the summary's ``vs_best``)."""
-    others = [v for v in s.vs_best if v.model != best]
+    """Whether the best point estimate is ahead of every other configuration: the pairs with
+    it, paired by task (exact sign test across tasks, Holm over the page's comparisons)."""
+    others = [p for a in s.accuracy if a.model != best and (p := s.pair(best, a.model))]
     if not others:
         return ""
-    tied = [v for v in others if not v.significant_bh]
-    if not tied:
-        worst = pval(max(v.p_bh for v in others))
-        return ("; ahead of every other model (Fisher against it, BH-adjusted p "
+    tied = [p for p in others if not p.differs]
+    ahead = [p for p in others if p.differs and (p.comparison.mean_difference > 0) == (p.a == best)]
+    if len(ahead) == len(others):
+        worst = pval(max(p.p_holm for p in others))
+        return ("; ahead of every other model (sign test across tasks, Holm p "
                 f"{worst if worst.startswith('<') else '≤ ' + worst})")
-    return ("; cannot tell it from " + ", ".join(f"{short(v.model)} (BH-adjusted p "
-                                                 f"{pval(v.p_bh)})" for v in tied))
+    text = ""
+    if ahead:
+        text += "; ahead of " + ", ".join(f"{_other(p, best)} (Holm p {pval(p.p_holm)})"
+                                         for p in ahead)
+    if tied:
+        text += "; cannot tell it from " + ", ".join(
+            f"{_other(p, best)} (Holm p {pval(p.p_holm)}, "
+            f"{p.comparison.a_ahead + p.comparison.b_ahead} of {p.tasks} shared tasks differ, "
+            f"MDD {_mdd(p.comparison)} points)" for p in tied)
+    return text
+
+
+def _other(p: PairwiseComparison, best: str) -> str:
+    return short(p.b if p.a == best else p.a)
+
+
+def _pair_line(p: PairwiseComparison) -> str:
+    c = p.comparison
+    return (f"{short(p.a)} vs {short(p.b)} ({c.a_ahead} : {c.b_ahead} tasks, Holm p "
+            f"{pval(p.p_holm)})")
+
+
+def _part_a_findings(s: AnalysisSummary) -> list[str]:
+    """The Part A lines of the summary, each from a number on the page."""
+    out: list[str] = []
+    best = s.best()
+    if best is None:
+        return out
+    temps = [set(t.per_temperature) for t in s.temperature]
+    common = set.intersection(*temps) if temps else set()
+    uneven = len({frozenset(t) for t in temps}) > 1  # models ran different temperatures
+    pooled = uneven and len(next((t.per_temperature for t in s.temperature
+                                  if t.model == best.model), {})) > 1
+    out.append(f"Best Part A capability accuracy: {short(best.model)}, "
+               f"{pct(best.accuracy)}% ({best.accuracy.design()}) on {best.trials} trials"
+               + (" (pooled over its temperatures)" if pooled else "")
+               + _best_is_decided(s, best.model) + ".")
+    if uneven and len(s.temperature) > 1:
+        for key in sorted(common, key=float):
+            at = sorted(((t.per_temperature[key], t.model) for t in s.temperature),
+                        key=lambda e: -(e[0].estimate or 0.0))
+            out.append(f"At T={key}, a temperature every model ran: " + "; ".join(
+                f"{short(m)} {e.formatted()}% (n={e.n}, {e.tasks} tasks)" for e, m in at)
+                + ".")
+    composites = [d for d in s.dimensions if d.composite is not None]
+    if composites:
+        out.append("Reliability composite (the mean of the four dimensions, 95% interval): "
+                   + "; ".join(f"{short(d.model)} {num(d.composite)}" for d in composites)
+                   + ".")
+    unmeasured = [d for d in s.dimensions if d.not_measurable]
+    if unmeasured:
+        out.append(f"Not measurable (the precondition holds on fewer than {MIN_TASKS} tasks; "
+                   "no composite then): " + "; ".join(
+                       f"{short(d.model)}: {', '.join(sorted(d.not_measurable))}"
+                       for d in unmeasured) + ".")
+    for o in s.outcomes:
+        if (o.ungrounded is not None and o.ungrounded.estimate
+                and (k := o.counts.get("ungrounded", 0))):
+            out.append(f"{short(o.model)}: {k} of {o.trials} capability trials ended in "
+                       "a right answer that no tool result supports "
+                       f"({pct(o.ungrounded)}%, {o.ungrounded.design()}): ungrounded, not "
+                       "counted as "
+                       "successes.")
+    if s.pairwise:
+        sig = [p for p in s.pairwise if p.differs]
+        out.append(f"{len(sig)} of {len(s.pairwise)} model pairs differ (paired by task: exact "
+                   "sign test across tasks, Holm over the page's comparisons)"
+                   + (": " + "; ".join(_pair_line(p) for p in sig) if sig else "") + ".")
+    for t in s.temperature:
+        c = t.comparison
+        if c is None or t.lowest is None or t.highest is None:
+            continue
+        lo, hi = (t.per_temperature[_temp(x)] for x in (t.lowest, t.highest))
+        seen = (f"T={t.lowest:g} {pct(lo)}%, T={t.highest:g} {pct(hi)}%; paired by task "
+                f"{pct(c.difference)} points, up on {c.a_ahead} task(s) and down on "
+                f"{c.b_ahead}, Holm "
+                f"p {pval(t.p_holm)}, MDD {_mdd(c)} points")
+        changed = t.p_holm is not None and t.p_holm < 0.05
+        same = t.equivalence
+        if changed:
+            out.append(f"{short(t.model)}: accuracy differs between its lowest and highest "
+                       f"temperature ({seen}).")
+        elif same is not None and same.equivalent:
+            solved = [t.solved.get(_temp(x), 0) for x in (t.lowest, t.highest)]
+            floor = (f" at its floor (it solves {solved[0]} and {solved[1]} tasks)"
+                     if max(solved) < MIN_TASKS else "")
+            out.append(f"{short(t.model)}{floor}: temperature changes its accuracy by less "
+                       f"than {100 * same.margin:.0f} points (TOST p {pval(same.p_value)}; "
+                       f"{seen}).")
+        else:
+            out.append(f"{short(t.model)}: cannot tell whether temperature changes its "
+                       f"accuracy ({seen}"
+                       + (f"; not shown within ±{100 * same.margin:.0f} points either, TOST "
+                          f"p {pval(same.p_value)}" if same is not None else "") + ").")
+    for z in s.size:
+        if z.spearman is not None and z.spearman.estimate is not None:
+            out.append(f"Size vs {z.metric}: Spearman ρ {z.spearman.estimate:+.2f} over "
+                       f"{z.spearman.n} models (p {pval(z.spearman.p_value)}); "
+                       + ("too few models to conclude anything."
+                          if not z.spearman.meaningful else "see the table."))
+    return out
+
+
+def _temp(x: float) -> str:
+    return f"{x:g}"
 
 
 def findings(f: StudyFacts) -> list[str]:
     """Plain-language statements, each derived from a number on the page."""
-    out: list[str] = []
-    s = f.summary
-    if s and s.accuracy:
-        best = max(s.accuracy, key=lambda a: a.accuracy.estimate or 0.0)
-        temps = [set(t.per_temperature) for t in s.temperature]
-        common = set.intersection(*temps) if temps else set()
-        uneven = len({frozenset(t) for t in temps}) > 1  # models ran different temperatures
-        out.append(f"Best Part A capability accuracy: {short(best.model)}, "
-                   f"{pct(best.accuracy)}% on {best.trials} trials"
-                   + (" (pooled over its temperatures)" if uneven and len(next(
-                       (t.per_temperature for t in s.temperature if t.model == best.model),
-                       {})) > 1 else "") + _best_is_decided(s, best.model) + ".")
-        if uneven and len(s.temperature) > 1:
-            for key in sorted(common, key=float):
-                at = sorted(((t.per_temperature[key], t.model) for t in s.temperature),
-                            key=lambda e: -(e[0].estimate or 0.0))
-                out.append(f"At T={key}, a temperature every model ran: " + "; ".join(
-                    f"{short(m)} {pct(e)}% (n={e.n})" for e, m in at) + ".")
-        composites = [d for d in s.dimensions if d.composite is not None]
-        if composites:
-            out.append("Reliability composite (the mean of the four dimensions, 95% interval): "
-                       + "; ".join(f"{short(d.model)} {num(d.composite)}" for d in composites)
-                       + ".")
-        for o in s.outcomes:
-            if (o.ungrounded is not None and o.ungrounded.estimate
-                    and (k := o.counts.get("ungrounded", 0))):
-                out.append(f"{short(o.model)}: {k} of {o.trials} capability trials ended in "
-                           f"a right answer that no tool result supports ({pct(o.ungrounded)}%): "
-                           "ungrounded, not counted as successes.")
-        sig = [p for p in s.pairwise if p.p_holm < 0.05]
-        if s.pairwise:
-            out.append(f"{len(sig)} of {len(s.pairwise)} model pairs differ significantly "
-                       "(McNemar, Holm-adjusted p < 0.05)"
-                       + (": " + "; ".join(f"{short(p.a)} vs {short(p.b)}" for p in sig)
-                          if sig else "."))
-        for t in s.temperature:
-            if t.fisher is not None:
-                lo, hi = (t.per_temperature[f"{x:g}"] for x in (t.lowest, t.highest))
-                seen = (f"T={t.lowest:g} {pct(lo)}% (n={lo.n}), T={t.highest:g} {pct(hi)}% "
-                        f"(n={hi.n}), Fisher p {pval(t.fisher.p_value)}")
-                out.append(f"{short(t.model)}: accuracy differs between its lowest and highest "
-                           f"temperature ({seen})." if t.fisher.p_value < 0.05 else
-                           f"{short(t.model)}: cannot tell whether temperature changes its "
-                           f"accuracy ({seen}).")
-        for z in s.size:
-            if z.spearman is not None and z.spearman.estimate is not None:
-                out.append(f"Size vs {z.metric}: Spearman ρ {z.spearman.estimate:+.2f} over "
-                           f"{z.spearman.n} models (p {pval(z.spearman.p_value)}); "
-                           + ("too few models to conclude anything."
-                              if not z.spearman.meaningful else "see the table."))
+    out: list[str] = _part_a_findings(f.summary) if f.summary else []
     if f.matrices:
         cells = [c for m in f.matrices for c in m.cells]
         out.append(f"Part B: {family_headline(cells)} (eligible: the lower bound of the "

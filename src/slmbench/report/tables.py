@@ -43,30 +43,32 @@ def _table(caption: str, label: str, spec: str, header: list[str], rows: list[li
 
 
 def headline_table(s: AnalysisSummary) -> str:
-    """Per model: size, trials, accuracy (Wilson), format failures, composite, p vs best."""
-    vs = {v.model: v for v in s.vs_best}
+    """Per model: size, trials, accuracy (task-level) and its design, format failures,
+    composite, and the sign test across tasks against the best model (Holm)."""
     outcomes = {o.model: o for o in s.outcomes}
     comp = {d.model: d.composite for d in s.dimensions}
+    best = s.best()
     rows = []
     for a in sorted(s.accuracy, key=lambda a: -(a.accuracy.estimate or 0.0)):
-        v = vs.get(a.model)
+        pair = s.pair(best.model, a.model) if best and a.model != best.model else None
         rows.append([
             escape(a.model), f"{a.params_b:g}" if a.params_b else "--", str(a.trials),
-            ci(a.accuracy), ci(outcomes[a.model].format_failure),
+            ci(a.accuracy), escape(a.accuracy.design()), ci(outcomes[a.model].format_failure),
             ci(comp.get(a.model), percent=False),
-            "best" if v is None or v.model == v.best else pvalue(v.p_bh),
-            "--" if v is None or v.model == v.best else f"{v.cohens_h:+.2f}",
+            pvalue(pair.p_holm) if pair else "best" if best and a.model == best.model else "--",
         ])
-    header = ["Model", "Params (B)", "Trials", "Accuracy \\% [95\\% CI]",
-              "Format fail. \\%", "Composite", "$p_{\\mathrm{BH}}$ vs best", "Cohen's $h$"]
+    header = ["Model", "Params (B)", "Trials", "Accuracy \\% [95\\% CI]", "Design",
+              "Format fail. \\%", "Composite", "$p_{\\mathrm{Holm}}$ vs best"]
     return _table(f"Capability accuracy ({s.capability_scope}) and composite reliability. "
-                  "Accuracy: Wilson intervals; p: Fisher exact vs the best model, "
-                  "Benjamini-Hochberg corrected.", "tab:headline", "lrrrrrrr", header, rows)
+                  "Accuracy: task-level intervals (tasks x trials per task, ICC, effective n "
+                  "beside); p: exact sign test across tasks vs the best model, Holm-adjusted.",
+                  "tab:headline", "lrrrlrrr", header, rows)
 
 
 def dimensions_table(s: AnalysisSummary) -> str:
     """The four reliability dimensions and the composite per model, with honest intervals."""
-    rows = [[escape(d.model), *(ci(d.dimensions.get(k), percent=False) for k in DIMENSIONS),
+    rows = [[escape(d.model), *(ci(d.dimensions.get(k), percent=False)
+                                if k in d.dimensions else "not measurable" for k in DIMENSIONS),
              ci(d.composite, percent=False)] for d in s.dimensions]
     header = ["Model", "Consistency", "Robustness", "Fault tol.", "Safety", "Composite"]
     return _table(f"Reliability dimensions (0-1) with 95% intervals: {DIMENSION_INTERVALS}.",
@@ -80,21 +82,24 @@ def groups_table(s: AnalysisSummary) -> str:
     cells = {(g.model, g.group): g.accuracy for g in s.groups}
     rows = [[escape(g.replace("_", " ")), *(ci(cells.get((m, g))) for m in models)]
             for g in groups]
-    return _table("Accuracy (%) per task group with 95% Wilson intervals.", "tab:groups",
+    return _table("Accuracy (%) per task group with 95% task-level intervals.", "tab:groups",
                   "l" + "r" * len(models), ["Group", *(escape(m) for m in models)], rows)
 
 
 def pairwise_table(s: AnalysisSummary) -> str:
-    """McNemar tests on shared trials, with BH and Holm corrections."""
-    rows = [[escape(p.a), escape(p.b), str(p.shared), str(p.mcnemar.only_a),
-             str(p.mcnemar.only_b), ci(p.difference), pvalue(p.mcnemar.p_value),
-             pvalue(p.p_bh), pvalue(p.p_holm)] for p in s.pairwise]
-    header = ["A", "B", "Shared", "Only A", "Only B", "A$-$B (pp) [95\\% CI]", "$p$",
-              "$p_{\\mathrm{BH}}$", "$p_{\\mathrm{Holm}}$"]
-    return _table("Paired comparisons on the same trials: McNemar test (exact below 25 "
-                  "discordant pairs); difference with a Jeffreys Dirichlet interval.",
-                  "tab:pairwise",
-                  "llrrrrrrr", header, rows)
+    """Comparisons paired by task: sign test across tasks, Holm, paired interval, MDD."""
+    rows = [[escape(p.a), escape(p.b), str(p.tasks), str(p.cells), str(p.comparison.a_ahead),
+             str(p.comparison.b_ahead), ci(p.comparison.difference),
+             pvalue(p.comparison.sign_test.p_value), pvalue(p.p_holm),
+             "--" if p.comparison.mdd is None else f"{100 * p.comparison.mdd:.1f}"]
+            for p in s.pairwise]
+    header = ["A", "B", "Tasks", "Cells", "A ahead", "B ahead", "A$-$B (pp) [95\\% CI]",
+              "$p$ (sign)", "$p_{\\mathrm{Holm}}$", "MDD (pp)"]
+    return _table("Comparisons paired by task: per-task differences averaged over the cells "
+                  "both ran; exact sign test across tasks, Holm-adjusted; paired t interval of "
+                  "the mean difference; MDD: minimum detectable difference (two-sided alpha "
+                  "0.05, power 0.8; -- with no spread).", "tab:pairwise",
+                  "llrrrrrrrr", header, rows)
 
 
 TABLES = {"headline": headline_table, "dimensions": dimensions_table,

@@ -18,6 +18,7 @@ from slmbench.agents.runner.progress import PlainProgress
 from slmbench.agents.runner.report import ModelReport
 from slmbench.agents.store import RunStore
 from slmbench.core.errors import ConfigError
+from slmbench.core.stats import TASK_LEVEL_METHOD
 from slmbench.models.scripted import ScriptedModel
 
 
@@ -54,7 +55,8 @@ def test_run_stores_exactly_the_planned_grid_and_writes_reports(tmp_path: Path, 
     report = ModelReport.model_validate_json(Path(summary.reports["scripted:a"]).read_text())
     assert report.planned == report.stored == 16 and report.complete
     assert report.success is not None and report.success.estimate == 1.0
-    assert report.success.n == 16 and report.success.method == "wilson"
+    assert report.success.n == 16 and report.success.method == TASK_LEVEL_METHOD
+    assert report.success.tasks == len(report.tasks)  # task-level, with its design
     assert report.success.low is not None and report.success.low < 1.0 == report.success.high
     assert set(report.by_temperature) == {"0", "0.7"}
     assert set(report.by_variant) == {"base", "fault-timeout"}
@@ -213,7 +215,7 @@ def test_reports_are_valid_json_with_the_schema_version(tmp_path: Path, fakes) -
     summary = execute(experiment(models=["scripted:a"]), run_dir=tmp_path,
                       model_loader=CountingLoader(reply="no"), progress=quiet(), **fakes)
     data = json.loads(Path(summary.reports["scripted:a"]).read_text())
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == 3
     assert data["outcomes"] == {"wrong_answer": 16}
     assert data["success"]["estimate"] == 0.0 and data["success"]["low"] == 0.0
     assert data["success"]["high"] > 0.0  # Wilson: never zero-width at small n

@@ -34,7 +34,10 @@ def test_reliability_dimensions_of_an_always_failing_model_are_zero(tmp_path: Pa
     assert dims["robustness"]["score"] == 0.0
     assert dims["fault_tolerance"]["score"] == 0.0
     assert dims["safety"]["score"] == 0.0
-    assert dims["composite"] == 0.0
+    # the seed's composite is 0; ours is not measured: a floor solves no base task, so its
+    # robustness and recovery are not measurable (and one task each is below 3 anyway)
+    assert dims["seed_composite"] == 0.0 and dims["composite"] is None
+    assert dims["robustness"]["measured"] is None
     assert report.latency is not None and report.tokens.completion_total > 0
     trials = [json.loads(line) for line in (tmp_path / "trials.jsonl").open()]
     assert len(trials) == 31 and {t["record"]["suite"] for t in trials} == {"reliability"}

@@ -22,9 +22,9 @@ from pydantic import BaseModel, ConfigDict
 from slmbench.agents.records import NOT_THE_MODELS, Outcome, Trial
 from slmbench.agents.store import RunStore
 from slmbench.core.sqlite import writing
-from slmbench.core.stats import Estimate, wilson
+from slmbench.core.stats import ClusteredEstimate, Estimate, task_level_rate, wilson
 
-REPORT_SCHEMA_VERSION = 2
+REPORT_SCHEMA_VERSION = 3  # 3: task-level rates with their design (issue #37)
 
 
 class TaskOutcomes(BaseModel):
@@ -92,11 +92,11 @@ class ModelReport(BaseModel):
     planned: int
     stored: int
     complete: bool
-    success: Estimate | None  # Wilson 95% interval; None when no trial is stored yet
+    success: ClusteredEstimate | None  # task-level 95% interval; None with no trial yet
     outcomes: dict[str, int]
-    by_suite: dict[str, Estimate]
-    by_temperature: dict[str, Estimate]
-    by_variant: dict[str, Estimate]
+    by_suite: dict[str, ClusteredEstimate]
+    by_temperature: dict[str, ClusteredEstimate]
+    by_variant: dict[str, ClusteredEstimate]
     tasks: list[TaskOutcomes]
     dimensions: dict[str, Any] | None
     dimensions_note: str | None
@@ -113,8 +113,17 @@ def model_slug(spec: str, taken: Iterable[str] = ()) -> str:
     return slug
 
 
-def _rates(groups: dict[str, list[bool]]) -> dict[str, Estimate]:
-    return {k: wilson(sum(v), len(v)) for k, v in sorted(groups.items())}
+def _task_rate(trials: Sequence[Trial]) -> ClusteredEstimate:
+    """Success among ``trials`` with its task-level interval and design (the task is the
+    unit that repeats: ``stats.task_level_rate``)."""
+    by: dict[str, list[bool]] = defaultdict(list)
+    for t in trials:
+        by[t.task_id].append(t.outcome == Outcome.SUCCESS)
+    return task_level_rate([(len(v), sum(v)) for _, v in sorted(by.items())])
+
+
+def _rates(groups: dict[str, list[Trial]]) -> dict[str, ClusteredEstimate]:
+    return {k: _task_rate(v) for k, v in sorted(groups.items())}
 
 
 def _dimensions(trials: Sequence[Trial],
@@ -136,18 +145,18 @@ def build_model_report(trials: Sequence[Trial], *, model: str, run_dir: Path,
                        experiment: str | None,
                        fingerprint: str, planned: int, runner: RunnerStats,
                        tasks: Mapping[str, Any]) -> ModelReport:
-    """One model's :class:`ModelReport` from its stored trials (every rate a Wilson interval)."""
+    """One model's :class:`ModelReport` from its stored trials (every rate over several tasks
+    task-level; a task's own success rate Wilson over its trials)."""
     # backend and environment errors are never the model's: no rate counts them
     rated = [t for t in trials if t.outcome not in NOT_THE_MODELS]
-    ok = [t.outcome == Outcome.SUCCESS for t in rated]
-    by_suite: dict[str, list[bool]] = defaultdict(list)
-    by_temp: dict[str, list[bool]] = defaultdict(list)
-    by_variant: dict[str, list[bool]] = defaultdict(list)
+    by_suite: dict[str, list[Trial]] = defaultdict(list)
+    by_temp: dict[str, list[Trial]] = defaultdict(list)
+    by_variant: dict[str, list[Trial]] = defaultdict(list)
     by_task: dict[str, list[Trial]] = defaultdict(list)
-    for t, s in zip(rated, ok, strict=True):
-        by_suite[t.suite].append(s)
-        by_temp[f"{t.temperature:g}"].append(s)
-        by_variant[t.variant].append(s)
+    for t in rated:
+        by_suite[t.suite].append(t)
+        by_temp[f"{t.temperature:g}"].append(t)
+        by_variant[t.variant].append(t)
     for t in trials:
         by_task[t.task_id].append(t)
     task_rows = []
@@ -179,7 +188,7 @@ def build_model_report(trials: Sequence[Trial], *, model: str, run_dir: Path,
         model=model, run_dir=str(run_dir), experiment=experiment, grid_fingerprint=fingerprint,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"), planned=planned,
         stored=len(trials), complete=len(trials) >= planned,
-        success=wilson(sum(ok), len(ok)) if ok else None,
+        success=_task_rate(rated) if rated else None,
         outcomes=dict(Counter(t.outcome.value for t in trials)),
         by_suite=_rates(by_suite), by_temperature=_rates(by_temp), by_variant=_rates(by_variant),
         tasks=task_rows, dimensions=dims, dimensions_note=note, latency=latency,

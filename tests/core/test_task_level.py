@@ -1,0 +1,202 @@
+"""Part A's task-level inference (issue #37): trials repeat tasks, so the task is the unit.
+
+Coverage grid (the issue's): tasks ∈ {8, 14, 31}, repeats ∈ {1, 3, 6}, ICC ∈ {0, 0.2, 0.4, 0.6},
+mean ∈ {0.02, 0.15, 0.5}; each task's success chance drawn from the Beta of that mean and ICC
+(a point mass at the mean when ICC = 0), 1,000 draws a point, fixed seed. The interval under
+test is computed by the same vectorised code ``stats.task_level_rate`` calls.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from statsmodels.regression.linear_model import OLS
+from statsmodels.stats.power import TTestPower
+from statsmodels.stats.proportion import proportion_confint
+
+from slmbench.core import stats
+
+TASKS = (8, 14, 31)
+REPEATS = (1, 3, 6)
+ICCS = (0.0, 0.2, 0.4, 0.6)
+MEANS = (0.02, 0.15, 0.5)
+DRAWS = 1_000
+GRID = list(itertools.product(TASKS, REPEATS, ICCS, MEANS))
+
+
+def _chances(rng: np.random.Generator, tasks: int, icc: float, mean: float,
+             draws: int = DRAWS) -> np.ndarray:
+    """Per-task success chances: Beta with mean ``mean`` and intraclass correlation ``icc``."""
+    if icc == 0:
+        return np.full((draws, tasks), mean)
+    s = (1 - icc) / icc
+    return rng.beta(mean * s, (1 - mean) * s, size=(draws, tasks))
+
+
+def _coverage(interval: str) -> dict[tuple[int, int, float, float], float]:
+    rng = np.random.default_rng(37)
+    out = {}
+    for tasks, m, icc, mean in GRID:
+        k = rng.binomial(m, _chances(rng, tasks, icc, mean)).astype(float)
+        n = np.full_like(k, m)
+        if interval == "task":
+            rows = stats._task_level_rows(k, n)
+            low, high = rows["low"], rows["high"]
+        else:  # Wilson over the trials, as if they were independent
+            low, high = proportion_confint(k.sum(axis=1), n.sum(axis=1), method="wilson")
+        out[(tasks, m, icc, mean)] = float(np.mean((low <= mean) & (mean <= high)))
+    return out
+
+
+def _summary(name: str, grid: dict[tuple[int, int, float, float], float]) -> str:
+    mean = float(np.mean(list(grid.values())))
+    w14 = min((p for p in grid if p[0] >= 14), key=grid.__getitem__)
+    w8 = min((p for p in grid if p[0] == 8), key=grid.__getitem__)
+    return (f"{name}: mean coverage {mean:.3f} over {len(grid)} points; worst at >= 14 tasks "
+            f"{grid[w14]:.3f} (tasks, repeats, ICC, mean = {w14}); worst at 8 tasks "
+            f"{grid[w8]:.3f} ({w8})")
+
+
+def test_task_level_interval_covers_95_percent_where_wilson_over_trials_fails() -> None:
+    task, trials = _coverage("task"), _coverage("trials")
+    text = _summary("task-level", task) + "\n" + _summary("Wilson over trials", trials)
+    print(text)
+    mean = float(np.mean(list(task.values())))
+    assert 0.93 <= mean <= 0.97, text
+    assert min(c for p, c in task.items() if p[0] >= 14) >= 0.85, text
+    # the same grid sinks the trial-level interval, so this test can fail
+    naive_mean = float(np.mean(list(trials.values())))
+    assert naive_mean < 0.93 and trials[(31, 6, 0.4, 0.15)] < 0.80, text
+
+
+def test_one_trial_per_task_is_wilson_over_the_trials() -> None:
+    for k in (0, 1, 5, 31):
+        est = stats.task_level_rate([(1, 1)] * k + [(1, 0)] * (31 - k))
+        ref = stats.wilson(k, 31)
+        assert (est.low, est.high) == pytest.approx((ref.low, ref.high))
+        assert est.design_effect == 1 and est.effective_n == 31
+        assert est.high > est.low
+
+
+def test_clustered_successes_widen_the_interval_and_carry_the_design() -> None:
+    """27 successes from 9 of 31 tasks (6 trials each): the 1.5B's shape on the v2 page."""
+    counts = [(6, 3)] * 9 + [(6, 0)] * 22
+    est = stats.task_level_rate(counts)
+    naive = stats.wilson(27, 186)
+    assert est.estimate == pytest.approx(27 / 186)
+    assert est.low < naive.low and est.high > naive.high  # type: ignore[operator]
+    assert est.tasks == 31 and est.n == 186 and est.trials_per_task == 6
+    assert est.icc is not None and 0 < est.icc < 1
+    assert est.effective_n == pytest.approx(186 / (1 + 5 * est.icc))
+    assert "31 tasks × 6 trials" in est.design()
+
+
+def test_the_cluster_t_part_is_statsmodels_cluster_robust_ols() -> None:
+    rng = np.random.default_rng(5)
+    k = rng.binomial(4, rng.beta(1, 3, size=12))
+    y = np.concatenate([[1.0] * c + [0.0] * (4 - c) for c in k])
+    groups = np.repeat(np.arange(12), 4)
+    fit = OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": groups},
+                                      use_t=True)
+    low, high = fit.conf_int(alpha=0.05)[0]
+    kk, nn = k[None, :].astype(float), np.full((1, 12), 4.0)
+    rows = stats._task_level_rows(kk, nn)
+    wil_low, wil_high = proportion_confint(rows["p"] * rows["neff"], rows["neff"],
+                                           method="wilson")
+    assert rows["low"][0] == pytest.approx(max(0.0, min(low, float(wil_low[0]))))
+    assert rows["high"][0] == pytest.approx(min(1.0, max(high, float(wil_high[0]))))
+
+
+def test_no_spread_takes_the_worst_case_icc_never_a_zero_width_interval() -> None:
+    floor = stats.task_level_rate([(6, 0)] * 31)
+    assert floor.icc is None and floor.effective_n == pytest.approx(31)
+    assert floor.high == pytest.approx(stats.wilson(0, 31).high)  # 11%, not Wilson(0, 186)'s 2%
+    assert floor.note and "not estimable" in floor.note
+
+
+def test_icc_is_the_one_way_anova_estimator() -> None:
+    # balanced: ICC = (MSB − MSW) / (MSB + (m − 1)·MSW)
+    k = np.array([[3.0, 0.0, 6.0, 1.0]])
+    n = np.full_like(k, 6.0)
+    p_i, p = k / 6, k.sum() / 24
+    msb = 6 * ((p_i - p) ** 2).sum() / 3
+    msw = (6 * p_i * (1 - p_i)).sum() / (24 - 4)
+    assert stats._icc_rows(k, n)[0] == pytest.approx((msb - msw) / (msb + 5 * msw))
+
+
+def test_sign_test_is_scipys_exact_binomial() -> None:
+    for nz in range(1, 25):
+        for ahead in range(nz + 1):
+            ref = sps.binomtest(ahead, nz, 0.5).pvalue
+            assert stats._sign_p(np.asarray(ahead), np.asarray(nz)) == pytest.approx(ref)
+
+
+def test_paired_task_test_keeps_its_false_positive_rate_at_no_difference() -> None:
+    """Two sides with the same per-task chances, run independently: the exact sign test across
+    tasks rejects at most 5% of the time at every grid point (it is exact given the ties), and
+    the paired t interval excludes 0 about 5% of the time."""
+    rng = np.random.default_rng(38)
+    draws, sign_fp, t_fp = 2_000, {}, {}
+    for tasks, m, icc, mean in GRID:
+        p = _chances(rng, tasks, icc, mean, draws)
+        d = (rng.binomial(m, p) - rng.binomial(m, p)) / m
+        ahead, behind = (d > 0).sum(axis=1), (d < 0).sum(axis=1)
+        sign_fp[(tasks, m, icc, mean)] = float(np.mean(stats._sign_p(ahead, ahead + behind)
+                                                       < 0.05))
+        sd = d.std(axis=1, ddof=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tstat = np.abs(d.mean(axis=1)) / (sd / np.sqrt(tasks))
+        t_fp[(tasks, m, icc, mean)] = float(np.mean((sd > 0) & (tstat > sps.t.ppf(
+            0.975, tasks - 1))))
+    slack = 3 * np.sqrt(0.05 * 0.95 / draws)
+    worst_sign = max(sign_fp, key=sign_fp.__getitem__)
+    worst_t = max(t_fp, key=t_fp.__getitem__)
+    text = (f"sign test: mean false-positive rate {np.mean(list(sign_fp.values())):.4f}, worst "
+            f"{sign_fp[worst_sign]:.4f} at {worst_sign}; paired t: mean "
+            f"{np.mean(list(t_fp.values())):.4f}, worst {t_fp[worst_t]:.4f} at {worst_t}")
+    print(text)
+    assert np.mean(list(sign_fp.values())) <= 0.05, text
+    assert sign_fp[worst_sign] <= 0.05 + slack, text
+    assert np.mean(list(t_fp.values())) <= 0.05 + slack, text
+
+
+def test_paired_comparison_counts_tasks_and_prints_its_mdd() -> None:
+    """9 tasks where a solves half its trials, 22 where neither solves any: 9 : 0, p 0.0039."""
+    c = stats.task_paired([0.5] * 9 + [0.0] * 22, cells=31)
+    assert (c.a_ahead, c.b_ahead, c.ties) == (9, 0, 22)
+    assert c.sign_test.p_value == pytest.approx(2 / 2 ** 9)
+    effect = TTestPower().solve_power(effect_size=None, nobs=31, alpha=0.05, power=0.8)
+    assert c.mdd == pytest.approx(effect * c.sd)
+    assert c.difference.low is not None and 0 < c.difference.low < c.mean_difference
+
+
+def test_two_identical_sides_get_an_open_interval_and_no_mdd() -> None:
+    c = stats.task_paired([0.0] * 31)
+    assert c.sign_test.p_value == 1 and c.mdd is None
+    assert c.difference.low < 0 < c.difference.high  # type: ignore[operator]
+    assert c.difference.high == pytest.approx(1 - 0.025 ** (1 / 31))
+
+
+def test_tost_calls_two_identical_sides_equivalent_when_the_tasks_allow() -> None:
+    """Exact at no spread: equivalent within ±0.1 once 0.9^n < 0.05 (n >= 29 tasks)."""
+    assert stats.tost_tasks([0.0] * 31, 0.1).equivalent
+    assert stats.tost_tasks([0.0] * 31, 0.1).p_value == pytest.approx(0.9 ** 31)
+    assert not stats.tost_tasks([0.0] * 14, 0.1).equivalent
+    assert not stats.tost_tasks([0.2] * 31, 0.1).equivalent
+    # the old trial-level TOST refuses the same data (kept for its callers)
+    assert not stats.tost_paired([0.0] * 31, [0.0] * 31, 0.1).equivalent
+    spread = stats.tost_tasks([0.02, -0.02] * 20, 0.1)
+    assert spread.equivalent and spread.p_lower is not None
+
+
+def test_task_level_rate_is_never_zero_width_on_small_designs() -> None:
+    """Every outcome of up to 4 tasks × 3 trials (and uneven sizes): low < high."""
+    for tasks in range(1, 5):
+        for sizes in {(m,) * tasks for m in (1, 2, 3)} | {tuple(range(1, tasks + 1))}:
+            for wins in itertools.product(*(range(m + 1) for m in sizes)):
+                est = stats.task_level_rate(list(zip(sizes, wins, strict=True)))
+                assert est.low < est.high, (sizes, wins, est)  # type: ignore[operator]
+                assert est.low <= est.estimate <= est.high  # type: ignore[operator]
