@@ -155,10 +155,11 @@ def family_runs(runs: Sequence[MatrixRun]) -> list[MatrixRun]:
     """``runs`` with the family-wise verdict over *all* their cells together
     (:func:`~slmbench.microtasks.eligibility.family_wise`: one hypothesis per model, task,
     prompt and reading on the task's deciding metric, Holm): an eligibility run's matrix, or
-    every block of a study. The same cells give the same verdicts, so it can be applied again
-    to a set it was applied to."""
-    cells = family_wise([c for r in runs for c in r.cells],
-                        {t: registry.get(t).metrics[0] for r in runs for t in r.tasks})
+    every block of a study. The deciding metric is read from the cells (each task's first:
+    :func:`run_matrix` writes them in the task's metric order), so a stored run of a task no
+    longer registered (a user's task file) is judged the same. The same cells give the same
+    verdicts, so it can be applied again to a set it was applied to."""
+    cells = family_wise([c for r in runs for c in r.cells])
     out, at = [], 0
     for r in runs:
         mine = cells[at:at + len(r.cells)]
