@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from slmbench.core import stats
-from slmbench.microtasks.eligibility import SequentialRule, make_cell
+from slmbench.microtasks.eligibility import SequentialRule, Tracker, make_cell
 
 HORIZON = 200
 ALPHA = 1 - stats.CONFIDENCE
@@ -233,3 +233,37 @@ def test_the_paired_anytime_interval_covers_at_a_data_chosen_stop(share: float) 
     print(f"\npaired anytime-valid coverage, true difference {share}: {1 - miss:.3f} "
           f"± {_tol(1 - miss, runs):.3f} ({runs} runs of {HORIZON} items)")
     assert 1 - miss >= stats.CONFIDENCE - _tol(1 - miss, runs)
+
+
+def test_the_vectorised_reader_of_the_simulations_is_the_trackers_rule() -> None:
+    """The simulations above read cells with ``_read``, a vectorised copy of the rule; this
+    checks it against the project's own ``Tracker`` and ``make_cell`` on the same paths: the
+    same stopping item and the same p-value there, so the figures are the real rule's."""
+    tau, family = 0.7, 2
+    gap = np.array([0.0, 0.15, 0.25, -0.2])
+    model, base = _cells(2, gap.size, tau, gap, np.random.default_rng(11))
+    golds = ["approve", "deny"] * (HORIZON // 2)
+
+    def answers(right: np.ndarray) -> list[list[str]]:
+        return [[g] if r else ["deny" if g == "approve" else "approve"]
+                for g, r in zip(golds, right, strict=True)]
+
+    stops = []
+    for s in range(model.shape[0]):
+        for c in range(model.shape[1]):
+            mine, theirs = answers(model[s, c] > 0.5), answers(base[s, c] > 0.5)
+            rule = SequentialRule("approval", "accuracy", golds, {"rules": theirs}, space=3,
+                                  family=family)
+            assert rule.tau == pytest.approx(base[s, c].mean())  # τ on every item it could read
+            tracker = Tracker(rule)
+            n = next((k + 1 for k, r in enumerate(mine) if tracker.feed(r) != "undecided"),
+                     HORIZON)
+            vec = _read(model[s:s + 1, c:c + 1], base[s:s + 1, c:c + 1], rule.tau,
+                        ALPHA / family)
+            assert n == int(vec[1][0, 0]), (s, c)
+            cell = make_cell(task="approval", metric="accuracy", model="m", precision="-",
+                             prompt_id="p0", reading="generation", golds=golds[:n],
+                             rankings=mine[:n], baselines={"rules": theirs[:n]}, rule=rule)
+            assert cell.p_value == pytest.approx(float(vec[0][0, 0]), rel=1e-6, abs=1e-12)
+            stops.append(n)
+    assert min(stops) < HORIZON  # some cell stopped early, so the stop itself was compared

@@ -39,7 +39,7 @@ def _copy(tmp: Path, names: list[str]) -> Path:
 
 
 def test_an_entry_is_made_from_its_report_and_links_its_page(tmp_path: Path) -> None:
-    folder = "docs/results/eligibility-embedded"
+    folder = "docs/results/reference-study"
     base = _copy(tmp_path, [f"{folder}/eligibility.json", f"{folder}/routes.json",
                             f"{folder}.md"])
     shown = f"{folder}/eligibility.json"
