@@ -278,6 +278,10 @@ def size_unrelated(f: StudyFacts) -> Check:
 
 
 def none_eligible(f: StudyFacts) -> Check:
+    """Does not hold when a configuration is eligible family-wise; holds when none is eligible
+    cell by cell either and none is undecided with items left to read (the rule's final
+    "not eligible", as for the rewording claim); otherwise cannot tell: eligible cell by cell
+    but not after Holm means the seed's own per-cell rule and the family-wise rule disagree."""
     cells = [c for m in f.matrices for c in m.cells]
     if not cells:
         return Check("cannot tell", "no Part B configuration stored")
@@ -296,7 +300,13 @@ def none_eligible(f: StudyFacts) -> Check:
         text += (f"; {len(open_)} more undecided (n = "
                  f"{', '.join(str(n) for n in sorted({c.n_items for c in open_}))}): "
                  "not shown better than the baseline")
-    return Check("holds" if not good else "does not hold", text)
+    if good:
+        return Check("does not hold", text)
+    unread = [c for c in open_ if c.n_split is not None and c.n_items < c.n_split]
+    if lone or unread:  # the two rules disagree, or reading on could still decide
+        return Check("cannot tell", text + "; the claim holds family-wise but "
+                     + ("not cell by cell" if lone else "cells could still be read on"))
+    return Check("holds", text)
 
 
 def _family_eligible(c: EligibilityCell) -> bool:
