@@ -257,11 +257,12 @@ def test_part_b_resumes_from_its_store_and_the_page_holds_the_matrix(tmp_path: P
     text = write_page(study, study_file=Path("b.toml"), command="c").read_text()
     assert "Incomplete" not in text and "| approval | accuracy | silent | p1 |" in text
     # what to deploy, from the same matrix: echo repeats the command, silent says nothing,
-    # so neither beats the rules and the baseline is named, with its interval and n
+    # so neither beats the rules and the baseline is named, τ as the number on all its items
     section = text.split("## What to deploy per micro-task", 1)[1]
     assert "`slmbench recommend b.toml`" in section
     row = next(x for x in section.splitlines() if x.startswith("| approval |"))
-    assert row.startswith("| approval | baseline | rules | - | rules ") and "(n 8)" in row
+    assert row.startswith("| approval | baseline | rules | - | rules ") and "(all 8 items)" in row
+    assert "0 of 4 eligible after Holm over 4" in row  # the family-wise count beside it
     assert (tmp_path / "docs" / "b" / "eligibility.json").is_file()
     import gzip
     import json
@@ -309,10 +310,11 @@ def test_the_page_names_an_eligible_model_to_deploy_with_its_evidence_and_cost(
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1:3] == ["model", "scripted:right p0 generation"]
     assert cells[3].startswith("1.000 [0.99") and cells[3].endswith(f"(n {N_EVAL})")
-    assert cells[4].startswith("rules ") and cells[4].endswith(f"(n {N_EVAL})")
+    assert cells[4].startswith("rules ") and cells[4].endswith(f"(all {N_EVAL} items)")
     assert float(cells[5].split()[0]) > 0  # model - rules on the same items, paired
     # cost: the Oracle's tokens per reading (10 prompt + 1 reply, plus the scored forms)
-    assert "tokens per call (median of " + str(N_EVAL) + ")" in cells[6]
+    assert cells[6] == "4 of 4 eligible after Holm over 4; 4 cell by cell"  # family-wise
+    assert "tokens per call (median of " + str(N_EVAL) + ")" in cells[7]
 
 
 def two_blocks(tmp: Path, first: str, second: str) -> Path:

@@ -12,6 +12,7 @@ from clirun import CliRunner
 from slmbench.agents.runner.config import DEMO_MODEL, demo_dir
 from slmbench.agents.store import RunStore
 from slmbench.microtasks.diagnostics.cascade import RoutingTable
+from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.store import ReadingStore
 from slmbench.report.demo_page import NEXT_COMMAND
 
@@ -65,6 +66,11 @@ def test_demo_runs_both_halves_and_ends_with_one_report_of_both(
                                                          "tools": "baseline"}
     with ReadingStore(out / "part-b" / "readings.sqlite") as store:
         assert store.count("scripted:silent") > 0
+    # one answer on every item read, but at most 60 items cannot show a cell constant (that
+    # takes over a hundred): each is judged like any other cell, and none is eligible
+    run = MatrixRun.model_validate_json((out / "part-b" / "eligibility.json").read_text())
+    assert run.cells and not any(c.constant or c.eligible for c in run.cells)
+    assert all(c.n_items <= 60 and c.constant_p is not None for c in run.cells)
     summary = json.loads((out / "analysis_summary.json").read_text())
     # every quick task once, plus every fault and one rewording of each kind (not the other
     # six), and the consistency task three times (its min_repeats): the seed's four figures,

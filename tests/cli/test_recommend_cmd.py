@@ -105,7 +105,8 @@ def test_the_eligibility_page_is_rebuilt_from_the_store_and_flags_an_unfinished_
             f"| approval | {c.model.split(':')[1]} | p0 | {c.reading} |"))
         assert f"| {c.n_items}/{c.n_split} | {c.verdict} |" in line and c.n_items < c.n_split
     assert {c.verdict for c in run.cells} == {"eligible", "ineligible"}
-    assert "beside it (accuracy: wilson)." in text  # the fixed-n method, as the cells name it
+    # the interval that decided each cell, as the cells name it: the confidence sequence
+    assert "Methods: accuracy: confidence sequence (confseq beta-binomial mixture" in text
     assert "| approval | model | scripted:right p0 generation |" in text  # the routing table
     assert RoutingTable.load(page.parent / "elig" / "routes.json").route(
         "approval").model == "scripted:right"

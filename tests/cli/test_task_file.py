@@ -44,25 +44,56 @@ def _script(tmp_path: Path) -> Path:
     return path
 
 
-def test_the_example_task_runs_end_to_end_and_is_recommended(
-        example: Path, tmp_path: Path, cli: CliRunner, home: Path) -> None:
-    out = tmp_path / "run"
-    res = cli("eligibility", "--task-file", str(example), "-m", f"scripted:{_script(tmp_path)}",
+def _eligibility(cli: CliRunner, task_file: Path, script: Path, out: Path) -> MatrixRun:
+    res = cli("eligibility", "--task-file", str(task_file), "-m", f"scripted:{script}",
               "--until-decided", "--out", str(out))
     assert res.code == 0, res.out + res.err
-    run = MatrixRun.model_validate_json((out / "eligibility.json").read_text())
+    return MatrixRun.model_validate_json((out / "eligibility.json").read_text())
+
+
+def test_the_example_task_runs_end_to_end_and_24_items_do_not_decide_it(
+        example: Path, tmp_path: Path, cli: CliRunner, home: Path) -> None:
+    """The shipped example has 24 eval items: a keyword router right on nearly all of them
+    clears τ with its anytime-valid bound, but 24 items cannot show it better than BM25 on
+    the same items, so it stays undecided and the baseline is deployed."""
+    run = _eligibility(cli, example, _script(tmp_path), tmp_path / "run")
     assert run.tasks == ["my-tools"]
     gen = next(c for c in run.cells if c.reading == "generation")
     assert gen.tau_anchor == "bm25" and gen.n_split == 24  # the example's eval items
     assert {"always none", "first listed first", "majority"} <= set(gen.baseline_scores)
     assert gen.score.estimate >= 0.95  # the keyword script routes nearly every request
-    assert gen.eligible and gen.n_items < gen.n_split  # settled before the last item
+    assert gen.interval_kind == "anytime-valid" and gen.seed_rule and not gen.paired
+    assert gen.verdict == "undecided" and gen.n_items == 24 and not gen.eligible
     lp = next(c for c in run.cells if c.reading == "logprob")
-    assert lp.constant and not lp.eligible  # its log-probs always favour "none"
-    rec = cli("recommend", str(out))
+    # its log-probs always favour "none": a constant answer, but 24 items are too few to show
+    # it, so it is judged like any cell, and its bound is below τ
+    assert lp.top_share == 1.0 and not lp.constant and lp.verdict == "ineligible"
+    registry.unregister("my-tools")  # as in a new process: recommend reads the stored run
+    rec = cli("recommend", str(tmp_path / "run"))
+    assert rec.code == 0, rec.out + rec.err
+    route = RoutingTable.load(tmp_path / "run" / "routes.json").route("my-tools")
+    assert route.deploy == "baseline"
+
+
+def test_the_example_task_at_240_items_is_decided_and_recommended(
+        example: Path, tmp_path: Path, cli: CliRunner, home: Path) -> None:
+    """The same router on the example's requests ten times over (240 eval items): settled
+    eligible before the last item, family-wise too, and recommended."""
+    items = [json.loads(x) for x in (example.parent / "my-tools.jsonl").read_text().splitlines()]
+    (example.parent / "my-tools.jsonl").write_text("".join(
+        json.dumps({**item, "id": f"{item['id']}-{k}"}) + "\n" for k in range(10)
+        for item in items))
+    run = _eligibility(cli, example, _script(tmp_path), tmp_path / "run")
+    gen = next(c for c in run.cells if c.reading == "generation")
+    assert gen.n_split == 240 and gen.eligible and gen.family_eligible
+    assert gen.n_items < gen.n_split  # settled before the last item
+    lp = next(c for c in run.cells if c.reading == "logprob")
+    # "none" on every item: its bound falls below τ long before "constant" could be shown
+    assert lp.verdict == "ineligible" and lp.n_items < 240 and not lp.eligible
+    rec = cli("recommend", str(tmp_path / "run"))
     assert rec.code == 0, rec.out + rec.err
     assert "my-tools" in rec.out
-    route = RoutingTable.load(out / "routes.json").route("my-tools")
+    route = RoutingTable.load(tmp_path / "run" / "routes.json").route("my-tools")
     assert route.deploy == "model" and route.reading == "generation"
 
 

@@ -46,15 +46,40 @@ def test_the_constant_save_model_is_never_eligible_at_n_200() -> None:
         assert cell.score.low is not None and cell.score.low < cell.tau
 
 
-def test_a_cell_answering_one_thing_on_95_percent_is_flagged_even_if_it_scores() -> None:
+def test_one_answer_on_95_percent_of_items_is_no_evidence_of_a_constant_cell() -> None:
     items = _memory_items(200, seed=3)
     fit = _memory_items(100, seed=998, split="fit")
-    # right on every save item, "save" on 95% of all items: F1 well above the rules
+    # right on every save item, "save" on 95% of all items: 200 items cannot show that the
+    # share is above 95%, so the cell is judged like any other (and the rules beat it)
     rankings = [["save"] if i.label == "save" or k % 20 else ["skip"]
                 for k, i in enumerate(items)]
     cell = _cell("memory", items, fit, rankings)
     assert cell.top_share is not None and cell.top_share >= 0.95
-    assert cell.constant and not cell.eligible
+    assert not cell.constant and cell.constant_p is not None and cell.constant_p > 0.05
+    assert not cell.eligible and cell.verdict != "eligible"
+
+
+def test_constant_answer_models_are_never_eligible_on_any_task() -> None:
+    """Held out: every declared constant of each task, and one outside that set (the
+    second-listed option), answered on all of 300 items: shown constant, never eligible."""
+    memory = _memory_items(300, seed=5)
+    fit = _memory_items(100, seed=997, split="fit")
+    for answer in ("save", "skip"):  # memory's constants: always save, always skip
+        cell = _cell("memory", memory, fit, [[answer]] * len(memory))
+        assert cell.constant and not cell.eligible and cell.p_value == 1.0
+    approvals = [ApprovalItem(id=f"a{k}", split="eval", provenance=(), command=f"cmd {k}",
+                              label="approve" if k % 3 else "deny", rule="r", origin="x")
+                 for k in range(300)]
+    for answer in ("approve", "deny"):
+        cell = _cell("approval", approvals, approvals[:1], [[answer]] * len(approvals))
+        assert cell.constant and not cell.eligible
+    words = ("apples", "bananas", "cherries", "plums", "grapes", "melons")
+    ranks = [RankItem(id=f"r{k}", split="eval", provenance=(), query=words[k % 6],
+                      turns=tuple(words[(k + j) % 6] + " pie" for j in range(3)), gold=0)
+             for k in range(300)]
+    for first in ("1", "2", "3"):  # first listed, second listed (no declared constant), last
+        cell = _cell("ranking", ranks, ranks[:1], [[first]] * len(ranks))
+        assert cell.constant and not cell.eligible, first
 
 
 def test_every_task_declares_its_constant_answers_as_references() -> None:

@@ -102,9 +102,18 @@ def test_a_matrix_read_until_decided_stops_early_both_ways_and_resumes(tmp_path:
     assert right.verdict == "eligible" and right.eligible and right.n_split == N_EVAL
     assert wrong.verdict == "ineligible" and not wrong.eligible
     assert right.n_items < N_EVAL // 4 and wrong.n_items < N_EVAL // 4  # stopped early
-    assert right.sequence is not None and right.sequence.low is not None
-    assert right.sequence.low > right.tau and right.score.low is not None
-    assert right.score.low >= right.sequence.low  # the fixed-n interval shown beside it
+    # the one interval the cell carries is the anytime-valid one that decided it, and the
+    # paired half is anytime-valid too (the stop was chosen on the data)
+    assert right.interval_kind == "anytime-valid" and right.score.low is not None
+    assert right.score.low > right.tau and "confidence sequence" in right.score.method
+    assert right.diff.low is not None and right.diff.low > 0
+    assert "sequential McNemar" in right.diff.method  # accuracy: on the disagreements
+    # the "eligible" stop waits for 0.05 / 4 (two models, two readings tested together), so
+    # the cell that stopped eligible is eligible family-wise too (Holm over the four)
+    assert right.stop_level == pytest.approx(0.05 / 4) and right.stop_rule_met
+    assert right.p_value <= 0.05 / 4 and right.family == 4
+    assert right.p_holm is not None and right.p_holm <= 0.05 and right.family_eligible
+    assert wrong.family_eligible is False and wrong.stop_rule_met
     # τ was fixed on all 400 items before reading, not on the prefix read
     assert right.tau_anchor in right.baseline_scores
     assert models["scripted:right"].reads == right.n_items

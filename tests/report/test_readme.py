@@ -19,7 +19,8 @@ def test_the_committed_readme_says_what_its_reports_say() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     again, sources = refresh_results(text, ROOT, command=COMMAND)
     assert again == text
-    assert {Path(s).name for s in sources} == {"eligibility.json", "cascade.json", "probe.json"}
+    # the eligibility-embedded entry is retired (issue #38): Part B is the reference study's
+    assert {Path(s).name for s in sources} == {"cascade.json", "probe.json"}
 
 
 def test_a_hand_edit_between_the_markers_is_written_over() -> None:
@@ -39,7 +40,7 @@ def _copy(tmp: Path, names: list[str]) -> Path:
 
 
 def test_an_entry_is_made_from_its_report_and_links_its_page(tmp_path: Path) -> None:
-    folder = "docs/results/eligibility-embedded"
+    folder = "docs/results/reference-study"
     base = _copy(tmp_path, [f"{folder}/eligibility.json", f"{folder}/routes.json",
                             f"{folder}.md"])
     shown = f"{folder}/eligibility.json"

@@ -151,9 +151,11 @@ def matrix(cells: list[EligibilityCell]) -> MatrixRun:
 
 
 @pytest.mark.parametrize(("cells", "none", "prompts"), [
-    ([cell("a", "p0", 0.3, 0.7), cell("a", "p1", 0.4, 0.8)], "holds", "holds"),
+    ([cell("a", "p0", 0.2, 0.5), cell("a", "p1", 0.3, 0.55)], "holds", "holds"),
     ([cell("a", "p0", 0.3, 0.7), cell("a", "p1", 0.65, 0.9)], "does not hold", "does not hold"),
-    ([cell("a", "p0", 0.3, 0.7)], "holds", "cannot tell"),
+    ([cell("a", "p0", 0.2, 0.5)], "holds", "cannot tell"),
+    # an interval across τ after every item: the rule's final "not eligible" (undecided)
+    ([cell("a", "p0", 0.2, 0.5), cell("a", "p1", 0.4, 0.8)], "holds", "holds"),
 ])
 def test_eligibility_claims_follow_the_cells(cells: list[EligibilityCell], none: str,
                                              prompts: str) -> None:
@@ -166,17 +168,42 @@ def test_the_evidence_names_the_eligible_configurations_and_counts_per_prompt() 
                                 cell("a", "p2", 0.4, 0.8)])])
     checks = {c.check.__name__: k for c, k in check_claims(f)}
     only = checks["none_eligible"].evidence
-    assert only.startswith("1 of 3 configurations of a eligible: a on ") and ", p0, " in only
-    assert ", p1, " not in only  # the ineligible ones are not named as eligible
+    assert only.startswith("1 of 3 configurations of a eligible family-wise (Holm): a on ")
+    assert ", p0, " in only and ", p1, " not in only  # the ineligible are not named eligible
+    # only configurations read on p0 and a paraphrase are tested; eligible on p0 already,
+    # rewording cannot make this one eligible
     assert checks["prompts_do_not_rescue"].evidence == (
-        "0 of 2 configurations on a paraphrase (p1, p2) eligible; on the frozen prompt p0, 1 of 1")
+        "1 configurations (a) read on p0 and a paraphrase (p1, p2); 0 eligible family-wise on "
+        "a paraphrase where p0 is not")
+    assert checks["prompts_do_not_rescue"].verdict == "holds"
+
+
+def test_rewording_is_judged_family_wise_and_cannot_tell_while_a_paraphrase_is_unsettled(
+        ) -> None:
+    alone = cell("a", "p1", 0.65, 0.9)  # eligible on its own bound, not after Holm
+    lone = alone.model_copy(update={"family": 2, "p_holm": 0.08, "family_eligible": False})
+    p0 = cell("a", "p0", 0.3, 0.7).model_copy(update={"family": 2, "p_holm": 1.0,
+                                                       "family_eligible": False})
+    checks = {c.check.__name__: k for c, k in check_claims(facts(matrices=[matrix([p0, lone])]))}
+    assert checks["prompts_do_not_rescue"].verdict == "cannot tell"
+    assert "1 paraphrase cells not settled family-wise: a on approval, p1" in checks[
+        "prompts_do_not_rescue"].evidence
+    # eligible on its own bound but not after Holm: not shown to beat the baseline, nor shown
+    # not to, so "none is eligible" is not decided
+    assert checks["none_eligible"].verdict == "cannot tell"
+    assert "1 more eligible cell by cell only" in checks["none_eligible"].evidence
 
 
 def test_undecided_configurations_are_counted_apart() -> None:
     f = facts(matrices=[matrix([cell("a", "p0", 0.3, 0.7), cell("a", "p1", 0.1, 0.5)])])
     _, check = next((c, k) for c, k in check_claims(f) if c.check.__name__ == "none_eligible")
-    assert check.evidence.startswith("0 of 2 configurations of a eligible")
+    assert check.evidence.startswith("0 of 2 configurations of a eligible family-wise")
     assert "; 1 more undecided (n = 20): not shown better than the baseline" in check.evidence
+    assert check.verdict == "holds"  # read in full: the rule's final "not eligible"
+    open_, shut = sorted(f.matrices[0].cells, key=lambda c: c.verdict != "undecided")
+    f = facts(matrices=[matrix([open_.model_copy(update={"n_split": 40}), shut])])
+    _, check = next((c, k) for c, k in check_claims(f) if c.check.__name__ == "none_eligible")
+    assert check.verdict == "cannot tell" and "could still be read on" in check.evidence
 
 
 def test_the_page_sets_each_claim_beside_its_verdict() -> None:

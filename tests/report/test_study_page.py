@@ -160,6 +160,54 @@ def test_ungrounded_answers_are_counted_among_all_trials_not_among_right_answers
     assert line.endswith("ungrounded, not counted as successes.")
 
 
+def _sequential_run() -> object:
+    """Two configurations read until decided on approval: one beats the rules on every item
+    it reads, one is as good as a coin."""
+    from slmbench.microtasks.eligibility import SequentialRule, make_cell
+    from slmbench.microtasks.matrix import MatrixRun, family_runs
+
+    golds = ["approve", "deny"] * 200
+    rules = [[g] if k % 4 else [("deny" if g == "approve" else "approve")]
+             for k, g in enumerate(golds)]  # right on 3 of 4 items: τ = 0.75
+    rule = SequentialRule("approval", "accuracy", golds, {"rules": rules}, space=3, family=2)
+    cells = []
+    for model, n, right in (("good", 300, lambda k: True), ("coin", 400, lambda k: k % 2 == 0)):
+        answers = [[g] if right(k) else [("deny" if g == "approve" else "approve")]
+                   for k, g in enumerate(golds[:n])]
+        cells.append(make_cell(task="approval", metric="accuracy", model=model, precision="-",
+                               prompt_id="p0", reading="logprob", golds=golds[:n],
+                               rankings=answers, baselines={"rules": rules[:n]}, rule=rule))
+    run = MatrixRun(command="c", created="t", models=["good", "coin"], tasks=["approval"],
+                    prompts=["p0"], limit=None, seed=0, items={"approval": ["x"] * 400},
+                    baseline_scores={}, cells=cells, tau_sweep=[], by_prompt=[], readings=[],
+                    notes=[], sequential=True)
+    return family_runs([run])[0]
+
+
+def test_a_cell_read_until_decided_prints_its_anytime_interval_the_fixed_tau_and_the_family(
+        ) -> None:
+    from slmbench.report.study_page import part_b_family, part_b_section
+
+    run = _sequential_run()
+    good = next(c for c in run.cells if c.model == "good")
+    assert good.interval_kind == "anytime-valid" and good.family_eligible
+    text = "\n".join(part_b_section(run))
+    row = next(x for x in text.splitlines() if x.startswith("| approval | accuracy | good |"))
+    # the interval that decided it, labelled; τ as the number on all 400 items; the paired
+    # difference named against the baseline on the items it read, never "model − τ"
+    assert "| anytime-valid (confidence sequence) |" in row
+    assert good.score.formatted(percent=False, digits=3) in row
+    assert "| 0.750 (rules, all 400 items) |" in row
+    assert f"vs rules on the {good.n_items} items read |" in row and "model − τ [" not in text
+    assert row.endswith(f"| **yes** | {good.p_holm:.3g} (of 2) | **yes** |")
+    assert "1 of 2 configurations are eligible family-wise (Holm over all 2, 5%): good" in text
+    page = "\n".join(part_b_family(StudyFacts(name="n", study_file="f", command="c",
+                                              created="t", versions={}, model_hashes={},
+                                              matrices=[run])))
+    assert "| good | approval | p0 | – | eligible; family-wise **yes** | **yes** |" in page
+    assert "| coin | approval | p0 | – | " in page and page.rstrip().endswith("| no |")
+
+
 def test_no_temperature_effect_is_claimed_only_by_an_equivalence_test() -> None:
     """A floor at both temperatures is within ±10 points by TOST, and the line says it is a
     floor; a model whose effect is open says the TOST does not settle it either."""

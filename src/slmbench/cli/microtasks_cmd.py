@@ -31,6 +31,7 @@ from slmbench.microtasks.taskfile import load_task_file
 from slmbench.report.partb import (
     MATRIX_HEADER,
     RECOMMEND_HEADER,
+    family_headline,
     matrix_markdown,
     matrix_rows,
     recommend_rows,
@@ -61,10 +62,11 @@ def prepare_cmd(
 
 
 def matrix_table(run: MatrixRun) -> Table:
-    """The matrix for the terminal: the page's rows, eligible cells in green."""
-    rows = [[*row[:-1], "[green]yes[/]" if row[-1] == "yes" else "[red]no[/]"]
-            for row in matrix_rows(run)]
-    return rows_table("Micro-task eligibility (eligible = 95% lower bound > τ)", MATRIX_HEADER,
+    """The matrix for the terminal: the page's rows, family-wise eligible cells in green."""
+    shown = {"**yes**": "[green]yes[/]", "no": "[red]no[/]"}
+    rows = [[*row[:-1], shown.get(row[-1], row[-1])] for row in matrix_rows(run)]
+    return rows_table("Micro-task eligibility (eligible = 95% lower bound > τ; last column: "
+                      "family-wise, Holm)", MATRIX_HEADER,
                       rows, no_wrap={"task", "prompt", "reading", "n read"})
 
 
@@ -147,9 +149,9 @@ def eligibility_cmd(
     path.write_text(run.model_dump_json(indent=1), encoding="utf-8")
     (out / "eligibility.md").write_text(matrix_markdown(run), encoding="utf-8")
     wide_console(170).print(matrix_table(run))
-    passing = sum(c.eligible for c in run.cells)
-    console.print(f"{passing} of {len(run.cells)} cells eligible. "
-                  + " · ".join(f"{p.prompt_id}: {p.eligible}/{p.total}" for p in run.by_prompt))
+    console.print(family_headline(run.cells) + ". " + " · ".join(
+        f"{p.prompt_id}: {p.family_eligible}/{p.total} family-wise ({p.eligible} per cell)"
+        for p in run.by_prompt))
     if tau_sweep:
         for row in run.tau_sweep:
             console.print(f"τ = {row.anchor}: {row.eligible}/{row.total} eligible")

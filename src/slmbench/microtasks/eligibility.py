@@ -1,42 +1,49 @@
 """The CI-aware pass rule: a configuration is eligible only if its 95% lower bound beats τ.
 
 τ for a task is the best point score among the non-LLM baselines (the task baseline and the
-majority / random references) on the *same items* the model saw. τ is set here and nowhere
-else. Every interval comes from :mod:`slmbench.core.stats` (its one confidence level,
-resample count and seed):
+majority / random references) on the *same items* the model saw (with a
+:class:`SequentialRule`: on every item the cell could read, before it reads any). τ is set
+here and nowhere else, and the rule treats it as a fixed number. Every interval and p-value
+comes from :mod:`slmbench.core.stats` (its one confidence level, resample count and seed).
 
-* accuracy: Wilson (``stats.wilson``);
-* nDCG@5, MRR: Jeffreys Dirichlet posterior over the per-item values (and the range's ends
-  0 and 1), simulated (``stats.bounded_mean``);
-* F1: Jeffreys Dirichlet posterior of the confusion cells, simulated (``stats.f1_interval``);
-* the paired difference model - τ-baseline on the same items: the same posterior over the
-  (model, baseline) value pairs (``stats.paired_bounded_difference``); for F1 the posterior
-  of the joint cells (``stats.paired_f1_difference``).
+**One interval per cell, the one that decided it** (``EligibilityCell.interval_kind``):
 
-None of them is zero-width at small n (a bootstrap gives [v, v] when every item agrees).
+* *anytime-valid*, for a cell read until decided (accuracy, MRR, nDCG@5 are means of per-item
+  values in [0, 1]): the score's confidence sequence (``stats.anytime_mean``: confseq's
+  beta-binomial mixture) and the paired difference model − τ-baseline on the items read
+  (accuracy: ``stats.anytime_paired_binary``, a sequential McNemar test on the items where
+  the two disagree; MRR, nDCG@5: ``stats.anytime_paired_difference``, an empirical-Bernstein
+  gamma-exponential mixture on the differences in [−1, 1]). Both stay valid at a stop chosen
+  on the data.
+* *fixed-n*, for a cell read in full (F1 always; any cell of a run that reads every item):
+  accuracy Wilson, nDCG@5 and MRR a Jeffreys Dirichlet posterior over the per-item values,
+  F1 the posterior of the confusion cells; the paired difference from the same posterior
+  over the (model, baseline) pairs. None is zero-width at small n.
 
 A reply that names no option (format failure) counts as wrong and is also counted apart.
 
-**Reading until decided.** Accuracy, MRR and nDCG@5 are means of per-item values in [0, 1],
-so a cell can stop as soon as an anytime-valid confidence sequence
-(``stats.ConfidenceSequence``, from ``confseq``) settles against τ: its lower bound above τ
-(eligible) or its upper bound below τ (ineligible). τ is then fixed beforehand on every
-item the cell could read (:class:`SequentialRule`). F1 is not such a mean: an F1 cell reads
-every item and is settled by its fixed-n interval. A cell still unsettled when its items run
-out is ``undecided``: not shown better than the baseline, so not eligible.
+**Both halves of the rule.** ``seed_rule``: the lower bound above τ; ``paired``: the paired
+interval above 0. A cell is ``eligible`` only when both hold and it is not constant. Its
+``verdict``: ``eligible`` only then; ``ineligible`` when the upper bound is below τ, or when
+every item the cell could read is read, it is still unsettled and the paired interval lies
+wholly below 0; else ``undecided`` (not shown better than the baseline, so not eligible).
+Reading stops (:class:`Tracker`) when the score's sequence settles below τ (``ineligible``),
+or when both halves' anytime-valid p-values are at most 0.05 / the number of configurations
+tested together (Bonferroni: such a cell is eligible family-wise under Holm too). F1 is not a
+mean of per-item values: an F1 cell reads every item.
 
-**The paired decision.** Beside the seed's rule (the lower bound above τ) the cell reports
-model − τ-baseline on the same items with a paired interval (``diff``); ``paired`` says
-whether that interval excludes 0 in the model's favour. A cell is eligible only when both
-hold: the seed's rule (``seed_rule``) and the paired one, and its ``verdict`` says the same:
-``eligible`` only then, ``undecided`` while the bound is past τ but the paired half is not
-shown. A cell that has read every item it could, still unsettled against τ, whose paired
-interval lies wholly below 0 is ``ineligible``: shown worse than the baseline on the same
-items, it cannot be eligible (a fixed-n interval, so it is never a reason to stop early).
+**p-values and the family.** Each half has a p-value on the scale of its interval (at most
+0.05 exactly when its lower bound passes the null): anytime-valid (``1 / max`` of the mixture
+martingale) or fixed-n (the score test behind Wilson; twice the posterior tail). The cell's
+``p_value`` is the larger (both halves must hold). :func:`family_wise` adjusts them by Holm
+over every configuration (model, task, prompt, reading) tested together, on each task's
+deciding metric: ``family_eligible`` is the verdict a headline may state.
 
-A cell whose decisions give one answer to at least ``CONSTANT_SHARE`` of its items is
-``constant``: it is never eligible, whatever its score (a constant answer is a reference,
-not a decision; see ``MicroTask.constants``).
+**Constant.** A cell is ``constant`` only when an anytime-valid lower bound on the share of
+its commonest answer, valid over the choice of that answer (Bonferroni over the
+``answer_space``), is above ``CONSTANT_SHARE`` (``stats.constant_share``). A constant cell
+is never eligible (a constant answer is a reference, not a decision; see
+``MicroTask.constants``); until then it is read and judged like any other cell.
 """
 
 from __future__ import annotations
@@ -54,11 +61,12 @@ from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.spec import Metric
 
-CELL_VERSION = 4  # 4: the verdict weighs the paired half (3: constant, top_share, verdict,
-#                   sequence; 2: score, diff are Estimates)
+CELL_VERSION = 5  # 5: one interval per cell (anytime-valid or fixed-n), p-values, Holm, an
+#                   anytime-valid "constant" (4: the verdict weighs the paired half; 3:
+#                   constant, top_share, verdict, sequence; 2: score, diff are Estimates)
 SEQUENTIAL_METRICS: frozenset[str] = frozenset({"accuracy", "mrr", "ndcg@5"})
 Verdict = Literal["eligible", "ineligible", "undecided"]
-CONSTANT_SHARE = 0.95  # one answer on at least this share of the items: a constant cell
+CONSTANT_SHARE = stats.CONSTANT_NULL  # one answer shown above this share: a constant cell
 TAU_GRID: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -128,8 +136,21 @@ def paired_difference(scorer: Scorer, model: Sequence[Sequence[str]],
 
 # --- cells ----------------------------------------------------------------------------------
 
+IntervalKind = Literal["anytime-valid", "fixed-n"]
+
+
 class EligibilityCell(BaseModel):
-    """One configuration's score, interval, τ and verdict on one metric."""
+    """One configuration's score, interval, τ and verdict on one metric.
+
+    ``score`` and ``diff`` carry the one interval that applies (``interval_kind``): the
+    anytime-valid confidence sequence of a cell read until decided (valid at the data-chosen
+    stop), else the fixed-n interval of a cell read in full (F1 cells always are).
+    ``p_value`` is the cell's p-value for "eligible" (the larger of the two halves' p-values,
+    anytime-valid or fixed-n like its intervals; 1 for a constant cell); ``p_holm`` and
+    ``family_eligible`` are its Holm-adjusted value and verdict over the ``family`` of
+    configurations it was tested with (None until :func:`family_wise` ran, and for a
+    secondary metric, which is no hypothesis of its own).
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -140,31 +161,54 @@ class EligibilityCell(BaseModel):
     reading: Literal["generation", "logprob"]
     metric: Metric
     n_items: int
-    score: stats.Estimate  # the metric with its 95% interval
-    tau: float
+    score: stats.Estimate  # the metric with the interval that applies (``interval_kind``)
+    tau: float  # the τ-baseline's score on every item the cell could read: a fixed number
     tau_anchor: str
-    tau_interval: stats.Estimate | None = None  # the τ-baseline's score with its interval
+    tau_interval: stats.Estimate | None = None  # τ-baseline's fixed-n interval (not the rule's)
     baseline_scores: dict[str, float]
-    diff: stats.Estimate  # model - τ-baseline on the same items, paired
+    diff: stats.Estimate  # model - τ-baseline on the items read, paired (``interval_kind``)
     format_failures: int
     eligible: bool
     note: str | None = None
     top_share: float | None = None  # share of items given the most frequent answer
-    constant: bool = False  # top_share >= CONSTANT_SHARE: never eligible
-    verdict: Verdict = "undecided"  # `cell_verdict` on `sequence`, else on `score`
-    sequence: stats.Estimate | None = None  # the confidence sequence at n_items (sequential)
+    constant: bool = False  # shown to give one answer to >= CONSTANT_SHARE: never eligible
+    constant_p: float | None = None  # anytime-valid p of "one answer above CONSTANT_SHARE"
+    answer_space: int | None = None  # answers a decision could be (options + format failure)
+    verdict: Verdict = "undecided"  # `cell_verdict` on `score` and `diff`
+    interval_kind: IntervalKind = "fixed-n"
     n_split: int | None = None  # items the cell could read (None: n_items)
     seed_rule: bool = False  # the seed's rule alone: the bound above τ (and not constant)
     paired: bool = False  # the paired interval of model - τ-baseline lies above 0
-    version: Literal[2, 3, 4] = CELL_VERSION
+    p_tau: float = 1.0  # p-value of "above τ" (the absolute half)
+    p_paired: float = 1.0  # p-value of "above the τ-baseline on the items read"
+    p_value: float = 1.0  # the cell's: max(p_tau, p_paired), 1 when constant
+    stop_level: float | None = None  # the p-value an "eligible" stop needed (sequential)
+    stop_rule_met: bool | None = None  # its stop rule is met at n_items (None: not sequential)
+    family: int | None = None  # hypotheses in the family-wise correction (None: not run)
+    p_holm: float | None = None
+    family_eligible: bool | None = None  # eligible and Holm-adjusted p <= 1 - confidence
+    version: Literal[2, 3, 4, 5] = CELL_VERSION
 
     @property
     def tau_text(self) -> str:
-        """τ with its interval and anchor as every table prints it: ``0.750 [0.551, 0.880]
-        (bm25)`` (a cell stored before τ kept its interval: the point alone)."""
-        shown = (f"{self.tau:.3f}" if self.tau_interval is None
-                 else self.tau_interval.formatted(percent=False, digits=3))
-        return f"{shown} ({self.tau_anchor})"
+        """τ as every table prints it, a fixed number with its anchor and the items it was
+        set on: ``0.766 (bm25, all 1043 items)``."""
+        on = f", all {self.n_split} items" if self.n_split is not None else ""
+        return f"{self.tau:.3f} ({self.tau_anchor}{on})"
+
+    @property
+    def diff_text(self) -> str:
+        """The paired difference with its interval, named for what it is: ``+0.167 [0.05,
+        0.28] vs bm25 on the 228 items read``."""
+        return (f"{self.diff.formatted(percent=False, digits=3)} vs {self.tau_anchor} on the "
+                f"{self.n_items} items read")
+
+    @property
+    def interval_label(self) -> str:
+        """What the printed intervals are: ``anytime-valid (confidence sequence)`` or
+        ``fixed-n``."""
+        return ("anytime-valid (confidence sequence)" if self.interval_kind == "anytime-valid"
+                else "fixed-n")
 
 
 def settle(low: float | None, high: float | None, tau: float) -> Verdict:
@@ -210,62 +254,109 @@ def top_share(rankings: Sequence[Sequence[str]]) -> float | None:
     return counts.most_common(1)[0][1] / len(rankings)
 
 
+def answer_space(options: Sequence[Sequence[str]]) -> int:
+    """How many answers a decision could be over items with these ``options``: every option
+    named, plus the format failure."""
+    return len({o for opts in options for o in opts}) + 1
+
+
+def fixed_p_values(scorer: Scorer, model: Sequence[Sequence[str]],
+                   baseline: Sequence[Sequence[str]], tau: float) -> tuple[float, float]:
+    """A cell read in full: the fixed-n p-values of "above τ" and "above the τ-baseline on
+    the same items", each from the method of its fixed-n interval (module docstring)."""
+    if scorer.metric == "f1":
+        gold, pred = scorer.positives(model)
+        return (stats.f1_p_above(gold, pred, tau),
+                stats.paired_f1_p_above(gold, pred, scorer.positives(baseline)[1]))
+    values = item_values(scorer.metric, scorer.golds, model)
+    base = item_values(scorer.metric, scorer.golds, baseline)
+    p_tau = (stats.wilson_p_above(round(float(values.sum())), len(values), tau)
+             if scorer.metric == "accuracy" else stats.bounded_mean_p_above(values, tau))
+    return p_tau, stats.paired_bounded_p_above(values, base)
+
+
 def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, prompt_id: str,
               reading: Literal["generation", "logprob"], golds: Sequence[str],
               rankings: Sequence[Sequence[str]], baselines: dict[str, Sequence[Sequence[str]]],
               format_failures: int = 0, note: str | None = None,
-              rule: SequentialRule | None = None) -> EligibilityCell:
+              rule: SequentialRule | None = None, space: int | None = None) -> EligibilityCell:
     """Score one configuration against τ = the best baseline's point score on the same items.
 
     With a ``rule`` (sequential reading), τ is the rule's (fixed on every item the cell could
-    read) and, for a sequential metric, the verdict is the confidence sequence's at the items
-    read; the fixed-n ``score`` interval stays beside it.
+    read) and, for a sequential metric, both halves of the verdict are anytime-valid: the
+    confidence sequence of the score against τ and the empirical-Bernstein sequence of model −
+    τ-baseline on the items read (these are the cell's ``score`` and ``diff``). Otherwise
+    (F1, or every item read by design) both are fixed-n. ``space``: how many answers a
+    decision could be (:func:`answer_space`; default: the options the rankings name, plus
+    the format failure), for the union bound of "constant".
     """
     scorer = Scorer(task, metric, golds)
-    score = interval(scorer, rankings)
     base_scores = {name: scorer.score(r) for name, r in baselines.items()}
     anchor = max(base_scores, key=lambda k: base_scores[k])
-    tau = base_scores[anchor]
-    sequence, tau_interval = None, None
+    tau, tau_interval, horizon = base_scores[anchor], None, len(golds)
     if rule is not None:
-        anchor, tau, tau_interval = rule.anchor, rule.tau, rule.interval
-        if rule.sequential:
-            sequence = stats.confidence_sequence(
-                item_values(metric, golds, rankings), horizon=rule.horizon)
-    bound = sequence or score
-    share = top_share(rankings)
-    constant = share is not None and share >= CONSTANT_SHARE
-    diff = paired_difference(scorer, rankings, baselines[anchor])
-    settled = settle(bound.low, bound.high, tau)
+        anchor, tau, tau_interval, horizon = rule.anchor, rule.tau, rule.interval, rule.horizon
+    anytime = rule is not None and rule.sequential
+    if anytime:
+        values = item_values(metric, golds, rankings)
+        base_values = item_values(metric, golds, baselines[anchor])
+        absolute = stats.anytime_mean(values, null=tau, horizon=horizon)
+        pair = (stats.anytime_paired_binary(values > 0.5, base_values > 0.5, horizon=horizon)
+                if metric == "accuracy" else
+                stats.anytime_paired_difference(values, base_values, horizon=horizon))
+        score, diff, p_tau, p_paired = (absolute.interval, pair.interval, absolute.p_value,
+                                        pair.p_value)
+    else:
+        score = interval(scorer, rankings)
+        diff = paired_difference(scorer, rankings, baselines[anchor])
+        p_tau, p_paired = fixed_p_values(scorer, rankings, baselines[anchor], tau)
+    answers = [r[0] if r else "" for r in rankings]
+    space = space or (rule.space if rule is not None else None) or answer_space(rankings)
+    shown = stats.constant_share(answers, horizon=horizon, space=space, share=CONSTANT_SHARE)
+    constant = shown.shown
+    settled = settle(score.low, score.high, tau)
     seed_rule = settled == "eligible" and not constant
-    paired = above_zero(diff)
+    paired = p_paired <= 1.0 - stats.CONFIDENCE if anytime else above_zero(diff)
     verdict = cell_verdict(settled, diff, complete=rule is None or len(golds) >= rule.horizon)
+    stop_met = None if not anytime or rule is None else (
+        settled == "ineligible" or max(p_tau, p_paired) <= rule.level)
     return EligibilityCell(
         task=task, model=model, precision=precision, prompt_id=prompt_id, reading=reading,
         metric=metric, n_items=len(golds), score=score, tau=tau, tau_anchor=anchor,
         tau_interval=tau_interval or interval(scorer, baselines[anchor]),
         baseline_scores=base_scores, diff=diff, format_failures=format_failures,
         eligible=seed_rule and paired, seed_rule=seed_rule, paired=paired, note=note,
-        top_share=share, constant=constant, verdict=verdict, sequence=sequence,
-        n_split=rule.horizon if rule is not None else None)
+        top_share=top_share(rankings), constant=constant, constant_p=shown.p_value,
+        answer_space=shown.space, verdict=verdict,
+        interval_kind="anytime-valid" if anytime else "fixed-n",
+        n_split=rule.horizon if rule is not None else None, p_tau=p_tau, p_paired=p_paired,
+        p_value=1.0 if constant else max(p_tau, p_paired),
+        stop_level=rule.level if anytime and rule is not None else None,
+        stop_rule_met=stop_met)
 
 
 class SequentialRule:
     """τ fixed on every item a cell could read, and the stop test for reading until decided.
 
     ``golds`` and ``baselines`` (name -> rankings) cover all ``horizon`` items, in reading
-    order. :meth:`settled` tells whether the readings so far settle the cell; F1 (not a mean
-    of bounded per-item values) never settles before the last item.
+    order; ``space`` is how many answers a decision could be on them (:func:`answer_space`).
+    ``family``: how many configurations are tested together (the run's, or the study's): an
+    "eligible" stop waits until both halves' anytime-valid p-values are at most
+    ``0.05 / family`` (Bonferroni, :attr:`level`), so a cell that stops "eligible" is eligible
+    family-wise under Holm too; an "ineligible" stop (the upper bound below τ) needs no
+    correction. F1 (not a mean of bounded per-item values) never settles before the last item.
     """
 
     def __init__(self, task: TaskName, metric: Metric, golds: Sequence[str],
-                 baselines: dict[str, Sequence[Sequence[str]]]) -> None:
+                 baselines: dict[str, Sequence[Sequence[str]]], space: int | None = None,
+                 family: int = 1) -> None:
         scorer = Scorer(task, metric, golds)
         scores = {name: scorer.score(r) for name, r in baselines.items()}
-        self.task, self.metric, self.golds = task, metric, list(golds)
+        self.task, self.metric, self.golds, self.space = task, metric, list(golds), space
+        self.level = (1.0 - stats.CONFIDENCE) / max(1, family)
         self.anchor = max(scores, key=lambda k: scores[k])
         self.tau, self.horizon = scores[self.anchor], len(golds)
-        self.interval = interval(scorer, baselines[self.anchor])  # τ with its interval
+        self.interval = interval(scorer, baselines[self.anchor])  # the τ-baseline's, fixed-n
         self.sequential = metric in SEQUENTIAL_METRICS
         # the τ-baseline's per-item values: "eligible" also needs the paired difference
         # (F1 has none: an F1 cell is not settled before its last item)
@@ -302,13 +393,46 @@ class Tracker:
         settled = settle(got.low, got.high, self.rule.tau)
         if settled != "eligible":  # the paired half matters only to an "eligible" bound
             return settled
-        # never complete here: a fixed-n paired interval is no reason to stop early
-        return cell_verdict(settled, self._diff(), complete=False)
+        return "eligible" if self._shown() else "undecided"
 
-    def _diff(self) -> stats.Estimate:
-        """The paired difference model − τ-baseline on the items read so far."""
+    def _shown(self) -> bool:
+        """Both halves' anytime-valid p-values (:func:`make_cell`'s ``p_tau`` and ``p_paired``)
+        are at most the rule's family-wise level."""
         assert self.rule.anchor_values is not None  # feed() reaches here only if sequential
-        return stats.paired_bounded_difference(self.values, self.rule.anchor_values[:self.n])
+        level, horizon = self.rule.level, self.rule.horizon
+        if stats.anytime_p_above(self.values, self.rule.tau, horizon=horizon) > level:
+            return False
+        paired = (stats.anytime_paired_binary_p if self.rule.metric == "accuracy"
+                  else stats.anytime_paired_p)
+        return paired(self.values, self.rule.anchor_values[:self.n], horizon=horizon) <= level
+
+
+def family_wise(cells: Sequence[EligibilityCell], deciding: dict[str, str] | None = None
+                ) -> list[EligibilityCell]:
+    """``cells`` with their family-wise verdict: one hypothesis per configuration (model,
+    task, prompt, reading) on its task's deciding metric (``deciding``: task -> metric;
+    default, the first metric each task's cells show), Holm over all of them
+    (``stats.adjust_pvalues``), at the level of the 95% intervals. A cell is
+    ``family_eligible`` when it is eligible and its Holm-adjusted p-value is at most 0.05;
+    a secondary metric's cell gets no family verdict (None)."""
+    if deciding is None:
+        deciding = {}
+        for c in cells:
+            deciding.setdefault(c.task, c.metric)
+    tested = [i for i, c in enumerate(cells) if deciding.get(c.task) == c.metric]
+    adjusted = stats.adjust_pvalues([cells[i].p_value for i in tested], "holm")
+    holm = dict(zip(tested, adjusted, strict=True))
+    alpha = 1.0 - stats.CONFIDENCE
+    out = []
+    for i, c in enumerate(cells):
+        if i in holm:
+            out.append(c.model_copy(update={
+                "family": len(tested), "p_holm": holm[i],
+                "family_eligible": c.eligible and holm[i] <= alpha}))
+        else:
+            out.append(c.model_copy(update={"family": None, "p_holm": None,
+                                            "family_eligible": None}))
+    return out
 
 
 class Tally(BaseModel):
@@ -342,13 +466,17 @@ def tau_sweep(cells: Sequence[EligibilityCell]) -> list[TauSweepRow]:
 
 
 class PromptSummary(Tally):
-    """How many configurations pass under one prompt."""
+    """How many configurations pass under one prompt, cell by cell (``eligible``) and
+    family-wise (``family_eligible``)."""
 
     prompt_id: str
+    family_eligible: int = 0
 
 
 def by_prompt(cells: Sequence[EligibilityCell]) -> list[PromptSummary]:
     """How many configurations pass under each prompt (frozen p0 and its paraphrases)."""
     ids = sorted({c.prompt_id for c in cells})
     return [PromptSummary(prompt_id=p, eligible=sum(c.eligible for c in cells if c.prompt_id == p),
+                          family_eligible=sum(bool(c.family_eligible) for c in cells
+                                              if c.prompt_id == p),
                           total=sum(c.prompt_id == p for c in cells)) for p in ids]

@@ -19,7 +19,9 @@ from slmbench.microtasks.eligibility import (
     Scorer,
     SequentialRule,
     TauSweepRow,
+    answer_space,
     by_prompt,
+    family_wise,
     make_cell,
     tau_sweep,
 )
@@ -83,13 +85,19 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
                loader: Callable[[str], Model] | None = None,
                store: ReadingStore | None = None, sequential: bool = False,
                cell_progress: CellProgress | None = None,
-               ray: RayCluster | None = None) -> MatrixRun:
+               ray: RayCluster | None = None, family: int | None = None,
+               stored_only: bool = False) -> MatrixRun:
     """Read every (model, task, prompt, item) and score the cells.
 
     ``sequential``: read each (model, task, prompt) block in the seeded order only until its
     cells are settled (``eligibility.SequentialRule``; τ fixed on all chosen items first),
-    else to the last chosen item. ``cell_progress`` is told of every item read, each cell
-    started at its first reading and finished before the next one starts.
+    else to the last chosen item. ``family``: the configurations tested together, for the
+    "eligible" stop (default: this run's, models x tasks x prompts x 2 readings); the cells
+    get their family-wise verdict over this run (:func:`family_runs` over several runs).
+    ``stored_only`` (with a ``store``): a block also stops before its first reading the store
+    lacks, so its cells show what the stored readings settle (a cell still unsettled then
+    has items unread). ``cell_progress`` is told of every item read, each cell started at its
+    first reading and finished before the next one starts.
 
     With a ``store``, each reading is committed as it is made and stored ones are reused: a
     rerun after an interruption reads only what is missing (and loads no model that has
@@ -103,14 +111,18 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
         fits[task] = [i for i in everything if i.split == "fit"]
         chosen[task] = select_items(task, everything, limit, seed)
     baselines = {t: registry.get(t).baselines(fits[t], chosen[t]) for t in tasks}
-    rules = {t: _rules(t, chosen[t], baselines[t]) for t in tasks} if sequential else {}
+    family = family or len(models) * len(tasks) * len(prompt_ids) * 2
+    rules = ({t: _rules(t, chosen[t], baselines[t], family) for t in tasks} if sequential
+             else {})
     session = Session(store, loader, progress, ray=ray)
     cells: list[EligibilityCell] = []
     readings: list[ItemReading] = []
     for spec in models:
         ticker = _Cells(cell_progress)
         blocks = [Block(t, p, chosen[t],
-                        _until(rules.get(t), len(chosen[t]), f"{spec} · {t} · {p}", ticker))
+                        _until(rules.get(t), len(chosen[t]), f"{spec} · {t} · {p}", ticker,
+                               _next_stored(store, spec, t, p, chosen[t]) if stored_only
+                               else None))
                   for t in tasks for p in prompt_ids]
         try:
             got = session.read(spec, blocks)
@@ -123,6 +135,7 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
             cells.extend(_cells(spec, precision, block.block.task, block.block.prompt_id, golds,
                                 block.readings, baselines[block.block.task],
                                 rules.get(block.block.task)))
+    cells = family_wise(cells, {t: registry.get(t).metrics[0] for t in tasks})
     base_scores = {}
     for task in tasks:
         golds = [registry.get(task).gold(i) for i in chosen[task]]
@@ -138,12 +151,42 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
                      read_counts=session.counts, sequential=sequential)
 
 
-def _rules(task: TaskName, items: Sequence[AnyItem], baselines: list[Baseline]
+def family_runs(runs: Sequence[MatrixRun]) -> list[MatrixRun]:
+    """``runs`` with the family-wise verdict over *all* their cells together
+    (:func:`~slmbench.microtasks.eligibility.family_wise`: one hypothesis per model, task,
+    prompt and reading on the task's deciding metric, Holm): an eligibility run's matrix, or
+    every block of a study. The deciding metric is read from the cells (each task's first:
+    :func:`run_matrix` writes them in the task's metric order), so a stored run of a task no
+    longer registered (a user's task file) is judged the same. The same cells give the same
+    verdicts, so it can be applied again to a set it was applied to."""
+    cells = family_wise([c for r in runs for c in r.cells])
+    out, at = [], 0
+    for r in runs:
+        mine = cells[at:at + len(r.cells)]
+        at += len(r.cells)
+        out.append(r.model_copy(update={"cells": mine, "tau_sweep": tau_sweep(mine),
+                                        "by_prompt": by_prompt(mine)}))
+    return out
+
+
+def _rules(task: TaskName, items: Sequence[AnyItem], baselines: list[Baseline], family: int
            ) -> dict[str, SequentialRule]:
     """Per metric of ``task``: τ fixed on all of ``items`` (the reading order)."""
     golds = [registry.get(task).gold(i) for i in items]
     base = {b.name: [b.rankings[i.id] for i in items] for b in baselines}
-    return {m: SequentialRule(task, m, golds, base) for m in registry.get(task).metrics}
+    space = answer_space([registry.get(task).options_for(i) for i in items])
+    return {m: SequentialRule(task, m, golds, base, space, family)
+            for m in registry.get(task).metrics}
+
+
+def _next_stored(store: ReadingStore | None, spec: str, task: TaskName, prompt_id: str,
+                 items: Sequence[AnyItem]) -> Callable[[int], bool]:
+    """Whether the store holds the reading after the first ``n`` items of a block."""
+    def stored(n: int) -> bool:
+        return (store is not None and n < len(items)
+                and store.get(spec, task, prompt_id, items[n]) is not None)
+
+    return stored
 
 
 class _Cells:
@@ -169,10 +212,12 @@ class _Cells:
 
 
 def _until(rules: dict[str, SequentialRule] | None, total: int, label: str,
-           cells: _Cells) -> Callable[[ItemReading], bool] | None:
-    """A block's stop test (``rules``: both readings of the deciding metric settled) and its
-    progress report through ``cells``; None when there is neither."""
-    if rules is None and cells.progress is None:
+           cells: _Cells, stored: Callable[[int], bool] | None = None
+           ) -> Callable[[ItemReading], bool] | None:
+    """A block's stop test (``rules``: both readings of the deciding metric settled;
+    ``stored``: also stop when the next reading is not stored) and its progress report
+    through ``cells``; None when there is none of them."""
+    if rules is None and cells.progress is None and stored is None:
         return None
     rule = next(iter(rules.values())) if rules else None  # the task's first metric decides
     generation = rule.tracker() if rule else None
@@ -192,7 +237,7 @@ def _until(rules: dict[str, SequentialRule] | None, total: int, label: str,
             cells.progress.advance(read[0], generation.estimate if generation else None)
             if done or read[0] == total:
                 cells.close("settled" if done else "full split")
-        return done
+        return done or (stored is not None and not stored(read[0]))
 
     return until
 
@@ -202,11 +247,12 @@ def _cells(spec: str, precision: str, task: TaskName, prompt_id: str, golds: lis
            rules: dict[str, SequentialRule] | None = None) -> list[EligibilityCell]:
     base = {b.name: [b.rankings[r.item_id] for r in got] for b in baselines}
     fails = sum(r.format_failure for r in got)
+    space = None if rules else answer_space([r.options for r in got])
     out = []
     for metric in registry.get(task).metrics:
         common = dict(task=task, metric=metric, model=spec, precision=precision,
                       prompt_id=prompt_id, golds=golds, baselines=base,
-                      rule=rules[metric] if rules else None)
+                      rule=rules[metric] if rules else None, space=space)
         out.append(make_cell(**common, reading="generation",
                              rankings=[r.generation_ranking for r in got],
                              format_failures=fails))

@@ -3,8 +3,9 @@
 :func:`recommend` reads eligibility matrices (and, for the cost, the readings store behind
 them) and answers, per micro-task, on its deciding metric (the task's first):
 
-* **model**: the eligible configuration (lower bound above τ, paired Δ above 0, not
-  constant) with the highest lower bound;
+* **model**: the configuration eligible *family-wise* (lower bound above τ, paired Δ above 0
+  on the items read, not constant, and its Holm-adjusted p-value over every configuration of
+  the runs at most 0.05) with the highest lower bound;
 * **cascade**: no eligible configuration, but a ``slmbench cascade`` report for the task
   whose router's paired MRR gain over the baseline alone is above 0 (its lower bound; of
   several reports for a task, the one with the highest lower bound);
@@ -31,7 +32,7 @@ from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks.diagnostics.cascade import CascadeReport, Route, RoutingTable
 from slmbench.microtasks.eligibility import EligibilityCell
-from slmbench.microtasks.matrix import MatrixRun
+from slmbench.microtasks.matrix import MatrixRun, family_runs
 from slmbench.microtasks.store import ReadingStore
 
 __all__ = ["Cost", "Recommendation", "TaskRecommendation", "load_matrices", "recommend"]
@@ -72,7 +73,10 @@ class TaskRecommendation(BaseModel):
     model_share: stats.Estimate | None = None  # cascade: share of calls reaching the model
     why: str
     cells: int  # configurations considered
-    eligible_cells: int
+    eligible_cells: int  # eligible cell by cell
+    family_eligible_cells: int = 0  # eligible family-wise (Holm over the runs' configurations)
+    family: int | None = None  # configurations in the family-wise correction
+    p_holm: float | None = None  # the deployed model's Holm-adjusted p-value
 
 
 class Recommendation(BaseModel):
@@ -137,14 +141,19 @@ def _for_task(task: str, cells: list[EligibilityCell], store: ReadingStore | Non
                                    if metric == "accuracy" else None)
     common = dict(task=task, metric=metric, baseline=ref.tau_anchor, baseline_score=ref.tau,
                   baseline_interval=base_ci, n_items=n_tau, cells=len(mine),
-                  eligible_cells=sum(c.eligible for c in mine))
-    good = [c for c in mine if c.eligible]
+                  eligible_cells=sum(c.eligible for c in mine),
+                  family_eligible_cells=sum(bool(c.family_eligible) for c in mine),
+                  family=mine[0].family)
+    good = [c for c in mine if c.family_eligible]
     if good:
         best = max(good, key=lambda c: c.score.low or 0.0)
         return TaskRecommendation(
             **common, deploy="model", model=best.model, prompt_id=best.prompt_id,
             reading=best.reading, score=best.score, diff=best.diff, cost=_cost(store, best),
-            why="eligible: its lower bound beats τ and it beats the baseline on the same items")
+            p_holm=best.p_holm,
+            why=f"eligible family-wise: its {best.interval_label} lower bound beats τ, it beats "
+                f"{best.tau_anchor} on the {best.n_items} items read, and it survives Holm over "
+                f"{best.family} configurations")
     if cascade is not None and cascade.task == task and (
             cascade.router.mrr_gain.low is not None and cascade.router.mrr_gain.low > 0):
         return TaskRecommendation(
@@ -154,7 +163,14 @@ def _for_task(task: str, cells: list[EligibilityCell], store: ReadingStore | Non
             why="no eligible configuration, but the cascade (baseline first, the model on the "
                 "uncertain share) beats the baseline alone on the same items (paired MRR)")
     undecided = sum(c.verdict == "undecided" and not c.constant for c in mine)  # as the pages
+    lone = sum(c.eligible for c in mine)  # eligible cell by cell, not after Holm
+    short_of = sum(c.eligible and c.stop_rule_met is False and c.n_split is not None
+                   and c.n_items < c.n_split for c in mine)  # read stopped before its stop
     why = ("no configuration is shown better than the baseline"
+           + (f" family-wise ({lone} eligible cell by cell, none after Holm over "
+              f"{mine[0].family} configurations" + (
+                  f"; {short_of} not read to the family-wise stop: reading on could settle "
+                  "them" if short_of else "") + ")" if lone else "")
            + (f" ({undecided} undecided: not shown better, so the cheaper baseline)"
               if undecided else ""))
     return TaskRecommendation(**common, deploy="baseline", why=why)
@@ -172,7 +188,7 @@ def recommend(runs: Sequence[MatrixRun], *, store: ReadingStore | None = None,
     if not any(r.cells for r in runs):
         raise ConfigError("there is no eligibility cell to recommend from (no Part B matrix, "
                           "or every model's readings incomplete)", _HINT)
-    cells = [c for r in runs for c in r.cells]
+    cells = [c for r in family_runs(runs) for c in r.cells]  # Holm over every cell given
     names = list(dict.fromkeys(t for r in runs for t in r.tasks))
     by_task: dict[str, CascadeReport] = {}  # per task, the cascade with the best lower bound
     for c in cascades:

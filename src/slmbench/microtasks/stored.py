@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import TaskName
-from slmbench.microtasks.matrix import MatrixRun, run_matrix
+from slmbench.microtasks.matrix import MatrixRun, family_runs, run_matrix
 from slmbench.microtasks.session import select_items
 from slmbench.microtasks.store import ReadingStore
 from slmbench.models.base import Model
@@ -61,11 +61,14 @@ def stored_matrices(store: ReadingStore, models: Sequence[str], tasks: Sequence[
                     sequential: bool = True, source: Path | None = None,
                     command: str = "") -> StoredMatrices:
     """One matrix per fully stored group of (model, task, prompt) blocks (the same items,
-    order, τ and stop rule as ``run_matrix`` with these arguments); the other blocks as
-    incomplete. A task's blocks are tried together first (its baselines are fitted once),
-    then per model, then per prompt, so only the blocks that lack readings are left out."""
+    order, τ and stop rule as ``run_matrix`` with these arguments, its "eligible" stops at
+    the family of every model, task and prompt given); the other blocks as incomplete; the
+    family-wise verdicts over all of them together. A task's blocks are tried together first
+    (its baselines are fitted once), then per model, then per prompt, so only the blocks that
+    lack readings are left out."""
     runs: list[MatrixRun] = []
     incomplete: list[IncompleteBlock] = []
+    family = len(models) * len(tasks) * len(prompt_ids) * 2  # as the reading run's stops
     for task in tasks:
         items = select_items(task, registry.get(task).load_items(source), limit, seed)
         held = {(m, p): sum(store.get(m, task, p, i) is not None for i in items)
@@ -83,7 +86,7 @@ def stored_matrices(store: ReadingStore, models: Sequence[str], tasks: Sequence[
             try:
                 runs.append(run_matrix(ms, [task], ps, limit=limit, seed=seed, source=source,
                                        command=command, loader=_refuse, store=store,
-                                       sequential=sequential))
+                                       sequential=sequential, family=family))
             except _NotStored:
                 return False
             return True
@@ -98,4 +101,4 @@ def stored_matrices(store: ReadingStore, models: Sequence[str], tasks: Sequence[
                 if not attempt([b]):
                     incomplete.append(IncompleteBlock(model=b[0], task=task, prompt_id=b[1],
                                                       stored=held[b], planned=len(items)))
-    return StoredMatrices(runs=runs, incomplete=incomplete)
+    return StoredMatrices(runs=family_runs(runs), incomplete=incomplete)

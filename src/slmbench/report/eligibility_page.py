@@ -4,7 +4,8 @@
 (:func:`slmbench.microtasks.stored.stored_matrices`), the blocks the store does not hold to
 their end, and the recommendation over those matrices. Per cell it shows n read of the
 split, the verdict (eligible / ineligible / undecided at the full split), the confidence
-sequence that settled it and the fixed-n interval beside it; it flags loudly every cell
+sequence that settled it (a cell read in full: its fixed-n interval), the family-wise verdict
+(Holm over every configuration of the page); it flags loudly every cell
 undecided while unread items remain, and ends with what to deploy per micro-task.
 """
 
@@ -19,8 +20,13 @@ from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation
 from slmbench.microtasks.stored import IncompleteBlock
 from slmbench.report.partb import (
+    RULE_TEXT,
     deciding_metrics,
+    family_headline,
+    family_text,
+    family_verdict,
     recommend_section,
+    survival_section,
     unread_undecided,
     verdict_text,
 )
@@ -33,9 +39,10 @@ def _row(c: EligibilityCell, deciding: bool) -> list[str]:
     n = str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
     return [c.task, short(c.model), c.prompt_id, c.reading, c.metric + ("" if deciding else
                                                                          " (secondary)"),
-            n, verdict_text(c, deciding), num(c.sequence), num(c.score),
-            c.tau_text, num(c.diff), str(c.format_failures)
-            if c.reading == "generation" else "–", "**yes**" if c.eligible else "no"]
+            n, verdict_text(c, deciding), c.interval_label, num(c.score),
+            c.tau_text, c.diff_text, str(c.format_failures)
+            if c.reading == "generation" else "–", "**yes**" if c.eligible else "no",
+            family_text(c), family_verdict(c)]
 
 
 def _flags(cells: Sequence[EligibilityCell], deciding: dict[str, str],
@@ -91,17 +98,18 @@ def _summary(cells: Sequence[EligibilityCell], deciding: dict[str, str]) -> list
              f"{v.read:,} of {v.split:,} ({v.read / v.split:.0%})" if v.split else "–"]
             for v in verdict_counts(cells, deciding)]
     return ["## Verdicts per model (deciding metric, both readings)", "",
-            "eligible: the bound settled above τ *and* the paired interval of model − "
-            "τ-baseline above 0; ineligible: the bound settled below τ, or, with every item "
-            "of the split read, the paired interval wholly below 0 (worse than the baseline "
-            "on the same items); undecided: neither; constant: one answer to ≥ 95% of items, "
-            "never eligible.", "",
+            "eligible (cell by cell): the bound settled above τ *and* the paired interval of "
+            "model − τ-baseline on the items read above 0; ineligible: the bound settled below "
+            "τ, or, with every item of the split read, the paired interval wholly below 0 "
+            "(worse than the baseline on the same items); undecided: neither; constant: shown "
+            "(anytime-valid) to give one answer to more than 95% of items, never eligible. "
+            f"Family-wise: {family_headline(cells)}.", "",
             *table(["model", "cells", "eligible", "ineligible", "undecided", "constant",
                     "items read of the splits"], rows)]
 
 
 def _methods(cells: Sequence[EligibilityCell]) -> str:
-    """Each metric's fixed-n interval method(s), as the cells name them."""
+    """Each metric's interval method(s), as the cells name them."""
     by_metric: dict[str, list[str]] = {}
     for c in cells:
         names = by_metric.setdefault(c.metric, [])
@@ -133,16 +141,16 @@ def render_eligibility_page(*, title: str, command: str, created: str, store: st
     lines += _flags(cells, deciding, incomplete)
     lines += _summary(cells, deciding)
     lines += ["## Every cell", "",
-              "n read: items read of the split. Sequence: the confidence sequence at the "
-              "items read (what the stop rule used); fixed-n: the score's interval at the "
-              "same n, beside it (" + _methods(cells) + "). τ: the best non-LLM baseline or "
-              "constant answer on the whole split.", ""]
+              "n read: items read of the split. " + RULE_TEXT + " Methods: "
+              + _methods(cells) + ".", ""]
     rows = [_row(c, deciding[c.task] == c.metric)
             for c in sorted(cells, key=lambda c: (c.task, c.model, c.prompt_id, c.reading,
                                                    c.metric != deciding[c.task]))]
     lines += table(["task", "model", "prompt", "reading", "metric", "n read", "verdict",
-                    "sequence [95%]", "score, fixed-n [95% CI]", "τ (baseline)",
-                    "model − τ [paired 95% CI]", "format failures", "eligible"], rows)
+                    "interval", "score [95%]", "τ (anchor, fixed)",
+                    "vs τ-baseline on the n items read [95%]", "format failures",
+                    "eligible (cell)", "Holm p (family)", "eligible (family-wise)"], rows)
+    lines += survival_section(cells)
     if rec is not None:
         lines += recommend_section(rec)
     return "\n".join(lines).rstrip() + "\n"

@@ -13,14 +13,15 @@ from collections.abc import Sequence
 from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation, TaskRecommendation
-from slmbench.report.study_facts import num, table
+from slmbench.report.study_facts import num, short, table
 
-__all__ = ["MATRIX_HEADER", "RECOMMEND_HEADER", "cost_text", "deciding_metrics", "evidence",
-           "matrix_markdown", "matrix_rows", "recommend_rows", "recommend_section",
-           "unread_undecided", "verdict_text"]
+__all__ = ["MATRIX_HEADER", "RECOMMEND_HEADER", "RULE_TEXT", "cost_text", "deciding_metrics",
+           "evidence", "family_headline", "family_text", "family_verdict", "matrix_markdown",
+           "matrix_rows", "recommend_rows", "recommend_section", "survival_section",
+           "unread_undecided", "verdict_changes", "verdict_text"]
 
-RECOMMEND_HEADER = ("task", "deploy", "decider", "score [95% CI] (n)", "baseline (τ)",
-                    "Δ vs baseline [paired CI]", "cost", "why")
+RECOMMEND_HEADER = ("task", "deploy", "decider", "score [95% CI] (n)", "baseline (τ, fixed)",
+                    "Δ vs baseline on the items read [95% CI]", "family-wise", "cost", "why")
 
 
 def evidence(t: TaskRecommendation) -> str:
@@ -46,11 +47,12 @@ def recommend_rows(rec: Recommendation) -> list[list[str]]:
         decider = t.baseline if t.deploy == "baseline" else (
             f"{t.model} {t.prompt_id} {t.reading}"
             + (f" (margin {t.margin:.3g})" if t.margin is not None else ""))
-        base = (t.baseline_interval.formatted(percent=False, digits=3)
-                if t.baseline_interval else f"{t.baseline_score:.3f}")
-        rows.append([t.task, t.deploy, decider, evidence(t), f"{t.baseline} {base} (n {t.n_items})",
+        family = (f"{t.family_eligible_cells} of {t.cells} eligible after Holm over "
+                  f"{t.family}; {t.eligible_cells} cell by cell" if t.family else "-")
+        rows.append([t.task, t.deploy, decider, evidence(t),
+                     f"{t.baseline} {t.baseline_score:.3f} (all {t.n_items} items)",
                      t.diff.formatted(percent=False, digits=3) if t.diff else "-",
-                     cost_text(t), t.why])
+                     family, cost_text(t), t.why])
     return rows
 
 
@@ -60,7 +62,9 @@ def recommend_section(rec: Recommendation, heading: str = "## What to deploy per
     with its evidence and its cost on the machine that measured it."""
     lines = [heading, "",
              "Per micro-task, on its deciding metric: the model only when a configuration is "
-             "eligible (lower bound above τ, paired Δ above 0, not constant); a cascade when "
+             "eligible family-wise (lower bound above τ, paired Δ above 0 on the items read, "
+             "not constant, and surviving Holm over every configuration tested together); a "
+             "cascade when "
              "its router beats the baseline alone on the same items; else the baseline, which "
              "is cheaper (a cell undecided at its full split is not shown better than it). "
              "Cost: median seconds and tokens per call of the deployed model (one scored and "
@@ -80,20 +84,31 @@ def deciding_metrics(cells: Sequence[EligibilityCell]) -> dict[str, str]:
 
 
 def unread_undecided(c: EligibilityCell, deciding: bool = True) -> bool:
-    """True for a cell of its task's deciding metric still undecided although items of its
-    split were never read: a run that stopped early (to be read on before its verdict means
-    anything). A secondary metric stops when the deciding one settles."""
-    return (deciding and c.verdict == "undecided" and c.n_split is not None
-            and c.n_items < c.n_split)
+    """True for a cell of its task's deciding metric whose stop rule is not met although items
+    of its split were never read: a run that stopped early (to be read on before its verdict
+    means anything; a cell eligible on its own bound but not at the family-wise stop level
+    is one). A secondary metric stops when the deciding one settles."""
+    if not deciding or c.n_split is None or c.n_items >= c.n_split:
+        return False
+    if c.stop_rule_met is not None:
+        return not c.stop_rule_met
+    return c.verdict == "undecided"
 
 
 def verdict_text(c: EligibilityCell, deciding: bool = True) -> str:
     """The verdict, with ``constant``, an unsettled full split and an unread rest spelled
     out (``deciding``: ``c`` is of its task's deciding metric, the one reading stops on)."""
-    if c.constant:
+    if c.constant and c.answer_space is None:  # a cell made before "constant" needed evidence
         return f"constant ({c.top_share:.0%} one answer)"
+    if c.constant:
+        return (f"constant ({c.top_share:.0%} one answer; shown above 95% over "
+                f"{c.answer_space} answers, anytime-valid)")
     if unread_undecided(c, deciding):
-        return f"**UNDECIDED WITH {(c.n_split or 0) - c.n_items} ITEMS UNREAD**"
+        unread = (c.n_split or 0) - c.n_items
+        if c.eligible:
+            return (f"eligible cell by cell, **NOT SETTLED FAMILY-WISE WITH {unread} ITEMS "
+                    "UNREAD**")
+        return f"**UNDECIDED WITH {unread} ITEMS UNREAD**"
     if c.verdict == "undecided" and c.n_split is not None and c.n_items < c.n_split:
         return "undecided (reading stopped when the deciding metric settled)"
     if c.verdict == "undecided" and c.n_split is not None:
@@ -103,8 +118,25 @@ def verdict_text(c: EligibilityCell, deciding: bool = True) -> str:
 
 
 MATRIX_HEADER = ("task", "model", "precision", "prompt", "reading", "metric", "n read",
-                 "score [95% CI]", "sequence", "τ (anchor)", "Δ vs τ-baseline [95% CI]",
-                 "format failures", "verdict", "low > τ", "paired Δ > 0", "eligible")
+                 "interval", "score [95%]", "τ (anchor, fixed)",
+                 "vs τ-baseline on the n items read [95%]", "format failures", "verdict",
+                 "low > τ", "paired Δ > 0", "eligible (cell)", "Holm p (family)",
+                 "eligible (family-wise)")
+
+
+def family_text(c: EligibilityCell) -> str:
+    """The cell's Holm-adjusted p-value and the size of its family (``secondary`` for a
+    secondary metric's cell, which is no hypothesis of its own)."""
+    if c.p_holm is None or c.family is None:
+        return "secondary metric"
+    return f"{c.p_holm:.3g} (of {c.family})"
+
+
+def family_verdict(c: EligibilityCell) -> str:
+    """``**yes**`` / ``no`` family-wise (``–`` for a secondary metric's cell)."""
+    if c.family_eligible is None:
+        return "–"
+    return "**yes**" if c.family_eligible else "no"
 
 
 def matrix_rows(run: MatrixRun) -> list[list[str]]:
@@ -117,10 +149,10 @@ def matrix_rows(run: MatrixRun) -> list[list[str]]:
 
     return [[c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric,
              str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}",
-             num(c.score), num(c.sequence), c.tau_text, num(c.diff),
+             c.interval_label, num(c.score), c.tau_text, c.diff_text,
              str(c.format_failures) if c.reading == "generation" else "–",
              verdict_text(c, deciding[c.task] == c.metric), yes(c.seed_rule), yes(c.paired),
-             yes(c.eligible)]
+             yes(c.eligible), family_text(c), family_verdict(c)]
             for c in run.cells]
 
 
@@ -128,8 +160,98 @@ def matrix_markdown(run: MatrixRun) -> str:
     """The matrix as a Markdown page (``eligibility.md``), with the command that made it."""
     lines = [f"Command: `{run.command}`", "",
              f"Items per task: {', '.join(f'{t} {len(ids)}' for t, ids in run.items.items())} "
-             f"(seed {run.seed}). Eligible = 95% lower bound > τ (best non-LLM baseline or "
-             "constant answer) and the paired interval of model − τ-baseline above 0; "
-             "read until decided: the confidence sequence settles it "
-             "(sequence column), the fixed-n interval beside it.", ""]
+             f"(seed {run.seed}). {RULE_TEXT}", ""]
     return "\n".join([*lines, *table(MATRIX_HEADER, matrix_rows(run))])
+
+
+RULE_TEXT = (
+    "Eligible (cell) = the 95% lower bound of the score above τ (the best non-LLM baseline "
+    "or constant answer on every item the cell could read, a fixed number) and the paired "
+    "interval of model − τ-baseline on the items read above 0, and not constant. A cell read "
+    "until decided prints its anytime-valid interval (a confidence sequence: valid at a stop "
+    "chosen on the data), a cell read in full its fixed-n interval; the interval column says "
+    "which. Eligible (family-wise) = eligible and its Holm-adjusted p-value, over every "
+    "configuration (model, task, prompt, reading) tested together on its task's deciding "
+    "metric, at most 0.05: the verdict a summary states. Constant = an anytime-valid lower "
+    "bound on the share of the commonest answer (Bonferroni over the answers a decision "
+    "could be) above 0.95; never eligible.")
+
+
+def family_headline(cells: Sequence[EligibilityCell]) -> str:
+    """One sentence: how many configurations are eligible family-wise and cell by cell, and
+    which (the family: the cells whose ``family`` is set)."""
+    tested = [c for c in cells if c.family is not None]
+    if not tested:
+        return "no configuration was tested"
+    good = [c for c in tested if c.family_eligible]
+    lone = [c for c in tested if c.eligible]
+
+    def names(found: Sequence[EligibilityCell]) -> str:
+        return ", ".join(f"{short(c.model)} on {c.task} ({c.prompt_id}, {c.reading})"
+                         for c in found)
+
+    text = (f"{len(good)} of {len(tested)} configurations are eligible family-wise (Holm over "
+            f"all {tested[0].family}, 5%)" + (f": {names(good)}" if good else ""))
+    return text + (f"; cell by cell, without the correction, {len(lone)}"
+                   + (f" ({names(lone)})" if lone else ""))
+
+
+def survival_section(cells: Sequence[EligibilityCell]) -> list[str]:
+    """Per model, task and prompt (deciding metric): each reading's verdict cell by cell and
+    family-wise, and whether either reading survives the family-wise correction."""
+    tested = [c for c in cells if c.family is not None]
+    if not tested:
+        return []
+    groups: dict[tuple[str, str, str], dict[str, EligibilityCell]] = {}
+    for c in tested:
+        groups.setdefault((c.model, c.task, c.prompt_id), {})[c.reading] = c
+
+    def shown(c: EligibilityCell | None) -> str:
+        if c is None:
+            return "–"
+        cell = "eligible" if c.eligible else ("constant" if c.constant else c.verdict)
+        if unread_undecided(c):
+            return (f"{cell}; family-wise not settled "
+                    f"({(c.n_split or 0) - c.n_items} items unread)")
+        return f"{cell}; family-wise {'**yes**' if c.family_eligible else 'no'}"
+
+    def either(r: dict[str, EligibilityCell]) -> str:
+        if any(c.family_eligible for c in r.values()):
+            return "**yes**"
+        return ("cannot tell: items unread" if any(unread_undecided(c) for c in r.values())
+                else "no")
+
+    rows = [[short(m), t, p, shown(r.get("generation")), shown(r.get("logprob")), either(r)]
+            for (m, t, p), r in groups.items()]
+    return ["Per model, task and prompt: does either reading survive the family-wise "
+            f"correction (Holm over {tested[0].family} configurations)?", "",
+            *table(["model", "task", "prompt", "generation", "log-prob", "either survives"],
+                   rows)]
+
+
+def _label(c: EligibilityCell) -> str:
+    if c.constant:
+        return "constant"
+    if c.eligible:
+        return ("eligible" if c.family is None or c.family_eligible
+                else "eligible cell by cell only (not after Holm)")
+    return c.verdict
+
+
+def verdict_changes(before: Sequence[EligibilityCell], after: Sequence[EligibilityCell]
+                    ) -> list[str]:
+    """Each cell of ``before`` (a previous export) whose verdict differs in ``after``, or that
+    ``after`` no longer shows: ``model · task · prompt · reading · metric: old -> new``."""
+    def key(c: EligibilityCell) -> tuple[str, ...]:
+        return (c.model, c.task, c.prompt_id, c.reading, c.metric)
+
+    now = {key(c): c for c in after}
+    out = []
+    for c in before:
+        new = now.get(key(c))
+        label = "not shown (its block is not settled by the stored readings)" if new is None \
+            else _label(new)
+        if label != _label(c):
+            out.append(f"{short(c.model)} · {c.task} · {c.prompt_id} · {c.reading} · "
+                       f"{c.metric}: {_label(c)} → {label}")
+    return out

@@ -278,37 +278,79 @@ def size_unrelated(f: StudyFacts) -> Check:
 
 
 def none_eligible(f: StudyFacts) -> Check:
+    """Does not hold when a configuration is eligible family-wise; holds when none is eligible
+    cell by cell either and none is undecided with items left to read (the rule's final
+    "not eligible", as for the rewording claim); otherwise cannot tell: eligible cell by cell
+    but not after Holm means the seed's own per-cell rule and the family-wise rule disagree."""
     cells = [c for m in f.matrices for c in m.cells]
     if not cells:
         return Check("cannot tell", "no Part B configuration stored")
-    good = sum(c.eligible for c in cells)
     deciding = deciding_metrics(cells)  # a secondary metric stops with the deciding one
-    open_ = [c for c in cells
-             if c.verdict == "undecided" and not c.constant and c.metric == deciding[c.task]]
+    tested = [c for c in cells if c.metric == deciding[c.task]]
+    good = [c for c in tested if _family_eligible(c)]
+    lone = [c for c in tested if c.eligible and not _family_eligible(c)]
+    open_ = [c for c in tested if c.verdict == "undecided" and not c.constant]
     models = sorted({short(c.model) for c in cells})
-    named = "; ".join(_named(c) for c in cells if c.eligible)
-    text = (f"{good} of {len(cells)} configurations of {', '.join(models)} eligible"
-            + (f": {named}" if named else ""))
+    text = (f"{len(good)} of {len(tested)} configurations of {', '.join(models)} eligible "
+            "family-wise (Holm)" + (f": {'; '.join(_named(c) for c in good)}" if good else ""))
+    if lone:
+        text += (f"; {len(lone)} more eligible cell by cell only: "
+                 + "; ".join(_named(c) for c in lone))
     if open_:
         text += (f"; {len(open_)} more undecided (n = "
                  f"{', '.join(str(n) for n in sorted({c.n_items for c in open_}))}): "
                  "not shown better than the baseline")
-    return Check("holds" if good == 0 else "does not hold", text)
+    if good:
+        return Check("does not hold", text)
+    unread = [c for c in open_ if c.n_split is not None and c.n_items < c.n_split]
+    if lone or unread:  # the two rules disagree, or reading on could still decide
+        return Check("cannot tell", text + "; the claim holds family-wise but "
+                     + ("not cell by cell" if lone else "cells could still be read on"))
+    return Check("holds", text)
+
+
+def _family_eligible(c: EligibilityCell) -> bool:
+    """The verdict a claim states: family-wise (a cell of a matrix without one: its own)."""
+    return c.eligible if c.family_eligible is None else c.family_eligible
 
 
 def prompts_do_not_rescue(f: StudyFacts) -> Check:
+    """Tested only on configurations (model, task, reading, deciding metric) whose frozen
+    prompt p0 and at least one paraphrase were read: does rewording make one eligible
+    (family-wise) where p0 is not?"""
     cells = [c for m in f.matrices for c in m.cells]
-    prompts = sorted({c.prompt_id for c in cells})
-    if len(prompts) < 2:
-        return Check("cannot tell", "fewer than two prompts")
-    reworded = [c for c in cells if c.prompt_id != "p0"]
-    good = [c for c in reworded if c.eligible]
-    frozen = [c for c in cells if c.prompt_id == "p0"]
-    text = (f"{len(good)} of {len(reworded)} configurations on a paraphrase "
-            f"({', '.join(p for p in prompts if p != 'p0')}) eligible"
-            + (f": {'; '.join(_named(c) for c in good)}" if good else "")
-            + f"; on the frozen prompt p0, {sum(c.eligible for c in frozen)} of {len(frozen)}")
-    return Check("holds" if not good else "does not hold", text)
+    deciding = deciding_metrics(cells)
+    groups: dict[tuple[str, str, str], list[EligibilityCell]] = {}
+    for c in cells:
+        if c.metric == deciding[c.task]:
+            groups.setdefault((c.model, c.task, c.reading), []).append(c)
+    paired = {k: g for k, g in groups.items()
+              if any(c.prompt_id == "p0" for c in g) and any(c.prompt_id != "p0" for c in g)}
+    if not paired:
+        return Check("cannot tell", "no configuration has both p0 and a paraphrase read")
+    rescued, unsure = [], []
+    for g in paired.values():
+        if any(_family_eligible(c) for c in g if c.prompt_id == "p0"):
+            continue  # eligible already on p0: rewording cannot make it so
+        for c in g:
+            if c.prompt_id == "p0":
+                continue
+            if _family_eligible(c):
+                rescued.append(c)
+            elif c.eligible or (c.verdict == "undecided" and c.n_split is not None
+                                and c.n_items < c.n_split):
+                unsure.append(c)
+    prompts = sorted({c.prompt_id for g in paired.values() for c in g})
+    text = (f"{len(paired)} configurations ({', '.join(sorted({short(m) for m, _, _ in paired}))}"
+            f") read on p0 and a paraphrase ({', '.join(p for p in prompts if p != 'p0')}); "
+            f"{len(rescued)} eligible family-wise on a paraphrase where p0 is not"
+            + (f": {'; '.join(_named(c) for c in rescued)}" if rescued else ""))
+    if rescued:
+        return Check("does not hold", text)
+    if unsure:
+        return Check("cannot tell", text + f"; {len(unsure)} paraphrase cells not settled "
+                     "family-wise: " + "; ".join(_named(c) for c in unsure))
+    return Check("holds", text)
 
 
 def _named(c: EligibilityCell) -> str:

@@ -96,6 +96,8 @@ class StudyFacts(BaseModel):
     cuts: list[str] = Field(default_factory=list)  # left out of the design, as the file says
     notes: list[str] = Field(default_factory=list)  # how the study runs, as the file says
     block_times: list[BlockTime] = Field(default_factory=list)  # model time per block
+    verdict_changes: list[str] | None = None  # Part B cells whose verdict changed since the
+    #                                           previous export (None: no export to compare)
 
 
 def pct(est: Estimate | None) -> str:

@@ -29,7 +29,16 @@ from slmbench.agents.reliability import MIN_TASKS, Consistency
 from slmbench.core.stats import ClusteredEstimate, Correlation, TaskComparison
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.report.cascade_page import cascade_section
-from slmbench.report.partb import deciding_metrics, recommend_section, verdict_text
+from slmbench.report.partb import (
+    RULE_TEXT,
+    deciding_metrics,
+    family_headline,
+    family_text,
+    family_verdict,
+    recommend_section,
+    survival_section,
+    verdict_text,
+)
 from slmbench.report.published import published_part_a, published_part_b
 from slmbench.report.seed_claims import check_claims
 from slmbench.report.study_facts import (
@@ -44,8 +53,8 @@ from slmbench.report.study_facts import (
     table,
 )
 
-__all__ = ["part_a_section", "part_b_section", "readme_block", "readme_markers",
-           "render_study_page"]
+__all__ = ["part_a_section", "part_b_family", "part_b_section", "readme_block",
+           "readme_markers", "render_study_page"]
 
 # -- sections -----------------------------------------------------------------------------------
 
@@ -364,31 +373,48 @@ def part_b_section(m: MatrixRun, block: int = 0, blocks: int = 1) -> list[str]:
         title += f", block {block + 1} of {blocks} ({', '.join(short(x) for x in m.models)})"
     lines = [title, "",
              f"{', '.join(f'{t} {len(ids)}' for t, ids in m.items.items())} eval items "
-             f"(seed {m.seed}, stratified by gold class). τ is the best non-LLM baseline's "
-             "or constant answer's score on the same items; a configuration is eligible only "
-             "when its 95% interval's lower bound is above τ, the paired interval of "
-             "model − τ-baseline is above 0, and it does not give one answer to ≥ 95% of "
-             "items (`constant`).", ""]
+             f"(seed {m.seed}, stratified by gold class). {RULE_TEXT}", ""]
     rows = []
     deciding = deciding_metrics(m.cells)
     for c in sorted(m.cells, key=lambda c: (c.task, c.metric, c.model, c.prompt_id, c.reading)):
         n = str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
         rows.append([c.task, c.metric, short(c.model), c.prompt_id, c.reading, n,
-                     c.score.formatted(percent=False, digits=3),
-                     c.tau_text, c.diff.formatted(percent=False, digits=3),
-                     verdict_text(c, deciding[c.task] == c.metric),
-                     "**yes**" if c.eligible else "no"])
-    lines += table(["task", "metric", "model", "prompt", "reading", "n read", "score [95% CI]",
-                    "τ (baseline)", "model − τ [paired 95% CI]", "verdict", "eligible"], rows)
-    eligible = sum(c.eligible for c in m.cells)
-    lines += [f"{eligible} of {len(m.cells)} configurations are eligible.", ""]
+                     c.interval_label, c.score.formatted(percent=False, digits=3),
+                     c.tau_text, c.diff_text, verdict_text(c, deciding[c.task] == c.metric),
+                     "**yes**" if c.eligible else "no", family_text(c), family_verdict(c)])
+    lines += table(["task", "metric", "model", "prompt", "reading", "n read", "interval",
+                    "score [95%]", "τ (anchor, fixed)",
+                    "vs τ-baseline on the n items read [95%]", "verdict", "eligible (cell)",
+                    "Holm p (family)", "eligible (family-wise)"], rows)
+    lines += [family_headline(m.cells) + ".", ""]
     if m.by_prompt:
-        lines += table(["prompt", "eligible", "configurations"],
-                       [[p.prompt_id, str(p.eligible), str(p.total)] for p in m.by_prompt])
+        lines += table(["prompt", "eligible (cell)", "eligible (family-wise)", "configurations"],
+                       [[p.prompt_id, str(p.eligible), str(p.family_eligible), str(p.total)]
+                        for p in m.by_prompt])
     if m.tau_sweep:
-        lines += ["τ sweep (eligible configurations when τ is set to each anchor):", ""]
+        lines += ["τ sweep (eligible configurations, cell by cell on the interval that applies, "
+                  "when τ is set to each anchor; no family-wise correction):", ""]
         lines += table(["τ anchor", "eligible", "configurations"],
                        [[r.anchor, str(r.eligible), str(r.total)] for r in m.tau_sweep])
+    return lines
+
+
+def part_b_family(f: StudyFacts) -> list[str]:
+    """The study's Part B as one family: the family-wise headline, whether either reading of
+    each model, task and prompt survives, and which cells changed verdict since the page's
+    previous export."""
+    cells = [c for m in f.matrices for c in m.cells]
+    if not cells:
+        return []
+    lines = ["## Part B: the family of configurations", "",
+             f"Over every block of this study together: {family_headline(cells)}.", ""]
+    lines += survival_section(cells)
+    if f.verdict_changes is not None:
+        lines += ["Verdicts changed by the rule of issue #38 (one valid interval per cell, both "
+                  "halves anytime-valid, the family-wise stop and Holm, evidence for "
+                  "'constant'), against the export made before it: "
+                  f"{len(f.verdict_changes)}" + (":" if f.verdict_changes else "."), ""]
+        lines += [f"- {x}" for x in f.verdict_changes] + ([""] if f.verdict_changes else [])
     return lines
 
 
@@ -548,11 +574,8 @@ def findings(f: StudyFacts) -> list[str]:
     out: list[str] = _part_a_findings(f.summary) if f.summary else []
     if f.matrices:
         cells = [c for m in f.matrices for c in m.cells]
-        good = [c for c in cells if c.eligible]
-        out.append(f"Part B: {len(good)} of {len(cells)} configurations beat their task's "
-                   "non-LLM baseline with the lower bound of their 95% interval"
-                   + (": " + ", ".join(sorted({f"{short(c.model)} on {c.task}"
-                                                for c in good})) if good else "."))
+        out.append(f"Part B: {family_headline(cells)} (eligible: the lower bound of the "
+                   "interval that applies above τ and above the τ-baseline on the items read).")
         per_task: dict[str, list[str]] = defaultdict(list)
         for c in cells:
             per_task[c.task].append(c.tau_anchor)
@@ -591,6 +614,7 @@ def render_study_page(f: StudyFacts) -> str:
         lines += outcomes_per_task(f.trials)
     for i, m in enumerate(f.matrices):
         lines += part_b_section(m, i, len(f.matrices))
+    lines += part_b_family(f)
     if f.recommendation is not None:
         lines += recommend_section(f.recommendation)
     lines += cascade_section(f.cascades)

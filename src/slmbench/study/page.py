@@ -3,6 +3,7 @@ StudyFacts` and rendered (the exports, figures and HTML report beside it)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -310,7 +311,7 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
     matrices = []
     with ReadingStore(path) as store:
         for b, its in zip(study.part_b, items, strict=True):
-            complete = []
+            complete, unsettled = [], []
             for m in b.models:
                 want = sum(map(len, its.values())) * len(b.prompts)
                 have = sum(store.get(m, t, p, i) is not None
@@ -323,6 +324,8 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
                                       with_tokens=counted)
                 if settled:
                     complete.append(m)
+                elif b.sequential and started(store, m, b, its):
+                    unsettled.append(m)  # shown as far as the stored readings go, flagged
                 elif b.sequential:
                     facts["incomplete"].append(f"Part B: {short(m)} has {have} readings stored "
                                                f"(at most {want}) and cells still undecided; "
@@ -330,20 +333,88 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
                 else:
                     facts["incomplete"].append(f"Part B: {short(m)} has {have} of {want} "
                                                "readings stored; it is left out of the matrix")
-            if complete:
-                matrices.append(block_matrix(study, b, complete, store, refuse))
+            if complete or unsettled:
+                got = block_matrix(study, b, complete + unsettled, store, refuse,
+                                   stored_only=bool(unsettled))
+                matrices.append(got)
+                facts["incomplete"] += read_on_notes(got, unsettled)
         if study.page:  # every raw reading beside the page
             from slmbench.report.study_page import relative
 
             dump = export_readings(store, assets_dir(study))
             facts["exports"].append(relative(dump, study.page.parent))
+    from slmbench.microtasks.matrix import family_runs
+
+    matrices = family_runs(matrices)  # Holm over every configuration of the study's blocks
     facts["matrices"] = matrices
+    if study.page is not None:
+        facts["verdict_changes"] = changed_verdicts(assets_dir(study) / MATRIX_NAME, matrices)
     if matrices and study.page is not None:  # every cell and reading, beside the page
         assets_dir(study).mkdir(parents=True, exist_ok=True)
         (assets_dir(study) / MATRIX_NAME).write_text(
             "[\n" + ",\n".join(m.model_dump_json(indent=1) for m in matrices) + "\n]\n",
             encoding="utf-8")
     return out
+
+
+def started(store: Any, model: str, b: Any, items: dict[str, list[Any]]) -> bool:
+    """Whether the store holds the first reading of every (task, prompt) block of ``model``
+    in block ``b`` (so its cells can be shown as far as the stored readings go)."""
+    return all(group and store.get(model, t, p, group[0]) is not None
+               for t, group in items.items() for p in b.prompts)
+
+
+def read_on_notes(matrix: Any, models: list[str]) -> list[str]:
+    """One line per model of ``models`` whose cells the stored readings do not settle: how
+    many cells, and how many items are unread (what the study would read on)."""
+    from slmbench.report.partb import deciding_metrics, unread_undecided
+    from slmbench.report.study_facts import short
+
+    deciding = deciding_metrics(matrix.cells)
+    out = []
+    for m in models:
+        open_ = [c for c in matrix.cells
+                 if c.model == m and unread_undecided(c, deciding[c.task] == c.metric)]
+        if open_:
+            out.append(f"Part B: {short(m)}: {len(open_)} cells are not settled by the "
+                       f"{sum(c.n_items for c in open_):,} stored readings (up to "
+                       f"{sum((c.n_split or 0) - c.n_items for c in open_):,} items unread); "
+                       "the study would read on: " + "; ".join(
+                           f"{c.task} {c.prompt_id} {c.reading} ({c.n_items} of {c.n_split})"
+                           for c in open_))
+    return out
+
+
+CHANGES_NAME = "verdict-changes.json"
+
+
+def changed_verdicts(previous: Path, matrices: list[Any]) -> list[str] | None:
+    """The Part B cells whose verdict differs from the export at ``previous`` (the page's
+    last ``eligibility.json``, before it is overwritten), when that export was made under an
+    older cell rule (``CELL_VERSION``): saved beside it as ``verdict-changes.json``, so that
+    every later regeneration states the same changes. None when there is nothing to compare
+    (no export, or one made under this rule and no saved changes)."""
+    from pydantic import ValidationError
+
+    from slmbench.microtasks.eligibility import CELL_VERSION
+    from slmbench.microtasks.matrix import MatrixRun
+    from slmbench.report.partb import verdict_changes
+
+    saved = previous.parent / CHANGES_NAME
+    try:
+        old = ([MatrixRun.model_validate(r) for r in json.loads(previous.read_text("utf-8"))]
+               if previous.is_file() else [])
+    except (ValidationError, json.JSONDecodeError, TypeError):
+        old = []
+    cells = [c for m in old for c in m.cells]
+    if cells and any(c.version < CELL_VERSION for c in cells):
+        changes = verdict_changes(cells, [c for m in matrices for c in m.cells])
+        saved.write_text(json.dumps(changes, indent=1, ensure_ascii=False) + "\n",
+                         encoding="utf-8")
+        return changes
+    if saved.is_file():
+        return list(json.loads(saved.read_text("utf-8")))
+    return None
 
 
 def collect_cascades(study: Study, facts: dict[str, Any]) -> list[Any]:

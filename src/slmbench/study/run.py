@@ -59,14 +59,24 @@ def refuse(spec: str) -> Any:
     raise AssertionError(f"{spec}: a reading the store was checked to hold is missing")
 
 
+def part_b_family(study: Study) -> int:
+    """How many Part B configurations the study tests together (model, task, prompt and
+    reading, over every block): the family its "eligible" stops and its Holm correction are
+    over."""
+    return sum(len(b.models) * len(b.tasks) * len(b.prompts) * 2 for b in study.part_b)
+
+
 def block_matrix(study: Study, b: PartB, models: list[str], store: Any,
             loader: Callable[[str], Any], progress: Callable[[str], None] | None = None,
-            ray: Any = None) -> Any:
+            ray: Any = None, stored_only: bool = False) -> Any:
+    """Block ``b``'s matrix over ``models``, read through ``store`` (``stored_only``: each
+    block stops before a reading the store lacks), its stops at the study's family."""
     from slmbench.microtasks.matrix import run_matrix
 
     return run_matrix(models, b.tasks, b.prompts, limit=b.limit, seed=b.seed, source=b.source,
                       command=f"slmbench study ({study.name})", progress=progress,
-                      loader=loader, store=store, sequential=b.sequential, ray=ray)
+                      loader=loader, store=store, sequential=b.sequential, ray=ray,
+                      family=part_b_family(study), stored_only=stored_only)
 
 
 class Unread(Exception):

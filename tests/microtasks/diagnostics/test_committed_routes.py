@@ -1,7 +1,8 @@
-"""The routing table committed beside ``docs/results/eligibility-embedded.md`` (issue #17:
+"""The routing table committed beside ``docs/results/reference-study.md`` (issue #17:
 "`slmbench recommend` on that store prints the routing table; its JSON loads into
-`Cascade`"): it loads, it is what ``recommend`` makes of the matrices committed beside it,
-and its ranking route drives the Cascade router."""
+`Cascade`"; written by ``slmbench recommend docs/results/reference-study``): it loads, it is
+what ``recommend`` makes of the matrices committed beside it (so it is regenerated with
+them), and its ranking route drives the Cascade router."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from test_cascade import easy_item, hard_item
 from slmbench.microtasks.diagnostics.cascade import BM25Turns, Cascade, RoutingTable, evaluate
 from slmbench.microtasks.recommend import load_matrices, recommend
 
-PAGE = Path(__file__).resolve().parents[3] / "docs" / "results" / "eligibility-embedded"
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "results" / "reference-study"
 
 
 def test_the_committed_routes_are_what_recommend_makes_of_the_committed_matrices() -> None:
