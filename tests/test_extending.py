@@ -72,9 +72,10 @@ def follow(section: str, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             assert not info, f"{section}: unknown block {lang} {info}"
 
 
-def test_the_doc_has_the_three_recipes() -> None:
+def test_the_doc_has_its_recipes() -> None:
     assert list(sections()) == ["A new model backend", "A new Part A task file",
-                                "A new micro-task"]
+                                "A new micro-task",
+                                "A backend and a micro-task from another package"]
     for name in ("A new model backend", "A new Part A task file"):
         assert any(info == "run" for _, info, _ in blocks(name)), name
 

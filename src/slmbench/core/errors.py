@@ -33,6 +33,11 @@ class ModelSpecError(ConfigError):
     """A model spec string that names no backend or misses a part."""
 
 
+class PluginError(SlmbenchError):
+    """An installed package's entry point (a backend or micro-task plugin) that claims a
+    name already taken or cannot load; the message names the entry point and distribution."""
+
+
 class ModelNotFoundError(SlmbenchError):
     """A model file or registry entry that is not there."""
 

@@ -8,6 +8,8 @@ A model is named by a *spec string* ``backend:target[?key=value&...]``:
 * ``ollama:qwen2.5:7b`` or ``ollama:qwen2.5:7b@http://127.0.0.1:11434``
 * ``hf:/path/to/dir?dtype=bf16`` (optionally ``&gguf_file=model.gguf``)
 * ``scripted:/path/to/script.json`` or ``scripted:echo`` (deterministic, for tests)
+* ``NAME:...`` where an installed package declares backend ``NAME`` (entry point group
+  ``slmbench.backends``, :mod:`slmbench.core.plugins`)
 
 Options after ``?`` are backend-specific (``n_ctx``, ``threads``, ``dtype``, ``timeout``...).
 """
@@ -20,12 +22,14 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint
 from typing import Any, Literal, Protocol, runtime_checkable
 from urllib.parse import parse_qsl
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from slmbench.core import plugins
 from slmbench.core.errors import (
     BackendError,
     ConfigError,
@@ -405,18 +409,30 @@ BACKENDS: dict[str, str] = {
 SERVER_BACKENDS = frozenset({"openai", "ollama", "llamaserver"})
 
 
+def plugin_backends() -> dict[str, EntryPoint]:
+    """The backends installed packages declare (entry points in ``slmbench.backends``, name →
+    ``module:Class``), read once; PluginError if one claims a built-in's name."""
+    return plugins.declared(plugins.BACKENDS, BACKENDS, "backend")
+
+
+def backend_names() -> list[str]:
+    """Every backend a spec may name: the built-ins, then the installed plugins."""
+    return [*BACKENDS, *plugin_backends()]
+
+
 def parse_spec(spec: str) -> ModelSpec:
     """Split ``backend:target?k=v&...`` into its parts, or raise ModelSpecError."""
+    known = backend_names()
     if not isinstance(spec, str) or ":" not in spec:
         raise ModelSpecError(
             f"model spec {spec!r} names no backend",
-            f"write it as BACKEND:TARGET with BACKEND one of {', '.join(BACKENDS)}",
+            f"write it as BACKEND:TARGET with BACKEND one of {', '.join(known)}",
         )
     backend, rest = spec.split(":", 1)
-    if backend not in BACKENDS:
+    if backend not in known:
         raise ModelSpecError(
             f"unknown model backend {backend!r} in {spec!r}",
-            f"use one of {', '.join(BACKENDS)}",
+            f"use one of {', '.join(known)}",
         )
     target, _, query = rest.partition("?")
     if not target:
@@ -427,6 +443,10 @@ def parse_spec(spec: str) -> ModelSpec:
 
 
 def _backend_class(parsed: ModelSpec) -> Any:
+    if parsed.backend not in BACKENDS:  # a plugin's: its import errors are its own
+        return plugins.load(plugin_backends()[parsed.backend], "backend",
+                            lambda cls: callable(getattr(cls, "from_spec", None)),
+                            "a class with a from_spec class method")
     module_name, cls_name = BACKENDS[parsed.backend].split(":")
     try:
         module = importlib.import_module(module_name)
