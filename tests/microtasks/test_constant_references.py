@@ -5,7 +5,13 @@ from __future__ import annotations
 import random
 
 from slmbench.microtasks import tasks
-from slmbench.microtasks.datasets.records import ApprovalItem, MemoryItem, RankItem
+from slmbench.microtasks.datasets.records import (
+    ApprovalItem,
+    FunctionDoc,
+    MemoryItem,
+    RankItem,
+    ToolItem,
+)
 from slmbench.microtasks.eligibility import make_cell
 
 SAVE_WORDS = ("my name is", "i live in", "my birthday is", "i prefer", "my order number is")
@@ -80,6 +86,22 @@ def test_constant_answer_models_are_never_eligible_on_any_task() -> None:
     for first in ("1", "2", "3"):  # first listed, second listed (no declared constant), last
         cell = _cell("ranking", ranks, ranks[:1], [[first]] * len(ranks))
         assert cell.constant and not cell.eligible, first
+    rng = random.Random(38)
+    names = [f"tool_{k}" for k in range(6)]
+    items = []
+    for k in range(300):
+        listed = rng.sample(names, 4)
+        items.append(ToolItem(id=f"t{k}", split="eval", provenance=(), request=f"do {k}",
+                              functions=tuple(FunctionDoc(name=n, description=f"does {n}")
+                                              for n in listed),
+                              label="none" if k % 4 == 0 else rng.choice(listed)))
+    cell = _cell("tools", items, items[:1], [["none"]] * len(items))  # a declared constant
+    assert cell.constant and not cell.eligible
+    # first listed (declared) and second listed (not): the same position every time, a
+    # different name on each item, so no answer share shows it; τ still holds them off
+    for at in (0, 1):
+        cell = _cell("tools", items, items[:1], [[i.functions[at].name] for i in items])
+        assert not cell.constant and not cell.eligible and cell.verdict != "eligible", at
 
 
 def test_every_task_declares_its_constant_answers_as_references() -> None:
