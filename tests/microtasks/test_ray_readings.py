@@ -26,6 +26,7 @@ from typer.testing import CliRunner
 
 from slmbench.cli.main import app
 from slmbench.core.errors import ConfigError
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import ApprovalItem, Provenance
 from slmbench.microtasks.matrix import MatrixRun, run_matrix
 from slmbench.microtasks.session import read_on
@@ -40,6 +41,14 @@ PROV = (Provenance(package="synthetic", version="0", licence="CC0", archive_sha2
 ITEMS = 8  # eval items; 2 prompts: 16 readings a run
 PROMPTS = ["p0", "p1"]
 HANGS = "rm -rf /srv/2"  # the command of the one item a HangingModel never answers
+
+
+@pytest.fixture(autouse=True)
+def _task_file_forgotten() -> Iterator[None]:
+    """An eligibility run of the example task file registers its task in this process; it is
+    removed after each test, so later tests see the registry as they would alone."""
+    yield
+    registry.unregister("my-tools")
 
 
 @pytest.fixture(scope="module")
