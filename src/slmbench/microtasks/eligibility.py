@@ -407,18 +407,22 @@ class Tracker:
         return paired(self.values, self.rule.anchor_values[:self.n], horizon=horizon) <= level
 
 
-def family_wise(cells: Sequence[EligibilityCell], deciding: dict[str, str] | None = None
-                ) -> list[EligibilityCell]:
+def deciding_metrics(cells: Sequence[EligibilityCell]) -> dict[str, str]:
+    """Each task's deciding metric: its first metric (a matrix writes its cells in the task's
+    metric order), read from the cells, so a stored run needs no registry."""
+    out: dict[str, str] = {}
+    for c in cells:
+        out.setdefault(c.task, c.metric)
+    return out
+
+
+def family_wise(cells: Sequence[EligibilityCell]) -> list[EligibilityCell]:
     """``cells`` with their family-wise verdict: one hypothesis per configuration (model,
-    task, prompt, reading) on its task's deciding metric (``deciding``: task -> metric;
-    default, the first metric each task's cells show), Holm over all of them
-    (``stats.adjust_pvalues``), at the level of the 95% intervals. A cell is
+    task, prompt, reading) on its task's deciding metric (:func:`deciding_metrics`), Holm
+    over all of them (``stats.adjust_pvalues``), at the level of the 95% intervals. A cell is
     ``family_eligible`` when it is eligible and its Holm-adjusted p-value is at most 0.05;
     a secondary metric's cell gets no family verdict (None)."""
-    if deciding is None:
-        deciding = {}
-        for c in cells:
-            deciding.setdefault(c.task, c.metric)
+    deciding = deciding_metrics(cells)
     tested = [i for i, c in enumerate(cells) if deciding.get(c.task) == c.metric]
     adjusted = stats.adjust_pvalues([cells[i].p_value for i in tested], "holm")
     holm = dict(zip(tested, adjusted, strict=True))

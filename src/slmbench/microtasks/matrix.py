@@ -111,7 +111,7 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
         fits[task] = [i for i in everything if i.split == "fit"]
         chosen[task] = select_items(task, everything, limit, seed)
     baselines = {t: registry.get(t).baselines(fits[t], chosen[t]) for t in tasks}
-    family = family or len(models) * len(tasks) * len(prompt_ids) * 2
+    family = family or family_size(models, tasks, prompt_ids)
     rules = ({t: _rules(t, chosen[t], baselines[t], family) for t in tasks} if sequential
              else {})
     session = Session(store, loader, progress, ray=ray)
@@ -135,7 +135,7 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
             cells.extend(_cells(spec, precision, block.block.task, block.block.prompt_id, golds,
                                 block.readings, baselines[block.block.task],
                                 rules.get(block.block.task)))
-    cells = family_wise(cells, {t: registry.get(t).metrics[0] for t in tasks})
+    cells = family_wise(cells)  # each task's deciding metric: its first, as written above
     base_scores = {}
     for task in tasks:
         golds = [registry.get(task).gold(i) for i in chosen[task]]
@@ -149,6 +149,12 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
                      baseline_scores=base_scores, cells=cells, tau_sweep=tau_sweep(cells),
                      by_prompt=by_prompt(cells), readings=readings, notes=sorted(session.notes),
                      read_counts=session.counts, sequential=sequential)
+
+
+def family_size(models: Sequence[str], tasks: Sequence[str], prompt_ids: Sequence[str]) -> int:
+    """How many configurations (model, task, prompt, reading) a matrix of these tests: the
+    family its "eligible" stop and its Holm correction are over."""
+    return len(models) * len(tasks) * len(prompt_ids) * 2  # generation and log-prob
 
 
 def family_runs(runs: Sequence[MatrixRun]) -> list[MatrixRun]:
@@ -172,11 +178,11 @@ def family_runs(runs: Sequence[MatrixRun]) -> list[MatrixRun]:
 def _rules(task: TaskName, items: Sequence[AnyItem], baselines: list[Baseline], family: int
            ) -> dict[str, SequentialRule]:
     """Per metric of ``task``: τ fixed on all of ``items`` (the reading order)."""
-    golds = [registry.get(task).gold(i) for i in items]
+    spec = registry.get(task)
+    golds = [spec.gold(i) for i in items]
     base = {b.name: [b.rankings[i.id] for i in items] for b in baselines}
-    space = answer_space([registry.get(task).options_for(i) for i in items])
-    return {m: SequentialRule(task, m, golds, base, space, family)
-            for m in registry.get(task).metrics}
+    space = answer_space([spec.options_for(i) for i in items])
+    return {m: SequentialRule(task, m, golds, base, space, family) for m in spec.metrics}
 
 
 def _next_stored(store: ReadingStore | None, spec: str, task: TaskName, prompt_id: str,

@@ -15,13 +15,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from slmbench.microtasks.eligibility import EligibilityCell
+from slmbench.microtasks.eligibility import EligibilityCell, deciding_metrics
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation
 from slmbench.microtasks.stored import IncompleteBlock
 from slmbench.report.partb import (
     RULE_TEXT,
-    deciding_metrics,
     family_headline,
     family_text,
     family_verdict,

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from slmbench.microtasks.eligibility import EligibilityCell
+from slmbench.microtasks.eligibility import EligibilityCell, deciding_metrics
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation, TaskRecommendation
 from slmbench.report.study_facts import num, short, table
 
-__all__ = ["MATRIX_HEADER", "RECOMMEND_HEADER", "RULE_TEXT", "cost_text", "deciding_metrics",
+__all__ = ["MATRIX_HEADER", "RECOMMEND_HEADER", "RULE_TEXT", "cost_text",
            "evidence", "family_headline", "family_text", "family_verdict", "matrix_markdown",
            "matrix_rows", "recommend_rows", "recommend_section", "survival_section",
            "unread_undecided", "verdict_changes", "verdict_text"]
@@ -72,15 +72,6 @@ def recommend_section(rec: Recommendation, heading: str = "## What to deploy per
     if rec.command:
         lines += [f"Routing table written by: `{rec.command}`", ""]
     return lines + table(RECOMMEND_HEADER, recommend_rows(rec))
-
-
-def deciding_metrics(cells: Sequence[EligibilityCell]) -> dict[str, str]:
-    """Each task's deciding metric: its first metric (cells come in the task's metric order,
-    as :func:`~slmbench.microtasks.recommend.recommend` reads them)."""
-    out: dict[str, str] = {}
-    for c in cells:
-        out.setdefault(c.task, c.metric)
-    return out
 
 
 def unread_undecided(c: EligibilityCell, deciding: bool = True) -> bool:
@@ -213,7 +204,7 @@ def survival_section(cells: Sequence[EligibilityCell]) -> list[str]:
         if unread_undecided(c):
             return (f"{cell}; family-wise not settled "
                     f"({(c.n_split or 0) - c.n_items} items unread)")
-        return f"{cell}; family-wise {'**yes**' if c.family_eligible else 'no'}"
+        return f"{cell}; family-wise {family_verdict(c)}"
 
     def either(r: dict[str, EligibilityCell]) -> str:
         if any(c.family_eligible for c in r.values()):

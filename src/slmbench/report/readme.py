@@ -29,10 +29,11 @@ from pydantic import ValidationError
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks.diagnostics.cascade import CascadeReport, Route, RoutingTable
 from slmbench.microtasks.diagnostics.probes import ProbeReport
+from slmbench.microtasks.eligibility import deciding_metrics
 from slmbench.microtasks.recommend import load_matrices
 from slmbench.report.cascade_page import cascade_findings
 from slmbench.report.eligibility_page import verdict_counts
-from slmbench.report.partb import deciding_metrics, unread_undecided, verdict_text
+from slmbench.report.partb import unread_undecided, verdict_text
 from slmbench.report.study_facts import short
 
 __all__ = ["RESULT_MARKER", "refresh_results", "result_block", "with_block"]

@@ -34,8 +34,7 @@ from typing import Literal
 from slmbench.agents.analysis import PairwiseComparison, TemperatureEffect
 from slmbench.agents.reliability import MIN_TASKS
 from slmbench.core.stats import Estimate, TaskComparison
-from slmbench.microtasks.eligibility import EligibilityCell
-from slmbench.report.partb import deciding_metrics
+from slmbench.microtasks.eligibility import EligibilityCell, deciding_metrics
 from slmbench.report.study_facts import StudyFacts, pval, short
 
 __all__ = ["CLAIMS", "Check", "SeedClaim", "check_claims"]

@@ -27,11 +27,11 @@ from slmbench.agents.humaneval import Summary as HumanEvalSummary
 from slmbench.agents.records import Trial
 from slmbench.agents.reliability import MIN_TASKS, Consistency
 from slmbench.core.stats import ClusteredEstimate, Correlation, TaskComparison
+from slmbench.microtasks.eligibility import deciding_metrics
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.report.cascade_page import cascade_section
 from slmbench.report.partb import (
     RULE_TEXT,
-    deciding_metrics,
     family_headline,
     family_text,
     family_verdict,

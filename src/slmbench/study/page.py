@@ -367,7 +367,8 @@ def started(store: Any, model: str, b: Any, items: dict[str, list[Any]]) -> bool
 def read_on_notes(matrix: Any, models: list[str]) -> list[str]:
     """One line per model of ``models`` whose cells the stored readings do not settle: how
     many cells, and how many items are unread (what the study would read on)."""
-    from slmbench.report.partb import deciding_metrics, unread_undecided
+    from slmbench.microtasks.eligibility import deciding_metrics
+    from slmbench.report.partb import unread_undecided
     from slmbench.report.study_facts import short
 
     deciding = deciding_metrics(matrix.cells)

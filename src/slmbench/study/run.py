@@ -63,7 +63,9 @@ def part_b_family(study: Study) -> int:
     """How many Part B configurations the study tests together (model, task, prompt and
     reading, over every block): the family its "eligible" stops and its Holm correction are
     over."""
-    return sum(len(b.models) * len(b.tasks) * len(b.prompts) * 2 for b in study.part_b)
+    from slmbench.microtasks.matrix import family_size
+
+    return sum(family_size(b.models, b.tasks, b.prompts) for b in study.part_b)
 
 
 def block_matrix(study: Study, b: PartB, models: list[str], store: Any,
