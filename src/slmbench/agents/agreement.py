@@ -1,0 +1,142 @@
+"""Part A across runtimes: does one model, served two ways, give the same agent verdicts?
+
+One GGUF through ``llamacpp:``, ``llamaserver:`` and ``hf:`` is one model; a user who
+measured it one way and deploys it another wants the verdict to carry over. Trials are
+compared at T = 0 only (a seed does not carry across runtimes, so sampled transcripts are not
+comparable), paired on (task, variant, temperature, seed, repeat) with the model spec left
+out. Per pair of runtimes:
+
+- the share of paired trials with *identical transcripts* (every reply, as written) and with
+  the *same outcome*, each a task-level rate (``stats.task_level_rate``: a task's variants are
+  correlated);
+- success paired by task (``stats.task_paired``) with its minimum detectable difference, and
+  the TOST of equivalence within ``±margin`` (``stats.tost_tasks``, exact at no spread, so two
+  identical runtimes come out equivalent);
+- the verdict: ``equivalent`` (TOST), ``different`` (the sign test across tasks, Holm over the
+  pairs compared together), else ``cannot tell``.
+
+Trials that are never the model's (``backend_error``, ``environment_error``) drop their pair
+and are counted in ``excluded``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from slmbench.agents.records import NOT_THE_MODELS, Outcome, Trial
+from slmbench.core import stats
+from slmbench.core.errors import ConfigError
+from slmbench.core.stats import ClusteredEstimate, TaskComparison, TostResult
+
+__all__ = ["DEFAULT_MARGIN", "RuntimePair", "Verdict", "compare_runtimes", "runtime_pairs"]
+
+DEFAULT_MARGIN = 0.10
+ALPHA = 0.05
+Verdict = Literal["equivalent", "different", "cannot tell"]
+PairKey = tuple[str, str, float, int, int]  # task, variant, temperature, seed, repeat
+
+
+class RuntimePair(BaseModel):
+    """Runtime ``a`` against runtime ``b`` (two model specs) on the trials both ran."""
+
+    model_config = ConfigDict(frozen=True)
+
+    a: str
+    b: str
+    pairs: int
+    excluded: int  # pairs dropped: a side ended as backend_error / environment_error
+    unpaired: int  # trials only one side holds
+    identical: ClusteredEstimate  # share of pairs whose every reply is the same text
+    same_outcome: ClusteredEstimate
+    success_a: ClusteredEstimate
+    success_b: ClusteredEstimate
+    by_task: TaskComparison  # success(a) − success(b), paired by task
+    equivalence: TostResult
+    margin: float
+    p_holm: float  # by_task's sign test, Holm over the pairs compared together
+    verdict: Verdict
+
+
+def _key(t: Trial) -> PairKey:
+    return (t.task_id, t.variant, round(t.temperature, 4), t.seed, t.repeat)
+
+
+def _replies(t: Trial) -> list[str]:
+    return [s.raw_response for s in t.steps]
+
+
+def _greedy(trials: Sequence[Trial], spec: str) -> dict[PairKey, Trial]:
+    """``spec``'s trials by pairing key; ConfigError if one was sampled (T > 0)."""
+    mine = [t for t in trials if t.model == spec]
+    if hot := next((t for t in mine if t.temperature > 0), None):
+        raise ConfigError(f"{spec}: trial {hot.task_id} {hot.variant} ran at T = "
+                          f"{hot.temperature:g}; runtimes are compared at T = 0 only",
+                          "run the agreement grid with temperatures = [0.0]: a seed does not "
+                          "carry across runtimes, so sampled transcripts are not comparable")
+    return {_key(t): t for t in mine}
+
+
+def _rate(by_task: Mapping[str, list[bool]]) -> ClusteredEstimate:
+    return stats.task_level_rate([(len(v), sum(v)) for _, v in sorted(by_task.items())])
+
+
+def _pair(trials: Sequence[Trial], a: str, b: str, margin: float) -> RuntimePair:
+    """The pair ``a``/``b`` with its own (unadjusted) sign-test p as ``p_holm``."""
+    left, right = _greedy(trials, a), _greedy(trials, b)
+    shared = sorted(set(left) & set(right))
+    kept = [(left[k], right[k]) for k in shared if left[k].outcome not in NOT_THE_MODELS
+            and right[k].outcome not in NOT_THE_MODELS]
+    if not kept:
+        raise ConfigError(f"{a} and {b} share no trial both measured",
+                          "run the same grid on both specs (slmbench agree does)")
+    same: dict[str, list[bool]] = defaultdict(list)
+    outcome: dict[str, list[bool]] = defaultdict(list)
+    ok_a: dict[str, list[bool]] = defaultdict(list)
+    ok_b: dict[str, list[bool]] = defaultdict(list)
+    for x, y in kept:
+        same[x.task_id].append(_replies(x) == _replies(y))
+        outcome[x.task_id].append(x.outcome == y.outcome)
+        ok_a[x.task_id].append(x.outcome == Outcome.SUCCESS)
+        ok_b[x.task_id].append(y.outcome == Outcome.SUCCESS)
+    tasks = sorted(ok_a)
+    diffs = [(sum(ok_a[k]) - sum(ok_b[k])) / len(ok_a[k]) for k in tasks]
+    test = stats.task_paired(diffs, cells=len(kept))
+    tost = stats.tost_tasks(diffs, margin)
+    p = test.sign_test.p_value
+    return RuntimePair(a=a, b=b, pairs=len(kept), excluded=len(shared) - len(kept),
+                       unpaired=len(set(left) ^ set(right)), identical=_rate(same),
+                       same_outcome=_rate(outcome), success_a=_rate(ok_a),
+                       success_b=_rate(ok_b), by_task=test, equivalence=tost, margin=margin,
+                       p_holm=p, verdict=_verdict(tost, p))
+
+
+def _verdict(equivalence: TostResult, p_holm: float) -> Verdict:
+    if equivalence.equivalent:
+        return "equivalent"
+    return "different" if p_holm < ALPHA else "cannot tell"
+
+
+def runtime_pairs(specs: Sequence[str]) -> list[tuple[str, str]]:
+    """Every pair of distinct specs, in the order given."""
+    return list(itertools.combinations(dict.fromkeys(specs), 2))
+
+
+def compare_runtimes(trials: Sequence[Trial], specs: Sequence[str], *,
+                     margin: float = DEFAULT_MARGIN) -> list[RuntimePair]:
+    """One :class:`RuntimePair` per pair of ``specs`` over ``trials`` (all runtimes' trials of
+    one grid), the sign tests Holm-adjusted together. ConfigError if fewer than two specs, a
+    trial was sampled, or a pair shares no measured trial."""
+    pairs = runtime_pairs(specs)
+    if not pairs:
+        raise ConfigError(f"agreement needs two runtimes (got {list(specs)})",
+                          "pass two or more model specs of the same model")
+    computed = [_pair(trials, a, b, margin) for a, b in pairs]
+    holm = stats.adjust_pvalues([r.p_holm for r in computed], "holm")
+    return [r.model_copy(update={"p_holm": float(p),
+                                 "verdict": _verdict(r.equivalence, float(p))})
+            for r, p in zip(computed, holm, strict=True)]
