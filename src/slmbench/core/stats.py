@@ -1507,7 +1507,7 @@ def decision_agreement(a: Sequence[str], b: Sequence[str], *, confidence: float 
 
     κ's point value matches ``sklearn.metrics.cohen_kappa_score``; its interval is
     :func:`bootstrap_interval` (BCa over items, paired). Coverage is simulated in
-    ``tests/core/test_agreement.py``; it is reliable from about 200 items (the backend
+    ``tests/core/test_stats_agreement.py``; it is reliable from about 200 items (the backend
     agreement design's minimum), and below that near κ = 1 a sample with no disagreement
     has no κ interval at all (``share`` is then the statistic to read)."""
     if len(a) != len(b):
