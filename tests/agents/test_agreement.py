@@ -29,7 +29,7 @@ def _grid(spec: str, solved: set[int], tasks: int = 31, *, reply: str = "Final A
 def test_two_identical_runtimes_on_31_tasks_are_equivalent_within_ten_points() -> None:
     """Zero variance is handled exactly: (1 − 0.1)^31 = 0.038 < 0.05."""
     solved = set(range(1, 12))
-    (pair,) = compare_runtimes(_grid(A, solved) + _grid(B, solved), [A, B])
+    (pair,) = compare_runtimes({A: _grid(A, solved), B: _grid(B, solved)})
     assert pair.verdict == "equivalent"
     assert pair.identical.estimate == 1.0 and pair.same_outcome.estimate == 1.0
     assert pair.pairs == 31 and pair.by_task.mean_difference == 0.0
@@ -37,14 +37,13 @@ def test_two_identical_runtimes_on_31_tasks_are_equivalent_within_ten_points() -
 
 def test_the_quick_suites_eight_tasks_cannot_reach_a_ten_point_margin() -> None:
     solved = {1, 2}
-    (pair,) = compare_runtimes(_grid(A, solved, 8) + _grid(B, solved, 8), [A, B])
+    (pair,) = compare_runtimes({A: _grid(A, solved, 8), B: _grid(B, solved, 8)})
     assert pair.verdict == "cannot tell"
     assert pair.equivalence.p_value is not None and pair.equivalence.p_value > 0.05
 
 
 def test_a_runtime_that_solves_far_fewer_tasks_is_different() -> None:
-    trials = _grid(A, set(range(1, 21))) + _grid(B, set(range(1, 3)))
-    (pair,) = compare_runtimes(trials, [A, B])
+    (pair,) = compare_runtimes({A: _grid(A, set(range(1, 21))), B: _grid(B, set(range(1, 3)))})
     assert pair.verdict == "different"
     assert pair.by_task.a_ahead == 18 and pair.by_task.b_ahead == 0
     assert pair.p_holm < 0.05
@@ -52,22 +51,21 @@ def test_a_runtime_that_solves_far_fewer_tasks_is_different() -> None:
 
 def test_same_outcome_but_other_words_is_not_an_identical_transcript() -> None:
     solved = set(range(1, 11))
-    trials = _grid(A, solved) + _grid(B, solved, reply="Final Answer: 42.")
-    (pair,) = compare_runtimes(trials, [A, B])
+    (pair,) = compare_runtimes({A: _grid(A, solved),
+                                B: _grid(B, solved, reply="Final Answer: 42.")})
     assert pair.identical.estimate == 0.0 and pair.same_outcome.estimate == 1.0
 
 
 def test_errors_that_are_not_the_models_drop_their_pair_and_are_counted() -> None:
-    trials = _grid(A, {1}) + _grid(B, {1})
-    trials[-1] = _trial(B, 31, False, outcome=Outcome.BACKEND_ERROR)
-    (pair,) = compare_runtimes(trials, [A, B])
+    b = _grid(B, {1})
+    b[-1] = _trial(B, 31, False, outcome=Outcome.BACKEND_ERROR)
+    (pair,) = compare_runtimes({A: _grid(A, {1}), B: b})
     assert (pair.pairs, pair.excluded) == (30, 1)
 
 
 def test_three_runtimes_give_three_pairs_holm_adjusted_together() -> None:
-    trials = (_grid(A, set(range(1, 21))) + _grid(B, set(range(1, 3)))
-              + _grid(C, set(range(1, 21))))
-    pairs = compare_runtimes(trials, [A, B, C])
+    pairs = compare_runtimes({A: _grid(A, set(range(1, 21))), B: _grid(B, set(range(1, 3))),
+                              C: _grid(C, set(range(1, 21)))})
     assert [(p.a, p.b) for p in pairs] == runtime_pairs([A, B, C]) == [(A, B), (A, C), (B, C)]
     assert [p.verdict for p in pairs] == ["different", "equivalent", "different"]
     raw = [p.by_task.sign_test.p_value for p in pairs]
@@ -75,13 +73,20 @@ def test_three_runtimes_give_three_pairs_holm_adjusted_together() -> None:
 
 
 def test_sampled_trials_are_refused_with_a_hint() -> None:
-    trials = _grid(A, {1}, temperature=0.7) + _grid(B, {1}, temperature=0.7)
     with pytest.raises(ConfigError, match="T = 0 only"):
-        compare_runtimes(trials, [A, B])
+        compare_runtimes({A: _grid(A, {1}, temperature=0.7), B: _grid(B, {1}, temperature=0.7)})
 
 
 def test_one_runtime_or_no_shared_trial_is_refused() -> None:
     with pytest.raises(ConfigError, match="two runtimes"):
-        compare_runtimes(_grid(A, {1}), [A, A])
+        compare_runtimes({A: _grid(A, {1})})
     with pytest.raises(ConfigError, match="share no trial"):
-        compare_runtimes(_grid(A, {1}), [A, B])
+        compare_runtimes({A: _grid(A, {1}), B: []})
+
+
+def test_one_spec_under_two_settings_is_two_sides() -> None:
+    """The noise floor: one llama-server spec at 1 and at 8 requests in flight."""
+    solved = set(range(1, 16))
+    (pair,) = compare_runtimes({"1 in flight": _grid(B, solved),
+                                "8 in flight": _grid(B, solved, reply="Final Answer:  42")})
+    assert pair.identical.estimate == 0.0 and pair.verdict == "equivalent"

@@ -42,7 +42,8 @@ PairKey = tuple[str, str, float, int, int]  # task, variant, temperature, seed, 
 
 
 class RuntimePair(BaseModel):
-    """Runtime ``a`` against runtime ``b`` (two model specs) on the trials both ran."""
+    """Runtime ``a`` against runtime ``b`` (two labels: model specs, or one spec under two
+    settings, e.g. 1 and 8 requests in flight) on the trials both ran."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -70,24 +71,24 @@ def _replies(t: Trial) -> list[str]:
     return [s.raw_response for s in t.steps]
 
 
-def _greedy(trials: Sequence[Trial], spec: str) -> dict[PairKey, Trial]:
-    """``spec``'s trials by pairing key; ConfigError if one was sampled (T > 0)."""
-    mine = [t for t in trials if t.model == spec]
-    if hot := next((t for t in mine if t.temperature > 0), None):
-        raise ConfigError(f"{spec}: trial {hot.task_id} {hot.variant} ran at T = "
+def _greedy(trials: Sequence[Trial], side: str) -> dict[PairKey, Trial]:
+    """A side's trials by pairing key; ConfigError if one was sampled (T > 0)."""
+    if hot := next((t for t in trials if t.temperature > 0), None):
+        raise ConfigError(f"{side}: trial {hot.task_id} {hot.variant} ran at T = "
                           f"{hot.temperature:g}; runtimes are compared at T = 0 only",
                           "run the agreement grid with temperatures = [0.0]: a seed does not "
                           "carry across runtimes, so sampled transcripts are not comparable")
-    return {_key(t): t for t in mine}
+    return {_key(t): t for t in trials}
 
 
 def _rate(by_task: Mapping[str, list[bool]]) -> ClusteredEstimate:
     return stats.task_level_rate([(len(v), sum(v)) for _, v in sorted(by_task.items())])
 
 
-def _pair(trials: Sequence[Trial], a: str, b: str, margin: float) -> RuntimePair:
+def _pair(sides: Mapping[str, Sequence[Trial]], a: str, b: str, margin: float
+          ) -> RuntimePair:
     """The pair ``a``/``b`` with its own (unadjusted) sign-test p as ``p_holm``."""
-    left, right = _greedy(trials, a), _greedy(trials, b)
+    left, right = _greedy(sides[a], a), _greedy(sides[b], b)
     shared = sorted(set(left) & set(right))
     kept = [(left[k], right[k]) for k in shared if left[k].outcome not in NOT_THE_MODELS
             and right[k].outcome not in NOT_THE_MODELS]
@@ -121,21 +122,21 @@ def _verdict(equivalence: TostResult, p_holm: float) -> Verdict:
     return "different" if p_holm < ALPHA else "cannot tell"
 
 
-def runtime_pairs(specs: Sequence[str]) -> list[tuple[str, str]]:
-    """Every pair of distinct specs, in the order given."""
-    return list(itertools.combinations(dict.fromkeys(specs), 2))
+def runtime_pairs(labels: Sequence[str]) -> list[tuple[str, str]]:
+    """Every pair of distinct labels, in the order given."""
+    return list(itertools.combinations(dict.fromkeys(labels), 2))
 
 
-def compare_runtimes(trials: Sequence[Trial], specs: Sequence[str], *,
+def compare_runtimes(sides: Mapping[str, Sequence[Trial]], *,
                      margin: float = DEFAULT_MARGIN) -> list[RuntimePair]:
-    """One :class:`RuntimePair` per pair of ``specs`` over ``trials`` (all runtimes' trials of
-    one grid), the sign tests Holm-adjusted together. ConfigError if fewer than two specs, a
-    trial was sampled, or a pair shares no measured trial."""
-    pairs = runtime_pairs(specs)
+    """One :class:`RuntimePair` per pair of ``sides`` (a label, e.g. the model spec, → that
+    runtime's trials of one grid), the sign tests Holm-adjusted together. ConfigError if
+    fewer than two sides, a trial was sampled, or a pair shares no measured trial."""
+    pairs = runtime_pairs(list(sides))
     if not pairs:
-        raise ConfigError(f"agreement needs two runtimes (got {list(specs)})",
+        raise ConfigError(f"agreement needs two runtimes (got {list(sides)})",
                           "pass two or more model specs of the same model")
-    computed = [_pair(trials, a, b, margin) for a, b in pairs]
+    computed = [_pair(sides, a, b, margin) for a, b in pairs]
     holm = stats.adjust_pvalues([r.p_holm for r in computed], "holm")
     return [r.model_copy(update={"p_holm": float(p),
                                  "verdict": _verdict(r.equivalence, float(p))})
