@@ -24,6 +24,7 @@ from slmbench.models import Model, load_model
 from slmbench.models.base import Message
 from slmbench.models.hf import HFModel
 from slmbench.models.llamacpp import LlamaCppModel
+from slmbench.models.llamaserver import LlamaServerModel
 
 pytestmark = [pytest.mark.slow, pytest.mark.embedded]
 
@@ -125,3 +126,22 @@ def test_bad_targets_and_options(tmp_path: Path, smollm: LlamaCppModel) -> None:
         load_model(f"hf:{smollm.path}?dtype=int3")
     with pytest.raises(ModelSpecError, match="unknown option"):
         load_model(f"hf:{smollm.path}?n_ctx=4")
+
+
+def test_the_three_runtimes_render_one_template_for_one_gguf(
+        hf: HFModel, smollm: LlamaCppModel) -> None:
+    """What `slmbench agree` shows first: the prompt each runtime makes of one conversation.
+    For SmolLM2's GGUF, transformers (its tokenizer converted from the GGUF), llama.cpp
+    in-process and llama-server's /apply-template render the same text, and llama.cpp's
+    rendering is the text its generation tokenizes."""
+    chat = [Message(role="system", content="You are a careful assistant."), *FRANCE]
+    ours = smollm.render_prompt(chat)
+    assert ours.endswith("<|im_start|>assistant\n") and "careful assistant" in ours
+    assert hf.render_prompt(chat) == ours
+    assert smollm._tokenize(ours, add_bos=False) == smollm._prompt(chat)[0]
+    server = load_model(f"llamaserver:{smollm.path}?slots=1")
+    assert isinstance(server, LlamaServerModel)
+    try:
+        assert server.render_prompt(chat) == ours
+    finally:
+        server.close()

@@ -166,13 +166,18 @@ class HFModel(base.Backend):
                 "stops": "the model's end-of-turn tokens, then the caller's",
                 "not_honoured": []}
 
+    def render_prompt(self, messages: Sequence[base.Message], *, scoring: bool = False) -> str:
+        """The prompt text a generation of ``messages`` sends: the tokenizer's chat template
+        applied (a scored prompt without thinking, see score)."""
+        dicts = [{"role": m.role, "content": m.content} for m in messages]
+        return str(self.tokenizer.apply_chat_template(
+            dicts, add_generation_prompt=True, tokenize=False,
+            **self.thinking.template_kwargs(scoring=scoring)))
+
     def _prompt_ids(self, messages: Sequence[base.Message], *,
                     scoring: bool = False) -> torch.Tensor:
         """The prompt's token ids; a scored prompt is rendered without thinking (see score)."""
-        dicts = [{"role": m.role, "content": m.content} for m in messages]
-        text = self.tokenizer.apply_chat_template(
-            dicts, add_generation_prompt=True, tokenize=False,
-            **self.thinking.template_kwargs(scoring=scoring))
+        text = self.render_prompt(messages, scoring=scoring)
         ids: torch.Tensor = self.tokenizer(text, add_special_tokens=False,
                                            return_tensors="pt").input_ids
         return ids.to(self.device)

@@ -216,6 +216,13 @@ class LlamaCppModel(base.Backend):
         stops = rendered.stop if isinstance(rendered.stop, list) else [rendered.stop or ""]
         return tokens, [s for s in stops if s]
 
+    def render_prompt(self, messages: Sequence[base.Message]) -> str:
+        """The prompt text a generation of ``messages`` sends: the chat template applied, as
+        :meth:`_prompt` renders it (before tokenizing)."""
+        rendered = self._formatter(messages=template_messages(messages),
+                                   **self.thinking.template_kwargs())
+        return str(rendered.prompt)
+
     def _tokenize(self, text: str, *, add_bos: bool) -> list[int]:
         return self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
 

@@ -56,7 +56,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,13 +67,14 @@ from slmbench.core.paths import bin_dir
 from slmbench.models.base import (
     SERVER_BACKENDS,
     THINK_OPTIONS,
+    Message,
     ModelSpec,
     Thinking,
     gpu_layers,
     parse_spec,
 )
 from slmbench.models.catalog import resolve_target
-from slmbench.models.openai import OpenAIModel
+from slmbench.models.openai import OpenAIModel, openai_messages
 
 # The llama-cpp-python release whose vendored llama.cpp `make llama-server` builds: the same
 # pin as the `embedded` extra in pyproject.toml, so both backends run the same kernels.
@@ -305,3 +306,17 @@ class LlamaServerModel(OpenAIModel):
 
     def _request_extras(self) -> dict[str, Any]:
         return {"extra_body": {"id_slot": self._slot(), "cache_prompt": True}}
+
+    def render_prompt(self, messages: Sequence[Message]) -> str:
+        """The prompt text the server makes of ``messages``: its ``/apply-template`` (the
+        template ``--jinja`` applies to a chat request, with the same thinking switch)."""
+        body: dict[str, Any] = {"messages": openai_messages(messages)}
+        if self.thinking.enabled is not None:
+            body["chat_template_kwargs"] = {"enable_thinking": self.thinking.enabled}
+        try:
+            reply = self._http.post("/apply-template", json=body)
+            reply.raise_for_status()
+            return str(reply.json()["prompt"])
+        except (httpx.HTTPError, ValueError, KeyError) as exc:
+            raise BackendError(f"llama-server at {self._http.base_url} did not render the "
+                               f"template: {exc}", "check the server's log") from exc
