@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from slmbench.agents.agreement import compare_runtimes, runtime_pairs
+from slmbench.agents.agreement import against_floor, compare_runtimes, runtime_pairs
 from slmbench.agents.records import Action, Outcome, Step, Trial
 from slmbench.core.errors import ConfigError
 
@@ -90,3 +90,14 @@ def test_one_spec_under_two_settings_is_two_sides() -> None:
     (pair,) = compare_runtimes({"1 in flight": _grid(B, solved),
                                 "8 in flight": _grid(B, solved, reply="Final Answer:  42")})
     assert pair.identical.estimate == 0.0 and pair.verdict == "equivalent"
+
+
+def test_transcripts_that_differ_more_across_runtimes_than_within_one_are_beyond_the_floor(
+        ) -> None:
+    solved = set(range(1, 16))
+    (floor,) = compare_runtimes({"1": _grid(B, solved), "8": _grid(B, solved)})
+    (cross,) = compare_runtimes({A: _grid(A, solved), B: _grid(B, solved, reply="other")})
+    beyond = against_floor(cross, floor)
+    assert beyond.a_ahead == 31 and beyond.sign_test.p_value < 0.001
+    same = against_floor(floor, floor)
+    assert same.ties == 31 and same.sign_test.p_value == 1.0

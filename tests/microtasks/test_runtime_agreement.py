@@ -6,7 +6,7 @@ import pytest
 
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import Estimate
-from slmbench.microtasks.agreement import FORMAT_FAILURE, readings_agreement
+from slmbench.microtasks.agreement import FORMAT_FAILURE, against_floor, readings_agreement
 from slmbench.microtasks.eligibility import EligibilityCell, Verdict
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.readout import ItemReading
@@ -56,6 +56,7 @@ def test_decisions_log_probs_and_verdicts_are_compared_item_by_item() -> None:
     (got,) = readings_agreement({CPP: _run(CPP, a), HF: _run(HF, b, ("undecided", "ineligible"))})
     assert (got.a, got.b, got.items) == (CPP, HF, 200)
     assert got.decisions.agreed == 198 and got.decisions.kappa.low is not None
+    assert got.disagreed == ["i3", "i9"]
     assert got.logprob_decisions is not None and got.logprob_decisions.agreed == 198
     assert got.logprobs is not None and got.logprobs.n == 400
     assert got.logprobs.maximum == pytest.approx(2.0, abs=0.11)  # the two flipped items
@@ -95,3 +96,16 @@ def test_matrices_that_cannot_be_compared_are_refused() -> None:
         readings_agreement({CPP: _run(CPP, rs), HF: _run(SERVER, rs)})
     with pytest.raises(ConfigError, match="share no item"):
         readings_agreement({CPP: _run(CPP, rs), HF: _run(HF, [_reading(5, "deny", None)])})
+
+
+def test_runtimes_that_disagree_on_more_items_than_two_chunkings_are_beyond_the_floor() -> None:
+    same = [_reading(i, d, None) for i, d in enumerate(_decisions(200, set()))]
+    few = [_reading(i, d, None) for i, d in enumerate(_decisions(200, {4}))]
+    many = [_reading(i, d, None) for i, d in enumerate(_decisions(200, set(range(0, 60, 2))))]
+    (floor,) = readings_agreement({CPP: _run(CPP, same), "llamacpp:m?chunking=prompt":
+                                   _run("llamacpp:m?chunking=prompt", few)})
+    (cross,) = readings_agreement({CPP: _run(CPP, same), HF: _run(HF, many)})
+    ids = [r.item_id for r in same]
+    beyond = against_floor(cross, floor, ids)
+    assert (beyond.only_a, beyond.only_b) == (29, 0) and beyond.p_value < 0.001
+    assert against_floor(floor, floor, ids).p_value == 1.0

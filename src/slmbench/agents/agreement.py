@@ -13,7 +13,9 @@ out. Per pair of runtimes:
   the TOST of equivalence within ``±margin`` (``stats.tost_tasks``, exact at no spread, so two
   identical runtimes come out equivalent);
 - the verdict: ``equivalent`` (TOST), ``different`` (the sign test across tasks, Holm over the
-  pairs compared together), else ``cannot tell``.
+  pairs compared together), else ``cannot tell``;
+- against the noise floor (one runtime under two settings, :func:`against_floor`): whether
+  transcripts are identical less often across the runtimes than within one, paired by task.
 
 Trials that are never the model's (``backend_error``, ``environment_error``) drop their pair
 and are counted in ``excluded``.
@@ -33,7 +35,8 @@ from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import ClusteredEstimate, TaskComparison, TostResult
 
-__all__ = ["DEFAULT_MARGIN", "RuntimePair", "Verdict", "compare_runtimes", "runtime_pairs"]
+__all__ = ["DEFAULT_MARGIN", "RuntimePair", "Verdict", "against_floor", "compare_runtimes",
+           "runtime_pairs"]
 
 DEFAULT_MARGIN = 0.10
 ALPHA = 0.05
@@ -53,6 +56,7 @@ class RuntimePair(BaseModel):
     excluded: int  # pairs dropped: a side ended as backend_error / environment_error
     unpaired: int  # trials only one side holds
     identical: ClusteredEstimate  # share of pairs whose every reply is the same text
+    identical_by_task: dict[str, float]  # each task's share of identical transcripts
     same_outcome: ClusteredEstimate
     success_a: ClusteredEstimate
     success_b: ClusteredEstimate
@@ -111,6 +115,7 @@ def _pair(sides: Mapping[str, Sequence[Trial]], a: str, b: str, margin: float
     p = test.sign_test.p_value
     return RuntimePair(a=a, b=b, pairs=len(kept), excluded=len(shared) - len(kept),
                        unpaired=len(set(left) ^ set(right)), identical=_rate(same),
+                       identical_by_task={k: sum(v) / len(v) for k, v in sorted(same.items())},
                        same_outcome=_rate(outcome), success_a=_rate(ok_a),
                        success_b=_rate(ok_b), by_task=test, equivalence=tost, margin=margin,
                        p_holm=p, verdict=_verdict(tost, p))
@@ -141,3 +146,17 @@ def compare_runtimes(sides: Mapping[str, Sequence[Trial]], *,
     return [r.model_copy(update={"p_holm": float(p),
                                  "verdict": _verdict(r.equivalence, float(p))})
             for r, p in zip(computed, holm, strict=True)]
+
+
+def against_floor(cross: RuntimePair, floor: RuntimePair) -> TaskComparison:
+    """Whether two runtimes' transcripts are identical less often than one runtime's under
+    two settings (``floor``: the noise floor, e.g. 1 and 8 requests in flight): each shared
+    task's identical share within the floor minus across the runtimes, paired by task
+    (``stats.task_paired``; a positive mean: the runtimes differ beyond the floor).
+    ConfigError if the two share no task."""
+    tasks = sorted(set(cross.identical_by_task) & set(floor.identical_by_task))
+    if not tasks:
+        raise ConfigError(f"{cross.a} / {cross.b} and the noise floor {floor.a} / {floor.b} "
+                          "share no task", "run the noise floor on the same grid")
+    return stats.task_paired([floor.identical_by_task[k] - cross.identical_by_task[k]
+                              for k in tasks])

@@ -10,7 +10,9 @@ prompt):
 - the same for the log-prob reading's decision, and the spread of per-option log-probability
   differences (``stats.difference_spread``), only where both runtimes give log-probs
   (``llamaserver:`` gives none: then both are None, and say so);
-- each cell's verdict (per reading) side by side, compared only where both cells decided.
+- each cell's verdict (per reading) side by side, compared only where both cells decided;
+- against the noise floor (one runtime under two settings, :func:`against_floor`): whether
+  the runtimes disagree on more items than the settings do (McNemar, item by item).
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from pydantic import BaseModel, ConfigDict
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
-from slmbench.core.stats import Agreement, Spread
+from slmbench.core.stats import Agreement, McNemarResult, Spread
 from slmbench.microtasks.eligibility import EligibilityCell, Verdict
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.readout import ItemReading, Reading
 
-__all__ = ["FORMAT_FAILURE", "CellVerdicts", "ReadingAgreement", "readings_agreement"]
+__all__ = ["FORMAT_FAILURE", "CellVerdicts", "ReadingAgreement", "against_floor",
+           "readings_agreement"]
 
 FORMAT_FAILURE = "(format failure)"
 READINGS: tuple[Reading, ...] = ("generation", "logprob")
@@ -56,6 +59,7 @@ class ReadingAgreement(_Frozen):
     b: str
     items: int
     decisions: Agreement  # the generation reading's top decision
+    disagreed: list[str]  # ids of the items whose generation decisions differ
     logprob_decisions: Agreement | None  # None: a side gives no log-probabilities
     logprobs: Spread | None  # |lp_a − lp_b| over every option of every item both scored
     verdicts: list[CellVerdicts]
@@ -127,6 +131,8 @@ def _pair(a: str, run_a: MatrixRun, b: str, run_b: MatrixRun, task: str,
     both = all(v is not None for v in (*lp_a, *lp_b))
     return ReadingAgreement(
         task=task, prompt_id=prompt_id, a=a, b=b, items=len(shared), decisions=gen,
+        disagreed=[i for i, (x, y) in zip(shared, pairs, strict=True)
+                   if _decision(x, "generation") != _decision(y, "generation")],
         logprob_decisions=stats.decision_agreement(
             [v or "" for v in lp_a], [v or "" for v in lp_b]) if both else None,
         logprobs=_logprob_spread(pairs) if both else None,
@@ -150,3 +156,18 @@ def readings_agreement(runs: Mapping[str, MatrixRun]) -> list[ReadingAgreement]:
             for prompt_id in [p for p in ra.prompts if p in rb.prompts]:
                 out.append(_pair(a, ra, b, rb, task, prompt_id))
     return out
+
+
+def against_floor(cross: ReadingAgreement, floor: ReadingAgreement,
+                  items: Sequence[str]) -> McNemarResult:
+    """Whether two runtimes disagree on more items than one runtime under two settings
+    (``floor``, e.g. two chunkings of ``llamacpp:``) on the same task and prompt: McNemar on
+    each of ``items`` (the ids both read) agreeing within the floor against agreeing across
+    the runtimes (``only_a``: items the floor agrees on and the runtimes do not)."""
+    if (cross.task, cross.prompt_id) != (floor.task, floor.prompt_id):
+        raise ConfigError(f"the noise floor of {cross.task} · {cross.prompt_id} is read on "
+                          f"{floor.task} · {floor.prompt_id}",
+                          "compare a runtime pair with the floor of the same task and prompt")
+    off_cross, off_floor = set(cross.disagreed), set(floor.disagreed)
+    return stats.mcnemar([i not in off_floor for i in items],
+                         [i not in off_cross for i in items])
