@@ -9,13 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from slmbench.agents.store import export_trials
 from slmbench.core.errors import ConfigError
-from slmbench.study.carry import (
-    export_humaneval,
-    export_readings,
-    export_trials,
-    stored_trials,
-)
+from slmbench.study.carry import export_humaneval, stored_trials
 from slmbench.study.plan import (
     size_plan,
 )
@@ -29,8 +25,11 @@ from slmbench.study.run import (
     unread,
 )
 from slmbench.study.spec import (
+    HUMANEVAL_EXPORT,
     MATRIX_NAME,
+    READINGS_EXPORT,
     READINGS_NAME,
+    TRIALS_EXPORT,
     Study,
     all_models,
     assets_dir,
@@ -153,8 +152,8 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
     if study.page:  # every stored trial beside the page, so each number can be audited
         from slmbench.report.study_page import relative
 
-        dump = export_trials(stored, assets_dir(study))
-        facts["exports"].append(relative(dump, study.page.parent))
+        export_trials(stored, assets_dir(study) / TRIALS_EXPORT)
+        facts["exports"].append(relative(assets_dir(study) / TRIALS_EXPORT, study.page.parent))
     if study.page:  # PNGs and the self-contained HTML beside the page (PDFs stay in the run)
         import shutil
 
@@ -238,7 +237,8 @@ def write_page(study: Study, *, study_file: Path, command: str,
             facts["incomplete"].append(
                 f"HumanEval: run directory {shown_path(d, published=True)} does not exist")
     if found:
-        facts["exports"].append(relative(export_humaneval(found, assets_dir(study)),
+        export_humaneval(found, assets_dir(study) / HUMANEVAL_EXPORT)
+        facts["exports"].append(relative(assets_dir(study) / HUMANEVAL_EXPORT,
                                          study.page.parent))
     page = StudyFacts(
         design=design(study), cuts=study.cuts, notes=study.notes,
@@ -341,8 +341,9 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
         if study.page:  # every raw reading beside the page
             from slmbench.report.study_page import relative
 
-            dump = export_readings(store, assets_dir(study))
-            facts["exports"].append(relative(dump, study.page.parent))
+            store.export(assets_dir(study) / READINGS_EXPORT)
+            facts["exports"].append(relative(assets_dir(study) / READINGS_EXPORT,
+                                             study.page.parent))
     from slmbench.microtasks.matrix import family_runs
 
     matrices = family_runs(matrices)  # Holm over every configuration of the study's blocks

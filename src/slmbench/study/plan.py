@@ -11,9 +11,8 @@ from pydantic import (
     ConfigDict,
 )
 
-from slmbench.study.carry import (
-    read_jsonl_gz,
-)
+from slmbench.core.jsonl import read_jsonl_gz
+from slmbench.study.carry import IMPORT_HINT
 from slmbench.study.run import (
     decided,
     shortlist_keys,
@@ -119,10 +118,10 @@ def _measure(folders: list[Path]) -> _Rates:
                 for r in readings.rows():
                     reading(r)
         for dump in sorted(folder.glob(f"**/{TRIALS_EXPORT}")):
-            for row in read_jsonl_gz(dump):
+            for row in read_jsonl_gz(dump, IMPORT_HINT):
                 trial(row["model"], row.get("variant", "base"), row)
         for dump in sorted(folder.glob(f"**/{READINGS_EXPORT}")):
-            for row in read_jsonl_gz(dump):
+            for row in read_jsonl_gz(dump, IMPORT_HINT):
                 reading(row)
     return rates
 
