@@ -14,11 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from slmbench.agents import store as run_store
-from slmbench.agents.analysis import load_trials
-from slmbench.agents.humaneval import VARIANT, ProblemResult, results
+from slmbench.agents.humaneval import VARIANT, ProblemResult
 from slmbench.agents.records import Trial, TrialKey
 from slmbench.agents.runner.executor import plan_of
 from slmbench.agents.runner.merge import check_one_harness, put_trials
@@ -27,6 +24,7 @@ from slmbench.core import jsonl
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks import store as reading_store
 from slmbench.microtasks.store import ReadingStore, StoredReading
+from slmbench.study.export import ImportSummary
 from slmbench.study.spec import (
     HUMANEVAL_EXPORT,
     READINGS_EXPORT,
@@ -43,36 +41,6 @@ _MERGE_HINT = ("each --merge folder is a study's `out` made from this study file
                "readings.jsonl.gz, humaneval.jsonl.gz) from `slmbench study FILE --export DIR` "
                "or beside its page")
 _STUDY_HINT = "pass the study file the page was made from"
-
-
-class ImportSummary(BaseModel):
-    """What :func:`import_exports`, :func:`merge_stores` or :func:`export_study` wrote:
-    records per store (or export) file."""
-
-    model_config = ConfigDict(frozen=True)
-
-    stores: dict[str, int]
-
-
-def stored_trials(study: Study) -> list[Trial]:
-    """Every trial stored in the study's Part A blocks, block by block."""
-    return [t for block in range(len(study.part_a))
-            if (study.part_a_dir(block) / DB_NAME).is_file()
-            for t in load_trials(study.part_a_dir(block))]
-
-
-def export_humaneval(run_dirs: Sequence[Path], path: Path) -> int:
-    """Every stored HumanEval problem result (reply, sanitised code, verdict), one per line,
-    with its model and the name of its run directory (``run``), where an import puts it;
-    how many."""
-    rows = []
-    for run_dir in run_dirs:
-        with RunStore(run_dir) as store:
-            rows += [json.dumps({"model": m, "run": run_dir.name, **r.model_dump(mode="json")},
-                                sort_keys=True)
-                     for m in store.models() for r in results(store, m)]
-    jsonl.write_jsonl_gz(path, rows)
-    return len(rows)
 
 
 def _route_trials(study: Study, trials: Sequence[Trial], path: Path) -> dict[Path, list[Trial]]:
@@ -156,18 +124,20 @@ def _folder_readings(folder: Path) -> list[StoredReading]:
         return store.carried()
 
 
-def _folder_humaneval(study: Study, folder: Path) -> list[tuple[Path, StoredTrial]]:
-    """Every HumanEval result of ``folder``, as (this study's HumanEval directory, stored
-    trial): from its ``humaneval.jsonl.gz``, or from ``folder/humaneval/<name>`` (the layout
-    of ``--out``) for each directory of the same name."""
+def _folder_humaneval(study: Study, folder: Path) -> dict[Path, list[StoredTrial]]:
+    """Every HumanEval result of ``folder``, by this study's HumanEval directory: from its
+    ``humaneval.jsonl.gz``, or from ``folder/humaneval/<name>`` (the layout of ``--out``) for
+    each directory of the same name."""
+    out: dict[Path, list[StoredTrial]] = {}
     if exports := _exports_in(folder):
         dump = exports.get(HUMANEVAL_EXPORT)
-        return [] if dump is None else _route_humaneval(study, dump)
-    out: list[tuple[Path, StoredTrial]] = []
+        for target, t in [] if dump is None else _route_humaneval(study, dump):
+            out.setdefault(target, []).append(t)
+        return out
     for target in study.humaneval:
         if (folder / "humaneval" / target.name / DB_NAME).is_file():
             with RunStore(folder / "humaneval" / target.name) as store:
-                out += [(target, t) for t in store.trials()]
+                out[target] = list(store.trials())
     return out
 
 
@@ -192,28 +162,31 @@ class _New:
             [study.part_b_dir / READINGS_NAME] if self.readings else [])
 
 
-def _gather(study: Study, folders: Sequence[Path]) -> _New:
+def _gather(study: Study, folders: Sequence[Path], *, into_new: bool = False) -> _New:
     """What ``folders`` hold that this study's stores do not; ConfigError (nothing written) on
-    a malformed folder or a key stored with different content."""
+    a malformed folder or a key stored with different content, and (``into_new``) when a
+    target store exists."""
     trials: dict[Path, list[tuple[Path, list[Trial]]]] = {}
     humaneval: dict[Path, list[tuple[Path, list[StoredTrial]]]] = {}
     for folder in folders:
         if others := _folder_trials(folder):
             for target, ts in _route_trials(study, others, folder).items():
                 trials.setdefault(target, []).append((folder, ts))
-        for target, t in _folder_humaneval(study, folder):
-            mine = humaneval.setdefault(target, [])
-            if not mine or mine[-1][0] != folder:
-                mine.append((folder, []))
-            mine[-1][1].append(t)
+        for target, results_ in _folder_humaneval(study, folder).items():
+            humaneval.setdefault(target, []).append((folder, results_))
+    readings = [(f, _folder_readings(f)) for f in folders]
+    every = _New({d: [] for d in trials}, [r for _, rs in readings for r in rs],
+                 {d: [] for d in humaneval})
+    if into_new and (taken := [t for t in every.stores(study) if t.exists()]):
+        raise ConfigError(f"{taken[0]} exists; import never overwrites a store",
+                          "import into a new --out directory, or delete the old stores")
     new_trials = {d: run_store.unstored(d, [(f, run_store.carried(ts)) for f, ts in found],
                                         run_store.trial_json) for d, found in trials.items()}
     new_humaneval = {d: run_store.unstored(
         d, [(f, [(t.key, _record_json(t.record), t) for t in ts]) for f, ts in found],
         _record_json, _humaneval_name) for d, found in humaneval.items()}
     return _New(trials={d: ts for d, ts in new_trials.items() if ts},
-                readings=reading_store.unstored(study.part_b_dir / READINGS_NAME,
-                                                [(f, _folder_readings(f)) for f in folders]),
+                readings=reading_store.unstored(study.part_b_dir / READINGS_NAME, readings),
                 humaneval={d: ts for d, ts in new_humaneval.items() if ts})
 
 
@@ -258,16 +231,8 @@ def import_exports(exports: Path, study: Study) -> ImportSummary:
     if not _exports_in(exports):
         raise ConfigError(f"{exports} holds none of {TRIALS_EXPORT}, {READINGS_EXPORT}, "
                           f"{HUMANEVAL_EXPORT}", IMPORT_HINT)
-    humaneval: dict[Path, list[StoredTrial]] = {}
-    for target, t in _folder_humaneval(study, exports):
-        humaneval.setdefault(target, []).append(t)
-    trials = _folder_trials(exports)
-    every = _New(trials=_route_trials(study, trials, exports) if trials else {},
-                 readings=_folder_readings(exports), humaneval=humaneval)
-    if taken := [t for t in every.stores(study) if t.exists()]:
-        raise ConfigError(f"{taken[0]} exists; import never overwrites a store",
-                          "import into a new --out directory, or delete the old stores")
-    return _write(study, every, str(exports))  # every target is new: all of it is written
+    every = _gather(study, [exports], into_new=True)  # every target is new
+    return _write(study, every, str(exports))
 
 
 def merge_stores(study: Study, folders: Sequence[Path]) -> ImportSummary:
@@ -288,31 +253,3 @@ def merge_stores(study: Study, folders: Sequence[Path]) -> ImportSummary:
                 and not any((folder / "humaneval").glob(f"*/{DB_NAME}")):
             raise ConfigError(f"--merge {folder} holds no study store", _MERGE_HINT)
     return _write(study, _gather(study, folders), " and ".join(map(str, folders)))
-
-
-def export_study(study: Study, dest: Path) -> ImportSummary:
-    """Write every record the study's stores hold, as the exports beside a page do
-    (``trials.jsonl.gz``, ``readings.jsonl.gz``, ``humaneval.jsonl.gz``), into ``dest``: the
-    form a study's progress travels in, to another machine or into a commit, and is read back
-    by :func:`merge_stores`. Loads no model and writes no page. ConfigError if nothing is stored.
-    Returns the records written per export file."""
-    trials = stored_trials(study)
-    path = study.part_b_dir / READINGS_NAME
-    readings = 0
-    if path.is_file():
-        with ReadingStore(path) as store:
-            readings = store.count()
-    humaneval = [d for d in study.humaneval if (d / DB_NAME).is_file()]
-    if not trials and not readings and not humaneval:
-        raise ConfigError(f"study {study.name!r} has nothing stored under {study.out}",
-                          "run the study (or merge its stores) before exporting it")
-    written: dict[str, int] = {}
-    if trials:
-        written[str(dest / TRIALS_EXPORT)] = run_store.export_trials(trials, dest / TRIALS_EXPORT)
-    if readings:
-        with ReadingStore(path) as store:
-            written[str(dest / READINGS_EXPORT)] = store.export(dest / READINGS_EXPORT)
-    if humaneval:
-        written[str(dest / HUMANEVAL_EXPORT)] = export_humaneval(humaneval,
-                                                                 dest / HUMANEVAL_EXPORT)
-    return ImportSummary(stores=written)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from slmbench.agents.store import export_trials
 from slmbench.core.errors import ConfigError
-from slmbench.study.carry import export_humaneval, stored_trials
+from slmbench.study.export import export_humaneval, stored_trials
 from slmbench.study.plan import (
     size_plan,
 )
