@@ -71,7 +71,8 @@ The package, one way down: :mod:`~slmbench.study.spec` (the file and what each b
 :mod:`~slmbench.study.run` (running the blocks into the stores), :mod:`~slmbench.study.export`
 (the stores as ``*.jsonl.gz``), :mod:`~slmbench.study.carry` (import and merge: which record goes
 to which block's store), :mod:`~slmbench.study.plan` (``--plan``), :mod:`~slmbench.study.page`
-(the page), and :mod:`~slmbench.study.eligibility` (the page of a bare readings store).
+(the page), :mod:`~slmbench.study.workflow` (``slmbench study FILE`` as one call,
+:func:`run_study`) and :mod:`~slmbench.study.eligibility` (the page of a bare readings store).
 """
 
 from slmbench.study.carry import import_exports, merge_stores
@@ -88,8 +89,10 @@ from slmbench.study.spec import (
     check_models,
     load_study,
 )
+from slmbench.study.workflow import StudyRun, run_study
 
 __all__ = ["READINGS_NAME", "CascadeBlock", "ImportSummary", "PartB", "PlanRow", "StoredPartB",
-           "Study", "check_can_run", "check_models", "export_study", "import_exports",
-           "load_study", "merge_stores", "page_blocker", "run_cascades", "run_part_a",
-           "run_part_b", "size_plan", "stored_part_b", "write_eligibility_page", "write_page"]
+           "Study", "StudyRun", "check_can_run", "check_models", "export_study",
+           "import_exports", "load_study", "merge_stores", "page_blocker", "run_cascades",
+           "run_part_a", "run_part_b", "run_study", "size_plan", "stored_part_b",
+           "write_eligibility_page", "write_page"]
