@@ -25,7 +25,7 @@ from slmbench.cli.console import command_line, wide_console
 from slmbench.cli.microtasks_cmd import CellBar
 from slmbench.cli.tables import print_summary
 from slmbench.report import ReportFiles
-from slmbench.study.demo import run_demo
+from slmbench.study import run_demo
 
 
 def _print_part_a(summary: RunSummary, files: ReportFiles, console: Console) -> None:

@@ -72,10 +72,12 @@ The package, one way down: :mod:`~slmbench.study.spec` (the file and what each b
 (the stores as ``*.jsonl.gz``), :mod:`~slmbench.study.carry` (import and merge: which record goes
 to which block's store), :mod:`~slmbench.study.plan` (``--plan``), :mod:`~slmbench.study.page`
 (the page), :mod:`~slmbench.study.workflow` (``slmbench study FILE`` as one call,
-:func:`run_study`) and :mod:`~slmbench.study.eligibility` (the page of a bare readings store).
+:func:`run_study`), :mod:`~slmbench.study.demo` (``slmbench demo`` as one call, :func:`run_demo`)
+and :mod:`~slmbench.study.eligibility` (the page of a bare readings store).
 """
 
 from slmbench.study.carry import import_exports, merge_stores
+from slmbench.study.demo import DemoRun, run_demo
 from slmbench.study.eligibility import write_eligibility_page
 from slmbench.study.export import ImportSummary, export_study
 from slmbench.study.page import StoredPartB, page_blocker, stored_part_b, write_page
@@ -91,8 +93,8 @@ from slmbench.study.spec import (
 )
 from slmbench.study.workflow import StudyRun, run_study
 
-__all__ = ["READINGS_NAME", "CascadeBlock", "ImportSummary", "PartB", "PlanRow", "StoredPartB",
-           "Study", "StudyRun", "check_can_run", "check_models", "export_study",
+__all__ = ["READINGS_NAME", "CascadeBlock", "DemoRun", "ImportSummary", "PartB", "PlanRow",
+           "StoredPartB", "Study", "StudyRun", "check_can_run", "check_models", "export_study",
            "import_exports", "load_study", "merge_stores", "page_blocker", "run_cascades",
-           "run_part_a", "run_part_b", "run_study", "size_plan", "stored_part_b",
+           "run_demo", "run_part_a", "run_part_b", "run_study", "size_plan", "stored_part_b",
            "write_eligibility_page", "write_page"]
