@@ -167,3 +167,37 @@ def test_test_module_names_are_unique() -> None:
     names = Counter(p.name for p in Path(__file__).parent.rglob("*.py")
                     if p.name not in {"conftest.py", "__init__.py"})
     assert [n for n, k in names.items() if k > 1] == []
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def test_only_core_sqlite_imports_sqlite3() -> None:
+    # every SQL statement lives in a store (agents/store.py, microtasks/store.py) over the one
+    # connection core/sqlite.py opens; nothing else reaches into a store file
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(_tree(path)):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if "sqlite3" in names and path != SRC / "core" / "sqlite.py":
+                offenders.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert offenders == []
+
+
+def test_study_imports_at_module_level_and_never_uses_any() -> None:
+    # study/ only composes the layers below it: every import it needs is at the top of its
+    # module (no cycle forces one into a function), and every value has its real type
+    offenders = []
+    for path in sorted((SRC / "study").glob("*.py")):
+        tree = _tree(path)
+        for fn in ast.walk(tree):
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                offenders += [f"{path.name}:{n.lineno}: import inside {fn.name}()"
+                              for n in ast.walk(fn) if isinstance(n, ast.Import | ast.ImportFrom)]
+        offenders += [f"{path.name}:{n.lineno}: Any" for n in ast.walk(tree)
+                      if (isinstance(n, ast.Name) and n.id == "Any")
+                      or (isinstance(n, ast.Attribute) and n.attr == "Any")
+                      or (isinstance(n, ast.alias) and n.name == "Any")]
+    assert sorted(set(offenders)) == []

@@ -1000,7 +1000,7 @@ def test_the_plan_sizes_a_model_from_the_studys_own_trials_once_it_has_enough(
 
     from slmbench.core.jsonl import write_jsonl_gz
     from slmbench.study import size_plan
-    from slmbench.study.carry import stored_trials
+    from slmbench.study.export import stored_trials
     from slmbench.study.plan import OWN_RATE_MIN
 
     study = load_study(roundtrip_study(tmp_path), base=tmp_path)

@@ -8,8 +8,18 @@ import threading
 import pytest
 
 from slmbench.agents.records import Outcome, Trial, TrialKey
-from slmbench.agents.store import SCHEMA_VERSION, RunStore
+from slmbench.agents.store import (
+    DB_NAME,
+    SCHEMA_VERSION,
+    RunStore,
+    carried,
+    export_trials,
+    read_trials,
+    trial_json,
+    unstored,
+)
 from slmbench.core.errors import ConfigError
+from slmbench.core.jsonl import write_jsonl_gz
 
 
 def _trial(task: str = "IR-1", outcome: Outcome = Outcome.SUCCESS) -> Trial:
@@ -95,3 +105,56 @@ def test_wal_mode(tmp_path):
     RunStore(tmp_path)
     conn = sqlite3.connect(tmp_path / "run.sqlite")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+# -- carrying trials between stores: export, import, merge -----------------------------------
+
+def _trials() -> list[Trial]:
+    return [_trial(task=f"IR-{i}") for i in range(1, 4)]
+
+
+def _rows(trials: list[Trial]) -> list[tuple[TrialKey, str, Trial]]:
+    return [(t.key, t.outcome.value, t) for t in trials]
+
+
+def test_trials_export_then_import_into_a_new_store_round_trips(tmp_path):
+    with RunStore(tmp_path / "here") as store:
+        assert store.put_many(_rows(_trials())) == 3
+        assert store.put_many(_rows(_trials())) == 0  # new keys only, as put
+        exported = [Trial.model_validate(t.record) for t in store.trials()]
+    dump = tmp_path / "exports" / "trials.jsonl.gz"
+    assert export_trials(exported, dump) == 3
+    back = read_trials(dump, "hint")
+    assert back == exported
+    with RunStore(tmp_path / "there") as there, RunStore(tmp_path / "here") as here:
+        there.put_many(_rows(back))
+        assert [(t.key, t.outcome, t.record) for t in there.trials()] == [
+            (t.key, t.outcome, t.record) for t in here.trials()]
+
+
+def test_a_bad_trial_export_names_its_line(tmp_path):
+    write_jsonl_gz(tmp_path / "trials.jsonl.gz", ['{"model": "m"}'])
+    with pytest.raises(ConfigError, match="line 1 is not a Trial") as exc:
+        read_trials(tmp_path / "trials.jsonl.gz", "pass an export")
+    assert exc.value.hint == "pass an export"
+
+
+def test_merge_skips_stored_trials_and_refuses_a_key_with_other_content(tmp_path):
+    trials, folder, run_dir = _trials(), tmp_path / "other-machine", tmp_path / "run"
+    # no store yet: everything is new, and nothing is created by looking
+    assert unstored(run_dir, [(folder, carried(trials))], trial_json) == trials
+    assert not (run_dir / DB_NAME).exists()
+    with RunStore(run_dir) as store:
+        store.put_many(_rows(trials[:2]))
+    assert unstored(run_dir, [(folder, carried(trials))], trial_json) == trials[2:]
+    other = trials[0].model_copy(update={"final_answer": "41"})
+    with pytest.raises(ConfigError, match=r"trial scripted:echo IR-1 base T=0 repeat 0 is "
+                       r"stored in .*run and in .*other-machine with different content"):
+        unstored(run_dir, [(folder, carried([other]))], trial_json)
+    # two folders holding one key with two contents are refused as well
+    with pytest.raises(ConfigError, match="with different content") as exc:
+        unstored(tmp_path / "new", [(tmp_path / "a", carried([trials[0]])),
+                                    (tmp_path / "b", carried([other]))], trial_json)
+    assert "fresh --out" in (exc.value.hint or "")
+    with RunStore(run_dir) as store:
+        assert store.count() == 2  # a refused merge writes nothing

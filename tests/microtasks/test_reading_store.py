@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,13 +11,22 @@ from typing import Any
 import pytest
 
 from slmbench.agents.store import RunStore
+from slmbench.core.errors import ConfigError
+from slmbench.core.jsonl import write_jsonl_gz
 from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import ApprovalItem
 from slmbench.microtasks.diagnostics.diagnose import run_diagnose
 from slmbench.microtasks.matrix import run_matrix
 from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, RawReading, read_item
 from slmbench.microtasks.spec import MicroTask
-from slmbench.microtasks.store import ReadingStore, StoreError, cached_read
+from slmbench.microtasks.store import (
+    ReadingStore,
+    StoredReading,
+    StoreError,
+    cached_read,
+    read_export,
+    unstored,
+)
 from slmbench.models.base import CandidateScore, Completion, Message
 from slmbench.models.scripted import Script, ScriptedModel
 
@@ -232,3 +242,47 @@ def test_a_corrupt_row_is_a_clear_error(tmp_path: Path, raw: str) -> None:
         with pytest.raises(StoreError, match="a1 is corrupt") as err:
             store.get(SPEC, "approval", "p0", ITEM)
     assert "delete the file" in err.value.hint
+
+
+# -- carrying readings between stores: export, import, merge -----------------------------------
+
+def _carried(item_id: str, reply: str = "deny") -> StoredReading:
+    raw = RawReading(candidate_logprobs=[-0.5, -1.0], reply=reply, seconds=0.2)
+    return StoredReading(SPEC, "approval", "p0", item_id, "d" * 64,
+                         json.dumps(raw.model_dump(mode="json"), sort_keys=True))
+
+
+def test_readings_export_then_import_into_a_new_store_round_trips(tmp_path: Path) -> None:
+    rows = [_carried("a1"), _carried("a2", "approve")]
+    with ReadingStore(tmp_path / "here.sqlite") as here:
+        assert here.put_carried(rows) == 2
+        assert here.put_carried(rows) == 0  # new keys only
+        assert here.export(tmp_path / "exports" / "readings.jsonl.gz") == 2
+        stored = here.carried()
+    back = read_export(tmp_path / "exports" / "readings.jsonl.gz", "hint")
+    assert back == stored == rows
+    with ReadingStore(tmp_path / "there.sqlite") as there:
+        there.put_carried(back)
+        assert there.rows() == ReadingStore(tmp_path / "here.sqlite").rows()
+
+
+def test_a_bad_readings_export_names_its_line(tmp_path: Path) -> None:
+    write_jsonl_gz(tmp_path / "r.jsonl.gz", ['{"model": "m", "raw": {}}'])
+    with pytest.raises(ConfigError, match="line 1 is not a reading"):
+        read_export(tmp_path / "r.jsonl.gz", "hint")
+
+
+def test_merging_readings_skips_stored_ones_and_refuses_other_raw_outputs(
+        tmp_path: Path) -> None:
+    path, folder = tmp_path / "readings.sqlite", tmp_path / "other-machine"
+    rows = [_carried("a1"), _carried("a2")]
+    assert unstored(path, [(folder, rows)]) == rows and not path.exists()
+    with ReadingStore(path) as store:
+        store.put_carried(rows[:1])
+    assert unstored(path, [(folder, rows)]) == rows[1:]
+    with pytest.raises(ConfigError, match=r"reading scripted:careful · approval · p0 · a1 is "
+                       r"stored in .*readings.sqlite and in .*other-machine with different"):
+        unstored(path, [(folder, [_carried("a1", "approve")])])
+    with pytest.raises(ConfigError, match="with different content"):
+        unstored(tmp_path / "new.sqlite", [(tmp_path / "a", [_carried("a3")]),
+                                           (tmp_path / "b", [_carried("a3", "approve")])])

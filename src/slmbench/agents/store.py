@@ -5,19 +5,25 @@ temperature, seed, repeat) — holding the full trial record as JSON. Writes
 are idempotent: a key already stored is never written again, so a killed and
 resumed run can neither lose a finished trial nor store one twice. A second
 table caches model responses so re-scoring never re-queries a model.
+
+Records travel between stores (another machine's, a committed export) through
+:func:`export_trials` / :func:`read_trials` (``trials.jsonl.gz``: one ``Trial`` JSON a line),
+:func:`unstored` (what a store lacks, refusing a key stored with other content) and
+:meth:`RunStore.put_many` (many trials in one transaction).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.agents.records import TrialKey
+from slmbench.agents.records import Trial, TrialKey
+from slmbench.core import jsonl, sqlite
 from slmbench.core.errors import ConfigError
 from slmbench.core.sqlite import Store, StoreKind, writing
 
@@ -93,7 +99,7 @@ class RunStore(Store):
     # -- trials ---------------------------------------------------------
     def put(self, key: TrialKey, outcome: str, record: BaseModel | dict[str, Any]) -> bool:
         """Store a finished trial. Returns False (and writes nothing) if the key exists."""
-        payload = record.model_dump_json() if isinstance(record, BaseModel) else json.dumps(record)
+        payload = _payload(record)
         with self._lock, writing(self.path, "run store"):
             cur = self._conn.execute(
                 "INSERT INTO trials(model, task, variant, temperature, seed, repeat, outcome,"
@@ -102,6 +108,17 @@ class RunStore(Store):
                 (*key.as_tuple(), outcome, payload, time.time()),
             )
             return cur.rowcount == 1
+
+    def put_many(self, rows: Iterable[tuple[TrialKey, str, BaseModel | dict[str, Any]]]) -> int:
+        """Store many finished trials (key, outcome, record) in one transaction, new keys only
+        (as :meth:`put`); how many were new. On an error none of them is stored."""
+        now = time.time()
+        with self._transaction("run store") as conn:
+            return sum(conn.execute(
+                "INSERT INTO trials(model, task, variant, temperature, seed, repeat, outcome,"
+                " record, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (*key.as_tuple(), outcome, _payload(record), now)).rowcount for key, outcome,
+                record in rows)
 
     def forget(self, outcome: str, models: list[str]) -> int:
         """Delete the stored trials of ``models`` that ended ``outcome``; how many were.
@@ -194,6 +211,8 @@ class RunStore(Store):
                 (key, json.dumps(value), time.time()),
             )
 
+def _payload(record: BaseModel | dict[str, Any]) -> str:
+    return record.model_dump_json() if isinstance(record, BaseModel) else json.dumps(record)
 
 
 def _key(row: tuple[Any, ...]) -> TrialKey:
@@ -204,3 +223,54 @@ def _key(row: tuple[Any, ...]) -> TrialKey:
 def _row_to_trial(row: tuple[Any, ...]) -> StoredTrial:
     return StoredTrial(key=_key(row), outcome=row[6], record=json.loads(row[7]),
                        created_at=row[8])
+
+
+def trial_name(key: TrialKey) -> str:
+    """How an error names a trial: ``trial MODEL TASK VARIANT T=0.7 repeat 1``."""
+    return (f"trial {key.model} {key.task} {key.variant} T={key.temperature:g} "
+            f"repeat {key.repeat}")
+
+
+def export_trials(trials: Iterable[Trial], path: Path) -> int:
+    """Every trial as stored (one ``Trial`` JSON a line) into the export ``path``
+    (``trials.jsonl.gz``, :mod:`slmbench.core.jsonl`); how many."""
+    lines = [t.model_dump_json() for t in trials]
+    jsonl.write_jsonl_gz(path, lines)
+    return len(lines)
+
+
+def read_trials(path: Path, hint: str) -> list[Trial]:
+    """The trials of an export :func:`export_trials` wrote; ConfigError (with ``hint``) naming
+    the first line that is not a ``Trial``."""
+    return jsonl.validated(Trial, path, jsonl.read_jsonl_gz(path, hint), hint)
+
+
+V = TypeVar("V")
+
+
+def unstored(run_dir: Path, sources: Iterable[tuple[Path, Iterable[tuple[TrialKey, str, V]]]],
+             content: Callable[[dict[str, Any]], str],
+             name: Callable[[TrialKey], str] = trial_name) -> list[V]:
+    """The records of ``sources`` (per folder: (key, content, record)) that the store of
+    ``run_dir`` lacks (none, if it has no store yet: nothing is created), each key once;
+    ``content`` gives a stored record's content in the same form.
+    :func:`~slmbench.core.sqlite.clash` (nothing written) if one key has two contents."""
+    if not (run_dir / DB_NAME).is_file():
+        return sqlite.unstored(sources, lambda key: None, run_dir, name)
+    with RunStore(run_dir) as store:
+        def here(key: TrialKey) -> str | None:
+            stored = store.get(key)
+            return None if stored is None else content(stored.record)
+
+        return sqlite.unstored(sources, here, run_dir, name)
+
+
+def carried(trials: Sequence[Trial]) -> list[tuple[TrialKey, str, Trial]]:
+    """Trials as :func:`unstored` compares them: (key, JSON, trial)."""
+    return [(t.key, t.model_dump_json(), t) for t in trials]
+
+
+def trial_json(record: dict[str, Any]) -> str:
+    """A stored trial record's content as :func:`carried` gives it (re-validated, so a record
+    stored before a field existed compares equal)."""
+    return Trial.model_validate(record).model_dump_json()

@@ -17,14 +17,22 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
-from slmbench.agents.runner.config import DEMO_MODEL, demo_experiment
-from slmbench.agents.runner.executor import execute
-from slmbench.agents.runner.progress import make_progress
+from slmbench.agents.runner.config import DEMO_MODEL
+from slmbench.agents.runner.executor import RunSummary
 from slmbench.cli.console import command_line, wide_console
 from slmbench.cli.microtasks_cmd import CellBar
-from slmbench.cli.run_cmd import print_summary
-from slmbench.microtasks.demo import demo_slice
+from slmbench.cli.tables import print_summary
+from slmbench.report import ReportFiles
+from slmbench.study import run_demo
+
+
+def _print_part_a(summary: RunSummary, files: ReportFiles, console: Console) -> None:
+    print_summary(summary, console)
+    console.print(f"analysis: {files.summary}", highlight=False, soft_wrap=True)
+    console.print(f"figures and tables: {files.html.parent}", highlight=False, soft_wrap=True)
+    console.print(f"HTML report: {files.html}", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -46,25 +54,13 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Run the quick suite and the Part B slice on a model; write one report of both."""
-        from slmbench.report import build_report  # matplotlib loads only when needed
-        from slmbench.report.demo_page import write_demo_page
-
-        exp = demo_experiment(model, out=out, suite=suite, tasks=task,
-                              temperature=temperature, repeats=repeats,
-                              skip_code_tasks=skip_code_tasks)
-        run_dir = exp.out_dir()
         console = wide_console()
-        summary = execute(exp, run_dir=run_dir, progress=make_progress(console))
-        print_summary(summary, console)
-        files = build_report(run_dir)
-        console.print(f"analysis: {files.summary}", highlight=False, soft_wrap=True)
-        console.print(f"figures and tables: {files.html.parent}", highlight=False,
-                      soft_wrap=True)
-        console.print(f"HTML report: {files.html}", highlight=False, soft_wrap=True)
-        part_b = demo_slice(model, out=run_dir / "part-b", cell_progress=CellBar(console))
-        for line in part_b.lines:
+        done = run_demo(model, out=out, suite=suite, tasks=task, temperature=temperature,
+                        repeats=repeats, skip_code_tasks=skip_code_tasks,
+                        command=command_line("slmbench demo"), console=console,
+                        cell_progress=CellBar(console),
+                        on_part_a=lambda s, f: _print_part_a(s, f, console))
+        for line in done.part_b:
             console.print(line, highlight=False, soft_wrap=True)
-        page = write_demo_page(run_dir, run_dir / "part-b", model=model,
-                               command=command_line("slmbench demo"), html=files.html)
         console.print("[bold]Report (Part A and Part B):[/]", highlight=False)
-        print(page)
+        print(done.page)

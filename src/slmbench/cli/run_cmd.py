@@ -1,68 +1,27 @@
-"""``slmbench run`` and ``slmbench resume``: run an experiment grid, resumably.
-
-``slmbench run --model SPEC --suite quick --temperature 0.3,0.7 --repeats 3 --out runs/x``
-or ``slmbench run EXPERIMENT.toml`` (flags override the file). Running the same
-command again resumes the run; ``slmbench resume RUN_DIR`` finishes a run from
-the experiment saved in its store.
-"""
+"""``slmbench run`` and ``slmbench resume``: run an experiment grid, resumably:
+``slmbench run --model SPEC --suite quick --temperature 0.3,0.7 --repeats 3 --out runs/x`` or
+``slmbench run EXPERIMENT.toml`` (flags override the file); the same command again resumes the
+run, and ``slmbench resume RUN_DIR`` finishes it from the experiment saved in its store."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from slmbench.agents.runner.config import (
     Experiment,
     build_experiment,
-    load_experiment,
+    experiment_of,
     overridden,
+    parse_temperatures,
 )
-from slmbench.agents.runner.executor import RunSummary, execute, saved_experiment
+from slmbench.agents.runner.executor import execute, saved_experiment
 from slmbench.agents.runner.progress import make_progress
 from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.cli.console import wide_console
-from slmbench.core.errors import ConfigError
-
-
-def _temperatures(values: list[str] | None) -> list[float] | None:
-    if not values:
-        return None
-    out: list[float] = []
-    for value in values:
-        for part in value.split(","):
-            try:
-                out.append(float(part))
-            except ValueError:
-                raise ConfigError(f"--temperature {value!r}: {part.strip()!r} is not a number",
-                                  "write temperatures like 0.3,0.7,1.0") from None
-    return out
-
-
-def print_summary(summary: RunSummary, console: Console) -> None:
-    """The end-of-run table: trials, success, backend errors, retries, throughput."""
-    table = Table(title=f"run {summary.run_dir}", title_justify="left")
-    for col in ("model", "trials", "run now", "success", "backend errors", "retries",
-                "cache hits", "trials/min", "tokens/s"):
-        table.add_column(col, justify="left" if col == "model" else "right")
-    for m in summary.models:
-        rate = f"{m.successes}/{m.stored} ({100 * m.successes / m.stored:.0f}%)" if m.stored \
-            else "-"
-        table.add_row(m.model, f"{m.stored}/{m.planned}", str(m.run_now), rate,
-                      str(m.backend_errors), str(m.retries), str(m.cache_hits),
-                      f"{m.trials_per_min:.1f}", f"{m.tokens_per_s:.1f}")
-    console.print(table)
-    for m in summary.models:
-        if m.stopped:
-            console.print(f"stopped {m.model} early: {m.stopped}", highlight=False)
-    state = "complete" if summary.complete else "incomplete"
-    console.print(f"{state}: {summary.stored}/{summary.planned} trials stored "
-                  f"({summary.run_now} run now, {summary.wall_s:.1f} s); "
-                  f"reports in {Path(summary.run_dir) / 'reports'}", highlight=False)
-
+from slmbench.cli.tables import print_summary
 
 RetryAttempts = Annotated[int | None, typer.Option(
     "--retry-attempts", min=1, max=50, help="tries of a model call with a transient fault "
@@ -123,25 +82,16 @@ def register(app: typer.Typer) -> None:
         retry_attempts: RetryAttempts = None,
     ) -> None:
         """Run (or resume) an experiment: models x tasks x variants x temperatures x repeats."""
-        flags: dict[str, Any] = {
+        exp = experiment_of(experiment, {
             "models": model or None, "suites": suite or None, "tasks": task or None,
-            "temperatures": _temperatures(temperature), "repeats": repeats, "out": out,
+            "temperatures": parse_temperatures(temperature), "repeats": repeats, "out": out,
             "name": name, "scaffold": scaffold, "max_steps": max_steps,
             "default_concurrency": concurrency, "cache": cache, "seed": seed,
             "toolset": toolset, "skip_code_tasks": skip_code_tasks,
-            "refusal_judge": refusal_judge,
-            "deterministic": deterministic or None,
-            "server_parallel_models": server_parallel_models,
-            "executor": executor, "ray_address": ray_address,
-            "retry": {"attempts": retry_attempts} if retry_attempts else None,
-        }
-        if experiment is not None:
-            exp = load_experiment(experiment, flags)
-        else:
-            if not model:
-                raise ConfigError("no model to run",
-                                  "give --model SPEC (repeatable) or an experiment .toml file")
-            exp = build_experiment({k: v for k, v in flags.items() if v is not None})
+            "refusal_judge": refusal_judge, "deterministic": deterministic or None,
+            "server_parallel_models": server_parallel_models, "executor": executor,
+            "ray_address": ray_address,
+            "retry": {"attempts": retry_attempts} if retry_attempts else None})
         _run(exp, exp.out_dir(), wait_ready_s=wait_ready, retry_errors=retry_errors)
 
     @app.command()
@@ -153,10 +103,10 @@ def register(app: typer.Typer) -> None:
         retry_attempts: RetryAttempts = None,
     ) -> None:
         """Finish a run from the experiment saved in its store."""
-        saved = saved_experiment(run_dir).model_dump()
         changes = {"executor": executor or None, "ray_address": ray_address or None,
                    "retry": {"attempts": retry_attempts} if retry_attempts else None}
-        _run(build_experiment(overridden(saved, changes)), run_dir)
+        _run(build_experiment(overridden(saved_experiment(run_dir).model_dump(), changes)),
+             run_dir)
 
 
 def _run(exp: Experiment, run_dir: Path, wait_ready_s: float | None = None,

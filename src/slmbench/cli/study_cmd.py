@@ -7,28 +7,17 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from slmbench.cli.console import wide_console
-from slmbench.cli.run_cmd import print_summary
-from slmbench.core.errors import ConfigError
-from slmbench.core.paths import shown_command, shown_path
+from slmbench.cli.tables import print_plan, print_summary
 from slmbench.study import (
-    PlanRow,
     Study,
-    check_can_run,
     check_models,
     export_study,
     import_exports,
     load_study,
-    merge_stores,
-    page_blocker,
-    run_cascades,
-    run_part_a,
-    run_part_b,
+    run_study,
     size_plan,
-    write_page,
 )
 
 _OUT_HELP = ("keep every store of the study under this folder instead of the file's `out` "
@@ -38,34 +27,6 @@ _OUT_HELP = ("keep every store of the study under this folder instead of the fil
 def _load(file: Path, out: Path | None) -> Study:
     study = load_study(file)
     return study if out is None else study.rooted(out)
-
-
-def print_plan(rows: list[PlanRow], console: Console) -> None:
-    """One line per block and model, then the model hours per block and in all."""
-    table = Table("block", "model", "planned", "stored", "to run", "s each (n measured)",
-                  "hours", box=None)
-    for r in rows:
-        rate = "–" if r.seconds_per is None else (
-            f"{r.seconds_per:.1f} ({r.measured_n}" + (f", on {r.rate_from})" if r.rate_from
-                                                      else ")"))
-        table.add_row(r.block, r.model, f"{'≤ ' if r.at_most else ''}{r.planned} {r.unit}s",
-                      str(r.stored), f"{'≤ ' if r.at_most else ''}{r.remaining}", rate,
-                      "–" if r.hours is None else f"{r.hours:.2f}")
-    console.print(table)
-    blocks = dict.fromkeys(r.block for r in rows)
-    for b in blocks:
-        mine = [r for r in rows if r.block == b]
-        known = sum(r.hours or 0.0 for r in mine)
-        unknown = [r.model for r in mine if r.hours is None and r.remaining]
-        console.print(f"{b}: {known:.1f} model hours to run"
-                      + (f" (+ {', '.join(unknown)}: no rate measured)" if unknown else ""),
-                      highlight=False)
-    total = sum(r.hours or 0.0 for r in rows)
-    missing = sum(r.hours is None and r.remaining > 0 for r in rows)
-    console.print(f"in all: {total:.1f} model hours at the measured rates"
-                  + (f"; {missing} block model(s) without a rate not counted" if missing else "")
-                  + ("; sequential Part B blocks are upper bounds" if any(r.at_most for r in rows)
-                     else ""), highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -100,8 +61,6 @@ def register(app: typer.Typer) -> None:
                              "(PAGE: the page's file name without .md)")] = None,
     ) -> None:
         """Run what is missing of a study (resumable) and write its results page."""
-        if part not in ("a", "b", "all"):
-            raise ConfigError(f"--part {part!r} is not a, b or all", "e.g. --part a")
         plan = _load(file, out)
         check_models(plan, model)
         console = wide_console()
@@ -112,27 +71,15 @@ def register(app: typer.Typer) -> None:
             for path, n in export_study(plan, export).stores.items():
                 console.print(f"{path}: {n} records", highlight=False)
             return
-        if merge:
-            for path, n in merge_stores(plan, merge).stores.items():
-                console.print(f"{path}: {n} records merged", highlight=False)
-        elif not page_only:
-            check_can_run(plan, part, model)  # before any block: nothing half-written
-            if part in ("a", "all"):
-                for summary in run_part_a(plan, model, console):
-                    print_summary(summary, console)
-            if part in ("b", "all"):
-                run_part_b(plan, model, console)
-                run_cascades(plan, model, console)
-        if plan.page is None:
-            console.print("no `page` in the study file: no results page written")
+        done = run_study(plan, file, part=part, models=model, page_only=page_only,
+                         merge=merge or [], readme=readme, console=console,
+                         on_summary=lambda s: print_summary(s, console))
+        for path, n in done.merged.items():
+            console.print(f"{path}: {n} records merged", highlight=False)
+        if done.page is None:
+            console.print(done.no_page, highlight=False)
             return
-        if (blocked := page_blocker(plan, file)) is not None:
-            console.print(f"results page not written: {blocked}", highlight=False)
-            return
-        # a page is published: a study file outside the repository loses this machine's prefix
-        command = shown_command(["slmbench", "study", shown_path(file, published=True)])
-        page = write_page(plan, study_file=file, command=command, readme=readme)
-        console.print(f"results page: {page}", highlight=False)
+        console.print(f"results page: {done.page}", highlight=False)
         if readme is not None:
             console.print(f"its entry in {readme} replaced", highlight=False)
 

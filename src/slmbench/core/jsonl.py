@@ -11,11 +11,16 @@ import gzip
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from slmbench.core.errors import ConfigError
+from slmbench.core.tomlfile import first_error
 
-__all__ = ["read_jsonl_gz", "write_jsonl_gz"]
+__all__ = ["read_jsonl_gz", "validated", "write_jsonl_gz"]
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def write_jsonl_gz(path: Path, records: Iterable[str]) -> Path:
@@ -46,4 +51,17 @@ def read_jsonl_gz(path: Path, hint: str) -> list[dict[str, Any]]:
                         raise ConfigError(f"{path}: line {n} is not JSON: {exc}", hint) from None
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} is not a gzipped JSON-lines export: {exc}", hint) from None
+    return out
+
+
+def validated(model: type[M], path: Path, rows: Iterable[object], hint: str) -> list[M]:
+    """Each row of the export at ``path`` as a ``model``; ConfigError (with ``hint``) naming the
+    first line that is not one."""
+    out = []
+    for n, row in enumerate(rows, 1):
+        try:
+            out.append(model.model_validate(row))
+        except ValidationError as exc:
+            raise ConfigError(f"{path}: line {n} is not a {model.__name__}: "
+                              f"{first_error(exc)}", hint) from None
     return out

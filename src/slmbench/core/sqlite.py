@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Self
+from typing import Self, TypeVar
 
 from slmbench.core.errors import ConfigError, StoreWriteError
 
@@ -91,11 +91,58 @@ class Store:
         with self._lock:
             self._conn.close()
 
+    @contextmanager
+    def _transaction(self, noun: str) -> Iterator[sqlite3.Connection]:
+        """The connection inside one transaction (under ``_lock``): every write in the block
+        is committed together, or none is (rolled back on any exception)."""
+        with self._lock, writing(self.path, noun):
+            self._conn.execute("BEGIN")
+            try:
+                yield self._conn
+            except BaseException:
+                if self._conn.in_transaction:  # SQLite may have rolled back already
+                    self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+def clash(what: str, where: Path, other: Path) -> ConfigError:
+    """The refusal of a merge that finds ``what`` stored with different content in ``where``
+    and ``other``: a stored record is never overwritten."""
+    return ConfigError(f"{what} is stored in {where} and in {other} with different content; "
+                       "merging never overwrites a stored record",
+                       "keep the record of one machine: delete the other's store (or that "
+                       "model's block of it) and merge again, or merge into a fresh --out")
+
+
+def unstored(sources: Iterable[tuple[Path, Iterable[tuple[K, str, V]]]],
+             here: Callable[[K], str | None], where: Path, name: Callable[[K], str]) -> list[V]:
+    """The records of ``sources`` (per folder, its records as (key, content, record)) that the
+    store at ``where`` lacks (``here``: its content of a key, None if it holds none), each key
+    once, in the order met. :func:`clash` (nothing is written) when one key has two contents,
+    in two folders or here and in a folder."""
+    seen: dict[K, tuple[str, Path]] = {}
+    out: list[V] = []
+    for folder, records in sources:
+        for key, content, record in records:
+            if key not in seen and (stored := here(key)) is not None:
+                seen[key] = (stored, where)
+            if key not in seen:
+                seen[key] = (content, folder)
+                out.append(record)
+            elif seen[key][0] != content:
+                raise clash(name(key), seen[key][1], folder)
+    return out
 
 
 def read_meta(conn: sqlite3.Connection, key: str) -> str | None:

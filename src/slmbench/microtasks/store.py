@@ -8,6 +8,11 @@ what another one read. The input digest covers the rendered messages, the candid
 and the generation settings: an edited prompt or item is a miss, never a stale hit. Rankings
 and format failures are rebuilt from the raw outputs on every load by the current readout
 code, so a parser fix reaches stored readings.
+
+Readings travel between stores (another machine's, a committed export) as
+:class:`StoredReading` rows: :meth:`ReadingStore.export` / :func:`read_export`
+(``readings.jsonl.gz``), :func:`unstored` (what a store lacks, refusing a key stored with other
+raw outputs) and :meth:`ReadingStore.put_carried` (many rows in one transaction).
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from slmbench.core import jsonl, sqlite
 from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
 from slmbench.core.sqlite import Store, StoreKind, read_meta, writing
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
@@ -64,6 +70,21 @@ class StoreError(ConfigError):
 
 _STORE = StoreKind(kind=STORE_KIND, name="readings", noun="readings store", table="readings",
                    schema=_SCHEMA, version=SCHEMA_VERSION, hint=_HINT, error=StoreError)
+
+
+class StoredReading(NamedTuple):
+    """A reading as it travels between stores: its key fields and its raw outputs (JSON)."""
+
+    model: str
+    task: str
+    prompt_id: str
+    item_id: str
+    input_sha256: str
+    raw: str
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str]:
+        return self.model, self.task, self.prompt_id, self.item_id, self.input_sha256
 
 
 class ReadCounts(BaseModel):
@@ -202,6 +223,61 @@ class ReadingStore(Store):
         """What to tell a user whose run was interrupted."""
         return (f"interrupted: {self.count()} readings kept in {self.path}; rerun the same "
                 "command to read only the missing ones")
+
+    # -- carrying readings between stores ------------------------------
+    def export(self, path: Path) -> int:
+        """Every raw reading (its key fields and ``raw``) into the export ``path``
+        (``readings.jsonl.gz``, :mod:`slmbench.core.jsonl`); how many."""
+        rows = [json.dumps(r, sort_keys=True) for r in self.rows()]
+        jsonl.write_jsonl_gz(path, rows)
+        return len(rows)
+
+    def carried(self) -> list[StoredReading]:
+        """Every stored reading as it travels (raw outputs as sorted-key JSON)."""
+        return [StoredReading(r["model"], r["task"], r["prompt_id"], r["item_id"],
+                              r["input_sha256"], json.dumps(r["raw"], sort_keys=True))
+                for r in self.rows()]
+
+    def put_carried(self, rows: Sequence[StoredReading]) -> int:
+        """Store ``rows`` exactly as carried (keyed by their input digest, nothing re-read), in
+        one transaction, new keys only; how many were new."""
+        now = time.time()
+        with self._transaction("readings store") as conn:
+            return int(conn.executemany(
+                f"INSERT INTO readings({_COLUMNS}, raw, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT DO NOTHING", [(*r, now) for r in rows]).rowcount)
+
+
+def read_export(path: Path, hint: str) -> list[StoredReading]:
+    """The readings of an export :meth:`ReadingStore.export` wrote, raw outputs as written (a
+    reading stored before a field existed stays so); ConfigError (with ``hint``) naming the
+    first line that is not a reading."""
+    rows = jsonl.read_jsonl_gz(path, hint)
+    for n, row in enumerate(rows, 1):
+        if not isinstance(row, dict) or any(not isinstance(row.get(k), str) for k in _KEY):
+            raise ConfigError(f"{path}: line {n} is not a reading ({', '.join(_KEY)}, raw)",
+                              hint)
+    jsonl.validated(RawReading, path, [r.get("raw") for r in rows], hint)
+    return [StoredReading(*(r[k] for k in _KEY), json.dumps(r["raw"], sort_keys=True))
+            for r in rows]
+
+
+def unstored(path: Path, sources: Iterable[tuple[Path, Sequence[StoredReading]]]
+             ) -> list[StoredReading]:
+    """The readings of ``sources`` (per folder) that the store at ``path`` lacks (all, if there
+    is no store yet: nothing is created), each key once;
+    :func:`~slmbench.core.sqlite.clash` (nothing written) if one key has two raw outputs."""
+    here: dict[tuple[str, ...], str] = {}
+    if path.is_file():
+        with ReadingStore(path) as store:
+            here = {r.key: r.raw for r in store.carried()}
+    return sqlite.unstored(((folder, [(r.key, r.raw, r) for r in rows])
+                            for folder, rows in sources), here.get, path, _reading_name)
+
+
+def _reading_name(key: tuple[str, ...]) -> str:
+    """How an error names a reading: ``reading MODEL · TASK · PROMPT · ITEM``."""
+    return f"reading {' · '.join(key[:4])}"
 
 
 

@@ -68,13 +68,18 @@ also writes the study's entry in the README from the page's facts, between the l
 ``<!-- study:PAGE -->`` and ``<!-- /study:PAGE -->``.
 
 The package, one way down: :mod:`~slmbench.study.spec` (the file and what each block plans),
-:mod:`~slmbench.study.run` (running the blocks into the stores), :mod:`~slmbench.study.carry`
-(exports, import, merge), :mod:`~slmbench.study.plan` (``--plan``), :mod:`~slmbench.study.page`
-(the page), and :mod:`~slmbench.study.eligibility` (the page of a bare readings store).
+:mod:`~slmbench.study.run` (running the blocks into the stores), :mod:`~slmbench.study.export`
+(the stores as ``*.jsonl.gz``), :mod:`~slmbench.study.carry` (import and merge: which record goes
+to which block's store), :mod:`~slmbench.study.plan` (``--plan``), :mod:`~slmbench.study.page`
+(the page), :mod:`~slmbench.study.workflow` (``slmbench study FILE`` as one call,
+:func:`run_study`), :mod:`~slmbench.study.demo` (``slmbench demo`` as one call, :func:`run_demo`)
+and :mod:`~slmbench.study.eligibility` (the page of a bare readings store).
 """
 
-from slmbench.study.carry import ImportSummary, export_study, import_exports, merge_stores
+from slmbench.study.carry import import_exports, merge_stores
+from slmbench.study.demo import DemoRun, run_demo
 from slmbench.study.eligibility import write_eligibility_page
+from slmbench.study.export import ImportSummary, export_study
 from slmbench.study.page import StoredPartB, page_blocker, stored_part_b, write_page
 from slmbench.study.plan import PlanRow, size_plan
 from slmbench.study.run import check_can_run, run_cascades, run_part_a, run_part_b
@@ -86,8 +91,10 @@ from slmbench.study.spec import (
     check_models,
     load_study,
 )
+from slmbench.study.workflow import StudyRun, run_study
 
-__all__ = ["READINGS_NAME", "CascadeBlock", "ImportSummary", "PartB", "PlanRow", "StoredPartB",
-           "Study", "check_can_run", "check_models", "export_study", "import_exports",
-           "load_study", "merge_stores", "page_blocker", "run_cascades", "run_part_a",
-           "run_part_b", "size_plan", "stored_part_b", "write_eligibility_page", "write_page"]
+__all__ = ["READINGS_NAME", "CascadeBlock", "DemoRun", "ImportSummary", "PartB", "PlanRow",
+           "StoredPartB", "Study", "StudyRun", "check_can_run", "check_models", "export_study",
+           "import_exports", "load_study", "merge_stores", "page_blocker", "run_cascades",
+           "run_demo", "run_part_a", "run_part_b", "run_study", "size_plan", "stored_part_b",
+           "write_eligibility_page", "write_page"]

@@ -3,13 +3,16 @@ the stored readings alone."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks import tasks as micro_tasks
-from slmbench.study.spec import (
-    MATRIX_NAME,
-)
+from slmbench.microtasks.recommend import recommend
+from slmbench.microtasks.store import ReadingStore
+from slmbench.microtasks.stored import stored_keys, stored_matrices
+from slmbench.report.eligibility_page import render_eligibility_page
+from slmbench.study.spec import MATRIX_NAME
 
 
 def write_eligibility_page(store_path: Path, page: Path, *, command: str,
@@ -22,12 +25,6 @@ def write_eligibility_page(store_path: Path, page: Path, *, command: str,
     ``recommend`` on them, and write ``page`` plus ``<page stem>/eligibility.json`` (cells,
     no readings) and ``<page stem>/routes.json`` (loads into ``Cascade``). ``models``,
     ``tasks``, ``prompts``: default, everything the store holds."""
-    from datetime import UTC, datetime
-
-    from slmbench.microtasks.recommend import recommend
-    from slmbench.microtasks.store import ReadingStore
-    from slmbench.microtasks.stored import stored_keys, stored_matrices
-    from slmbench.report.eligibility_page import render_eligibility_page
 
     if not store_path.is_file():
         raise ConfigError(f"readings store {store_path} does not exist",

@@ -4,21 +4,54 @@ StudyFacts` and rendered (the exports, figures and HTML report beside it)."""
 from __future__ import annotations
 
 import json
+import platform
+import re
+import shutil
+import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from slmbench.core.errors import ConfigError
-from slmbench.study.carry import (
-    export_humaneval,
-    export_readings,
-    export_trials,
-    stored_trials,
+from pydantic import ValidationError
+
+from slmbench.agents.analysis import (
+    SUMMARY_NAME,
+    AnalysisSummary,
+    configurations,
+    read_summary,
 )
-from slmbench.study.plan import (
-    size_plan,
+from slmbench.agents.humaneval import summaries
+from slmbench.agents.records import Trial
+from slmbench.agents.runner.executor import plan_of
+from slmbench.agents.store import export_trials
+from slmbench.core.errors import ConfigError, ModelNotFoundError
+from slmbench.core.paths import shown_path
+from slmbench.core.sources import sha256_file
+from slmbench.core.version import VERSION
+from slmbench.microtasks.datasets.records import AnyItem
+from slmbench.microtasks.diagnostics.cascade import CascadeReport
+from slmbench.microtasks.eligibility import CELL_VERSION, deciding_metrics
+from slmbench.microtasks.matrix import MatrixRun, family_runs
+from slmbench.microtasks.recommend import Recommendation, recommend
+from slmbench.microtasks.store import ReadingStore
+from slmbench.models.base import parse_spec
+from slmbench.models.catalog import PypiSource, load_registry, resolve_target
+from slmbench.models.pull import read_record
+from slmbench.report import report_trials
+from slmbench.report.partb import unread_undecided, verdict_changes
+from slmbench.report.readme import with_block
+from slmbench.report.study_facts import BlockTime, ReadingTally, StudyFacts, short
+from slmbench.report.study_page import (
+    group_costs,
+    readme_block,
+    readme_markers,
+    relative,
+    render_study_page,
 )
+from slmbench.study.export import export_humaneval, stored_trials
+from slmbench.study.plan import size_plan
 from slmbench.study.run import (
     Unread,
     block_matrix,
@@ -29,8 +62,12 @@ from slmbench.study.run import (
     unread,
 )
 from slmbench.study.spec import (
+    HUMANEVAL_EXPORT,
     MATRIX_NAME,
+    READINGS_EXPORT,
     READINGS_NAME,
+    TRIALS_EXPORT,
+    PartB,
     Study,
     all_models,
     assets_dir,
@@ -38,17 +75,24 @@ from slmbench.study.spec import (
     planned_items,
 )
 
-if TYPE_CHECKING:
-    from slmbench.report.study_facts import ReadingTally
+
+@dataclass
+class _Facts:
+    """What the page's sections gather from the stores, before they become a
+    :class:`~slmbench.report.study_facts.StudyFacts`."""
+
+    incomplete: list[str] = field(default_factory=list)  # what is missing, in page order
+    exports: list[str] = field(default_factory=list)  # relative to the page
+    summary: AnalysisSummary | None = None
+    trials: list[Trial] = field(default_factory=list)
+    figures: dict[str, str] = field(default_factory=dict)
+    html_report: str | None = None
+    matrices: list[MatrixRun] = field(default_factory=list)
+    verdict_changes: list[str] | None = None
 
 
 def versions() -> dict[str, str]:
     """slmbench (and its git commit when run from a checkout), Python, llama-cpp-python."""
-    import platform
-    import subprocess
-    from importlib.metadata import PackageNotFoundError, version
-
-    from slmbench.core.version import VERSION
 
     out = {"slmbench": VERSION}
     try:
@@ -70,12 +114,6 @@ def versions() -> dict[str, str]:
 def model_hashes(specs: list[str]) -> dict[str, str]:
     """sha256 of each llama.cpp model file: from its pull record, else hashed now, else (no
     file here, e.g. a fresh clone regenerating a page) the sha256 its registry entry pins."""
-    from slmbench.core.errors import ModelNotFoundError
-    from slmbench.core.sources import sha256_file
-    from slmbench.models.base import parse_spec
-    from slmbench.models.catalog import PypiSource, load_registry, resolve_target
-    from slmbench.models.pull import read_record
-
     out: dict[str, str] = {}
     for spec in specs:
         parsed = parse_spec(spec)
@@ -98,8 +136,6 @@ def model_hashes(specs: list[str]) -> dict[str, str]:
 
 def design(study: Study) -> list[list[str]]:
     """One row per block: part, models, what each model runs (the grid as the file says)."""
-    from slmbench.report.study_facts import short
-
     rows = []
     for n, e in enumerate(study.part_a, 1):
         rows.append([f"A{n}", ", ".join(short(m) for m in e.models),
@@ -123,13 +159,9 @@ def design(study: Study) -> list[list[str]]:
     return rows
 
 
-def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
+def collect_part_a(study: Study, facts: _Facts) -> dict[str, int]:
     """Analyse the trials of every Part A block together into ``facts``; return the planned
     trials per model."""
-    from slmbench.agents.analysis import SUMMARY_NAME, configurations, read_summary
-    from slmbench.agents.runner.executor import plan_of
-    from slmbench.report import report_trials
-
     planned: dict[str, int] = {}
     for block in range(len(study.part_a)):
         plan = plan_of(part_a_experiment(study, block))
@@ -140,35 +172,29 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
     if not study.part_a:
         return planned
     if not trials:
-        facts["incomplete"].append("Part A: no trial stored yet")
+        facts.incomplete.append("Part A: no trial stored yet")
         return planned
     if len(trials) < sum(planned.values()):
-        facts["incomplete"].append(f"Part A: {len(trials)} of {sum(planned.values())} planned "
-                                   "trials stored; the tables use what is stored")
+        facts.incomplete.append(f"Part A: {len(trials)} of {sum(planned.values())} planned "
+                                "trials stored; the tables use what is stored")
     files = report_trials(trials, study.out / "part-a" / "report",
                           summary_path=study.out / "part-a" / SUMMARY_NAME,
                           run_dir=study.out / "part-a")  # shown relative on the report
-    facts["summary"] = read_summary(files.summary)
-    facts["trials"] = trials
+    facts.summary = read_summary(files.summary)
+    facts.trials = trials
     if study.page:  # every stored trial beside the page, so each number can be audited
-        from slmbench.report.study_page import relative
-
-        dump = export_trials(stored, assets_dir(study))
-        facts["exports"].append(relative(dump, study.page.parent))
+        export_trials(stored, assets_dir(study) / TRIALS_EXPORT)
+        facts.exports.append(relative(assets_dir(study) / TRIALS_EXPORT, study.page.parent))
     if study.page:  # PNGs and the self-contained HTML beside the page (PDFs stay in the run)
-        import shutil
-
-        from slmbench.report.study_page import relative
-
         assets = assets_dir(study)
         (assets / "figures").mkdir(parents=True, exist_ok=True)
         figures = {}
         for name, (_, png) in files.figures.items():
             figures[name] = relative(Path(shutil.copy2(png, assets / "figures" / png.name)),
                                      study.page.parent)
-        facts["figures"] = figures
-        facts["html_report"] = relative(Path(shutil.copy2(files.html, assets / "report.html")),
-                                        study.page.parent)
+        facts.figures = figures
+        facts.html_report = relative(Path(shutil.copy2(files.html, assets / "report.html")),
+                                     study.page.parent)
     return planned
 
 
@@ -176,10 +202,6 @@ def page_blocker(study: Study, study_file: Path) -> str | None:
     """Why the study's page must not be written now, or None. A page (and the exports beside
     it) at the study's ``page`` that another study file made is replaced only by a complete
     study: a partial page never takes the place of another study's finished one."""
-    import re
-
-    from slmbench.core.paths import shown_path
-
     assert study.page is not None
     if not study.page.is_file():
         return None
@@ -202,20 +224,6 @@ def write_page(study: Study, *, study_file: Path, command: str,
     With ``readme``, also replace the study's generated entry in that file (between the lines
     of :func:`~slmbench.report.study_page.readme_markers`); ConfigError, before anything is
     written, if it lacks them."""
-    from datetime import UTC, datetime
-
-    from slmbench.agents.humaneval import summaries
-    from slmbench.core.paths import shown_path
-    from slmbench.report.readme import with_block
-    from slmbench.report.study_facts import StudyFacts
-    from slmbench.report.study_page import (
-        group_costs,
-        readme_block,
-        readme_markers,
-        relative,
-        render_study_page,
-    )
-
     assert study.page is not None
     text = ""
     if readme is not None:
@@ -224,22 +232,21 @@ def write_page(study: Study, *, study_file: Path, command: str,
         if with_block(text, f"{begin}\n{end}") is None:
             raise ConfigError(f"{shown_path(readme)} has no {begin} ... {end} lines around the "
                               "study's entry", "put the two lines where the entry goes, once")
-    facts: dict[str, Any] = {"incomplete": [], "exports": []}
+    facts = _Facts()
     planned = collect_part_a(study, facts)
     readings = collect_part_b(study, facts)
-    facts["cascades"] = collect_cascades(study, facts)
+    cascades = collect_cascades(study, facts)
     shown_file = shown_path(study_file, published=True)
-    facts["recommendation"] = part_b_recommendation(study, facts.get("matrices", []),
-                                                    facts["cascades"],
-                                                    command=f"slmbench recommend {shown_file}")
+    recommendation = part_b_recommendation(study, facts.matrices, cascades,
+                                           command=f"slmbench recommend {shown_file}")
     found = [d for d in study.humaneval if d.is_dir()]
     for d in study.humaneval:
         if not d.is_dir():
-            facts["incomplete"].append(
+            facts.incomplete.append(
                 f"HumanEval: run directory {shown_path(d, published=True)} does not exist")
     if found:
-        facts["exports"].append(relative(export_humaneval(found, assets_dir(study)),
-                                         study.page.parent))
+        export_humaneval(found, assets_dir(study) / HUMANEVAL_EXPORT)
+        facts.exports.append(relative(assets_dir(study) / HUMANEVAL_EXPORT, study.page.parent))
     page = StudyFacts(
         design=design(study), cuts=study.cuts, notes=study.notes,
         block_times=block_times(study),
@@ -247,7 +254,10 @@ def write_page(study: Study, *, study_file: Path, command: str,
         command=command,
         created=datetime.now(UTC).isoformat(timespec="seconds"), versions=versions(),
         model_hashes=model_hashes(all_models(study)), humaneval=summaries(found),
-        costs=group_costs(facts.get("trials", []), planned, readings), **facts)
+        costs=group_costs(facts.trials, planned, readings), incomplete=facts.incomplete,
+        exports=facts.exports, summary=facts.summary, trials=facts.trials,
+        figures=facts.figures, html_report=facts.html_report, matrices=facts.matrices,
+        verdict_changes=facts.verdict_changes, cascades=cascades, recommendation=recommendation)
     study.page.parent.mkdir(parents=True, exist_ok=True)
     study.page.write_text(render_study_page(page), encoding="utf-8")
     if readme is not None:
@@ -257,12 +267,10 @@ def write_page(study: Study, *, study_file: Path, command: str,
     return study.page
 
 
-def block_times(study: Study) -> list[Any]:
+def block_times(study: Study) -> list[BlockTime]:
     """Per block of the study file: planned and stored trials (readings), the model time of the
     stored ones, and the hours the rest should take at the rates measured in the stores (a
     sequential block's model whose cells are all settled has none left)."""
-    from slmbench.report.study_facts import BlockTime
-
     rows = size_plan(study)
     out = []
     for block in dict.fromkeys(r.block for r in rows):
@@ -276,32 +284,27 @@ def block_times(study: Study) -> list[Any]:
     return out
 
 
-def part_b_recommendation(study: Study, matrices: list[Any], cascades: Sequence[Any] = (), *,
-                          command: str) -> Any:
+def part_b_recommendation(study: Study, matrices: Sequence[MatrixRun],
+                          cascades: Sequence[CascadeReport] = (), *,
+                          command: str) -> Recommendation | None:
     """What to deploy per micro-task over the study's matrices and cascade reports, its cost
     from the study's readings store (None without a cell); ``command`` prints the same
     table."""
-    from slmbench.microtasks.recommend import recommend
-    from slmbench.microtasks.store import ReadingStore
-
     if not any(m.cells for m in matrices):
         return None
     with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
         return recommend(matrices, store=store, cascades=cascades, command=command)
 
 
-def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTally]:
+def collect_part_b(study: Study, facts: _Facts) -> dict[str, ReadingTally]:
     """Each Part B block's matrix, over the models whose readings are all stored, into
-    ``facts["matrices"]``; return each model's planned readings stored, time and tokens."""
-    from slmbench.microtasks.store import ReadingStore
-    from slmbench.report.study_facts import ReadingTally, short
-
+    ``facts.matrices``; return each model's planned readings stored, time and tokens."""
     if not study.part_b:
         return {}
     path = study.part_b_dir / READINGS_NAME
     items = [planned_items(b) for b in study.part_b]
     if not path.is_file():
-        facts["incomplete"].append("Part B: no reading stored yet")
+        facts.incomplete.append("Part B: no reading stored yet")
         planned: dict[str, int] = {}
         for b, its in zip(study.part_b, items, strict=True):
             for m in b.models:
@@ -327,28 +330,25 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
                 elif b.sequential and started(store, m, b, its):
                     unsettled.append(m)  # shown as far as the stored readings go, flagged
                 elif b.sequential:
-                    facts["incomplete"].append(f"Part B: {short(m)} has {have} readings stored "
-                                               f"(at most {want}) and cells still undecided; "
-                                               "it is left out of the matrix")
+                    facts.incomplete.append(f"Part B: {short(m)} has {have} readings stored "
+                                            f"(at most {want}) and cells still undecided; "
+                                            "it is left out of the matrix")
                 else:
-                    facts["incomplete"].append(f"Part B: {short(m)} has {have} of {want} "
-                                               "readings stored; it is left out of the matrix")
+                    facts.incomplete.append(f"Part B: {short(m)} has {have} of {want} "
+                                            "readings stored; it is left out of the matrix")
             if complete or unsettled:
                 got = block_matrix(study, b, complete + unsettled, store, refuse,
                                    stored_only=bool(unsettled))
                 matrices.append(got)
-                facts["incomplete"] += read_on_notes(got, unsettled)
+                facts.incomplete += read_on_notes(got, unsettled)
         if study.page:  # every raw reading beside the page
-            from slmbench.report.study_page import relative
-
-            dump = export_readings(store, assets_dir(study))
-            facts["exports"].append(relative(dump, study.page.parent))
-    from slmbench.microtasks.matrix import family_runs
-
+            store.export(assets_dir(study) / READINGS_EXPORT)
+            facts.exports.append(relative(assets_dir(study) / READINGS_EXPORT,
+                                          study.page.parent))
     matrices = family_runs(matrices)  # Holm over every configuration of the study's blocks
-    facts["matrices"] = matrices
+    facts.matrices = matrices
     if study.page is not None:
-        facts["verdict_changes"] = changed_verdicts(assets_dir(study) / MATRIX_NAME, matrices)
+        facts.verdict_changes = changed_verdicts(assets_dir(study) / MATRIX_NAME, matrices)
     if matrices and study.page is not None:  # every cell and reading, beside the page
         assets_dir(study).mkdir(parents=True, exist_ok=True)
         (assets_dir(study) / MATRIX_NAME).write_text(
@@ -357,20 +357,16 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
     return out
 
 
-def started(store: Any, model: str, b: Any, items: dict[str, list[Any]]) -> bool:
+def started(store: ReadingStore, model: str, b: PartB, items: dict[str, list[AnyItem]]) -> bool:
     """Whether the store holds the first reading of every (task, prompt) block of ``model``
     in block ``b`` (so its cells can be shown as far as the stored readings go)."""
     return all(group and store.get(model, t, p, group[0]) is not None
                for t, group in items.items() for p in b.prompts)
 
 
-def read_on_notes(matrix: Any, models: list[str]) -> list[str]:
+def read_on_notes(matrix: MatrixRun, models: list[str]) -> list[str]:
     """One line per model of ``models`` whose cells the stored readings do not settle: how
     many cells, and how many items are unread (what the study would read on)."""
-    from slmbench.microtasks.eligibility import deciding_metrics
-    from slmbench.report.partb import unread_undecided
-    from slmbench.report.study_facts import short
-
     deciding = deciding_metrics(matrix.cells)
     out = []
     for m in models:
@@ -389,18 +385,12 @@ def read_on_notes(matrix: Any, models: list[str]) -> list[str]:
 CHANGES_NAME = "verdict-changes.json"
 
 
-def changed_verdicts(previous: Path, matrices: list[Any]) -> list[str] | None:
+def changed_verdicts(previous: Path, matrices: list[MatrixRun]) -> list[str] | None:
     """The Part B cells whose verdict differs from the export at ``previous`` (the page's
     last ``eligibility.json``, before it is overwritten), when that export was made under an
     older cell rule (``CELL_VERSION``): saved beside it as ``verdict-changes.json``, so that
     every later regeneration states the same changes. None when there is nothing to compare
     (no export, or one made under this rule and no saved changes)."""
-    from pydantic import ValidationError
-
-    from slmbench.microtasks.eligibility import CELL_VERSION
-    from slmbench.microtasks.matrix import MatrixRun
-    from slmbench.report.partb import verdict_changes
-
     saved = previous.parent / CHANGES_NAME
     try:
         old = ([MatrixRun.model_validate(r) for r in json.loads(previous.read_text("utf-8"))]
@@ -418,16 +408,13 @@ def changed_verdicts(previous: Path, matrices: list[Any]) -> list[str] | None:
     return None
 
 
-def collect_cascades(study: Study, facts: dict[str, Any]) -> list[Any]:
+def collect_cascades(study: Study, facts: _Facts) -> list[CascadeReport]:
     """Each cascade block's report, rebuilt from the stored readings alone (a block with a
     reading missing is left out, and the page says so)."""
-    from slmbench.microtasks.store import ReadingStore
-    from slmbench.report.study_facts import short
-
     path = study.part_b_dir / READINGS_NAME
     if not path.is_file():
-        facts["incomplete"] += [f"Cascade C{n}: no reading stored yet"
-                                for n in range(1, len(study.cascade) + 1)]
+        facts.incomplete += [f"Cascade C{n}: no reading stored yet"
+                             for n in range(1, len(study.cascade) + 1)]
         return []
     reports = []
     with ReadingStore(path) as store:
@@ -435,13 +422,13 @@ def collect_cascades(study: Study, facts: dict[str, Any]) -> list[Any]:
             try:
                 reports.append(cascade_report(study, c, store, unread))
             except ConfigError as exc:  # e.g. a backend without log-probabilities
-                facts["incomplete"].append(f"Cascade C{n}: {short(c.model)} on {c.task}: "
-                                           f"{exc}; it is left out")
+                facts.incomplete.append(f"Cascade C{n}: {short(c.model)} on {c.task}: "
+                                        f"{exc}; it is left out")
             except Unread:
                 stored = {(r["task"], r["prompt_id"], r["item_id"]) for r in store.rows()
                           if r["model"] == c.model}
                 want = shortlist_keys(c)
-                facts["incomplete"].append(
+                facts.incomplete.append(
                     f"Cascade C{n}: {short(c.model)} on {c.task} has "
                     f"{len(stored.intersection(want))} of {len(want)} shortlist readings "
                     "stored; it is left out")
@@ -452,9 +439,9 @@ def collect_cascades(study: Study, facts: dict[str, Any]) -> list[Any]:
 class StoredPartB:
     """The study's Part B as its readings store holds it (:func:`stored_part_b`)."""
 
-    matrices: list[Any]  # one MatrixRun per block, over its settled models
+    matrices: list[MatrixRun]  # one per block, over its settled models
     store: Path | None  # the readings store; None when nothing is stored yet
-    cascades: list[Any]  # the cascade blocks' reports whose readings are all stored
+    cascades: list[CascadeReport]  # the cascade blocks' reports whose readings are all stored
     notes: list[str]  # what is left out, and why (a block or cascade with readings missing)
 
 
@@ -462,10 +449,10 @@ def stored_part_b(study: Study) -> StoredPartB:
     """Every Part B matrix and cascade report rebuilt from the stored readings alone (no model is
     loaded, nothing is written), as ``slmbench recommend STUDY.toml`` reads them."""
     study = study.model_copy(update={"page": None})
-    facts: dict[str, Any] = {"incomplete": [], "exports": []}
+    facts = _Facts()
     collect_part_b(study, facts)
     cascades = collect_cascades(study, facts)
     store = study.part_b_dir / READINGS_NAME
-    return StoredPartB(matrices=facts.get("matrices", []),
+    return StoredPartB(matrices=facts.matrices,
                        store=store if store.is_file() else None, cascades=cascades,
-                       notes=facts["incomplete"])
+                       notes=facts.incomplete)

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import (
     BaseModel,
     ConfigDict,
 )
 
-from slmbench.study.carry import (
-    read_jsonl_gz,
-)
+from slmbench.agents.humaneval import VARIANT
+from slmbench.agents.records import TrialKey
+from slmbench.agents.runner.executor import plan_of
+from slmbench.agents.store import DB_NAME, RunStore
+from slmbench.core.jsonl import read_jsonl_gz
+from slmbench.microtasks.store import ReadingStore
+from slmbench.study.carry import IMPORT_HINT
 from slmbench.study.run import (
     decided,
     shortlist_keys,
@@ -67,14 +70,14 @@ class _Rates:
     same (identity, seconds) pair."""
 
     def __init__(self) -> None:
-        self.seen: dict[tuple[str, str], dict[tuple[Any, ...], None]] = {}
+        self.seen: dict[tuple[str, str], dict[tuple[tuple[object, ...], float], None]] = {}
 
-    def add(self, unit: str, spec: str, identity: tuple[Any, ...], seconds: float) -> None:
-        self.seen.setdefault((unit, spec), {})[(*identity, seconds)] = None
+    def add(self, unit: str, spec: str, identity: tuple[object, ...], seconds: float) -> None:
+        self.seen.setdefault((unit, spec), {})[(identity, seconds)] = None
 
     @property
     def sums(self) -> dict[tuple[str, str], list[float]]:
-        return {k: [key[-1] for key in v] for k, v in self.seen.items()}
+        return {k: [seconds for _, seconds in v] for k, v in self.seen.items()}
 
     def of(self, unit: str, spec: str) -> tuple[float | None, int, str]:
         """(seconds per unit, n, the spec it was measured on if another one)."""
@@ -90,24 +93,26 @@ class _Rates:
 OWN_RATE_MIN = 10  # records of the study's own stores that size a model without older runs
 
 
+def _seconds(record: object, field: str) -> float:
+    """``record[field]``, a record's model seconds (0 when it has none)."""
+    value = record.get(field) if isinstance(record, dict) else None
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
 def _measure(folders: list[Path]) -> _Rates:
     """The rates of every run store, readings store and page export (``trials.jsonl.gz``,
     ``readings.jsonl.gz``: the stores of a committed page) found under ``folders``."""
-    from slmbench.agents.humaneval import VARIANT
-    from slmbench.agents.store import DB_NAME, RunStore
-    from slmbench.microtasks.store import ReadingStore
-
     rates = _Rates()
 
-    def trial(model: str, variant: str, record: dict[str, Any]) -> None:
-        if variant != VARIANT and (s := record.get("wall_s")):
+    def trial(model: str, variant: str, record: dict[str, object]) -> None:
+        if variant != VARIANT and (s := _seconds(record, "wall_s")):
             rates.add("trial", model, tuple(record.get(k) for k in (
-                "task_id", "variant", "toolset", "temperature", "repeat")), float(s))
+                "task_id", "variant", "toolset", "temperature", "repeat")), s)
 
-    def reading(row: dict[str, Any]) -> None:
-        if s := row["raw"].get("seconds"):
-            rates.add("reading", row["model"], (row["task"], row["prompt_id"], row["item_id"]),
-                      float(s))
+    def reading(row: dict[str, object]) -> None:
+        if s := _seconds(row["raw"], "seconds"):
+            rates.add("reading", str(row["model"]),
+                      (row["task"], row["prompt_id"], row["item_id"]), s)
 
     for folder in folders:
         for db in sorted(folder.glob(f"**/{DB_NAME}")):
@@ -119,10 +124,10 @@ def _measure(folders: list[Path]) -> _Rates:
                 for r in readings.rows():
                     reading(r)
         for dump in sorted(folder.glob(f"**/{TRIALS_EXPORT}")):
-            for row in read_jsonl_gz(dump):
-                trial(row["model"], row.get("variant", "base"), row)
+            for row in read_jsonl_gz(dump, IMPORT_HINT):
+                trial(str(row["model"]), str(row.get("variant", "base")), row)
         for dump in sorted(folder.glob(f"**/{READINGS_EXPORT}")):
-            for row in read_jsonl_gz(dump):
+            for row in read_jsonl_gz(dump, IMPORT_HINT):
                 reading(row)
     return rates
 
@@ -146,10 +151,6 @@ def size_plan(study: Study, rate_folders: Sequence[Path] = ()) -> list[PlanRow]:
     stores (alone, once they hold :data:`OWN_RATE_MIN` records of the model), else pooled with
     the exports beside its page and ``rate_folders`` (run directories, study ``out`` folders or
     a page's exports folder of earlier runs on this machine)."""
-    from slmbench.agents.runner.executor import plan_of
-    from slmbench.agents.store import DB_NAME, RunStore
-    from slmbench.microtasks.store import ReadingStore
-
     beside = [assets_dir(study)] if study.page is not None else []
     own = _measure([study.out])
     pooled = _measure([*beside, *rate_folders])
@@ -158,7 +159,7 @@ def size_plan(study: Study, rate_folders: Sequence[Path] = ()) -> list[PlanRow]:
     rates = _PlanRates(own, pooled)
     rows = []
     for block, exp in enumerate(study.part_a):
-        walls: dict[Any, float] = {}  # stored trial key -> its model seconds
+        walls: dict[TrialKey, float] = {}  # stored trial key -> its model seconds
         if (study.part_a_dir(block) / DB_NAME).is_file():
             with RunStore(study.part_a_dir(block)) as store:
                 walls = {t.key: float(t.record.get("wall_s") or 0.0) for t in store.trials()}

@@ -4,8 +4,23 @@ readings, each committed to the study's stores as it is made (so every run resum
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import NoReturn
 
+from rich.console import Console
+
+from slmbench.agents.runner.executor import RunSummary, execute, preflight
+from slmbench.agents.runner.progress import make_progress
+from slmbench.microtasks.diagnostics.cascade import (
+    CascadeReport,
+    cascade_items,
+    run_cascade,
+    shortlisted,
+)
+from slmbench.microtasks.matrix import MatrixRun, check_can_read, family_size, run_matrix
+from slmbench.microtasks.session import Session, read_on
+from slmbench.microtasks.store import ReadingStore
+from slmbench.models.base import Model, check_logprobs, load_model
+from slmbench.models.ray import RayCluster
 from slmbench.study.spec import (
     READINGS_NAME,
     CascadeBlock,
@@ -21,10 +36,6 @@ def check_can_run(study: Study, part: str, models: list[str] | None) -> None:
     :func:`~slmbench.agents.runner.executor.preflight` and every Part B block's
     :func:`~slmbench.microtasks.matrix.check_can_read`. Run before any block starts, so a
     study that cannot run makes no folder (not even the blocks before the failing one)."""
-    from slmbench.agents.runner.executor import preflight
-    from slmbench.microtasks.matrix import check_can_read
-    from slmbench.models.base import check_logprobs
-
     if part in ("a", "all"):
         for block in range(len(study.part_a)):
             exp = part_a_experiment(study, block, models)
@@ -40,11 +51,9 @@ def check_can_run(study: Study, part: str, models: list[str] | None) -> None:
                 check_can_read([c.model], [c.task], None)
 
 
-def run_part_a(study: Study, models: list[str] | None, console: Any) -> list[Any]:
+def run_part_a(study: Study, models: list[str] | None, console: Console
+               ) -> list[RunSummary]:
     """Run (resume) every Part A block; one run summary per block that had a model to run."""
-    from slmbench.agents.runner.executor import execute
-    from slmbench.agents.runner.progress import make_progress
-
     summaries = []
     for block in range(len(study.part_a)):
         exp = part_a_experiment(study, block, models)
@@ -54,7 +63,7 @@ def run_part_a(study: Study, models: list[str] | None, console: Any) -> list[Any
     return summaries
 
 
-def refuse(spec: str) -> Any:
+def refuse(spec: str) -> NoReturn:
     """The loader of a matrix built from stored readings only: loading a model is a bug."""
     raise AssertionError(f"{spec}: a reading the store was checked to hold is missing")
 
@@ -63,18 +72,14 @@ def part_b_family(study: Study) -> int:
     """How many Part B configurations the study tests together (model, task, prompt and
     reading, over every block): the family its "eligible" stops and its Holm correction are
     over."""
-    from slmbench.microtasks.matrix import family_size
-
     return sum(family_size(b.models, b.tasks, b.prompts) for b in study.part_b)
 
 
-def block_matrix(study: Study, b: PartB, models: list[str], store: Any,
-            loader: Callable[[str], Any], progress: Callable[[str], None] | None = None,
-            ray: Any = None, stored_only: bool = False) -> Any:
+def block_matrix(study: Study, b: PartB, models: list[str], store: ReadingStore,
+                 loader: Callable[[str], Model], progress: Callable[[str], None] | None = None,
+                 ray: RayCluster | None = None, stored_only: bool = False) -> MatrixRun:
     """Block ``b``'s matrix over ``models``, read through ``store`` (``stored_only``: each
     block stops before a reading the store lacks), its stops at the study's family."""
-    from slmbench.microtasks.matrix import run_matrix
-
     return run_matrix(models, b.tasks, b.prompts, limit=b.limit, seed=b.seed, source=b.source,
                       command=f"slmbench study ({study.name})", progress=progress,
                       loader=loader, store=store, sequential=b.sequential, ray=ray,
@@ -85,11 +90,12 @@ class Unread(Exception):
     """A sequential cell is undecided and its next reading is not stored."""
 
 
-def unread(spec: str) -> Any:
+def unread(spec: str) -> NoReturn:
+    """The loader of a matrix that stops at the first reading the store lacks."""
     raise Unread(spec)
 
 
-def decided(study: Study, b: PartB, model: str, store: Any) -> bool:
+def decided(study: Study, b: PartB, model: str, store: ReadingStore) -> bool:
     """Whether every cell of ``model`` in sequential block ``b`` is settled from the stored
     readings (decided, or every chosen item read), so the page can show it."""
     try:
@@ -99,16 +105,12 @@ def decided(study: Study, b: PartB, model: str, store: Any) -> bool:
     return True
 
 
-def run_part_b(study: Study, models: list[str] | None, console: Any,
-               loader: Callable[[str], Any] | None = None) -> None:
+def run_part_b(study: Study, models: list[str] | None, console: Console,
+               loader: Callable[[str], Model] | None = None) -> None:
     """Read every missing reading of every Part B block into the study's readings store
     (``loader`` loads a model spec; default :func:`~slmbench.models.base.load_model`). A
     block with ``executor = "ray"`` reads on its Ray cluster (``ray_address``, ``ray_models``)
     and stores the same readings."""
-    from slmbench.microtasks.session import read_on
-    from slmbench.microtasks.store import ReadingStore
-    from slmbench.models.base import load_model
-
     with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
         for b in study.part_b:
             chosen = [m for m in b.models if not models or m in models]
@@ -125,24 +127,20 @@ def run_part_b(study: Study, models: list[str] | None, console: Any,
             console.print(run.read_counts.describe(store.path), highlight=False)
 
 
-def cascade_report(study: Study, c: CascadeBlock, store: Any, loader: Callable[[str], Any],
-             progress: Callable[[str], None] | None = None) -> Any:
-    from slmbench.microtasks.diagnostics.cascade import run_cascade
-    from slmbench.microtasks.session import Session
-
+def cascade_report(study: Study, c: CascadeBlock, store: ReadingStore,
+                   loader: Callable[[str], Model],
+                   progress: Callable[[str], None] | None = None) -> CascadeReport:
+    """Cascade block ``c``'s report, its shortlist readings through ``store``."""
     return run_cascade(c.model, c.task, k=c.k, turns=c.turns, limit=c.limit,
                        fit_limit=c.fit_limit, seed=c.seed,
                        command=f"slmbench study ({study.name})",
                        session=Session(store=store, loader=loader, progress=progress))
 
 
-def run_cascades(study: Study, models: list[str] | None, console: Any,
-                 loader: Callable[[str], Any] | None = None) -> None:
+def run_cascades(study: Study, models: list[str] | None, console: Console,
+                 loader: Callable[[str], Model] | None = None) -> None:
     """Read every missing shortlist reading of every ``[[cascade]]`` block (narrowed to
     ``models``) into the study's readings store."""
-    from slmbench.microtasks.store import ReadingStore
-    from slmbench.models.base import load_model
-
     chosen = [c for c in study.cascade if not models or c.model in models]
     if not chosen:
         return
@@ -159,8 +157,6 @@ def run_cascades(study: Study, models: list[str] | None, console: Any,
 
 def shortlist_keys(c: CascadeBlock) -> list[tuple[str, str, str]]:
     """The (task, prompt, item id) of every reading cascade block ``c`` makes, once each."""
-    from slmbench.microtasks.diagnostics.cascade import cascade_items, shortlisted
-
     _, items, lists = cascade_items(c.task, k=c.k, turns=c.turns, limit=c.limit,
                                     fit_limit=c.fit_limit, seed=c.seed)
     return list(dict.fromkeys((c.task, "p0", shortlisted(i, s)[0].id)

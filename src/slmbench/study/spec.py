@@ -4,7 +4,7 @@ each block keeps its records, and what each block plans to run or read."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import (
     BaseModel,
@@ -20,8 +20,9 @@ from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.core.errors import ConfigError
 from slmbench.core.tomlfile import first_error, load_toml
 from slmbench.microtasks import tasks as micro_tasks
+from slmbench.microtasks.datasets.records import AnyItem
 from slmbench.microtasks.prompts import resolve_prompt_ids
-from slmbench.microtasks.session import READ_ATTEMPTS
+from slmbench.microtasks.session import READ_ATTEMPTS, select_items
 from slmbench.models.ray import RayModelOptions
 
 _HINT = "the study file format is in the docstring of slmbench.study (see experiments/)"
@@ -108,7 +109,7 @@ class Study(BaseModel):
 
     @field_validator("part_a", "part_b", "cascade", mode="before")
     @classmethod
-    def _one_or_many(cls, value: Any) -> Any:
+    def _one_or_many(cls, value: object) -> object:
         return [value] if isinstance(value, dict) else value
 
     def part_a_dir(self, block: int) -> Path:
@@ -176,7 +177,7 @@ HUMANEVAL_EXPORT = "humaneval.jsonl.gz"
 def part_a_experiment(study: Study, block: int, models: list[str] | None = None) -> Experiment:
     """Block ``block`` of Part A, stored in its own run directory; ``models`` narrows it."""
     exp = study.part_a[block]
-    update: dict[str, Any] = {"out": study.part_a_dir(block)}
+    update: dict[str, object] = {"out": study.part_a_dir(block)}
     if models:
         update["models"] = [m for m in exp.models if m in models]
     return exp.model_copy(update=update)
@@ -203,9 +204,7 @@ def assets_dir(study: Study) -> Path:
     return study.page.parent / study.page.stem
 
 
-def planned_items(b: PartB) -> dict[str, list[Any]]:
+def planned_items(b: PartB) -> dict[str, list[AnyItem]]:
     """The eval items block ``b`` reads, per task (the same sample ``run_matrix`` takes)."""
-    from slmbench.microtasks.session import select_items
-
     return {t: select_items(t, micro_tasks.get(t).load_items(b.source), b.limit, b.seed)
             for t in b.tasks}

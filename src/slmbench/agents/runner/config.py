@@ -203,6 +203,29 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -
     return build_experiment(overridden(data, overrides or {}), source=str(path))
 
 
+def parse_temperatures(values: list[str] | None) -> list[float] | None:
+    """``--temperature 0.3,0.7 --temperature 1.0`` as numbers; None when not given."""
+    out: list[float] = []
+    for value, part in ((v, p) for v in values or [] for p in v.split(",")):
+        try:
+            out.append(float(part))
+        except ValueError:
+            raise ConfigError(f"--temperature {value!r}: {part.strip()!r} is not a number",
+                              "write temperatures like 0.3,0.7,1.0") from None
+    return out or None
+
+
+def experiment_of(path: Path | None, flags: dict[str, Any]) -> Experiment:
+    """The experiment ``slmbench run`` runs: the file at ``path`` with the ``flags`` given (not
+    None) over its values, else the flags alone, which must name a model."""
+    if path is not None:
+        return load_experiment(path, flags)
+    if not flags.get("models"):
+        raise ConfigError("no model to run",
+                          "give --model SPEC (repeatable) or an experiment .toml file")
+    return build_experiment({k: v for k, v in flags.items() if v is not None})
+
+
 #: the model ``slmbench demo`` runs when none is given: the embedded Qwen2.5-Coder-0.5B with
 #: the context it was trained for (32k tokens; the backend's default is 4096), so that no demo
 #: trial ends in ``context_overflow`` for want of a setting. It costs memory (about 0.4 GB of
