@@ -42,7 +42,9 @@ from slmbench.agents.runner.executor import _default_suite_loader, _default_vari
 from slmbench.agents.runner.plan import build_plan
 from slmbench.agents.runner.progress import PlainProgress
 from slmbench.agents.store import RunStore
-from slmbench.models.base import Completion, Message, Model, load_model
+from slmbench.models.base import Model
+from slmbench.models.factory import load_model
+from slmbench.models.records import Completion, Message
 
 RESULTS = Path(__file__).parent / "results" / "runner_overhead.json"
 

@@ -195,7 +195,7 @@ source = "data"
 
 def counting_loader(calls: list[str]) -> Callable[[str], Model]:
     """``load_model`` that records which specs it was asked for."""
-    from slmbench.models.base import load_model
+    from slmbench.models.factory import load_model
 
     def load(spec: str) -> Model:
         calls.append(spec)

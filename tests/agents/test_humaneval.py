@@ -23,7 +23,7 @@ from slmbench.agents.tools.sandbox import Sandbox, SandboxLimits
 from slmbench.cli.main import main
 from slmbench.core.errors import ConfigError
 from slmbench.core.sources import SourceArchive, sha256_file
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 from slmbench.models.scripted import ScriptedModel
 
 RUNNING_MAX = Problem(

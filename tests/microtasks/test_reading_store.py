@@ -17,7 +17,7 @@ from slmbench.microtasks.matrix import run_matrix
 from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, RawReading, read_item
 from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadingStore, StoreError, cached_read
-from slmbench.models.base import CandidateScore, Completion, Message
+from slmbench.models.records import CandidateScore, Completion, Message
 from slmbench.models.scripted import Script, ScriptedModel
 
 SPEC = "scripted:careful"

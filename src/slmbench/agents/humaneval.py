@@ -40,7 +40,8 @@ from slmbench.agents.tasks.packs.humaneval import Problem, read_problems
 from slmbench.agents.tools.sandbox import Sandbox, SandboxLimits
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import Estimate, wilson
-from slmbench.models.base import Message, Model
+from slmbench.models.base import Model
+from slmbench.models.records import Message
 
 VARIANT = "direct"
 PROMPT = ("Complete the following Python function. Reply with the complete function, including "

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from slmbench.models.base import Message, ServerTimings
+from slmbench.models.records import Message, ServerTimings
 
 # 2: toolset, prompts, harness fingerprint, forensics; 3: truncated and context_overflow
 # outcomes, a step's reasoning, the backend's settings (a step's wall_s and timings came

@@ -27,7 +27,7 @@ def run_humaneval(
         "--max-tokens", min=16, help="token limit per reply")] = humaneval.MAX_TOKENS,
 ) -> None:
     """HumanEval pass@1 (greedy, sandboxed tests) with a Wilson interval; resumes a run."""
-    from slmbench.models.base import load_model
+    from slmbench.models.factory import load_model
 
     problems = humaneval.load_problems(limit)
     run_dir = out or humaneval.default_run_dir(model)

@@ -31,15 +31,9 @@ from typing import Any, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.core.errors import BackendError, ConfigError
-from slmbench.models.base import (
-    SERVER_BACKENDS,
-    CandidateScore,
-    Completion,
-    Message,
-    Model,
-    as_messages,
-    parse_spec,
-)
+from slmbench.models.base import Model
+from slmbench.models.records import CandidateScore, Completion, Message, as_messages
+from slmbench.models.spec import SERVER_BACKENDS, parse_spec
 
 W = TypeVar("W")
 R = TypeVar("R")
@@ -150,7 +144,7 @@ class ModelActor:
     """The body of one replica's actor: loads the model once, then answers its calls.
 
     Before loading, the actor runs the readiness check of its own node
-    (:func:`~slmbench.models.base.check_ready`, with ``native_tools`` when the run uses the
+    (:func:`~slmbench.models.readiness.check_ready`, with ``native_tools`` when the run uses the
     native scaffold). A model that fails it or fails to load is kept as the error, raised by
     :meth:`ready` and by every call, so the driver gets the backend's own one-line error
     rather than a dead actor. A loader may give the model it returns a ``load_report``
@@ -164,7 +158,7 @@ class ModelActor:
         self.error: Exception | None = None
         try:
             if check:
-                from slmbench.models.base import check_ready
+                from slmbench.models.readiness import check_ready
 
                 check_ready(spec, wait_ready_s=wait_ready_s, native_tools=native_tools)
             self.model = loader(spec)

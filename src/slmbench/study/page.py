@@ -72,9 +72,9 @@ def model_hashes(specs: list[str]) -> dict[str, str]:
     file here, e.g. a fresh clone regenerating a page) the sha256 its registry entry pins."""
     from slmbench.core.errors import ModelNotFoundError
     from slmbench.core.sources import sha256_file
-    from slmbench.models.base import parse_spec
     from slmbench.models.catalog import PypiSource, load_registry, resolve_target
     from slmbench.models.pull import read_record
+    from slmbench.models.spec import parse_spec
 
     out: dict[str, str] = {}
     for spec in specs:

@@ -23,7 +23,7 @@ def check_can_run(study: Study, part: str, models: list[str] | None) -> None:
     study that cannot run makes no folder (not even the blocks before the failing one)."""
     from slmbench.agents.runner.executor import preflight
     from slmbench.microtasks.matrix import check_can_read
-    from slmbench.models.base import check_logprobs
+    from slmbench.models.readiness import check_logprobs
 
     if part in ("a", "all"):
         for block in range(len(study.part_a)):
@@ -102,12 +102,12 @@ def decided(study: Study, b: PartB, model: str, store: Any) -> bool:
 def run_part_b(study: Study, models: list[str] | None, console: Any,
                loader: Callable[[str], Any] | None = None) -> None:
     """Read every missing reading of every Part B block into the study's readings store
-    (``loader`` loads a model spec; default :func:`~slmbench.models.base.load_model`). A
+    (``loader`` loads a model spec; default :func:`~slmbench.models.factory.load_model`). A
     block with ``executor = "ray"`` reads on its Ray cluster (``ray_address``, ``ray_models``)
     and stores the same readings."""
     from slmbench.microtasks.session import read_on
     from slmbench.microtasks.store import ReadingStore
-    from slmbench.models.base import load_model
+    from slmbench.models.factory import load_model
 
     with ReadingStore(study.part_b_dir / READINGS_NAME) as store:
         for b in study.part_b:
@@ -141,7 +141,7 @@ def run_cascades(study: Study, models: list[str] | None, console: Any,
     """Read every missing shortlist reading of every ``[[cascade]]`` block (narrowed to
     ``models``) into the study's readings store."""
     from slmbench.microtasks.store import ReadingStore
-    from slmbench.models.base import load_model
+    from slmbench.models.factory import load_model
 
     chosen = [c for c in study.cascade if not models or c.model in models]
     if not chosen:

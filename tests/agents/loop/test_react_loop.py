@@ -11,7 +11,7 @@ from slmbench.agents.loop import LoopSettings
 from slmbench.agents.loop.react import STOP, build_system_prompt, run_react, step_seed
 from slmbench.agents.records import FaultPlan, Outcome
 from slmbench.core.errors import BackendError, ContextOverflowError
-from slmbench.models.base import Completion, Message
+from slmbench.models.records import Completion, Message
 from slmbench.models.scripted import ScriptedModel
 
 CALL_CEO = '{"name": "fact_lookup", "arguments": {"key": "ceo"}}'

@@ -10,7 +10,7 @@ from slmbench.agents.loop.react import run_react
 from slmbench.agents.records import FaultPlan
 from slmbench.agents.tools.toolbox import WorldToolbox
 from slmbench.agents.world import World
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 from slmbench.models.scripted import ScriptedModel
 
 LOOKUP = '{"name": "fact_lookup", "arguments": {"key": "brightline_labs"}}'

@@ -24,7 +24,8 @@ from slmbench.agents.loop.react import LOOP_REPEATS, AgentResult, LoopSettings, 
 from slmbench.agents.records import Action, Outcome
 from slmbench.agents.tools.base import Toolbox
 from slmbench.core.errors import ConfigError
-from slmbench.models.base import Completion, Message, Model, ToolCall
+from slmbench.models.base import Model
+from slmbench.models.records import Completion, Message, ToolCall
 
 __all__ = ["NATIVE_SYSTEM_PROMPT", "run_native"]
 

@@ -85,8 +85,9 @@ from slmbench.agents.loop.parse import parse_action
 from slmbench.agents.records import Action, Outcome, Step
 from slmbench.agents.tools.base import Toolbox, ToolResult, ToolSpec
 from slmbench.core.errors import BackendError, ContextOverflowError
-from slmbench.models.base import Completion, Message, Model
+from slmbench.models.base import Model
 from slmbench.models.faults import ConfigurationFault
+from slmbench.models.records import Completion, Message
 from slmbench.models.thinking import split_thinking
 
 __all__ = [

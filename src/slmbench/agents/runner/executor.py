@@ -60,8 +60,11 @@ from slmbench.agents.runner.report import RunnerStats, write_reports
 from slmbench.agents.runner.retry import RetryingModel
 from slmbench.agents.store import DB_NAME, RunStore
 from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
-from slmbench.models.base import SERVER_BACKENDS, Model, check_ready, load_model, parse_spec
+from slmbench.models.base import Model
+from slmbench.models.factory import load_model
 from slmbench.models.faults import ConfigurationFault
+from slmbench.models.readiness import check_ready
+from slmbench.models.spec import SERVER_BACKENDS, parse_spec
 
 TrialFn = Callable[..., Trial]
 # Runner counters (retries, cache hits, throughput) are saved at most this often and at the
@@ -412,7 +415,7 @@ def preflight(exp: Experiment, *, load_suite: SuiteLoader | None = None,
     """Raise the one-line error that would stop ``exp`` before its first trial; return its plan.
 
     Checked before any run folder exists, so a run that cannot start writes nothing: each
-    model with :func:`~slmbench.models.base.check_ready` (local executor and ``check_servers``
+    model with :func:`~slmbench.models.readiness.check_ready` (local executor and ``check_servers``
     only: a Ray actor checks its own model), the plan (task files, ``--task`` filters), and
     the sandbox when code tasks are planned (:func:`check_sandbox`).
     """

@@ -56,7 +56,8 @@ from slmbench.microtasks.session import (
     select_items,
 )
 from slmbench.microtasks.store import ReadCounts, ReadingStore
-from slmbench.models.base import Model, load_model
+from slmbench.models.base import Model
+from slmbench.models.factory import load_model
 from slmbench.models.ray import TIMEOUT_S, RayCluster, RayModelOptions, default_cpus
 
 GROUP_SIZE = 128
