@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from synthetic_run import MODELS
 
-from slmbench.agents.analysis import read_summary
+from slmbench.agents.summary_file import read_summary
 from slmbench.report import FIGURES, ReportFiles
 from slmbench.report import figures as figs
 

@@ -8,7 +8,8 @@ import pytest
 from matplotlib.collections import LineCollection
 from matplotlib.container import BarContainer
 
-from slmbench.agents.analysis import AnalysisSummary, read_summary
+from slmbench.agents.summary import AnalysisSummary
+from slmbench.agents.summary_file import read_summary
 from slmbench.report import ReportFiles
 from slmbench.report import figures as figs
 

@@ -14,7 +14,8 @@ import pytest
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.text import Annotation
 
-from slmbench.agents.analysis import AnalysisSummary, read_summary
+from slmbench.agents.summary import AnalysisSummary
+from slmbench.agents.summary_file import read_summary
 from slmbench.core.stats import Estimate
 from slmbench.report import ReportFiles
 from slmbench.report import figures as figs

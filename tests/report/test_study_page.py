@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from synthetic_run import make_trials
 
-from slmbench.agents.analysis import AnalysisSummary, analyze
+from slmbench.agents.analysis import analyze
 from slmbench.agents.records import Trial
+from slmbench.agents.summary import AnalysisSummary
 from slmbench.report.study_facts import StudyFacts
 from slmbench.report.study_page import findings
 

@@ -1,4 +1,4 @@
-"""The 16 figures of the study, drawn from an :class:`~slmbench.agents.analysis.AnalysisSummary`.
+"""The 16 figures of the study, drawn from an :class:`~slmbench.agents.summary.AnalysisSummary`.
 
 Each figure function takes the summary and returns a matplotlib ``Figure``
 (object API, no pyplot: nothing global changes, it is safe in any process).
@@ -18,8 +18,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.text import Annotation
 
-from slmbench.agents.analysis import AnalysisSummary, Cell, spec_of, target_of
+from slmbench.agents.configurations import spec_of, target_of
 from slmbench.agents.forensics import CAUSES
+from slmbench.agents.summary import AnalysisSummary, Cell
 from slmbench.core.stats import Estimate
 
 FigureFn = Callable[[AnalysisSummary], Figure]

@@ -17,9 +17,9 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from slmbench.agents.analysis import load_trials, shipped_tasks
 from slmbench.agents.comparison import PairedComparison, compare_trials, pair_trials
 from slmbench.agents.forensics import CAUSES, FailureBreakdown, breakdown, diagnose
+from slmbench.agents.loading import load_trials, shipped_tasks
 from slmbench.agents.records import NOT_THE_MODELS, Trial
 from slmbench.agents.store import RunStore
 from slmbench.core import stats

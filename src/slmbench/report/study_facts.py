@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from slmbench.agents.analysis import AnalysisSummary
 from slmbench.agents.humaneval import Summary as HumanEvalSummary
 from slmbench.agents.records import Trial
+from slmbench.agents.summary import AnalysisSummary
 from slmbench.core.stats import Estimate
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.microtasks.matrix import MatrixRun

@@ -16,16 +16,12 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from slmbench.agents.analysis import (
-    DIMENSION_INTERVALS,
-    AnalysisSummary,
-    DimensionScores,
-    PairwiseComparison,
-    spec_of,
-)
+from slmbench.agents.configurations import spec_of
+from slmbench.agents.dimensions import DIMENSION_INTERVALS
 from slmbench.agents.humaneval import Summary as HumanEvalSummary
 from slmbench.agents.records import Trial
 from slmbench.agents.reliability import MIN_TASKS, Consistency
+from slmbench.agents.summary import AnalysisSummary, DimensionScores, PairwiseComparison
 from slmbench.core.stats import ClusteredEstimate, Correlation, TaskComparison
 from slmbench.microtasks.eligibility import deciding_metrics
 from slmbench.microtasks.matrix import MatrixRun

@@ -31,7 +31,7 @@ from slmbench.study.spec import (
 
 def stored_trials(study: Study) -> list[Any]:
     """Every trial stored in the study's Part A blocks, block by block (as Trial records)."""
-    from slmbench.agents.analysis import load_trials
+    from slmbench.agents.loading import load_trials
     from slmbench.agents.store import DB_NAME
 
     return [t for block in range(len(study.part_a))

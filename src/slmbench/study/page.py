@@ -126,8 +126,9 @@ def design(study: Study) -> list[list[str]]:
 def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
     """Analyse the trials of every Part A block together into ``facts``; return the planned
     trials per model."""
-    from slmbench.agents.analysis import SUMMARY_NAME, configurations, read_summary
+    from slmbench.agents.configurations import configurations
     from slmbench.agents.runner.executor import plan_of
+    from slmbench.agents.summary_file import SUMMARY_NAME, read_summary
     from slmbench.report import report_trials
 
     planned: dict[str, int] = {}
