@@ -30,8 +30,9 @@ Which trials feed which figure:
 
 A row is a *configuration*: a model spec under one toolset. Trials of the same spec under the
 two toolsets (a study's blocks, pooled) are never pooled: when both toolsets are present, the
-``all`` trials are named ``SPEC (all tools)`` (:func:`~slmbench.agents.configurations.configurations`). Size correlations count
-each model once (its configuration with the most trials).
+``all`` trials are named ``SPEC (all tools)``
+(:func:`~slmbench.agents.configurations.configurations`). Size correlations count each model
+once (its configuration with the most trials).
 """
 
 from __future__ import annotations
