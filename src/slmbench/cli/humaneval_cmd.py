@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from slmbench.agents import humaneval
 from slmbench.agents.store import RunStore
+from slmbench.report.humaneval_page import write_humaneval_page
 
 console = Console()
 
@@ -60,7 +61,7 @@ def report(
         "docs/results/humaneval.md"),
 ) -> None:
     """Write the HumanEval results page from stored runs."""
-    text = humaneval.write_report(run_dirs, out)
+    text = write_humaneval_page(run_dirs, out)
     console.print(f"wrote {out} ({len(text.splitlines())} lines)")
 
 
