@@ -21,8 +21,9 @@ from slmbench.agents.summary_file import SUMMARY_NAME, read_summary
 from slmbench.microtasks.demo import MATRIX_FILE, RECOMMENDATION_FILE, ROUTES_FILE
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation
-from slmbench.report.partb import recommend_section
-from slmbench.report.study_page import failures, part_a_section, part_b_section, relative
+from slmbench.report.parta import failures, part_a_section
+from slmbench.report.partb import part_b_section, recommend_section
+from slmbench.report.study_page import relative
 
 __all__ = ["DEMO_PAGE", "NEXT_COMMAND", "in_short", "render_demo_page", "write_demo_page"]
 

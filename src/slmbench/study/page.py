@@ -208,9 +208,8 @@ def write_page(study: Study, *, study_file: Path, command: str,
     from slmbench.agents.humaneval import summaries
     from slmbench.core.paths import shown_path
     from slmbench.report.readme import with_block
-    from slmbench.report.study_facts import StudyFacts
+    from slmbench.report.study_facts import StudyFacts, group_costs
     from slmbench.report.study_page import (
-        group_costs,
         readme_block,
         readme_markers,
         relative,
