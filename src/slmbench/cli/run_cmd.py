@@ -21,7 +21,8 @@ from slmbench.agents.runner.config import (
     load_experiment,
     overridden,
 )
-from slmbench.agents.runner.executor import RunSummary, execute, saved_experiment
+from slmbench.agents.runner.executor import RunSummary, execute
+from slmbench.agents.runner.meta import saved_experiment
 from slmbench.agents.runner.progress import make_progress
 from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.cli.console import wide_console

@@ -95,7 +95,7 @@ def _validated(model: type[BaseModel], path: Path, rows: list[dict[str, Any]]) -
 
 def _route_trials(study: Study, trials: list[Any], path: Path) -> dict[Path, list[Any]]:
     """Each trial into the Part A block whose grid plans its key (the only block, if one)."""
-    from slmbench.agents.runner.executor import plan_of
+    from slmbench.agents.runner.plan import plan_of
 
     if not study.part_a:
         raise ConfigError(f"{path} holds Part A trials but study {study.name!r} has no "
@@ -213,7 +213,8 @@ def _put_trials(study: Study, run_dir: Path, trials: list[Any]) -> int:
     import hashlib
 
     from slmbench.agents.harness import fingerprint
-    from slmbench.agents.runner.executor import harness_of, plan_of
+    from slmbench.agents.runner.meta import harness_of
+    from slmbench.agents.runner.plan import plan_of
     from slmbench.agents.store import RunStore
 
     block = [study.part_a_dir(b) for b in range(len(study.part_a))].index(run_dir)

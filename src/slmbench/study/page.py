@@ -127,7 +127,7 @@ def collect_part_a(study: Study, facts: dict[str, Any]) -> dict[str, int]:
     """Analyse the trials of every Part A block together into ``facts``; return the planned
     trials per model."""
     from slmbench.agents.configurations import configurations
-    from slmbench.agents.runner.executor import plan_of
+    from slmbench.agents.runner.plan import plan_of
     from slmbench.agents.summary_file import SUMMARY_NAME, read_summary
     from slmbench.report import report_trials
 

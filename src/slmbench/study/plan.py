@@ -146,7 +146,7 @@ def size_plan(study: Study, rate_folders: Sequence[Path] = ()) -> list[PlanRow]:
     stores (alone, once they hold :data:`OWN_RATE_MIN` records of the model), else pooled with
     the exports beside its page and ``rate_folders`` (run directories, study ``out`` folders or
     a page's exports folder of earlier runs on this machine)."""
-    from slmbench.agents.runner.executor import plan_of
+    from slmbench.agents.runner.plan import plan_of
     from slmbench.agents.store import DB_NAME, RunStore
     from slmbench.microtasks.store import ReadingStore
 

@@ -18,10 +18,10 @@ from slmbench.study.spec import (
 def check_can_run(study: Study, part: str, models: list[str] | None) -> None:
     """Raise the one-line error that would stop ``part`` (a, b or all) of the study, narrowed
     to ``models``, before its first trial or reading: every Part A block's
-    :func:`~slmbench.agents.runner.executor.preflight` and every Part B block's
+    :func:`~slmbench.agents.runner.preflight.preflight` and every Part B block's
     :func:`~slmbench.microtasks.matrix.check_can_read`. Run before any block starts, so a
     study that cannot run makes no folder (not even the blocks before the failing one)."""
-    from slmbench.agents.runner.executor import preflight
+    from slmbench.agents.runner.preflight import preflight
     from slmbench.microtasks.matrix import check_can_read
     from slmbench.models.readiness import check_logprobs
 
