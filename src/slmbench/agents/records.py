@@ -140,7 +140,7 @@ class Trial(BaseModel):
     variant: str = "base"
     scaffold: Literal["react", "native"] = "react"
     toolset: Literal["task", "all"] = "task"  # the task's own tools, or all ten
-    prompts: str = "neutral"  # the ReAct prompt set (slmbench.agents.loop.react.PROMPT_SETS)
+    prompts: str = "neutral"  # the ReAct prompt set (slmbench.agents.loop.prompts.PROMPT_SETS)
     harness: str | None = None  # fingerprint of prompts, parser, tools, task and toolset
     temperature: float = 0.0
     seed: int = 0

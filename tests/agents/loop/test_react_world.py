@@ -52,7 +52,7 @@ def test_an_injected_fault_reaches_the_next_prompt(fault: str) -> None:
 
 def test_every_protocol_example_is_read_by_the_strict_grammar() -> None:
     from slmbench.agents.loop.parse import parse_action
-    from slmbench.agents.loop.react import build_system_prompt
+    from slmbench.agents.loop.prompts import build_system_prompt
 
     specs = WorldToolbox(World.create(0)).specs()
     examples = [line.split("example: ", 1)[1] for line in
