@@ -26,7 +26,8 @@ from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore
 from slmbench.models.base import Model
 from slmbench.models.factory import load_model
 from slmbench.models.llamaserver import default_in_flight
-from slmbench.models.ray import TIMEOUT_S, RayCluster, RayModelOptions
+from slmbench.models.placement import TIMEOUT_S, RayModelOptions
+from slmbench.models.ray import RayCluster
 from slmbench.models.records import Message
 from slmbench.models.spec import parse_spec
 

@@ -3,7 +3,8 @@ replicas on a Ray cluster (docs/scale-out.md)."""
 
 from slmbench.models.base import Model
 from slmbench.models.factory import load_model
-from slmbench.models.ray import RayCluster, RayModel, RayModelOptions
+from slmbench.models.placement import RayModelOptions
+from slmbench.models.ray import RayCluster, RayModel
 from slmbench.models.records import CandidateScore, Completion, Message, ToolCall
 from slmbench.models.spec import ModelSpec, parse_spec
 

@@ -22,7 +22,7 @@ from slmbench.core.tomlfile import first_error, load_toml
 from slmbench.microtasks import tasks as micro_tasks
 from slmbench.microtasks.prompts import resolve_prompt_ids
 from slmbench.microtasks.session import READ_ATTEMPTS
-from slmbench.models.ray import RayModelOptions
+from slmbench.models.placement import RayModelOptions
 
 _HINT = "the study file format is in the docstring of slmbench.study (see experiments/)"
 

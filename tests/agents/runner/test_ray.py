@@ -33,7 +33,8 @@ from slmbench.agents.runner.plan import build_plan, plan_of
 from slmbench.agents.runner.progress import PlainProgress
 from slmbench.agents.store import RunStore
 from slmbench.core.errors import ConfigError, ModelNotFoundError
-from slmbench.models.ray import NAMESPACE, RayModelOptions, resources_of
+from slmbench.models.placement import RayModelOptions, resources_of
+from slmbench.models.ray import NAMESPACE
 
 pytestmark = pytest.mark.slow
 
