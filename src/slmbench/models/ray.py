@@ -9,8 +9,8 @@ replaced in its reserved bundle, and the call fails with a transient ``BackendEr
 the caller retries. :meth:`RayModel.map` runs independent pieces of work on all the replicas
 at once, in order, re-queueing a piece whose replica died, and giving up on it after a bounded
 number of attempts. :class:`RayCluster` connects to a cluster and starts each model's
-replicas, placed by the registry's size (:func:`~slmbench.models.placement.resources_of`). The caller keeps everything
-else, including every store write. Ray is an optional extra (``pip install -e ".[ray]"``);
+replicas, placed by the registry's size (:func:`~slmbench.models.placement.resources_of`).
+The caller keeps everything else, including every store write. Ray is an optional extra (``pip install -e ".[ray]"``);
 see docs/scale-out.md.
 """
 
@@ -311,7 +311,8 @@ class RayCluster:
 
     Connects to ``address`` (else ``RAY_ADDRESS``, else a new local Ray instance), unless
     this process is connected already; a connection it made is closed by :meth:`close`.
-    ``options`` place each model (default: one replica, :func:`~slmbench.models.placement.resources_of`);
+    ``options`` place each model (default: one replica,
+    :func:`~slmbench.models.placement.resources_of`);
     ``concurrency(spec)`` is the calls each replica serves at once (default 1);
     ``attempts`` bounds the replacements of a replica that dies while starting, and the
     runs of one piece of :meth:`RayModel.map` work.
