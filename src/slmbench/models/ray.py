@@ -10,8 +10,8 @@ the caller retries. :meth:`RayModel.map` runs independent pieces of work on all 
 at once, in order, re-queueing a piece whose replica died, and giving up on it after a bounded
 number of attempts. :class:`RayCluster` connects to a cluster and starts each model's
 replicas, placed by the registry's size (:func:`~slmbench.models.placement.resources_of`).
-The caller keeps everything else, including every store write. Ray is an optional extra (``pip install -e ".[ray]"``);
-see docs/scale-out.md.
+The caller keeps everything else, including every store write. Ray is an optional extra
+(``pip install -e ".[ray]"``); see docs/scale-out.md.
 """
 
 from __future__ import annotations
