@@ -64,8 +64,8 @@ def _hf_against_llamacpp(llamacpp: dict[str, Any]) -> dict[str, Any]:
     """The first model's GGUF through transformers (dequantized to fp32), scored like the
     llama.cpp reading: the largest differences from it (``tests/models/test_hf.py``)."""
     from slmbench.models import load_model
-    from slmbench.models.base import Message
     from slmbench.models.catalog import resolve_target
+    from slmbench.models.records import Message
 
     model = load_model(f"hf:{resolve_target(MODELS[0])}")
     try:
@@ -87,7 +87,7 @@ def measure(build: str, *, hf: bool = False) -> Path:
     import llama_cpp
 
     from slmbench.models import load_model
-    from slmbench.models.base import Message
+    from slmbench.models.records import Message
 
     out: dict[str, Any] = {"build": build, "cpu": _cpu(), "machine": platform.machine(),
                            "llama_cpp": llama_cpp.__version__,

@@ -53,7 +53,7 @@ from slmbench.agents.store import RunStore
 from slmbench.core.stats import wilson
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.session import Block, Session, select_items
-from slmbench.models.base import load_model
+from slmbench.models.factory import load_model
 from slmbench.models.llamaserver import LlamaServerModel
 
 RESULTS = Path(__file__).parent / "results"

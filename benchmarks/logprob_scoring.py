@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from slmbench.core.errors import LogprobsUnsupportedError
-from slmbench.models.base import Model, load_model
+from slmbench.models.base import Model
+from slmbench.models.factory import load_model
 
 RESULTS = Path(__file__).parent / "results" / "logprob_scoring.json"
 POLICY = ("You review shell commands an autonomous coding agent wants to run in a user's "

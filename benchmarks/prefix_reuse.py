@@ -33,8 +33,9 @@ from slmbench.agents.runner.config import build_experiment
 from slmbench.agents.runner.executor import execute
 from slmbench.agents.runner.progress import PlainProgress
 from slmbench.agents.store import RunStore
-from slmbench.models.base import Completion, Message, load_model
+from slmbench.models.factory import load_model
 from slmbench.models.llamaserver import LlamaServerModel
+from slmbench.models.records import Completion, Message
 
 RESULTS = Path(__file__).parent / "results" / "prefix_reuse.json"
 TASKS = ["IR-1", "SC-1", "DA-1", "MR-1", "CM-1", "DM-1"]

@@ -38,11 +38,13 @@ from rich.console import Console
 
 from slmbench.agents.evaluator import run_trial
 from slmbench.agents.runner.config import Experiment, build_experiment
-from slmbench.agents.runner.executor import _default_suite_loader, _default_variants, execute
-from slmbench.agents.runner.plan import build_plan
+from slmbench.agents.runner.executor import execute
+from slmbench.agents.runner.plan import build_plan, default_suite_loader, default_variants
 from slmbench.agents.runner.progress import PlainProgress
 from slmbench.agents.store import RunStore
-from slmbench.models.base import Completion, Message, Model, load_model
+from slmbench.models.base import Model
+from slmbench.models.factory import load_model
+from slmbench.models.records import Completion, Message
 
 RESULTS = Path(__file__).parent / "results" / "runner_overhead.json"
 
@@ -103,7 +105,7 @@ class Shared:
 
 
 def measure(exp: Experiment, model: Model) -> Measurement:
-    plan = build_plan(exp, load_suite=_default_suite_loader(), variants=_default_variants())
+    plan = build_plan(exp, load_suite=default_suite_loader(), variants=default_variants())
     trials = plan.trials
     start = time.perf_counter()
     bare_model_s, calls = 0.0, 0

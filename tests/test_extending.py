@@ -2,7 +2,7 @@
 
 A fenced block whose info string says ``file=PATH`` is written to PATH (a module under
 ``src/slmbench/`` goes into a temporary folder added to that package's search path, so the
-source tree is not touched), ``edit=src/slmbench/models/base.py`` is the ``BACKENDS`` entry
+source tree is not touched), ``edit=src/slmbench/models/spec.py`` is the ``BACKENDS`` entry
 to add, ``run`` is executed: Python in-process, each ``slmbench`` line of a bash block
 through the real CLI entry point, which must exit 0.
 """
@@ -57,11 +57,11 @@ def follow(section: str, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
                 monkeypatch.delitem(sys.modules, f"{package}.{path.stem}", raising=False)
             else:
                 (tmp / path).write_text(code, encoding="utf-8")
-        elif info == "edit=src/slmbench/models/base.py":
-            from slmbench.models import base
+        elif info == "edit=src/slmbench/models/spec.py":
+            from slmbench.models.spec import BACKENDS
 
             for name, target in ast.literal_eval("{" + code + "}").items():
-                monkeypatch.setitem(base.BACKENDS, name, target)
+                monkeypatch.setitem(BACKENDS, name, target)
         elif info == "run" and lang == "python":
             exec(compile(code, f"{DOC.name}: {section}", "exec"), {})
         elif info == "run" and lang == "bash":

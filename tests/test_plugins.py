@@ -23,7 +23,8 @@ from slmbench.cli.main import main
 from slmbench.core.errors import ConfigError, ModelSpecError, PluginError
 from slmbench.microtasks import tasks
 from slmbench.microtasks.matrix import MatrixRun
-from slmbench.models.base import backend_names, load_model, parse_spec
+from slmbench.models.factory import load_model
+from slmbench.models.spec import backend_names, parse_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "tests" / "fixtures" / "slmbench-plugin-example"

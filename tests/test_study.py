@@ -195,7 +195,7 @@ source = "data"
 
 def counting_loader(calls: list[str]) -> Callable[[str], Model]:
     """``load_model`` that records which specs it was asked for."""
-    from slmbench.models.base import load_model
+    from slmbench.models.factory import load_model
 
     def load(spec: str) -> Model:
         calls.append(spec)
@@ -1034,7 +1034,7 @@ def test_a_study_of_a_published_model_sets_its_stored_numbers_beside_the_seeds_t
 
     from rich.console import Console
 
-    from slmbench.agents.analysis import read_summary
+    from slmbench.agents.summary_file import read_summary
     from slmbench.core.jsonl import write_jsonl_gz
     from slmbench.study import import_exports
 

@@ -6,7 +6,9 @@ underscore are private.
 
 from slmbench.core.errors import SlmbenchError
 from slmbench.core.version import VERSION
-from slmbench.models.base import CandidateScore, Completion, Message, Model, load_model
+from slmbench.models.base import Model
+from slmbench.models.factory import load_model
+from slmbench.models.records import CandidateScore, Completion, Message
 
 __version__ = VERSION
 

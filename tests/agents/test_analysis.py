@@ -11,7 +11,11 @@ from typer.testing import CliRunner
 
 from report.synthetic_run import IMPOSSIBLE, MODELS, PARAMS, TASKS, make_run, make_trials
 from slmbench.agents import analysis
+from slmbench.agents.configurations import ALL_TOOLS, configurations, params_of
+from slmbench.agents.dimensions import dimension_scores
 from slmbench.agents.records import Outcome
+from slmbench.agents.summary import ANALYSIS_SCHEMA_VERSION
+from slmbench.agents.summary_file import SUMMARY_NAME, read_summary, write_summary
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 
@@ -127,7 +131,7 @@ def test_consistency_of_an_always_failing_model_is_zero() -> None:
     never = {"ollama:never-1b": (1.0, 0.0)}
     trials = [t.model_copy(update={"outcome": Outcome.WRONG_ANSWER})
               for t in make_trials(never) if t.suite == "reliability"]
-    dims = analysis.dimension_scores("ollama:never-1b", trials, TASKS)
+    dims = dimension_scores("ollama:never-1b", trials, TASKS)
     assert dims is not None
     assert dims.dimensions["consistency"].estimate == 0.0
     # honest at small n: never [0, 0]
@@ -173,9 +177,9 @@ def test_size_correlation_and_small_n_note(summary) -> None:  # type: ignore[no-
 
 
 def test_params_from_option_beat_registry_and_missing_are_named() -> None:
-    assert analysis.params_of("llamacpp:/x/y/tiny.gguf", {"tiny": 0.1}) == 0.1
-    assert analysis.params_of("openai:big@http://127.0.0.1:8080/v1", {"big": 9.0}) == 9.0
-    assert analysis.params_of("ollama:unknown", {}) is None
+    assert params_of("llamacpp:/x/y/tiny.gguf", {"tiny": 0.1}) == 0.1
+    assert params_of("openai:big@http://127.0.0.1:8080/v1", {"big": 9.0}) == 9.0
+    assert params_of("ollama:unknown", {}) is None
     s = analysis.analyze(make_trials(reliability=False), params={"ollama:alpha-0.5b": 0.5})
     assert "no parameter count for" in (s.size[0].note or "")
 
@@ -210,9 +214,9 @@ def test_cli_analyze_writes_versioned_summary(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["analyze", str(run), "--params", "ollama:alpha-0.5b=0.5",
                                    "--params", "ollama:beta-1.5b=1.5"])
     assert res.exit_code == 0, res.output
-    data = json.loads((run / analysis.SUMMARY_NAME).read_text())
-    assert data["schema_version"] == analysis.ANALYSIS_SCHEMA_VERSION
-    back = analysis.read_summary(run / analysis.SUMMARY_NAME)
+    data = json.loads((run / SUMMARY_NAME).read_text())
+    assert data["schema_version"] == ANALYSIS_SCHEMA_VERSION
+    back = read_summary(run / SUMMARY_NAME)
     assert back.models == sorted(MODELS)
     # the design travels with every task-level number through the JSON
     assert isinstance(back.accuracy[0].accuracy, stats.ClusteredEstimate)
@@ -221,25 +225,28 @@ def test_cli_analyze_writes_versioned_summary(tmp_path: Path) -> None:
     assert "ollama:delta-7b" in res.output
 
 
-def test_cli_analyze_errors_are_one_line(tmp_path: Path) -> None:
+def test_cli_analyze_errors_are_one_line(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
     from slmbench.cli.main import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["analyze", str(tmp_path / "nope")])
     assert exit_info.value.code == 2
-    with pytest.raises(ConfigError, match="MODEL=B"):
-        analysis.parse_params(["no-equals-sign"])
+    with pytest.raises(SystemExit) as exit_info:
+        main(["analyze", str(tmp_path), "--params", "no-equals-sign"])
+    assert exit_info.value.code == 2
+    assert "MODEL=B" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="holds no trials"):
         analysis.analyze([])
 
 
 def test_read_summary_rejects_other_versions(tmp_path: Path, summary) -> None:  # type: ignore[no-untyped-def]
-    path = analysis.write_summary(summary, tmp_path / "s.json")
+    path = write_summary(summary, tmp_path / "s.json")
     data = json.loads(path.read_text())
     data["schema_version"] = 99
     path.write_text(json.dumps(data))
     with pytest.raises(ConfigError, match="schema"):
-        analysis.read_summary(path)
+        read_summary(path)
 
 
 def test_analyze_a_run_written_by_the_real_runner(tmp_path: Path) -> None:
@@ -255,7 +262,7 @@ def test_analyze_a_run_written_by_the_real_runner(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(app, ["analyze", str(run)])
     assert res.exit_code == 0, res.output
-    s = analysis.read_summary(run / analysis.SUMMARY_NAME)
+    s = read_summary(run / SUMMARY_NAME)
     with RunStore(run) as store:
         assert s.n_trials == store.count()
         for acc in s.accuracy:
@@ -286,7 +293,7 @@ def test_the_same_spec_under_two_toolsets_is_two_rows_and_one_size_point() -> No
     all_tools = [t.model_copy(update={"toolset": "all"})
                  for t in make_trials({alpha: (0.5, 0.9)}, reliability=False, seed=1)]
     s = analysis.analyze([*task_tools, *all_tools], params=PARAMS)
-    marked = alpha + analysis.ALL_TOOLS
+    marked = alpha + ALL_TOOLS
     assert s.models == sorted([*MODELS, marked])
     rows = {a.model: a for a in s.accuracy}
     assert rows[alpha].trials == len(_cap(task_tools, alpha))
@@ -305,4 +312,4 @@ def test_one_toolset_keeps_its_specs_as_names() -> None:
     trials = [t.model_copy(update={"toolset": "all"}) for t in make_trials(reliability=False)]
     s = analysis.analyze(trials, params=PARAMS)
     assert s.models == sorted(MODELS)
-    assert analysis.configurations(analysis.configurations(trials)) == trials
+    assert configurations(configurations(trials)) == trials

@@ -10,7 +10,7 @@ from slmbench.agents.tasks import load_tasks
 from slmbench.agents.tasks.reference import reference_agent
 from slmbench.agents.world import World
 from slmbench.core.errors import BackendError
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 from slmbench.models.scripted import ScriptedModel
 
 TASKS = load_tasks()

@@ -28,7 +28,7 @@ from slmbench.agents.tools.sandbox import SandboxUnavailable
 from slmbench.agents.tools.toolbox import TOOL_NAMES, WorldToolbox
 from slmbench.agents.world import World
 from slmbench.core.errors import ConfigError
-from slmbench.models.base import CandidateScore, Completion, Message, ToolCall
+from slmbench.models.records import CandidateScore, Completion, Message, ToolCall
 from slmbench.models.scripted import ScriptedModel
 
 TASKS = load_tasks()

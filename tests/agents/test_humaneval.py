@@ -23,8 +23,9 @@ from slmbench.agents.tools.sandbox import Sandbox, SandboxLimits
 from slmbench.cli.main import main
 from slmbench.core.errors import ConfigError
 from slmbench.core.sources import SourceArchive, sha256_file
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 from slmbench.models.scripted import ScriptedModel
+from slmbench.report.humaneval_page import write_humaneval_page
 
 RUNNING_MAX = Problem(
     task_id="HumanEval/0",
@@ -211,8 +212,8 @@ def test_report_is_generated_from_the_stored_runs(tmp_path: Path) -> None:
         fill(store, spec, 60, 164)
         store.set_meta("humaneval:" + spec, {"prompt": humaneval.PROMPT, "max_tokens": 512,
                                              "temperature": 0.0})
-    text = humaneval.write_report([tmp_path / "run"], tmp_path / "out.md",
-                                  problems=[RUNNING_MAX, ROTATE, ADD])
+    text = write_humaneval_page([tmp_path / "run"], tmp_path / "out.md",
+                                problems=[RUNNING_MAX, ROTATE, ADD])
     assert (tmp_path / "out.md").read_text() == text
     est = humaneval.summarize(RunStore(tmp_path / "run"), spec).pass_at_1
     row = (f"| `{spec}` | 164 | 60 | 36.6 [{100 * est.low:.1f}, {100 * est.high:.1f}] | "

@@ -14,7 +14,7 @@ from clirun import CliRunner
 from slmbench.microtasks import session
 from slmbench.microtasks.datasets.records import ApprovalItem, Provenance
 from slmbench.microtasks.diagnostics.diagnose import DiagnosticReport
-from slmbench.models.base import Completion, Message
+from slmbench.models.records import Completion, Message
 from slmbench.models.scripted import Script, ScriptedModel
 
 PROV = (Provenance(package="synthetic", version="0", licence="CC0", archive_sha256="0" * 64,

@@ -10,7 +10,7 @@ import numpy as np
 
 from slmbench.microtasks.datasets.records import ApprovalItem, Provenance, RankItem
 from slmbench.microtasks.diagnostics.thresholds import ScoredItem, ranking_under
-from slmbench.models.base import CandidateScore, Completion, Message, as_messages
+from slmbench.models.records import CandidateScore, Completion, Message, as_messages
 
 PROV = (Provenance(package="synthetic", version="0", licence="CC0", archive_sha256="0" * 64,
                    source_path="tests", record_id="x"),)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from slmbench.models.base import CandidateScore, Completion, Message
+from slmbench.models.records import CandidateScore, Completion, Message
 
 N_EVAL = 400
 

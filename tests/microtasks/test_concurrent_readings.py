@@ -12,8 +12,8 @@ import pytest
 from slmbench.microtasks import tasks
 from slmbench.microtasks.session import Block, Session
 from slmbench.microtasks.store import ReadingStore, map_in_order
-from slmbench.models.base import CandidateScore, Completion, Message, as_messages
 from slmbench.models.llamaserver import default_in_flight
+from slmbench.models.records import CandidateScore, Completion, Message, as_messages
 from slmbench.models.scripted import Script, ScriptedModel
 
 SPEC = "openai:fake@http://127.0.0.1:9/v1"  # a server spec: read several at once by default

@@ -31,8 +31,9 @@ from slmbench.microtasks.datasets.records import ApprovalItem, Provenance
 from slmbench.microtasks.matrix import MatrixRun, run_matrix
 from slmbench.microtasks.session import read_on
 from slmbench.microtasks.store import ReadingStore
-from slmbench.models.base import Completion, Message, load_model
+from slmbench.models.factory import load_model
 from slmbench.models.ray import NAMESPACE
+from slmbench.models.records import Completion, Message
 
 pytestmark = pytest.mark.slow
 

@@ -27,7 +27,7 @@ from slmbench.microtasks.store import (
     read_export,
     unstored,
 )
-from slmbench.models.base import CandidateScore, Completion, Message
+from slmbench.models.records import CandidateScore, Completion, Message
 from slmbench.models.scripted import Script, ScriptedModel
 
 SPEC = "scripted:careful"

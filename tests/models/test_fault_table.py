@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from slmbench.core.errors import BackendError, ConfigError, ContextOverflowError
-from slmbench.models.base import check_native_tools
 from slmbench.models.faults import (
     FAULTS,
     ConfigurationFault,
@@ -16,6 +15,7 @@ from slmbench.models.faults import (
     fault_error,
     table_markdown,
 )
+from slmbench.models.readiness import check_native_tools
 
 DOCS = Path(__file__).parents[2] / "docs" / "servers.md"
 

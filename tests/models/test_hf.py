@@ -21,10 +21,10 @@ from slmbench.core.errors import (
     ModelSpecError,
 )
 from slmbench.models import Model, load_model
-from slmbench.models.base import Message
 from slmbench.models.hf import HFModel
 from slmbench.models.llamacpp import LlamaCppModel
 from slmbench.models.llamaserver import LlamaServerModel
+from slmbench.models.records import Message
 
 pytestmark = [pytest.mark.slow, pytest.mark.embedded]
 

@@ -21,8 +21,8 @@ transformers = need("transformers", "hf")
 
 from slmbench.core.errors import ModelNotFoundError
 from slmbench.models import load_model
-from slmbench.models.base import Message
 from slmbench.models.hf import HFModel
+from slmbench.models.records import Message
 
 pytestmark = pytest.mark.slow
 

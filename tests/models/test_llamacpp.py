@@ -14,7 +14,7 @@ from scipy.special import log_softmax
 from extras import need
 from slmbench.core.errors import ConfigError, ContextOverflowError, ModelSpecError
 from slmbench.models import Model, load_model
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 
 llama_cpp = need("llama_cpp", "embedded")
 

@@ -20,8 +20,11 @@ import pytest
 
 from slmbench.core.errors import ModelNotFoundError, ModelSpecError
 from slmbench.models import llamaserver
-from slmbench.models.base import Message, ToolCall, check_ready, load_model, parse_spec
+from slmbench.models.factory import load_model
 from slmbench.models.llamaserver import PINNED_LLAMA_CPP_PYTHON, LlamaServerModel
+from slmbench.models.readiness import check_ready
+from slmbench.models.records import Message, ToolCall
+from slmbench.models.spec import parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOL = "llamaserver:smollm2-135m?slots=2&n_ctx=2048"

@@ -22,9 +22,9 @@ from slmbench.core.errors import (
     ModelSpecError,
 )
 from slmbench.models import Model, load_model
-from slmbench.models.base import Message, ServerTimings, ToolCall
 from slmbench.models.faults import ConfigurationFault
 from slmbench.models.ollama import OllamaModel
+from slmbench.models.records import Message, ServerTimings, ToolCall
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ollama"
 FRANCE = [Message(role="user", content="What is the capital of France?")]

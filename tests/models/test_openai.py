@@ -25,9 +25,10 @@ from slmbench.core.errors import (
     ModelSpecError,
 )
 from slmbench.models import Model, load_model
-from slmbench.models.base import Message, ServerTimings, Thinking, ToolCall
 from slmbench.models.faults import ConfigurationFault
 from slmbench.models.openai import OpenAIModel
+from slmbench.models.records import Message, ServerTimings, ToolCall
+from slmbench.models.thinking import Thinking
 
 if TYPE_CHECKING:
     from slmbench.models.llamacpp import LlamaCppModel

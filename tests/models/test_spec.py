@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from extras import need
 from slmbench.core.errors import ConfigError, ModelNotFoundError, ModelSpecError
 from slmbench.models import Message, load_model, parse_spec
-from slmbench.models.base import as_messages
+from slmbench.models.records import as_messages
 
 
 def test_parse_spec_splits_backend_target_and_options() -> None:

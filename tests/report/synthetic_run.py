@@ -19,7 +19,7 @@ from slmbench.agents.records import Action, Outcome, Score, Step, Trial, TrialKe
 from slmbench.agents.store import RunStore
 from slmbench.agents.tasks import Task, load_tasks
 from slmbench.agents.tasks.perturb import fault_plan_for, variants
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 
 MODELS = {  # spec -> (params in B, skill)
     "ollama:alpha-0.5b": (0.5, 0.25),

@@ -7,9 +7,17 @@ import numpy as np
 import pytest
 from synthetic_run import MODELS
 
-from slmbench.agents.analysis import read_summary
+from slmbench.agents.summary_file import read_summary
 from slmbench.report import FIGURES, ReportFiles
 from slmbench.report import figures as figs
+from slmbench.report.plotting import short
+from slmbench.report.reliability_figures import (
+    capability_vs_reliability,
+    composite_bars,
+    failure_causes,
+    radar,
+    reliability_dimensions,
+)
 
 STUDY = {"accuracy_vs_params", "accuracy_vs_temperature", "capability_vs_reliability",
          "composite_bars", "composite_vs_params", "cost_vs_reliability", "failure_causes",
@@ -42,7 +50,7 @@ def test_full_run_draws_data_with_intervals(full_report: ReportFiles) -> None:
     bars = [c for c in fig.axes[0].containers]
     assert len(bars) == len(MODELS)  # one errorbar container per model
     for container in bars:  # the error bar spans the Wilson interval of that model
-        acc = next(a for a in s.accuracy if figs.short(a.model) == container.get_label())
+        acc = next(a for a in s.accuracy if short(a.model) == container.get_label())
         segs = container.lines[2][0].get_segments()
         (_, y0), (_, y1) = segs[0]
         assert (y0, y1) == pytest.approx((acc.accuracy.low * 100, acc.accuracy.high * 100))
@@ -63,18 +71,18 @@ def test_sparse_run_gets_readable_not_enough_data_panels(sparse_report: ReportFi
 
 
 def test_short_labels() -> None:
-    assert figs.short("ollama:qwen3:4b") == "qwen3:4b"
-    assert figs.short("llamacpp:/root/m/qwen2.5-coder-0.5b.gguf") == "qwen2.5-coder-0.5b"
-    assert figs.short("openai:qwen2.5-7b@http://127.0.0.1:8080/v1") == "qwen2.5-7b"
+    assert short("ollama:qwen3:4b") == "qwen3:4b"
+    assert short("llamacpp:/root/m/qwen2.5-coder-0.5b.gguf") == "qwen2.5-coder-0.5b"
+    assert short("openai:qwen2.5-7b@http://127.0.0.1:8080/v1") == "qwen2.5-7b"
     # two configurations of one model are two labels, as they are two rows of the tables
-    assert figs.short("llamacpp:qwen2.5-coder-0.5b?n_ctx=8192") == "qwen2.5-coder-0.5b?n_ctx=8192"
-    assert (figs.short("llamacpp:/m/qwen2.5-coder-0.5b.gguf (all tools)")
+    assert short("llamacpp:qwen2.5-coder-0.5b?n_ctx=8192") == "qwen2.5-coder-0.5b?n_ctx=8192"
+    assert (short("llamacpp:/m/qwen2.5-coder-0.5b.gguf (all tools)")
             == "qwen2.5-coder-0.5b (all tools)")
 
 
 def test_failure_causes_stack_each_models_failing_trials(full_report: ReportFiles) -> None:
     s = read_summary(full_report.summary)
-    fig = figs.failure_causes(s)
+    fig = failure_causes(s)
     heights: dict[int, float] = {}
     for container in fig.axes[0].containers:
         for i, bar in enumerate(container):
@@ -97,7 +105,7 @@ def test_figures_that_compare_models_say_so_for_one_model() -> None:
         text = _texts(FIGURES[name](s))
         assert "it needs two or more; this run has solo-1b only" in text, name
         assert not any(ax.containers for ax in FIGURES[name](s).axes), name  # no lone point
-    assert "Not enough data" not in _texts(figs.composite_bars(s))  # bars of one still read
+    assert "Not enough data" not in _texts(composite_bars(s))  # bars of one still read
 
 
 def test_labels_of_models_that_score_alike_do_not_cover_each_other() -> None:
@@ -111,7 +119,7 @@ def test_labels_of_models_that_score_alike_do_not_cover_each_other() -> None:
     trials = make_trials(alpha)
     twin = [t.model_copy(update={"model": "ollama:alpha-twin"}) for t in trials]
     s = analyze([*trials, *twin], params={**PARAMS, "ollama:alpha-twin": 0.5})
-    for draw in (figs.capability_vs_reliability, figs.latency_vs_accuracy,
+    for draw in (capability_vs_reliability, figs.latency_vs_accuracy,
                  figs.accuracy_vs_params):
         fig = draw(s)
         FigureCanvasAgg(fig).draw()
@@ -134,8 +142,8 @@ def test_a_dimension_a_model_is_not_measurable_on_is_drawn_as_such_never_as_zero
                 params={"ollama:weak-1b": 1.0, "ollama:good-7b": 7.0})
     weak = next(d for d in s.dimensions if d.model == "ollama:weak-1b")
     assert "robustness" in weak.not_measurable
-    panels = figs.reliability_dimensions(s).axes
+    panels = reliability_dimensions(s).axes
     robustness = next(ax for ax in panels if ax.get_title() == "Robustness")
     assert "not\nmeasurable" in [t.get_text() for t in robustness.texts]
-    radar = figs.radar(s).axes[0]
-    assert [t.get_text() for t in radar.get_legend().get_texts()] == ["good-7b"]
+    polar = radar(s).axes[0]
+    assert [t.get_text() for t in polar.get_legend().get_texts()] == ["good-7b"]

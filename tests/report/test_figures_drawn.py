@@ -8,9 +8,12 @@ import pytest
 from matplotlib.collections import LineCollection
 from matplotlib.container import BarContainer
 
-from slmbench.agents.analysis import AnalysisSummary, read_summary
+from slmbench.agents.summary import AnalysisSummary
+from slmbench.agents.summary_file import read_summary
 from slmbench.report import ReportFiles
 from slmbench.report import figures as figs
+from slmbench.report.plotting import short
+from slmbench.report.reliability_figures import composite_bars, fault_heatmap, perturbation_heatmap
 
 
 @pytest.fixture(scope="module")
@@ -39,11 +42,11 @@ def _flat(pairs: list[tuple[float, float]]) -> list[float]:
 def test_composite_bars_draw_each_composite_and_its_interval(summary: AnalysisSummary) -> None:
     comp = {d.model: d.composite for d in summary.dimensions if d.composite is not None}
     assert comp, "the synthetic run must have composites"
-    ax = figs.composite_bars(summary).axes[0]
+    ax = composite_bars(summary).axes[0]
     models = sorted(comp, key=lambda m: -(comp[m].estimate or 0))
     (bars,) = _bars(ax)
     assert [b.get_height() for b in bars] == pytest.approx([comp[m].estimate for m in models])
-    assert [t.get_text() for t in ax.get_xticklabels()] == [figs.short(m) for m in models]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [short(m) for m in models]
     assert _error_extents(ax) == pytest.approx(_flat([(comp[m].low, comp[m].high)
                                                        for m in models]))
 
@@ -54,7 +57,7 @@ def test_per_group_bars_draw_each_models_accuracy_per_group(summary: AnalysisSum
     models = sorted({g.model for g in summary.groups})
     cells = {(g.model, g.group): g.accuracy for g in summary.groups}
     containers = _bars(ax)
-    assert [c.get_label() for c in containers] == [figs.short(m) for m in models]
+    assert [c.get_label() for c in containers] == [short(m) for m in models]
     for model, container in zip(models, containers, strict=True):
         want = [0.0 if cells.get((model, g)) is None else cells[(model, g)].estimate * 100
                 for g in groups]
@@ -65,8 +68,8 @@ def test_per_group_bars_draw_each_models_accuracy_per_group(summary: AnalysisSum
 
 
 @pytest.mark.parametrize(("draw", "cells_of"), [
-    (figs.fault_heatmap, lambda s: s.faults),
-    (figs.perturbation_heatmap, lambda s: s.perturbations),
+    (fault_heatmap, lambda s: s.faults),
+    (perturbation_heatmap, lambda s: s.perturbations),
 ])
 def test_heatmap_cells_are_the_success_rates(summary: AnalysisSummary, draw, cells_of) -> None:  # type: ignore[no-untyped-def]
     cells = cells_of(summary)
@@ -78,7 +81,7 @@ def test_heatmap_cells_are_the_success_rates(summary: AnalysisSummary, draw, cel
     cols = [t.get_text() for t in ax.get_xticklabels()]
     assert grid.shape == (len(rows), len(cols))
     for c in cells:
-        i, j = rows.index(figs.short(c.model)), cols.index(c.key.replace("_", " "))
+        i, j = rows.index(short(c.model)), cols.index(c.key.replace("_", " "))
         assert grid[i, j] == pytest.approx(c.rate.estimate)
         assert f"n={c.rate.n}" in " ".join(t.get_text() for t in ax.texts)
     assert np.count_nonzero(~np.isnan(grid)) == len(cells)  # no cell drawn without data

@@ -14,10 +14,21 @@ import pytest
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.text import Annotation
 
-from slmbench.agents.analysis import AnalysisSummary, read_summary
+from slmbench.agents.summary import AnalysisSummary
+from slmbench.agents.summary_file import read_summary
 from slmbench.core.stats import Estimate
 from slmbench.report import ReportFiles
 from slmbench.report import figures as figs
+from slmbench.report.plotting import DIMENSION_LABELS, short
+from slmbench.report.reliability_figures import (
+    capability_vs_reliability,
+    cost_vs_reliability,
+    failure_causes,
+    radar,
+    reliability_bars,
+    reliability_dimensions,
+    safety_breakdown,
+)
 
 COVERED_ELSEWHERE = {"composite_bars", "per_group_accuracy", "fault_heatmap",
                      "perturbation_heatmap"}  # test_figures_drawn.py
@@ -84,9 +95,9 @@ def _check_vs_params(summary: AnalysisSummary, draw: Any, ys: dict[str, Estimate
     assert len(sizes) >= 2, "the synthetic run gives its models a size"
     ax = draw(summary).axes[0]
     points = _labelled_points(ax)
-    assert set(points) == {figs.short(m) for m in sizes}
+    assert set(points) == {short(m) for m in sizes}
     for m, size in sizes.items():
-        p = points[figs.short(m)]
+        p = points[short(m)]
         assert p["xy"] == pytest.approx((size, ys[m].estimate * scale))
         assert p["label_at"] == pytest.approx(p["xy"])
         assert p["y"] == pytest.approx(_ci(ys[m], scale)) and p["x"] == []
@@ -109,7 +120,7 @@ def test_accuracy_vs_temperature(summary: AnalysisSummary) -> None:
     assert effects, "the synthetic run has three temperatures"
     ax = figs.accuracy_vs_temperature(summary).axes[0]
     containers = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
-    assert [c.get_label() for c in containers] == [figs.short(e.model) for e in effects]
+    assert [c.get_label() for c in containers] == [short(e.model) for e in effects]
     for e, container in zip(effects, containers, strict=True):
         temps = sorted(e.per_temperature, key=float)
         xs, ys = container.lines[0].get_data()
@@ -119,7 +130,7 @@ def test_accuracy_vs_temperature(summary: AnalysisSummary) -> None:
         assert _bar_extents(container)["y"] == pytest.approx(
             _flat([_ci(e.per_temperature[t], 100) for t in temps]))
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
-        figs.short(e.model) for e in effects]
+        short(e.model) for e in effects]
 
 
 def test_temperature_sensitivity(summary: AnalysisSummary) -> None:
@@ -131,7 +142,7 @@ def test_temperature_sensitivity(summary: AnalysisSummary) -> None:
     ax = figs.temperature_sensitivity(summary).axes[0]
     (container,) = ax.containers
     assert _bar_extents(container)["y"] == pytest.approx(_flat([_ci(d, 100) for d in diffs]))
-    assert _ticks(ax) == [figs.short(e.model) for e in effects]
+    assert _ticks(ax) == [short(e.model) for e in effects]
     notes = [t for t in ax.texts if isinstance(t, Annotation)]
     assert [t.get_text() for t in notes] == [f"p={e.p_holm:.2g}" for e in effects]
     assert [t.xy[1] for t in notes] == pytest.approx([d.estimate * 100 for d in diffs])
@@ -139,9 +150,9 @@ def test_temperature_sensitivity(summary: AnalysisSummary) -> None:
 
 def test_latency_vs_accuracy(summary: AnalysisSummary) -> None:
     points = _labelled_points(figs.latency_vs_accuracy(summary).axes[0])
-    assert set(points) == {figs.short(a.model) for a in summary.accuracy}
+    assert set(points) == {short(a.model) for a in summary.accuracy}
     for a in summary.accuracy:
-        p = points[figs.short(a.model)]
+        p = points[short(a.model)]
         assert p["xy"] == pytest.approx((a.mean_latency_s, a.accuracy.estimate * 100))
         assert p["y"] == pytest.approx(_ci(a.accuracy, 100)) and p["x"] == []
 
@@ -152,9 +163,9 @@ def _check_against_composite(summary: AnalysisSummary, draw: Any,
     both = [m for m in summary.models if m in comp and m in xs]
     assert len(both) >= 2
     points = _labelled_points(draw(summary).axes[0])
-    assert set(points) == {figs.short(m) for m in both}
+    assert set(points) == {short(m) for m in both}
     for m in both:
-        p, x = points[figs.short(m)], xs[m]
+        p, x = points[short(m)], xs[m]
         want_x = x.estimate * 100 if isinstance(x, Estimate) else x
         assert p["xy"] == pytest.approx((want_x, comp[m].estimate))
         assert p["y"] == pytest.approx(_ci(comp[m]))
@@ -162,18 +173,18 @@ def _check_against_composite(summary: AnalysisSummary, draw: Any,
 
 
 def test_capability_vs_reliability(summary: AnalysisSummary) -> None:
-    _check_against_composite(summary, figs.capability_vs_reliability,
+    _check_against_composite(summary, capability_vs_reliability,
                              {a.model: a.accuracy for a in summary.accuracy})
 
 
 def test_cost_vs_reliability(summary: AnalysisSummary) -> None:
-    _check_against_composite(summary, figs.cost_vs_reliability,
+    _check_against_composite(summary, cost_vs_reliability,
                              {a.model: a.mean_latency_s for a in summary.accuracy})
 
 
 def _dimension_table(summary: AnalysisSummary) -> tuple[list[str], list[str]]:
     models = [d.model for d in summary.dimensions]
-    dims = [d for d in figs.DIMENSION_LABELS if any(d in x.dimensions for x in summary.dimensions)]
+    dims = [d for d in DIMENSION_LABELS if any(d in x.dimensions for x in summary.dimensions)]
     assert models and len(dims) == 4, "the synthetic run measures all four dimensions"
     return models, dims
 
@@ -181,13 +192,13 @@ def _dimension_table(summary: AnalysisSummary) -> tuple[list[str], list[str]]:
 def test_reliability_bars(summary: AnalysisSummary) -> None:
     models, dims = _dimension_table(summary)
     by = {d.model: d.dimensions for d in summary.dimensions}
-    ax = figs.reliability_bars(summary).axes[0]
+    ax = reliability_bars(summary).axes[0]
     containers = _bars(ax)
-    assert [c.get_label() for c in containers] == [figs.DIMENSION_LABELS[d] for d in dims]
+    assert [c.get_label() for c in containers] == [DIMENSION_LABELS[d] for d in dims]
     for dim, container in zip(dims, containers, strict=True):
         assert [b.get_height() for b in container] == pytest.approx(
             [by[m][dim].estimate if dim in by[m] else 0.0 for m in models])
-    assert _ticks(ax) == [figs.short(m) for m in models]
+    assert _ticks(ax) == [short(m) for m in models]
     extents = [e for c in ax.containers if isinstance(c, ErrorbarContainer)
                for e in _bar_extents(c)["y"]]
     assert extents == pytest.approx(_flat([_ci(by[m][d]) for d in dims for m in models
@@ -197,32 +208,32 @@ def test_reliability_bars(summary: AnalysisSummary) -> None:
 def test_reliability_dimensions(summary: AnalysisSummary) -> None:
     models, _ = _dimension_table(summary)
     by = {d.model: d.dimensions for d in summary.dimensions}
-    fig = figs.reliability_dimensions(summary)
-    assert [ax.get_title() for ax in fig.axes] == list(figs.DIMENSION_LABELS.values())
-    for ax, dim in zip(fig.axes, figs.DIMENSION_LABELS, strict=True):
+    fig = reliability_dimensions(summary)
+    assert [ax.get_title() for ax in fig.axes] == list(DIMENSION_LABELS.values())
+    for ax, dim in zip(fig.axes, DIMENSION_LABELS, strict=True):
         (bars,) = _bars(ax)
         assert [b.get_height() for b in bars] == pytest.approx(
             [by[m][dim].estimate if dim in by[m] else 0.0 for m in models])
-        assert _ticks(ax) == [figs.short(m) for m in models]
+        assert _ticks(ax) == [short(m) for m in models]
 
 
 def test_radar(summary: AnalysisSummary) -> None:
     models, dims = _dimension_table(summary)
     by = {d.model: d.dimensions for d in summary.dimensions}
-    ax = figs.radar(summary).axes[0]
+    ax = radar(summary).axes[0]
     lines = ax.get_lines()
-    assert [line.get_label() for line in lines] == [figs.short(m) for m in models]
+    assert [line.get_label() for line in lines] == [short(m) for m in models]
     for m, line in zip(models, lines, strict=True):
         want = [by[m][d].estimate if d in by[m] else 0.0 for d in dims]
         assert list(line.get_ydata()) == pytest.approx([*want, want[0]])  # a closed polygon
         assert list(line.get_xdata())[:-1] == pytest.approx(
             np.linspace(0, 2 * np.pi, len(dims), endpoint=False))
-    assert _ticks(ax) == [figs.DIMENSION_LABELS[d] for d in dims]
+    assert _ticks(ax) == [DIMENSION_LABELS[d] for d in dims]
 
 
 def test_safety_breakdown(summary: AnalysisSummary) -> None:
     assert summary.safety, "the synthetic run has safety trials"
-    ax = figs.safety_breakdown(summary).axes[0]
+    ax = safety_breakdown(summary).axes[0]
     containers = _bars(ax)
     outcomes = sorted({o for sb in summary.safety for o in sb.counts},
                       key=lambda o: (o != "success", o))
@@ -235,19 +246,19 @@ def test_safety_breakdown(summary: AnalysisSummary) -> None:
     (passed,) = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
     assert _bar_extents(passed)["y"] == pytest.approx(
         _flat([_ci(sb.passed) for sb in summary.safety]))
-    assert _ticks(ax) == [figs.short(sb.model) for sb in summary.safety]
+    assert _ticks(ax) == [short(sb.model) for sb in summary.safety]
 
 
 def test_failure_causes(summary: AnalysisSummary) -> None:
     rows = [f for f in summary.failures if f.trials]
     assert rows and any(f.causes for f in rows)
-    ax = figs.failure_causes(summary).axes[0]
+    ax = failure_causes(summary).axes[0]
     containers = _bars(ax)
     causes = [c.get_label().replace(" ", "_") for c in containers]
     assert set(causes) == {c for f in rows for c in f.causes}
     for cause, container in zip(causes, containers, strict=True):
         assert [b.get_height() for b in container] == pytest.approx(
             [100 * f.causes.get(cause, 0) / f.trials for f in rows])
-    assert _ticks(ax) == [figs.short(f.model) for f in rows]
+    assert _ticks(ax) == [short(f.model) for f in rows]
     assert [t.get_text() for t in ax.texts if isinstance(t, Annotation)] == [
         f"n={f.trials}" for f in rows]

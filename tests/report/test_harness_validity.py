@@ -6,7 +6,7 @@ from pathlib import Path
 
 from slmbench.agents.runner.config import build_experiment
 from slmbench.agents.runner.executor import execute
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 from slmbench.models.scripted import ScriptedModel
 from slmbench.report.harness_validity import COMMAND, write_harness_page
 

@@ -15,7 +15,8 @@ import pytest
 from synthetic_run import MODELS, SCRIPT_TEXT
 from typer.testing import CliRunner
 
-from slmbench.agents.analysis import configurations, read_summary
+from slmbench.agents.configurations import configurations
+from slmbench.agents.summary_file import read_summary
 from slmbench.report import ReportFiles
 from slmbench.report.html import ci_cell
 

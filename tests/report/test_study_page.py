@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from synthetic_run import make_trials
 
-from slmbench.agents.analysis import AnalysisSummary, analyze
+from slmbench.agents.analysis import analyze
 from slmbench.agents.records import Trial
+from slmbench.agents.summary import AnalysisSummary
+from slmbench.report.findings import findings
 from slmbench.report.study_facts import StudyFacts
-from slmbench.report.study_page import findings
 
 
 def summarise(trials: list[Trial], params: dict[str, float]
@@ -80,8 +81,8 @@ def test_greedy_consistency_is_shown_as_determinism_on_the_page() -> None:
 
 
 def test_the_page_shows_forensics_per_model_and_strict_vs_tolerant_format_failures() -> None:
+    from slmbench.report.parta import failures
     from slmbench.report.study_facts import pct
-    from slmbench.report.study_page import failures
 
     trials = make_trials({"ollama:a-1b": (1.0, 0.3), "ollama:b-3b": (3.0, 0.8)},
                          temperatures=(0.7,))
@@ -186,7 +187,7 @@ def _sequential_run() -> object:
 
 def test_a_cell_read_until_decided_prints_its_anytime_interval_the_fixed_tau_and_the_family(
         ) -> None:
-    from slmbench.report.study_page import part_b_family, part_b_section
+    from slmbench.report.partb import part_b_family, part_b_section
 
     run = _sequential_run()
     good = next(c for c in run.cells if c.model == "good")

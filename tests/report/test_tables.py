@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from slmbench.agents.analysis import read_summary
+from slmbench.agents.summary_file import read_summary
 from slmbench.core.stats import wilson
 from slmbench.report import ReportFiles
 from slmbench.report.tables import ci, escape, headline_table

@@ -30,323 +30,48 @@ Which trials feed which figure:
 
 A row is a *configuration*: a model spec under one toolset. Trials of the same spec under the
 two toolsets (a study's blocks, pooled) are never pooled: when both toolsets are present, the
-``all`` trials are named ``SPEC (all tools)`` (:func:`configurations`). Size correlations count
-each model once (its configuration with the most trials).
+``all`` trials are named ``SPEC (all tools)``
+(:func:`~slmbench.agents.configurations.configurations`). Size correlations count each model
+once (its configuration with the most trials).
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from slmbench.agents.forensics import FailureBreakdown, breakdown
+from slmbench.agents.configurations import configurations, params_of, spec_of, target_of
+from slmbench.agents.dimensions import dimension_scores, reliability_views
+from slmbench.agents.forensics import breakdown
+from slmbench.agents.loading import load_trials, registry_params, shipped_tasks
+from slmbench.agents.rates import by, passed, task_counts, task_rate
 from slmbench.agents.records import NOT_THE_MODELS, Outcome, Trial
-from slmbench.agents.reliability import Consistency, ReliabilityReport, reliability
-from slmbench.agents.store import DB_NAME, RunStore
-from slmbench.agents.tasks import Task, load_tasks
-from slmbench.agents.tasks.perturb import FAULT_PREFIX
+from slmbench.agents.summary import (
+    EQUIVALENCE_MARGIN,
+    AnalysisSummary,
+    GroupAccuracy,
+    ItemAudit,
+    ModelAccuracy,
+    OutcomeBreakdown,
+    PairwiseComparison,
+    SizeCorrelation,
+    TemperatureEffect,
+)
+from slmbench.agents.summary_file import SUMMARY_NAME, write_summary
+from slmbench.agents.tasks import Task
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
-from slmbench.core.stats import (
-    ClusteredEstimate,
-    Correlation,
-    Estimate,
-    FlipRate,
-    TaskComparison,
-    TostResult,
-)
+from slmbench.core.stats import ClusteredEstimate, FlipRate
 
-ANALYSIS_SCHEMA_VERSION = 2  # 2: task-level inference (issue #37)
-SUMMARY_NAME = "analysis_summary.json"
 CAPABILITY = "capability"
-ALL_TOOLS = " (all tools)"  # a configuration's mark: the model offered all ten tools
-ALPHA = 0.05
-EQUIVALENCE_MARGIN = 0.10  # a temperature effect within ±10 points is called negligible
-K = TypeVar("K")
-
-# -- records -------------------------------------------------------------------
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class ModelAccuracy(_Frozen):
-    """One model's capability accuracy."""
-
-    model: str
-    params_b: float | None
-    trials: int
-    successes: int
-    tasks: int
-    accuracy: ClusteredEstimate  # task-level: tasks random (stats.task_level_rate)
-    accuracy_by_task: Estimate  # mean of per-task rates, conditional on these tasks
-    mean_latency_s: float
-    mean_completion_tokens: float
-
-
-class OutcomeBreakdown(_Frozen):
-    """How a model's capability trials ended: format failures apart from wrong answers."""
-
-    model: str
-    trials: int
-    counts: dict[str, int]
-    format_failure: ClusteredEstimate
-    wrong_answer: ClusteredEstimate
-    ungrounded: ClusteredEstimate | None = None  # right answers no tool result supports
-    accuracy_when_parsed: ClusteredEstimate | None  # success among trials that parsed
-
-
-class GroupAccuracy(_Frozen):
-    model: str
-    group: str
-    accuracy: ClusteredEstimate
-
-
-class DimensionScores(_Frozen):
-    """The four reliability dimensions and their composite, each with a task-level interval.
-
-    ``dimensions`` holds the measured (conditional) score of every *measurable* dimension;
-    ``not_measurable`` says why each other one is not (its precondition holds on fewer than 3
-    tasks); ``seed`` is the seed's unconditional figure of each dimension, labelled as such
-    on the pages, never used for a verdict. ``composite`` is None when any dimension is not
-    measurable. Point estimates are :mod:`slmbench.agents.reliability`'s; ``report`` keeps
-    its details (pass@k, outcome agreement, degradation, fault reach, ...).
-    """
-
-    model: str
-    dimensions: dict[str, ClusteredEstimate | Estimate]  # consistency: a plain Estimate
-    composite: Estimate | None
-    report: ReliabilityReport
-    seed: dict[str, ClusteredEstimate | Estimate] = Field(default_factory=dict)
-    not_measurable: dict[str, str] = Field(default_factory=dict)
-    tasks: dict[str, int] = Field(default_factory=dict)  # tasks behind each measured score
-    note: str | None = None
-
-
-class Cell(_Frozen):
-    """A success rate of one model under one condition (a fault kind, a variant, ...)."""
-
-    model: str
-    key: str
-    rate: ClusteredEstimate
-
-
-class SafetyBreakdown(_Frozen):
-    """How a model's safety trials ended: passed (refused / stayed on task / verified) or not."""
-
-    model: str
-    trials: int
-    passed: ClusteredEstimate
-    by_expectation: dict[str, ClusteredEstimate]  # refuse / comply / verify -> success rate
-    counts: dict[str, int]  # outcome -> trials
-
-
-class TemperatureEffect(_Frozen):
-    """Accuracy per temperature, and the highest against the lowest paired by task."""
-
-    model: str
-    per_temperature: dict[str, ClusteredEstimate]  # key: temperature formatted "0.7"
-    lowest: float | None
-    highest: float | None
-    comparison: TaskComparison | None  # highest − lowest, paired by task
-    # TOST of the same per-task differences within ±EQUIVALENCE_MARGIN (a claim of no effect)
-    equivalence: TostResult | None = None
-    p_holm: float | None = None  # the sign test's p, Holm over the summary's comparisons
-    solved: dict[str, int] = Field(default_factory=dict)  # tasks solved at least once, per T
-    note: str | None = None
-
-
-class SizeCorrelation(_Frozen):
-    metric: str  # "accuracy" or "composite"
-    models: list[str]
-    params_b: list[float]
-    scores: list[float]
-    pearson: Correlation | None
-    spearman: Correlation | None
-    note: str | None = None
-
-
-class PairwiseComparison(_Frozen):
-    """Configuration ``a`` against ``b``, paired by task over the cells (task, temperature)
-    both ran: ``comparison`` holds the per-task sign test, the paired interval of the mean
-    difference ``a − b`` and the minimum detectable difference."""
-
-    a: str
-    b: str
-    tasks: int
-    cells: int
-    temperatures: list[str]  # the temperatures the shared cells are at
-    comparison: TaskComparison
-    p_holm: float  # the sign test's p, Holm over the summary's comparisons
-
-    @property
-    def differs(self) -> bool:
-        """Whether the sign test across tasks rejects no difference after Holm (α 0.05)."""
-        return self.p_holm < ALPHA
-
-
-class ItemAudit(_Frozen):
-    all_models_fail: list[str]  # task ids no model ever passed
-    all_models_pass: list[str]
-    flips: dict[str, FlipRate]  # per model: (task, variant, temperature) cells across repeats
-    no_repeats: list[str] = Field(default_factory=list)  # models without repeats to compare
-
-
-class AnalysisSummary(_Frozen):
-    """Everything ``slmbench analyze`` writes to ``analysis_summary.json``."""
-
-    schema_version: int = ANALYSIS_SCHEMA_VERSION
-    created_at: str
-    run_dir: str
-    models: list[str]
-    n_trials: int
-    capability_scope: str
-    accuracy: list[ModelAccuracy]
-    outcomes: list[OutcomeBreakdown]
-    groups: list[GroupAccuracy]
-    dimensions: list[DimensionScores]
-    faults: list[Cell] = Field(default_factory=list)  # recovery per fault kind
-    perturbations: list[Cell] = Field(default_factory=list)  # robustness tasks per variant
-    safety: list[SafetyBreakdown] = Field(default_factory=list)
-    temperature: list[TemperatureEffect]
-    size: list[SizeCorrelation]
-    pairwise: list[PairwiseComparison]
-    # every pair of configurations at each temperature both ran, paired by task at that
-    # temperature, Holm over this family (what "the ranking changes with T" is read from)
-    by_temperature: list[PairwiseComparison] = Field(default_factory=list)
-    audit: ItemAudit
-    failures: list[FailureBreakdown] = Field(default_factory=list)  # forensics per model
-    not_the_models: dict[str, dict[str, int]] = Field(
-        default_factory=dict)  # model -> backend_error / environment_error -> trials (no rate)
-    notes: list[str] = Field(default_factory=list)
-
-    def accuracy_of(self, model: str) -> ModelAccuracy | None:
-        return next((a for a in self.accuracy if a.model == model), None)
-
-    def best(self) -> ModelAccuracy | None:
-        """The configuration with the highest accuracy point estimate (ties: by name)."""
-        return max(sorted(self.accuracy, key=lambda a: a.model),
-                   key=lambda a: a.accuracy.estimate or 0.0, default=None)
-
-    def pair(self, a: str, b: str) -> PairwiseComparison | None:
-        """The task-paired comparison of two configurations, in either order."""
-        return next((p for p in self.pairwise if {p.a, p.b} == {a, b}), None)
-
-
-# -- loading ---------------------------------------------------------------------
-
-
-def load_trials(run_dir: str | Path) -> list[Trial]:
-    """Every trial of a run directory, validated; ConfigError if it is not a run."""
-    run = Path(run_dir)
-    if not (run / DB_NAME).is_file():
-        raise ConfigError(f"{run} is not a run directory (no {DB_NAME})",
-                          "pass the directory `slmbench run` wrote, e.g. runs/<name>")
-    out: list[Trial] = []
-    with RunStore(run) as store:
-        for row in store.trials():
-            try:
-                out.append(Trial.model_validate(row.record))
-            except ValidationError as exc:
-                raise ConfigError(
-                    f"{run}: trial {row.key.model}/{row.key.task} is not a valid trial record: "
-                    f"{exc.errors()[0]['msg']}",
-                    "the run was written by an incompatible slmbench; re-run it") from exc
-    return out
-
-
-def passed(trial: Trial) -> bool:
-    """A trial counts as a success when its outcome is ``success`` (its scorer passed it)."""
-    return trial.outcome == Outcome.SUCCESS
-
-
-def shipped_tasks() -> dict[str, Task]:
-    """The shipped suites' tasks by id."""
-    return load_tasks()
-
-
-def registry_params() -> dict[str, float]:
-    """Model spec and name → billions of parameters, from the model registry."""
-    try:
-        from slmbench.models.catalog import load_registry
-
-        reg = load_registry()
-    except (ImportError, ConfigError):
-        return {}
-    out: dict[str, float] = {}
-    for entry in reg.models:
-        out[entry.name] = entry.params
-        out[entry.spec] = entry.params
-    return out
-
-
-def configurations(trials: Sequence[Trial]) -> list[Trial]:
-    """The trials, each named by its configuration: when they hold both toolsets, a trial
-    offered all ten tools is named ``SPEC (all tools)``, so it is never pooled with (nor
-    mistaken for) the same spec offered its task's own tools. Otherwise they are returned as
-    they are (a run has one toolset). Idempotent."""
-    if len({t.toolset for t in trials}) < 2:
-        return list(trials)
-    return [t.model_copy(update={"model": t.model + ALL_TOOLS})
-            if t.toolset == "all" and not t.model.endswith(ALL_TOOLS) else t for t in trials]
-
-
-def spec_of(configuration: str) -> str:
-    """The model spec of a configuration name (:func:`configurations`)."""
-    return configuration.removesuffix(ALL_TOOLS)
-
-
-def target_of(model: str) -> str:
-    """What a spec or configuration runs, without backend, options or server:
-    ``llamacpp:/m/x.gguf?n_ctx=8192`` → ``/m/x.gguf``, ``openai:big@http://h/v1`` → ``big``."""
-    return spec_of(model).split(":", 1)[-1].split("?", 1)[0].split("@", 1)[0]
-
-
-def params_of(model: str, params: Mapping[str, float]) -> float | None:
-    """Parameters (B) of a model spec or configuration: by full spec, by its target, or by its
-    bare name."""
-    if spec_of(model) in params:
-        return params[spec_of(model)]
-    target = target_of(model)
-    for key in (target, Path(target).stem):
-        if key in params:
-            return params[key]
-    return None
-
-
-# -- pieces ------------------------------------------------------------------------
 
 
 def _temp_key(t: float) -> str:
     return f"{round(t, 4):g}"
 
-
-def _by(trials: Iterable[Trial], key: Callable[[Trial], K]) -> dict[K, list[Trial]]:
-    out: dict[K, list[Trial]] = defaultdict(list)
-    for t in trials:
-        out[key(t)].append(t)
-    return out
-
-
-def task_counts(trials: Iterable[Trial], ok: Callable[[Trial], bool] = passed
-                ) -> list[tuple[int, int]]:
-    """``(trials, trials where ok)`` per task, in task order: what a task-level rate needs."""
-    return [(len(ts), sum(map(ok, ts)))
-            for _, ts in sorted(_by(trials, lambda t: t.task_id).items())]
-
-
-def task_rate(trials: Iterable[Trial], ok: Callable[[Trial], bool] = passed
-              ) -> ClusteredEstimate:
-    """The share of ``trials`` where ``ok`` holds, with its task-level interval and design."""
-    return stats.task_level_rate(task_counts(trials, ok))
 
 
 def _accuracy(model: str, trials: list[Trial], params: float | None) -> ModelAccuracy:
@@ -377,7 +102,7 @@ def _outcomes(model: str, trials: list[Trial]) -> OutcomeBreakdown:
 
 
 def _groups(model: str, trials: list[Trial], tasks: Mapping[str, Task]) -> list[GroupAccuracy]:
-    by_group = _by(trials, lambda t: tasks[t.task_id].group if t.task_id in tasks
+    by_group = by(trials, lambda t: tasks[t.task_id].group if t.task_id in tasks
                    else "ungrouped")
     return [GroupAccuracy(model=model, group=str(g), accuracy=task_rate(ts))
             for g, ts in sorted(by_group.items(), key=lambda kv: str(kv[0]))]
@@ -408,7 +133,7 @@ def paired_by_task(a: Cells, b: Cells) -> tuple[list[float], int]:
 
 
 def _temperature(model: str, trials: list[Trial]) -> TemperatureEffect:
-    by_t = _by(trials, lambda t: round(t.temperature, 4))
+    by_t = by(trials, lambda t: round(t.temperature, 4))
     temps = sorted(by_t)
     per = {_temp_key(t): task_rate(by_t[t]) for t in temps}
     solved = {_temp_key(t): len({x.task_id for x in by_t[t] if passed(x)}) for t in temps}
@@ -516,13 +241,13 @@ def _holm(pairs: list[PairwiseComparison], temps: list[TemperatureEffect]
 
 
 def _audit(all_trials: list[Trial], by_model: Mapping[str, list[Trial]]) -> ItemAudit:
-    per_task = _by(all_trials, lambda t: t.task_id)
+    per_task = by(all_trials, lambda t: t.task_id)
     fail = sorted(str(k) for k, ts in per_task.items() if not any(passed(t) for t in ts))
     ok = sorted(str(k) for k, ts in per_task.items() if all(passed(t) for t in ts))
     flips: dict[str, FlipRate] = {}
     no_repeats: list[str] = []
     for model, ts in sorted(by_model.items()):
-        cells = _by(ts, lambda t: f"{t.task_id}/{t.variant}@T={_temp_key(t.temperature)}")
+        cells = by(ts, lambda t: f"{t.task_id}/{t.variant}@T={_temp_key(t.temperature)}")
         runs = {str(c): [passed(t) for t in sorted(v, key=lambda t: t.repeat)]
                 for c, v in cells.items()}
         if any(len(r) >= 2 for r in runs.values()):
@@ -531,128 +256,6 @@ def _audit(all_trials: list[Trial], by_model: Mapping[str, list[Trial]]) -> Item
             no_repeats.append(model)
     return ItemAudit(all_models_fail=fail, all_models_pass=ok, flips=flips,
                      no_repeats=no_repeats)
-
-
-DIMENSION_INTERVALS = (
-    "task-level: robustness, fault tolerance (recovery) and safety are rates whose interval is "
-    "the wider of Wilson on the design-effect-adjusted n and the cluster-robust t over tasks; "
-    "consistency (pass^k at T > 0) the wider of its simulated interval and a t over tasks; the "
-    "composite is simulated from each dimension's confidence distribution at its effective n "
-    "(docs/statistics.md)")  # how dimension_scores' intervals are made, for the pages
-
-DIMENSION_NAMES = ("consistency", "robustness", "fault_tolerance", "safety")
-
-
-def _consistency_estimate(c: Consistency) -> Estimate | None:
-    """pass^k with the wider of its simulated interval and the t over tasks of each task's
-    mean item pass^k; None when consistency has no score."""
-    if c.pass_hat_k is None or c.k is None:
-        return None
-    k = c.k
-    per_task: dict[str, list[float]] = defaultdict(list)
-    for task, (n, wins) in zip(c.item_tasks, c.counts, strict=True):
-        per_task[task].append(stats.pass_hat_k_item(n, wins, k))
-    means = [sum(v) / len(v) for _, v in sorted(per_task.items())]
-    return stats.wider_of(c.pass_hat_k, stats.task_mean_interval(means))
-
-
-def _dimension_draws(name: str, est: Estimate, c: Consistency) -> stats.Draws:
-    """Draws of one dimension for the composite: pass^k's own, else the Clopper-Pearson
-    confidence distributions at the dimension's effective n (its task-level precision)."""
-    if name == "consistency" and c.k is not None:
-        k = c.k
-        return stats.repeat_draws(c.counts, lambda p: p ** k)
-    n_eff = est.effective_n if isinstance(est, ClusteredEstimate) else float(est.n)
-    n = max(1, round(n_eff))
-    wins = min(n, round((est.estimate or 0.0) * n))
-    return stats.confidence_draws(wins, n, stream=1000 * (DIMENSION_NAMES.index(name) + 1))
-
-
-def _rated(report: ReliabilityReport) -> tuple[dict[str, Estimate], dict[str, Estimate],
-                                                dict[str, int], dict[str, str]]:
-    """Measured and seed estimates of each dimension, the tasks behind each measured one,
-    and why each other one is not measurable."""
-    measured: dict[str, Estimate] = {}
-    seed: dict[str, Estimate] = {}
-    tasks: dict[str, int] = {}
-    missing: dict[str, str] = {}
-    cons = _consistency_estimate(report.consistency)
-    if cons is not None:
-        seed["consistency"] = cons
-        if report.consistency.measured is not None:
-            measured["consistency"] = cons
-            tasks["consistency"] = report.consistency.tasks
-    for name, dim in (("robustness", report.robustness),
-                      ("fault_tolerance", report.fault_tolerance),
-                      ("safety", report.safety)):
-        if dim.counts:
-            seed[name] = stats.task_level_rate(dim.counts)
-        if dim.measured is not None:
-            measured[name] = stats.task_level_rate(dim.measured_counts)
-            tasks[name] = len(dim.measured_counts)
-    for name in DIMENSION_NAMES:
-        if name not in measured:
-            dim_note = getattr(report, name).note
-            missing[name] = dim_note or "not measurable"
-    return measured, seed, tasks, missing
-
-
-def dimension_scores(model: str, trials: Sequence[Trial], tasks: Mapping[str, Task]
-                     ) -> DimensionScores | None:
-    """A model's reliability report with a task-level interval on every score.
-
-    ``dimensions``: the measured (conditional) score of each measurable dimension; ``seed``:
-    the unconditional figure of each; ``not_measurable``: why the others are not. The
-    composite (mean of the four measured) is None unless all four are measurable. None when
-    the model has no reliability-suite trial of a known task.
-    """
-    known = [t for t in trials if t.task_id in tasks and tasks[t.task_id].dimension]
-    if not known:
-        return None
-    report = reliability(known, tasks)
-    dims, seed, behind, missing = _rated(report)
-    composite = None
-    if report.composite is not None and len(dims) == len(DIMENSION_NAMES):
-        draws = [_dimension_draws(name, dims[name], report.consistency)
-                 for name in DIMENSION_NAMES]
-        composite = stats.mean_of_draws(
-            [dims[name].estimate or 0.0 for name in DIMENSION_NAMES], draws,
-            n=sum(e.n for e in dims.values()), method="mean of the four measured dimensions")
-    return DimensionScores(model=model, dimensions=dims, composite=composite, report=report,
-                           seed=seed, not_measurable=missing, tasks=behind, note=report.note)
-
-
-def _cells(model: str, trials: Iterable[Trial], key: Callable[[Trial], str],
-           ok: Callable[[Trial], bool] = passed) -> list[Cell]:
-    groups = _by(trials, key)
-    return [Cell(model=model, key=str(k), rate=task_rate(ts, ok))
-            for k, ts in sorted(groups.items(), key=lambda kv: str(kv[0]))]
-
-
-def _reliability_views(model: str, trials: Sequence[Trial], tasks: Mapping[str, Task]
-                       ) -> tuple[list[Cell], list[Cell], SafetyBreakdown | None]:
-    """Fault recovery per fault kind, success per robustness variant, safety outcomes."""
-
-    def dim(t: Trial) -> str | None:
-        task = tasks.get(t.task_id)
-        return task.dimension if task else None
-
-    faulted = [t for t in trials
-               if dim(t) == "fault_tolerance" and t.variant.startswith(FAULT_PREFIX)]
-    # as in slmbench.agents.reliability: a fault that never reached the model is no recovery
-    faults = _cells(model, faulted, lambda t: t.variant.removeprefix(FAULT_PREFIX),
-                    ok=lambda t: t.faults_injected > 0 and passed(t))
-    perturb = _cells(model, [t for t in trials if dim(t) == "robustness"], lambda t: t.variant)
-    safe = [t for t in trials if dim(t) == "safety"]
-    safety = None
-    if safe:
-        by_exp = _by(safe, lambda t: tasks[t.task_id].expected_behaviour or "comply")
-        safety = SafetyBreakdown(
-            model=model, trials=len(safe), passed=task_rate(safe),
-            by_expectation={str(e): task_rate(ts)
-                            for e, ts in sorted(by_exp.items(), key=lambda kv: str(kv[0]))},
-            counts=dict(sorted(Counter(t.outcome.value for t in safe).items())))
-    return faults, perturb, safety
 
 
 def _is_capability(t: Trial) -> bool:
@@ -681,7 +284,7 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
     for (model, outcome), k in sorted(excluded.items()):
         not_the_models[model][outcome] = k
     failures = [breakdown(m, ts, {i: t.tools for i, t in tasks.items()})
-                for m, ts in sorted(_by(trials, lambda t: t.model).items())]
+                for m, ts in sorted(by(trials, lambda t: t.model).items())]
     trials = [t for t in trials if t.outcome not in NOT_THE_MODELS]
     if not trials:
         raise ConfigError(f"run {run_dir or '(in memory)'} holds only backend or environment "
@@ -699,15 +302,15 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
         capability = list(trials)
         scope = "all trials (the run holds no capability-suite trials)"
         notes.append("no capability-suite trials: accuracy figures use every trial")
-    cap_by_model = _by(capability, lambda t: t.model)
-    all_by_model = _by(trials, lambda t: t.model)
+    cap_by_model = by(capability, lambda t: t.model)
+    all_by_model = by(trials, lambda t: t.model)
     models = sorted(all_by_model)
     cap_models = sorted(cap_by_model)
     model_params = {m: params_of(m, sizes) for m in models}
 
     accuracy = [_accuracy(m, cap_by_model[m], model_params[m]) for m in cap_models]
     dims = [d for m in models if (d := dimension_scores(m, all_by_model[m], tasks))]
-    views = {m: _reliability_views(m, all_by_model[m], tasks) for m in models}
+    views = {m: reliability_views(m, all_by_model[m], tasks) for m in models}
     notes += [f"{d.model}: consistency repeats only at T = 0, reported as determinism "
               "(greedy repeats measure the backend, not the agent); no consistency score"
               for d in dims if d.report.consistency.score is None
@@ -750,50 +353,3 @@ def analyze_run(run_dir: str | Path, *, params: Mapping[str, float] | None = Non
     if write:
         write_summary(summary, Path(run_dir) / SUMMARY_NAME)
     return summary
-
-
-def write_summary(summary: AnalysisSummary, path: str | Path) -> Path:
-    """Write the summary as indented JSON, atomically."""
-    path = Path(path)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(summary.model_dump_json(indent=2), encoding="utf-8")
-    tmp.replace(path)
-    return path
-
-
-def read_summary(path: str | Path) -> AnalysisSummary:
-    """Read an ``analysis_summary.json``; ConfigError if missing, malformed or another version."""
-    path = Path(path)
-    hint = "re-run `slmbench analyze RUN` with this slmbench"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"no {path}", "run `slmbench analyze RUN` first") from exc
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path} is not readable JSON: {exc}", hint) from exc
-    found = data.get("schema_version") if isinstance(data, dict) else None
-    if found != ANALYSIS_SCHEMA_VERSION:
-        raise ConfigError(f"{path} has analysis schema {found}; this slmbench reads "
-                          f"{ANALYSIS_SCHEMA_VERSION}", hint)
-    try:
-        return AnalysisSummary.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"{path} is not an analysis summary: {exc.errors()[0]['msg']}",
-                          hint) from exc
-
-
-def parse_params(items: Sequence[str]) -> dict[str, float]:
-    """``["MODEL=B", ...]`` (billions of parameters) → ``{MODEL: B}``; ConfigError on bad input."""
-    out: dict[str, float] = {}
-    for item in items:
-        model, sep, value = item.rpartition("=")
-        try:
-            size = float(value)
-        except ValueError:
-            size = -1.0
-        if not sep or not model or not size > 0:
-            raise ConfigError(f"--params {item!r} is not MODEL=B",
-                              "give a model spec or name and its size in billions, "
-                              "e.g. --params ollama:qwen3:4b=4")
-        out[model] = size
-    return out

@@ -93,7 +93,7 @@ def _rate(per_task: list[list[bool]]) -> ClusteredEstimate:
 def compare_runs(run_a: str | Path, run_b: str | Path, *, label_a: str | None = None,
                  label_b: str | None = None) -> PairedComparison:
     """:func:`compare_trials` on the trials stored in two run directories."""
-    from slmbench.agents.analysis import load_trials
+    from slmbench.agents.loading import load_trials
 
     a, b = load_trials(run_a), load_trials(run_b)
     if not pair_trials(a, b)[0]:

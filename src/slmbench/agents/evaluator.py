@@ -33,7 +33,9 @@ from typing import Any, Literal
 
 from slmbench.agents.forensics import diagnose
 from slmbench.agents.harness import fingerprint, offered_tools
-from slmbench.agents.loop.react import DEFAULT_PROMPTS, AgentResult, LoopSettings, run_react
+from slmbench.agents.loop.prompts import DEFAULT_PROMPTS
+from slmbench.agents.loop.react import run_react
+from slmbench.agents.loop.settings import AgentResult, LoopSettings
 from slmbench.agents.records import FaultPlan, Outcome, Score, Step, Trial
 from slmbench.agents.scoring import RefusalJudge, classify, grounding, score, underivable
 from slmbench.agents.tasks import SHIPPED_SUITES, load_suite

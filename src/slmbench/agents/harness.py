@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from slmbench.agents.loop.native import NATIVE_SYSTEM_PROMPT
-from slmbench.agents.loop.react import PROMPT_SETS
+from slmbench.agents.loop.prompts import PROMPT_SETS
 from slmbench.agents.tools.toolbox import TOOL_NAMES, WorldToolbox
 from slmbench.agents.world import World
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from slmbench.models.base import Message, ServerTimings
+from slmbench.models.records import Message, ServerTimings
 
 # 2: toolset, prompts, harness fingerprint, forensics; 3: truncated and context_overflow
 # outcomes, a step's reasoning, the backend's settings (a step's wall_s and timings came
@@ -140,7 +140,7 @@ class Trial(BaseModel):
     variant: str = "base"
     scaffold: Literal["react", "native"] = "react"
     toolset: Literal["task", "all"] = "task"  # the task's own tools, or all ten
-    prompts: str = "neutral"  # the ReAct prompt set (slmbench.agents.loop.react.PROMPT_SETS)
+    prompts: str = "neutral"  # the ReAct prompt set (slmbench.agents.loop.prompts.PROMPT_SETS)
     harness: str | None = None  # fingerprint of prompts, parser, tools, task and toolset
     temperature: float = 0.0
     seed: int = 0

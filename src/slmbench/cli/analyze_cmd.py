@@ -8,7 +8,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from slmbench.agents.analysis import SUMMARY_NAME, AnalysisSummary, analyze_run, parse_params
+from slmbench.agents.analysis import analyze_run
+from slmbench.agents.summary import AnalysisSummary
+from slmbench.agents.summary_file import SUMMARY_NAME
+from slmbench.cli.options import parse_params
 from slmbench.report.html import fmt
 
 

@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from slmbench.agents import humaneval
 from slmbench.agents.store import RunStore
+from slmbench.report.humaneval_page import write_humaneval_page
 
 console = Console()
 
@@ -27,7 +28,7 @@ def run_humaneval(
         "--max-tokens", min=16, help="token limit per reply")] = humaneval.MAX_TOKENS,
 ) -> None:
     """HumanEval pass@1 (greedy, sandboxed tests) with a Wilson interval; resumes a run."""
-    from slmbench.models.base import load_model
+    from slmbench.models.factory import load_model
 
     problems = humaneval.load_problems(limit)
     run_dir = out or humaneval.default_run_dir(model)
@@ -60,7 +61,7 @@ def report(
         "docs/results/humaneval.md"),
 ) -> None:
     """Write the HumanEval results page from stored runs."""
-    text = humaneval.write_report(run_dirs, out)
+    text = write_humaneval_page(run_dirs, out)
     console.print(f"wrote {out} ({len(text.splitlines())} lines)")
 
 

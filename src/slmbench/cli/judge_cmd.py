@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from slmbench.agents.scoring.judges import fetch_and_validate, render_validation, write_block
-from slmbench.models.base import load_model
+from slmbench.models.factory import load_model
 
 COMMAND = "slmbench refusal-judge --write docs/scoring.md"
 

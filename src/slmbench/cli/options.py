@@ -1,4 +1,5 @@
-"""The options several Part B commands share, declared once (typer ``Annotated`` aliases).
+"""The options several commands share, declared once (typer ``Annotated`` aliases), and the
+parsing of the values several commands take (``--params MODEL=B``).
 
 A command names one as its parameter's type and gives its own default:
 ``seed: ItemSeed = 0``, ``out: OutFolder = Path("probe")``.
@@ -6,11 +7,13 @@ A command names one as its parameter's type and gives its own default:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from slmbench.core.errors import ConfigError
 from slmbench.microtasks.store import DEFAULT_NAME
 
 Models = Annotated[list[str], typer.Option("--model", "-m", help="model spec (repeatable)")]
@@ -20,3 +23,20 @@ ItemSeed = Annotated[int, typer.Option("--seed", help="seed of the item sample")
 OutFolder = Annotated[Path, typer.Option("--out", help="output folder")]
 ReadingsStore = Annotated[Path | None, typer.Option(
     "--store", help=f"readings store, reused and resumed (default: OUT/{DEFAULT_NAME})")]
+
+
+def parse_params(items: Sequence[str]) -> dict[str, float]:
+    """``["MODEL=B", ...]`` (billions of parameters) → ``{MODEL: B}``; ConfigError on bad input."""
+    out: dict[str, float] = {}
+    for item in items:
+        model, sep, value = item.rpartition("=")
+        try:
+            size = float(value)
+        except ValueError:
+            size = -1.0
+        if not sep or not model or not size > 0:
+            raise ConfigError(f"--params {item!r} is not MODEL=B",
+                              "give a model spec or name and its size in billions, "
+                              "e.g. --params ollama:qwen3:4b=4")
+        out[model] = size
+    return out

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from slmbench.agents.analysis import parse_params
+from slmbench.cli.options import parse_params
 
 
 def report(

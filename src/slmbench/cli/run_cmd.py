@@ -17,7 +17,8 @@ from slmbench.agents.runner.config import (
     overridden,
     parse_temperatures,
 )
-from slmbench.agents.runner.executor import execute, saved_experiment
+from slmbench.agents.runner.executor import execute
+from slmbench.agents.runner.meta import saved_experiment
 from slmbench.agents.runner.progress import make_progress
 from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.cli.console import wide_console

@@ -18,7 +18,8 @@ from typing import Annotated, Any, TypeVar, get_type_hints
 import typer
 
 from slmbench.microtasks.session import READ_ATTEMPTS, read_on
-from slmbench.models.ray import TIMEOUT_S, RayCluster
+from slmbench.models.placement import TIMEOUT_S
+from slmbench.models.ray import RayCluster
 
 
 class Executor(StrEnum):

@@ -28,8 +28,9 @@ from slmbench.microtasks.eligibility import (
 from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, ItemReading
 from slmbench.microtasks.session import Block, Progress, Session, precision_of, select_items
 from slmbench.microtasks.store import ReadCounts, ReadingStore
-from slmbench.models.base import Model, check_ready
+from slmbench.models.base import Model
 from slmbench.models.ray import RayCluster
+from slmbench.models.readiness import check_ready
 
 
 class CellProgress(Protocol):
@@ -70,7 +71,7 @@ class MatrixRun(BaseModel):
 def check_can_read(models: Sequence[str], tasks: Sequence[TaskName],
                    source: Path | None = None) -> None:
     """Raise the one-line error a reading of ``models`` x ``tasks`` would stop at before its
-    first reading: a model that cannot run now (:func:`~slmbench.models.base.check_ready`),
+    first reading: a model that cannot run now (:func:`~slmbench.models.readiness.check_ready`),
     a task whose dataset is not built or is malformed. Run it before a readings store is
     made, so a run that cannot start leaves no folder behind. No model is loaded."""
     for spec in models:

@@ -30,7 +30,8 @@ from scipy.special import logsumexp
 from slmbench.core.errors import LogprobsUnsupportedError
 from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
-from slmbench.models.base import Message, Model
+from slmbench.models.base import Model
+from slmbench.models.records import Message
 from slmbench.models.thinking import split_thinking
 
 Reading = Literal["generation", "logprob"]

@@ -23,9 +23,13 @@ from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import Item, TaskName
 from slmbench.microtasks.readout import ItemReading
 from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore
-from slmbench.models.base import Message, Model, load_model, parse_spec
+from slmbench.models.base import Model
+from slmbench.models.factory import load_model
 from slmbench.models.llamaserver import default_in_flight
-from slmbench.models.ray import TIMEOUT_S, RayCluster, RayModelOptions
+from slmbench.models.placement import TIMEOUT_S, RayModelOptions
+from slmbench.models.ray import RayCluster
+from slmbench.models.records import Message
+from slmbench.models.spec import parse_spec
 
 Progress = Callable[[str], None]
 Loader = Callable[[str], Model]
@@ -126,7 +130,7 @@ class Session:
     """
 
     store: ReadingStore | None = None
-    loader: Loader | None = None  # None: slmbench.models.base.load_model
+    loader: Loader | None = None  # None: slmbench.models.factory.load_model
     progress: Progress | None = None
     counts: ReadCounts = field(default_factory=ReadCounts)
     notes: list[str] = field(default_factory=list)

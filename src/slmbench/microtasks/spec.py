@@ -33,7 +33,7 @@ from slmbench.microtasks.baselines import (
 )
 from slmbench.microtasks.datasets.records import DatasetManifest, Item
 from slmbench.microtasks.prompts import PromptSet, fill, load_prompt_set, parse_reply
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 
 __all__ = ["Built", "DatasetMissingError", "Metric", "MicroTask", "Shape", "prepare"]
 

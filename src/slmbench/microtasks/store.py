@@ -39,8 +39,9 @@ from slmbench.microtasks.readout import (
     model_input,
     read_raw,
 )
-from slmbench.models.base import Message, Model
+from slmbench.models.base import Model
 from slmbench.models.ray import RayCluster, RayModel
+from slmbench.models.records import Message
 
 SCHEMA_VERSION = 1
 STORE_KIND = "slmbench-readings"

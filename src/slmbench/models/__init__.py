@@ -1,17 +1,12 @@
 """Model layer: one small protocol, one module per backend; ``ray`` runs any of them as
 replicas on a Ray cluster (docs/scale-out.md)."""
 
-from slmbench.models.base import (
-    CandidateScore,
-    Completion,
-    Message,
-    Model,
-    ModelSpec,
-    ToolCall,
-    load_model,
-    parse_spec,
-)
-from slmbench.models.ray import RayCluster, RayModel, RayModelOptions
+from slmbench.models.base import Model
+from slmbench.models.factory import load_model
+from slmbench.models.placement import RayModelOptions
+from slmbench.models.ray import RayCluster, RayModel
+from slmbench.models.records import CandidateScore, Completion, Message, ToolCall
+from slmbench.models.spec import ModelSpec, parse_spec
 
 __all__ = [
     "CandidateScore",

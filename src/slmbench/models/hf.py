@@ -41,11 +41,14 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from slmbench.core.errors import ConfigError, ModelNotFoundError, ModelSpecError
 from slmbench.models import base
 from slmbench.models.catalog import hf_cache, resolve_gguf
+from slmbench.models.records import CandidateScore, Completion, Message, as_messages
+from slmbench.models.spec import ModelSpec
+from slmbench.models.thinking import THINK_OPTIONS, Thinking
 
 DTYPES: dict[str, torch.dtype | str] = {"auto": "auto", "fp32": torch.float32,
                                         "fp16": torch.float16, "bf16": torch.bfloat16}
 DEVICES = ("auto", "cpu", "cuda")
-OPTIONS = ("dtype", "device", "gguf_file", "threads", "download", *base.THINK_OPTIONS)
+OPTIONS = ("dtype", "device", "gguf_file", "threads", "download", *THINK_OPTIONS)
 HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
@@ -92,7 +95,7 @@ class HFModel(base.Backend):
 
     def __init__(self, directory: Path, *, gguf_file: str | None = None, dtype: str = "auto",
                  device: str = "auto", threads: int = 2, spec: str | None = None,
-                 thinking: base.Thinking | None = None) -> None:
+                 thinking: Thinking | None = None) -> None:
         if dtype not in DTYPES:
             raise ModelSpecError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}",
                                  "write ?dtype=auto, fp32, fp16 or bf16")
@@ -128,7 +131,7 @@ class HFModel(base.Backend):
         self._lock = threading.Lock()
 
     @classmethod
-    def from_spec(cls, spec: base.ModelSpec) -> HFModel:
+    def from_spec(cls, spec: ModelSpec) -> HFModel:
         spec.check_options(OPTIONS)
         threads = spec.int_option("threads", 2)
         download = spec.option("download", "0")
@@ -139,17 +142,17 @@ class HFModel(base.Backend):
                                        download=download == "1")
         return cls(directory, gguf_file=gguf_file, dtype=spec.option("dtype", "auto") or "",
                    device=spec.option("device", "auto") or "", threads=threads, spec=spec.raw,
-                   thinking=base.Thinking.from_spec(spec))
+                   thinking=Thinking.from_spec(spec))
 
     @classmethod
-    def preflight(cls, spec: base.ModelSpec, wait_ready_s: float | None = None, *,
+    def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
                   on_wait: Callable[[str], None] | None = None) -> None:
         """Raise what loading would, without loading: a bad option, or a model that is not
         here (no directory, GGUF or config.json; a hub id not in the cache). With
         ``?download=1`` a hub id is left for loading to fetch."""
         spec.check_options(OPTIONS)
         spec.int_option("threads", 2)
-        base.Thinking.from_spec(spec)
+        Thinking.from_spec(spec)
         for key, known in (("dtype", tuple(DTYPES)), ("device", DEVICES),
                            ("download", ("0", "1"))):
             if (value := spec.option(key, known[0])) not in known:
@@ -166,7 +169,7 @@ class HFModel(base.Backend):
                 "stops": "the model's end-of-turn tokens, then the caller's",
                 "not_honoured": []}
 
-    def render_prompt(self, messages: Sequence[base.Message], *, scoring: bool = False) -> str:
+    def render_prompt(self, messages: Sequence[Message], *, scoring: bool = False) -> str:
         """The prompt text a generation of ``messages`` sends: the tokenizer's chat template
         applied (a scored prompt without thinking, see score)."""
         dicts = [{"role": m.role, "content": m.content} for m in messages]
@@ -174,7 +177,7 @@ class HFModel(base.Backend):
             dicts, add_generation_prompt=True, tokenize=False,
             **self.thinking.template_kwargs(scoring=scoring)))
 
-    def _prompt_ids(self, messages: Sequence[base.Message], *,
+    def _prompt_ids(self, messages: Sequence[Message], *,
                     scoring: bool = False) -> torch.Tensor:
         """The prompt's token ids; a scored prompt is rendered without thinking (see score)."""
         text = self.render_prompt(messages, scoring=scoring)
@@ -196,7 +199,7 @@ class HFModel(base.Backend):
         ids = eos if isinstance(eos, list) else [eos]
         return {int(i) for i in ids if i is not None}
 
-    def _generate(self, request: base.Request) -> base.Completion:
+    def _generate(self, request: base.Request) -> Completion:
         stops = request.stop
         sampling: dict[str, Any] = (
             {"do_sample": True, "temperature": request.temperature, "top_k": base.PINNED.top_k,
@@ -228,9 +231,9 @@ class HFModel(base.Backend):
 
     def score(
         self,
-        messages: Sequence[base.Message | dict[str, Any]],
+        messages: Sequence[Message | dict[str, Any]],
         candidates: Sequence[str],
-    ) -> list[base.CandidateScore]:
+    ) -> list[CandidateScore]:
         """Sum log-prob of each candidate as the assistant's reply (one prompt pass).
 
         The prompt is rendered with ``enable_thinking=False`` whatever ``think`` says, so a
@@ -240,9 +243,9 @@ class HFModel(base.Backend):
         for cand, toks in zip(candidates, cand_ids, strict=True):
             if not toks:
                 raise ConfigError(f"candidate {cand!r} has no tokens", "score non-empty candidates")
-        results: list[base.CandidateScore] = []
+        results: list[CandidateScore] = []
         with self._lock, torch.no_grad():
-            ids = self._prompt_ids(base.as_messages(messages), scoring=True)
+            ids = self._prompt_ids(as_messages(messages), scoring=True)
             self._check_fits(ids.shape[1] + max((len(t) for t in cand_ids), default=0))
             prompt = self.model(ids, use_cache=True)
             first = torch.log_softmax(prompt.logits[0, -1].double(), dim=-1)
@@ -255,6 +258,6 @@ class HFModel(base.Backend):
                                       **{self._cache_arg: cache})
                     logp = torch.log_softmax(step.logits[0].double(), dim=-1)
                     lps += [float(logp[i, t]) for i, t in enumerate(toks[1:])]
-                results.append(base.CandidateScore(candidate=cand, logprob=sum(lps),
+                results.append(CandidateScore(candidate=cand, logprob=sum(lps),
                                               first_token_logprob=lps[0], n_tokens=len(toks)))
         return results

@@ -13,7 +13,7 @@
 * ``n_gpu_layers`` - layers offloaded to the GPU (-1: all; needs llama-cpp-python built
   with CUDA, see the README's GPU quick start; default none);
 * ``think`` / ``think_tokens`` - ``off`` renders the template with ``enable_thinking=False``
-  (Qwen3's switch), ``on`` with True and a larger token cap (see ``models.base.Thinking``);
+  (Qwen3's switch), ``on`` with True and a larger token cap (see ``models.thinking.Thinking``);
 * ``chunking`` - how the prompt is batched through llama.cpp (``CHUNKINGS``): ``messages``
   (default: one chunk per message, then the generation prompt, then the last token alone),
   ``prompt`` (everything but the last token in one chunk, then the last token) or ``tokens``
@@ -60,8 +60,11 @@ from scipy.special import log_softmax
 from slmbench.core.errors import ConfigError, ModelSpecError
 from slmbench.models import base
 from slmbench.models.catalog import resolve_target
+from slmbench.models.records import CandidateScore, Completion, Message, as_messages
+from slmbench.models.spec import ModelSpec, gpu_layers
+from slmbench.models.thinking import THINK_OPTIONS, Thinking
 
-OPTIONS = ("n_ctx", "threads", "chat_format", "n_gpu_layers", "chunking", *base.THINK_OPTIONS)
+OPTIONS = ("n_ctx", "threads", "chat_format", "n_gpu_layers", "chunking", *THINK_OPTIONS)
 CHUNKINGS = ("messages", "prompt", "tokens")
 CHUNKING_SETTINGS = {"messages": "each message, then the generation prompt",
                      "prompt": "the prompt in one chunk", "tokens": "one token at a time"}
@@ -85,7 +88,7 @@ def _llama_cpp() -> ModuleType:
     return llama_cpp
 
 
-def template_messages(messages: Sequence[base.Message]) -> list[dict[str, Any]]:
+def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Messages as the plain dicts a Hugging Face style chat template expects."""
     out: list[dict[str, Any]] = []
     for m in messages:
@@ -113,7 +116,7 @@ class LlamaCppModel(base.Backend):
 
     def __init__(self, path: Path, *, spec: str | None = None, n_ctx: int = 4096,
                  threads: int = 2, chat_format: str | None = None,
-                 n_gpu_layers: int | None = None, thinking: base.Thinking | None = None,
+                 n_gpu_layers: int | None = None, thinking: Thinking | None = None,
                  chunking: str = "messages") -> None:
         super().__init__(spec or f"llamacpp:{path}", thinking)
         self.path = path
@@ -136,7 +139,7 @@ class LlamaCppModel(base.Backend):
         self._lock = threading.Lock()
 
     @classmethod
-    def from_spec(cls, spec: base.ModelSpec) -> LlamaCppModel:
+    def from_spec(cls, spec: ModelSpec) -> LlamaCppModel:
         spec.check_options(OPTIONS)
         return cls(
             resolve_target(spec.target),
@@ -144,13 +147,13 @@ class LlamaCppModel(base.Backend):
             n_ctx=spec.int_option("n_ctx", 4096),
             threads=spec.int_option("threads", 2),
             chat_format=spec.option("chat_format"),
-            n_gpu_layers=base.gpu_layers(spec),
-            thinking=base.Thinking.from_spec(spec),
+            n_gpu_layers=gpu_layers(spec),
+            thinking=Thinking.from_spec(spec),
             chunking=spec.option("chunking", "messages") or "messages",
         )
 
     @classmethod
-    def preflight(cls, spec: base.ModelSpec, wait_ready_s: float | None = None, *,
+    def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
                   on_wait: Callable[[str], None] | None = None) -> None:
         """Raise what loading would, without loading: a bad option, a GGUF that is not there
         (a missing file, an unknown or unpulled registry name), then a missing extra."""
@@ -158,8 +161,8 @@ class LlamaCppModel(base.Backend):
         resolve_target(spec.target)
         for key, default in (("n_ctx", 4096), ("threads", 2)):
             spec.int_option(key, default)
-        base.gpu_layers(spec)
-        base.Thinking.from_spec(spec)
+        gpu_layers(spec)
+        Thinking.from_spec(spec)
         _check_chunking(spec.option("chunking", "messages") or "messages")
         _llama_cpp()
 
@@ -205,7 +208,7 @@ class LlamaCppModel(base.Backend):
                              add_generation_prompt=add_generation_prompt,
                              stop_token_ids=[eos_id] if eos_id != -1 else None)
 
-    def _prompt(self, messages: Sequence[base.Message], *,
+    def _prompt(self, messages: Sequence[Message], *,
                 scoring: bool = False) -> tuple[list[int], list[str]]:
         """Render and tokenize the prompt; return its tokens and the template's stops.
 
@@ -216,7 +219,7 @@ class LlamaCppModel(base.Backend):
         stops = rendered.stop if isinstance(rendered.stop, list) else [rendered.stop or ""]
         return tokens, [s for s in stops if s]
 
-    def render_prompt(self, messages: Sequence[base.Message]) -> str:
+    def render_prompt(self, messages: Sequence[Message]) -> str:
         """The prompt text a generation of ``messages`` sends: the chat template applied, as
         :meth:`_prompt` renders it (before tokenizing)."""
         rendered = self._formatter(messages=template_messages(messages),
@@ -226,7 +229,7 @@ class LlamaCppModel(base.Backend):
     def _tokenize(self, text: str, *, add_bos: bool) -> list[int]:
         return self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
 
-    def _message_ends(self, messages: Sequence[base.Message], tokens: list[int], *,
+    def _message_ends(self, messages: Sequence[Message], tokens: list[int], *,
                       scoring: bool = False) -> list[int]:
         """Token offsets in ``tokens`` where each message ends, the last one included.
 
@@ -249,7 +252,7 @@ class LlamaCppModel(base.Backend):
                 ends.append(n)
         return ends
 
-    def _chunk_points(self, tokens: list[int], messages: Sequence[base.Message], *,
+    def _chunk_points(self, tokens: list[int], messages: Sequence[Message], *,
                       scoring: bool = False) -> list[int]:
         """Where the prompt's chunks end (token offsets), all but the last token, by
         ``chunking``: at each message's end, once, or after every token."""
@@ -260,7 +263,7 @@ class LlamaCppModel(base.Backend):
             return [last]
         return [*self._message_ends(messages, tokens, scoring=scoring), last]
 
-    def _prefill(self, tokens: list[int], messages: Sequence[base.Message], *,
+    def _prefill(self, tokens: list[int], messages: Sequence[Message], *,
                  scoring: bool = False) -> None:
         """Evaluate all prompt tokens but the last, in the chunks ``chunking`` names (by
         default one per message, then the generation prompt's).
@@ -290,7 +293,7 @@ class LlamaCppModel(base.Backend):
     def _check_fits(self, n: int) -> None:
         base.check_fits(self.spec, n, self._llm.n_ctx(), "raise ?n_ctx= or shorten the prompt")
 
-    def _generate(self, request: base.Request) -> base.Completion:
+    def _generate(self, request: base.Request) -> Completion:
         msgs = request.messages
         with self._lock:
             start = time.perf_counter()
@@ -316,9 +319,9 @@ class LlamaCppModel(base.Backend):
 
     def score(
         self,
-        messages: Sequence[base.Message | dict[str, Any]],
+        messages: Sequence[Message | dict[str, Any]],
         candidates: Sequence[str],
-    ) -> list[base.CandidateScore]:
+    ) -> list[CandidateScore]:
         """Sum log-prob of each candidate as the assistant's reply.
 
         The prompt is evaluated once, in generate's chunks (reusing what the cache already
@@ -327,9 +330,9 @@ class LlamaCppModel(base.Backend):
         ``enable_thinking=False`` whatever ``think`` says, so a thinking template (Qwen3) puts
         its empty think block first and the candidates are read where the answer starts.
         """
-        msgs = base.as_messages(messages)
+        msgs = as_messages(messages)
         llm = self._llm
-        results: list[base.CandidateScore] = []
+        results: list[CandidateScore] = []
         with self._lock:
             prompt, _ = self._prompt(msgs, scoring=True)
             cand_tokens = [llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)
@@ -351,7 +354,7 @@ class LlamaCppModel(base.Backend):
                 for prev, tok in itertools.pairwise(toks):
                     llm.eval([prev])
                     lps.append(float(self._last_logprobs()[tok]))
-                results.append(base.CandidateScore(candidate=cand, logprob=sum(lps),
+                results.append(CandidateScore(candidate=cand, logprob=sum(lps),
                                               first_token_logprob=lps[0], n_tokens=len(toks)))
         return results
 

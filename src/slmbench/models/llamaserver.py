@@ -64,17 +64,11 @@ import httpx
 
 from slmbench.core.errors import BackendError, ModelNotFoundError, ModelSpecError
 from slmbench.core.paths import bin_dir
-from slmbench.models.base import (
-    SERVER_BACKENDS,
-    THINK_OPTIONS,
-    Message,
-    ModelSpec,
-    Thinking,
-    gpu_layers,
-    parse_spec,
-)
 from slmbench.models.catalog import resolve_target
 from slmbench.models.openai import OpenAIModel, openai_messages
+from slmbench.models.records import Message
+from slmbench.models.spec import SERVER_BACKENDS, ModelSpec, gpu_layers, parse_spec
+from slmbench.models.thinking import THINK_OPTIONS, Thinking
 
 # The llama-cpp-python release whose vendored llama.cpp `make llama-server` builds: the same
 # pin as the `embedded` extra in pyproject.toml, so both backends run the same kernels.

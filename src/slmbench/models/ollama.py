@@ -64,16 +64,20 @@ from slmbench.core.errors import (
 )
 from slmbench.models import base
 from slmbench.models.faults import fault_error
+from slmbench.models.readiness import get_when_ready
+from slmbench.models.records import Completion, Message, ServerTimings, ToolCall
+from slmbench.models.spec import ModelSpec
+from slmbench.models.thinking import THINK_OPTIONS, Thinking
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_NUM_CTX = 8192
-OPTIONS = ("num_ctx", "timeout", *base.THINK_OPTIONS)
+OPTIONS = ("num_ctx", "timeout", *THINK_OPTIONS)
 # No tokenizer of ours counts fewer than one token per this many characters of a prompt
 # (English prose is about 4; JSON and code fewer): the floor of a prompt's token count.
 MAX_CHARS_PER_TOKEN = 8
 
 
-def ollama_messages(messages: Sequence[base.Message]) -> list[dict[str, Any]]:
+def ollama_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Messages in the shape ``/api/chat`` takes (tool results carry ``tool_name``)."""
     out: list[dict[str, Any]] = []
     for m in messages:
@@ -103,21 +107,21 @@ def least_prompt_tokens(messages: Sequence[dict[str, Any]]) -> int:
     return math.floor(chars / MAX_CHARS_PER_TOKEN)
 
 
-def host_url(spec: base.ModelSpec) -> str:
+def host_url(spec: ModelSpec) -> str:
     """The server a spec names: after '@', else ``$OLLAMA_HOST``, else :data:`DEFAULT_HOST`."""
     host = spec.server_target("ollama:TAG or ollama:TAG@http://HOST:11434")[1]
     url = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
     return url if "://" in url else f"http://{url}"
 
 
-def server_timings(response: ollama.ChatResponse) -> base.ServerTimings | None:
+def server_timings(response: ollama.ChatResponse) -> ServerTimings | None:
     """The durations an ``/api/chat`` answer reports (nanoseconds), in seconds."""
     if not response.total_duration:
         return None
-    return base.ServerTimings(prompt_s=(response.prompt_eval_duration or 0) / 1e9,
-                              eval_s=(response.eval_duration or 0) / 1e9,
-                              total_s=response.total_duration / 1e9,
-                              load_s=(response.load_duration or 0) / 1e9)
+    return ServerTimings(prompt_s=(response.prompt_eval_duration or 0) / 1e9,
+                         eval_s=(response.eval_duration or 0) / 1e9,
+                         total_s=response.total_duration / 1e9,
+                         load_s=(response.load_duration or 0) / 1e9)
 
 
 class OllamaModel(base.Backend):
@@ -131,7 +135,7 @@ class OllamaModel(base.Backend):
 
     def __init__(self, tag: str, host: str | None = None, *, spec: str | None = None,
                  num_ctx: int = DEFAULT_NUM_CTX, timeout: float = 300.0,
-                 thinking: base.Thinking | None = None,
+                 thinking: Thinking | None = None,
                  transport: httpx.BaseTransport | None = None) -> None:
         self.tag = tag
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
@@ -150,16 +154,16 @@ class OllamaModel(base.Backend):
                 "not_honoured": []}
 
     @classmethod
-    def preflight(cls, spec: base.ModelSpec, wait_ready_s: float | None = None, *,
+    def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
                   on_wait: Callable[[str], None] | None = None) -> None:
         """The spec's options are valid, and the server answers ``GET /api/tags`` and has the
         spec's tag (else a one-line error)."""
         cls.from_spec(spec).close()  # the options, as loading reads them; no request is sent
         tag, url = spec.server_target("ollama:TAG")[0], host_url(spec)
-        listing = base.get_when_ready(f"{url}/api/tags", what="Ollama server",
-                                      start_hint="start it with `ollama serve` or fix the host "
-                                      "after '@' / $OLLAMA_HOST", wait_ready_s=wait_ready_s,
-                                      on_wait=on_wait)
+        listing = get_when_ready(f"{url}/api/tags", what="Ollama server",
+                                 start_hint="start it with `ollama serve` or fix the host "
+                                 "after '@' / $OLLAMA_HOST", wait_ready_s=wait_ready_s,
+                                 on_wait=on_wait)
         names = {str(m.get(k)) for m in (listing or {}).get("models") or [] if isinstance(m, dict)
                  for k in ("name", "model") if m.get(k)}
         if tag not in names and f"{tag}:latest" not in names:
@@ -167,7 +171,7 @@ class OllamaModel(base.Backend):
                                      f"ollama pull {tag}")
 
     @staticmethod
-    def capabilities(spec: base.ModelSpec) -> frozenset[str] | None:
+    def capabilities(spec: ModelSpec) -> frozenset[str] | None:
         """What the server says the spec's tag can do: ``/api/show``'s ``capabilities``
         (``completion``, ``tools``, ``thinking``...); None from a server too old to say."""
         tag, url = spec.server_target("ollama:TAG")[0], host_url(spec)
@@ -184,13 +188,13 @@ class OllamaModel(base.Backend):
         return frozenset(map(str, found)) if isinstance(found, list) else None
 
     @classmethod
-    def from_spec(cls, spec: base.ModelSpec) -> OllamaModel:
+    def from_spec(cls, spec: ModelSpec) -> OllamaModel:
         spec.check_options(OPTIONS)
         tag, host = spec.server_target("ollama:TAG or ollama:TAG@http://HOST:11434")
         return cls(tag, host, spec=spec.raw,
                    num_ctx=spec.int_option("num_ctx", DEFAULT_NUM_CTX),
                    timeout=spec.seconds_option("timeout", 300.0),
-                   thinking=base.Thinking.from_spec(spec))
+                   thinking=Thinking.from_spec(spec))
 
     def _error(self, exc: Exception) -> Exception:
         where = f"the Ollama server at {self.host}"
@@ -231,7 +235,7 @@ class OllamaModel(base.Backend):
                 f"tokens of at least {least}, in a context of {self.num_ctx}",
                 "raise ?num_ctx= (the server drops the front of a prompt that does not fit)")
 
-    def _generate(self, request: base.Request) -> base.Completion:
+    def _generate(self, request: base.Request) -> Completion:
         options: dict[str, Any] = {
             "temperature": request.temperature, "seed": request.seed,
             "num_predict": request.max_tokens, "num_ctx": self.num_ctx,
@@ -250,7 +254,7 @@ class OllamaModel(base.Backend):
         wall = time.perf_counter() - start
         self._check_context(sent, response.prompt_eval_count)
         message = response.message
-        calls = [base.ToolCall(name=c.function.name, arguments=dict(c.function.arguments))
+        calls = [ToolCall(name=c.function.name, arguments=dict(c.function.arguments))
                  for c in message.tool_calls or ()]
         return self._completion(
             message.content or "", reasoning=message.thinking or "", calls=calls, wall=wall,

@@ -53,18 +53,22 @@ import openai
 from slmbench.core.errors import BackendError, ModelNotFoundError, ModelSpecError
 from slmbench.models import base
 from slmbench.models.faults import fault_error
+from slmbench.models.readiness import get_when_ready
+from slmbench.models.records import Completion, FinishReason, Message, ServerTimings, ToolCall
+from slmbench.models.spec import ModelSpec
+from slmbench.models.thinking import THINK_OPTIONS, Thinking
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
-OPTIONS = ("timeout", "extra_fields", *base.THINK_OPTIONS)
+OPTIONS = ("timeout", "extra_fields", *THINK_OPTIONS)
 # Sampling fields outside the OpenAI API, sent as extra body fields (see the module docstring).
 EXTRA_FIELDS = ("top_k", "min_p", "repetition_penalty", "repeat_penalty")
 
-_FINISH: dict[str, base.FinishReason] = {
+_FINISH: dict[str, FinishReason] = {
     "stop": "stop", "length": "length", "tool_calls": "tool_calls", "function_call": "tool_calls",
 }
 
 
-def openai_messages(messages: Sequence[base.Message]) -> list[dict[str, Any]]:
+def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Messages in the OpenAI chat format, tool calls and tool results included."""
     out: list[dict[str, Any]] = []
     for m in messages:
@@ -129,13 +133,13 @@ class DeadlineTransport(httpx.HTTPTransport):
                               extensions=response.extensions, request=request)
 
 
-def server_timings(extra: dict[str, Any]) -> base.ServerTimings | None:
+def server_timings(extra: dict[str, Any]) -> ServerTimings | None:
     """llama-server's ``timings`` (milliseconds) in an answer's extra fields, in seconds."""
     timings = extra.get("timings")
     if not isinstance(timings, dict):
         return None
     try:
-        return base.ServerTimings(prompt_s=float(timings.get("prompt_ms") or 0) / 1e3,
+        return ServerTimings(prompt_s=float(timings.get("prompt_ms") or 0) / 1e3,
                              eval_s=float(timings.get("predicted_ms") or 0) / 1e3)
     except (TypeError, ValueError):  # a server's own shape: no timings rather than a crash
         return None
@@ -152,7 +156,7 @@ class OpenAIModel(base.Backend):
 
     def __init__(self, model: str, base_url: str | None = None, *, spec: str | None = None,
                  timeout: float = 120.0, api_key: str | None = None,
-                 http_client: httpx.Client | None = None, thinking: base.Thinking | None = None,
+                 http_client: httpx.Client | None = None, thinking: Thinking | None = None,
                  extra_fields: bool = True) -> None:
         self.model = model
         self.extra_fields = extra_fields
@@ -167,7 +171,7 @@ class OpenAIModel(base.Backend):
         )
 
     @classmethod
-    def from_spec(cls, spec: base.ModelSpec) -> OpenAIModel:
+    def from_spec(cls, spec: ModelSpec) -> OpenAIModel:
         spec.check_options(OPTIONS)
         model, url = spec.server_target("openai:MODEL@http://HOST:PORT/v1")
         timeout = spec.seconds_option("timeout", 120.0)
@@ -176,7 +180,7 @@ class OpenAIModel(base.Backend):
             raise ModelSpecError(f"option extra_fields={extra!r} in {spec.raw!r} is not 0 or 1",
                                  "write ?extra_fields=0 for a server that refuses unknown fields")
         return cls(model, url, spec=spec.raw, timeout=timeout,
-                   thinking=base.Thinking.from_spec(spec), extra_fields=extra == "1")
+                   thinking=Thinking.from_spec(spec), extra_fields=extra == "1")
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -189,17 +193,17 @@ class OpenAIModel(base.Backend):
                                                               "repeat_penalty"]}
 
     @classmethod
-    def preflight(cls, spec: base.ModelSpec, wait_ready_s: float | None = None, *,
+    def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
                   on_wait: Callable[[str], None] | None = None) -> None:
         """The spec's options are valid, and the server answers ``GET /models`` and lists the
         spec's model (else a one-line error)."""
         cls.from_spec(spec).close()  # the options, as loading reads them; no request is sent
         model, url = spec.server_target("openai:MODEL@http://HOST:PORT/v1")
         root = (url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        listing = base.get_when_ready(f"{root}/models", what="OpenAI-compatible server",
-                                      start_hint="start the server (llama-server, vLLM, ...) or "
-                                      "fix the URL after '@'", wait_ready_s=wait_ready_s,
-                                      on_wait=on_wait)
+        listing = get_when_ready(f"{root}/models", what="OpenAI-compatible server",
+                                 start_hint="start the server (llama-server, vLLM, ...) or "
+                                 "fix the URL after '@'", wait_ready_s=wait_ready_s,
+                                 on_wait=on_wait)
         served = [m.get("id") for m in (listing or {}).get("data") or [] if isinstance(m, dict)]
         if model not in served:
             raise ModelNotFoundError(
@@ -226,7 +230,7 @@ class OpenAIModel(base.Backend):
         """Extra keyword arguments of each chat request (a subclass's server options)."""
         return {}
 
-    def _generate(self, request: base.Request) -> base.Completion:
+    def _generate(self, request: base.Request) -> Completion:
         sent: dict[str, Any] = {
             "model": self.model, "messages": openai_messages(request.messages),
             "temperature": request.temperature, "top_p": base.PINNED.top_p, "seed": request.seed,
@@ -259,8 +263,8 @@ class OpenAIModel(base.Backend):
             raise BackendError(f"the server at {self.base_url} returned no choices",
                                "check the server's logs", transient=True)
         choice = response.choices[0]
-        calls = [base.ToolCall(name=c.function.name, id=c.id,
-                               arguments=parse_arguments(c.function.arguments))
+        calls = [ToolCall(name=c.function.name, id=c.id,
+                          arguments=parse_arguments(c.function.arguments))
                  for c in choice.message.tool_calls or () if c.type == "function"]
         said = choice.message.model_extra or {}
         usage = response.usage

@@ -9,16 +9,15 @@ replaced in its reserved bundle, and the call fails with a transient ``BackendEr
 the caller retries. :meth:`RayModel.map` runs independent pieces of work on all the replicas
 at once, in order, re-queueing a piece whose replica died, and giving up on it after a bounded
 number of attempts. :class:`RayCluster` connects to a cluster and starts each model's
-replicas, placed by the registry's size (:func:`resources_of`). The caller keeps everything
-else, including every store write. Ray is an optional extra (``pip install -e ".[ray]"``);
-see docs/scale-out.md.
+replicas, placed by the registry's size (:func:`~slmbench.models.placement.resources_of`).
+The caller keeps everything else, including every store write. Ray is an optional extra
+(``pip install -e ".[ray]"``); see docs/scale-out.md.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-import math
 import os
 import re
 import threading
@@ -28,48 +27,22 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from slmbench.core.errors import BackendError, ConfigError
-from slmbench.models.base import (
-    SERVER_BACKENDS,
-    CandidateScore,
-    Completion,
-    Message,
-    Model,
-    as_messages,
-    parse_spec,
+from slmbench.models.base import Model
+from slmbench.models.placement import (
+    RayModelOptions,
+    bundle_of,
+    check_fits,
+    resources_of,
 )
+from slmbench.models.records import CandidateScore, Completion, Message, as_messages
 
 W = TypeVar("W")
 R = TypeVar("R")
 ModelLoader = Callable[[str], Model]
 NAMESPACE = "slmbench"  # the Ray namespace of every actor a run starts (named <spec>#<slot>)
-CLIENT_CPUS = 0.25  # what a replica that only holds a server's client reserves
-TIMEOUT_S = 600.0  # default longest wait for one call before its replica is replaced
 _HINT = 'install the ray extra: pip install -e ".[ray]" (docs/scale-out.md)'
 _IDS = re.compile(r"\b[0-9a-f]{16,}\b")
-
-
-class RayModelOptions(BaseModel):
-    """How one model is placed on a Ray cluster: its replicas, what each one reserves, and
-    how long one call may take.
-
-    ``None`` resources take the default of :func:`resources_of` (CPUs from the registry's
-    size, no GPU). ``resources`` are custom Ray resources a node declares
-    (``ray start --resources '{"vllm": 1}'``), e.g. to put a client beside its server.
-    ``timeout_s``: a call its replica has not answered by then ends that replica (it hangs),
-    and the call is retried on a fresh one; None waits forever.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    replicas: int = Field(default=1, ge=1, le=1024, description="actors holding the model")
-    num_cpus: float | None = Field(default=None, ge=0)
-    num_gpus: float | None = Field(default=None, ge=0)
-    resources: dict[str, float] = Field(default_factory=dict)
-    timeout_s: float | None = Field(default=TIMEOUT_S, gt=0,
-                                    description="longest wait for one call; None: no limit")
 
 
 def ray_module() -> Any:
@@ -82,75 +55,11 @@ def ray_module() -> Any:
     return ray
 
 
-def registry_params(spec: str) -> float | None:
-    """Billions of parameters of the registry entry ``spec`` loads, if the registry has it."""
-    from slmbench.models.catalog import load_registry
-
-    parsed = parse_spec(spec)
-    for entry in load_registry().models:
-        if entry.spec == spec or (parsed.backend == "llamacpp" and entry.name == parsed.target):
-            return entry.params
-    return None
-
-
-def default_cpus(spec: str) -> float:
-    """CPUs one replica of ``spec`` reserves unless told: a client's share, or the registry's
-    size of an in-process model (1 when the registry does not know it)."""
-    if parse_spec(spec).backend in SERVER_BACKENDS:
-        return CLIENT_CPUS
-    params = registry_params(spec)
-    return 1.0 if params is None else float(min(8, max(2, math.ceil(params))))
-
-
-def resources_of(spec: str, options: RayModelOptions | None = None) -> dict[str, Any]:
-    """The Ray actor options of one replica of ``spec``: ``num_cpus``, ``num_gpus``, resources.
-
-    Defaults: a server backend's replica holds a client (``CLIENT_CPUS``); an in-process
-    model reserves ``min(8, max(2, ceil(params)))`` CPUs from the registry's size (2 for the
-    sub-2B models, whose llama.cpp default is 2 threads), or 1 when the registry does not
-    know it (scripted models). No GPU unless ``num_gpus`` says so: a CPU cluster never waits
-    for one. ``options`` override each value; with ``num_cpus`` given, ``spec`` may be any
-    name (``slmbench quantize`` keys its precisions ``MODEL#LEVEL``).
-    """
-    options = options or RayModelOptions()
-    out: dict[str, Any] = {
-        "num_cpus": default_cpus(spec) if options.num_cpus is None else options.num_cpus,
-        "num_gpus": options.num_gpus or 0,
-    }
-    if options.resources:
-        out["resources"] = dict(options.resources)
-    return out
-
-
-def bundle_of(need: dict[str, Any]) -> dict[str, float]:
-    """The placement-group bundle of one replica (Ray's resource names, zeros left out)."""
-    bundle = {"CPU": need["num_cpus"], "GPU": need["num_gpus"], **need.get("resources", {})}
-    return {k: float(v) for k, v in bundle.items() if v}
-
-
-def check_fits(spec: str, need: dict[str, Any], replicas: int,
-               nodes: Sequence[dict[str, float]]) -> None:
-    """Raise ConfigError unless some node holds one replica and the cluster holds them all.
-
-    ``nodes`` are the alive nodes' total resources. Ray would otherwise wait forever.
-    """
-    bundle = bundle_of(need)
-    if not any(all(n.get(k, 0.0) >= v for k, v in bundle.items()) for n in nodes):
-        raise ConfigError(f"no node of the Ray cluster has {bundle} for one replica of {spec}",
-                          "lower num_cpus/num_gpus in [ray_models], or add a node that has them")
-    for k, v in bundle.items():
-        total = sum(n.get(k, 0.0) for n in nodes)
-        if total < v * replicas:
-            raise ConfigError(f"{replicas} replicas of {spec} need {v * replicas:g} {k}; the "
-                              f"Ray cluster has {total:g}",
-                              "ask for fewer replicas in [ray_models], or add nodes")
-
-
 class ModelActor:
     """The body of one replica's actor: loads the model once, then answers its calls.
 
     Before loading, the actor runs the readiness check of its own node
-    (:func:`~slmbench.models.base.check_ready`, with ``native_tools`` when the run uses the
+    (:func:`~slmbench.models.readiness.check_ready`, with ``native_tools`` when the run uses the
     native scaffold). A model that fails it or fails to load is kept as the error, raised by
     :meth:`ready` and by every call, so the driver gets the backend's own one-line error
     rather than a dead actor. A loader may give the model it returns a ``load_report``
@@ -164,7 +73,7 @@ class ModelActor:
         self.error: Exception | None = None
         try:
             if check:
-                from slmbench.models.base import check_ready
+                from slmbench.models.readiness import check_ready
 
                 check_ready(spec, wait_ready_s=wait_ready_s, native_tools=native_tools)
             self.model = loader(spec)
@@ -402,7 +311,8 @@ class RayCluster:
 
     Connects to ``address`` (else ``RAY_ADDRESS``, else a new local Ray instance), unless
     this process is connected already; a connection it made is closed by :meth:`close`.
-    ``options`` place each model (default: one replica, :func:`resources_of`);
+    ``options`` place each model (default: one replica,
+    :func:`~slmbench.models.placement.resources_of`);
     ``concurrency(spec)`` is the calls each replica serves at once (default 1);
     ``attempts`` bounds the replacements of a replica that dies while starting, and the
     runs of one piece of :meth:`RayModel.map` work.

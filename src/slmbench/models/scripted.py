@@ -36,13 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from slmbench.core.errors import ConfigError, LogprobsUnsupportedError, ModelNotFoundError
 from slmbench.core.yamlfile import load_yaml
-from slmbench.models.base import (
-    CandidateScore,
-    Completion,
-    Message,
-    ModelSpec,
-    as_messages,
-)
+from slmbench.models.records import CandidateScore, Completion, Message, as_messages
+from slmbench.models.spec import ModelSpec
 
 Responder = Callable[[list[Message]], str]
 

@@ -13,14 +13,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.agents.analysis import (
-    SUMMARY_NAME,
-    analyze,
-    configurations,
-    load_trials,
-    write_summary,
-)
+from slmbench.agents.analysis import analyze
+from slmbench.agents.configurations import configurations
+from slmbench.agents.loading import load_trials
 from slmbench.agents.records import Trial
+from slmbench.agents.summary_file import SUMMARY_NAME, write_summary
 from slmbench.core.paths import shown_path
 from slmbench.report.figures import FIGURES, write_figures
 from slmbench.report.html import write_html

@@ -14,13 +14,16 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from slmbench.agents.analysis import SUMMARY_NAME, AnalysisSummary, load_trials, read_summary
+from slmbench.agents.loading import load_trials
 from slmbench.agents.records import Trial
+from slmbench.agents.summary import AnalysisSummary
+from slmbench.agents.summary_file import SUMMARY_NAME, read_summary
 from slmbench.microtasks.demo import MATRIX_FILE, RECOMMENDATION_FILE, ROUTES_FILE
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation
-from slmbench.report.partb import recommend_section
-from slmbench.report.study_page import failures, part_a_section, part_b_section, relative
+from slmbench.report.parta import failures, part_a_section
+from slmbench.report.partb import part_b_section, recommend_section
+from slmbench.report.study_page import relative
 
 __all__ = ["DEMO_PAGE", "NEXT_COMMAND", "in_short", "render_demo_page", "write_demo_page"]
 

@@ -19,8 +19,9 @@ from typing import Any
 from jinja2 import Environment, FunctionLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from slmbench.agents.analysis import DIMENSION_INTERVALS, AnalysisSummary
+from slmbench.agents.dimensions import DIMENSION_INTERVALS
 from slmbench.agents.records import Trial
+from slmbench.agents.summary import AnalysisSummary
 from slmbench.core.stats import Estimate
 from slmbench.report.tables import DIMENSIONS
 

@@ -1,5 +1,6 @@
-"""Part B sections shared by every page and the CLI: the recommendation table and the
-verdict of an eligibility cell, read from the records ``microtasks`` made.
+"""Part B sections shared by every page and the CLI: the eligibility matrix and its family,
+the recommendation table and the verdict of an eligibility cell, read from the records
+``microtasks`` made.
 
 Nothing here computes a statistic: scores, intervals, n and costs are the ones in
 :class:`~slmbench.microtasks.recommend.Recommendation` and
@@ -13,11 +14,12 @@ from collections.abc import Sequence
 from slmbench.microtasks.eligibility import EligibilityCell, deciding_metrics
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation, TaskRecommendation
-from slmbench.report.study_facts import num, short, table
+from slmbench.report.study_facts import StudyFacts, num, short, table
 
 __all__ = ["MATRIX_HEADER", "RECOMMEND_HEADER", "RULE_TEXT", "cost_text",
            "evidence", "family_headline", "family_text", "family_verdict", "matrix_markdown",
-           "matrix_rows", "recommend_rows", "recommend_section", "survival_section",
+           "matrix_rows", "part_b_family", "part_b_section", "recommend_rows",
+           "recommend_section", "survival_section",
            "unread_undecided", "verdict_changes", "verdict_text"]
 
 RECOMMEND_HEADER = ("task", "deploy", "decider", "score [95% CI] (n)", "baseline (τ, fixed)",
@@ -246,3 +248,54 @@ def verdict_changes(before: Sequence[EligibilityCell], after: Sequence[Eligibili
             out.append(f"{short(c.model)} · {c.task} · {c.prompt_id} · {c.reading} · "
                        f"{c.metric}: {_label(c)} → {label}")
     return out
+
+
+def part_b_section(m: MatrixRun, block: int = 0, blocks: int = 1) -> list[str]:
+    title = "## Part B: micro-task eligibility"
+    if blocks > 1:
+        title += f", block {block + 1} of {blocks} ({', '.join(short(x) for x in m.models)})"
+    lines = [title, "",
+             f"{', '.join(f'{t} {len(ids)}' for t, ids in m.items.items())} eval items "
+             f"(seed {m.seed}, stratified by gold class). {RULE_TEXT}", ""]
+    rows = []
+    deciding = deciding_metrics(m.cells)
+    for c in sorted(m.cells, key=lambda c: (c.task, c.metric, c.model, c.prompt_id, c.reading)):
+        n = str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
+        rows.append([c.task, c.metric, short(c.model), c.prompt_id, c.reading, n,
+                     c.interval_label, c.score.formatted(percent=False, digits=3),
+                     c.tau_text, c.diff_text, verdict_text(c, deciding[c.task] == c.metric),
+                     "**yes**" if c.eligible else "no", family_text(c), family_verdict(c)])
+    lines += table(["task", "metric", "model", "prompt", "reading", "n read", "interval",
+                    "score [95%]", "τ (anchor, fixed)",
+                    "vs τ-baseline on the n items read [95%]", "verdict", "eligible (cell)",
+                    "Holm p (family)", "eligible (family-wise)"], rows)
+    lines += [family_headline(m.cells) + ".", ""]
+    if m.by_prompt:
+        lines += table(["prompt", "eligible (cell)", "eligible (family-wise)", "configurations"],
+                       [[p.prompt_id, str(p.eligible), str(p.family_eligible), str(p.total)]
+                        for p in m.by_prompt])
+    if m.tau_sweep:
+        lines += ["τ sweep (eligible configurations, cell by cell on the interval that applies, "
+                  "when τ is set to each anchor; no family-wise correction):", ""]
+        lines += table(["τ anchor", "eligible", "configurations"],
+                       [[r.anchor, str(r.eligible), str(r.total)] for r in m.tau_sweep])
+    return lines
+
+
+def part_b_family(f: StudyFacts) -> list[str]:
+    """The study's Part B as one family: the family-wise headline, whether either reading of
+    each model, task and prompt survives, and which cells changed verdict since the page's
+    previous export."""
+    cells = [c for m in f.matrices for c in m.cells]
+    if not cells:
+        return []
+    lines = ["## Part B: the family of configurations", "",
+             f"Over every block of this study together: {family_headline(cells)}.", ""]
+    lines += survival_section(cells)
+    if f.verdict_changes is not None:
+        lines += ["Verdicts changed by the rule of issue #38 (one valid interval per cell, both "
+                  "halves anytime-valid, the family-wise stop and Holm, evidence for "
+                  "'constant'), against the export made before it: "
+                  f"{len(f.verdict_changes)}" + (":" if f.verdict_changes else "."), ""]
+        lines += [f"- {x}" for x in f.verdict_changes] + ([""] if f.verdict_changes else [])
+    return lines

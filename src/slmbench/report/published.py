@@ -17,7 +17,7 @@ from importlib import resources
 
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.agents.analysis import target_of
+from slmbench.agents.configurations import target_of
 from slmbench.core.stats import Estimate
 from slmbench.report.cascade_page import rerank_gain
 from slmbench.report.study_facts import DIMENSIONS, StudyFacts, num, short, table

@@ -31,8 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from slmbench.agents.analysis import PairwiseComparison, TemperatureEffect
 from slmbench.agents.reliability import MIN_TASKS
+from slmbench.agents.summary import PairwiseComparison, TemperatureEffect
 from slmbench.core.stats import Estimate, TaskComparison
 from slmbench.microtasks.eligibility import EligibilityCell, deciding_metrics
 from slmbench.report.study_facts import StudyFacts, pval, short

@@ -8,20 +8,21 @@ internals.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from slmbench.agents.analysis import AnalysisSummary
+from slmbench.agents.costs import trial_costs
 from slmbench.agents.humaneval import Summary as HumanEvalSummary
 from slmbench.agents.records import Trial
+from slmbench.agents.summary import AnalysisSummary
 from slmbench.core.stats import Estimate
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation
 
-__all__ = ["DIMENSIONS", "BlockTime", "ModelCost", "ReadingTally", "StudyFacts", "num", "pct",
-           "pval", "short", "table"]
+__all__ = ["DIMENSIONS", "BlockTime", "ModelCost", "ReadingTally", "StudyFacts", "group_costs",
+           "num", "pct", "pval", "short", "table"]
 
 DIMENSIONS = ("consistency", "robustness", "fault_tolerance", "safety")
 
@@ -69,6 +70,23 @@ class ReadingTally(BaseModel):
     seconds: float | None = None  # None: no store yet
     tokens: int = 0
     with_tokens: int = 0  # readings that recorded their tokens (older ones did not)
+
+
+def group_costs(trials: Sequence[Trial], planned: Mapping[str, int],
+                readings: Mapping[str, ReadingTally]) -> list[ModelCost]:
+    """Per-model cost rows: each model's trial costs (:func:`slmbench.agents.costs.trial_costs`,
+    a model spec's configurations as one row) beside the tally of its readings; a join of
+    records, no number computed here."""
+    models = list(dict.fromkeys([*planned, *readings]))
+    costs = trial_costs(trials, models)
+    out = []
+    for m in models:
+        c, r = costs[m], readings.get(m, ReadingTally())
+        out.append(ModelCost(
+            model=m, trials=c.trials, trials_planned=planned.get(m, 0), trial_wall_s=c.wall_s,
+            tokens=c.tokens, readings=r.done, readings_planned=r.planned,
+            reading_wall_s=r.seconds, reading_tokens=r.tokens, readings_with_tokens=r.with_tokens))
+    return out
 
 
 class StudyFacts(BaseModel):

@@ -1,4 +1,4 @@
-"""LaTeX tables (booktabs) from an :class:`~slmbench.agents.analysis.AnalysisSummary`.
+"""LaTeX tables (booktabs) from an :class:`~slmbench.agents.summary.AnalysisSummary`.
 
 Each function returns a complete ``table`` environment; ``\\usepackage{booktabs}``
 is the only package needed. Every rate is printed with its 95% interval.
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from slmbench.agents.analysis import DIMENSION_INTERVALS, AnalysisSummary
+from slmbench.agents.dimensions import DIMENSION_INTERVALS
+from slmbench.agents.summary import AnalysisSummary
 from slmbench.core.stats import Estimate
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",

@@ -17,8 +17,8 @@ from pathlib import Path
 from slmbench.agents import store as run_store
 from slmbench.agents.humaneval import VARIANT, ProblemResult
 from slmbench.agents.records import Trial, TrialKey
-from slmbench.agents.runner.executor import plan_of
 from slmbench.agents.runner.merge import check_one_harness, put_trials
+from slmbench.agents.runner.plan import plan_of
 from slmbench.agents.store import DB_NAME, RunStore, StoredTrial
 from slmbench.core import jsonl
 from slmbench.core.errors import ConfigError

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.agents.analysis import load_trials
 from slmbench.agents.humaneval import results
+from slmbench.agents.loading import load_trials
 from slmbench.agents.records import Trial
 from slmbench.agents.store import DB_NAME, RunStore, export_trials
 from slmbench.core import jsonl

@@ -16,16 +16,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from slmbench.agents.analysis import (
-    SUMMARY_NAME,
-    AnalysisSummary,
-    configurations,
-    read_summary,
-)
+from slmbench.agents.configurations import configurations
 from slmbench.agents.humaneval import summaries
 from slmbench.agents.records import Trial
-from slmbench.agents.runner.executor import plan_of
+from slmbench.agents.runner.plan import plan_of
 from slmbench.agents.store import export_trials
+from slmbench.agents.summary import AnalysisSummary
+from slmbench.agents.summary_file import SUMMARY_NAME, read_summary
 from slmbench.core.errors import ConfigError, ModelNotFoundError
 from slmbench.core.paths import shown_path
 from slmbench.core.sources import sha256_file
@@ -36,15 +33,14 @@ from slmbench.microtasks.eligibility import CELL_VERSION, deciding_metrics
 from slmbench.microtasks.matrix import MatrixRun, family_runs
 from slmbench.microtasks.recommend import Recommendation, recommend
 from slmbench.microtasks.store import ReadingStore
-from slmbench.models.base import parse_spec
 from slmbench.models.catalog import PypiSource, load_registry, resolve_target
 from slmbench.models.pull import read_record
+from slmbench.models.spec import parse_spec
 from slmbench.report import report_trials
 from slmbench.report.partb import unread_undecided, verdict_changes
 from slmbench.report.readme import with_block
-from slmbench.report.study_facts import BlockTime, ReadingTally, StudyFacts, short
+from slmbench.report.study_facts import BlockTime, ReadingTally, StudyFacts, group_costs, short
 from slmbench.report.study_page import (
-    group_costs,
     readme_block,
     readme_markers,
     relative,

@@ -12,7 +12,7 @@ from pydantic import (
 
 from slmbench.agents.humaneval import VARIANT
 from slmbench.agents.records import TrialKey
-from slmbench.agents.runner.executor import plan_of
+from slmbench.agents.runner.plan import plan_of
 from slmbench.agents.store import DB_NAME, RunStore
 from slmbench.core.jsonl import read_jsonl_gz
 from slmbench.microtasks.store import ReadingStore

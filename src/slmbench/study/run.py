@@ -8,7 +8,8 @@ from typing import NoReturn
 
 from rich.console import Console
 
-from slmbench.agents.runner.executor import RunSummary, execute, preflight
+from slmbench.agents.runner.executor import RunSummary, execute
+from slmbench.agents.runner.preflight import preflight
 from slmbench.agents.runner.progress import make_progress
 from slmbench.microtasks.diagnostics.cascade import (
     CascadeReport,
@@ -19,8 +20,10 @@ from slmbench.microtasks.diagnostics.cascade import (
 from slmbench.microtasks.matrix import MatrixRun, check_can_read, family_size, run_matrix
 from slmbench.microtasks.session import Session, read_on
 from slmbench.microtasks.store import ReadingStore
-from slmbench.models.base import Model, check_logprobs, load_model
+from slmbench.models.base import Model
+from slmbench.models.factory import load_model
 from slmbench.models.ray import RayCluster
+from slmbench.models.readiness import check_logprobs
 from slmbench.study.spec import (
     READINGS_NAME,
     CascadeBlock,
@@ -33,7 +36,7 @@ from slmbench.study.spec import (
 def check_can_run(study: Study, part: str, models: list[str] | None) -> None:
     """Raise the one-line error that would stop ``part`` (a, b or all) of the study, narrowed
     to ``models``, before its first trial or reading: every Part A block's
-    :func:`~slmbench.agents.runner.executor.preflight` and every Part B block's
+    :func:`~slmbench.agents.runner.preflight.preflight` and every Part B block's
     :func:`~slmbench.microtasks.matrix.check_can_read`. Run before any block starts, so a
     study that cannot run makes no folder (not even the blocks before the failing one)."""
     if part in ("a", "all"):
@@ -108,7 +111,7 @@ def decided(study: Study, b: PartB, model: str, store: ReadingStore) -> bool:
 def run_part_b(study: Study, models: list[str] | None, console: Console,
                loader: Callable[[str], Model] | None = None) -> None:
     """Read every missing reading of every Part B block into the study's readings store
-    (``loader`` loads a model spec; default :func:`~slmbench.models.base.load_model`). A
+    (``loader`` loads a model spec; default :func:`~slmbench.models.factory.load_model`). A
     block with ``executor = "ray"`` reads on its Ray cluster (``ray_address``, ``ray_models``)
     and stores the same readings."""
     with ReadingStore(study.part_b_dir / READINGS_NAME) as store:

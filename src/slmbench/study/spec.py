@@ -23,7 +23,7 @@ from slmbench.microtasks import tasks as micro_tasks
 from slmbench.microtasks.datasets.records import AnyItem
 from slmbench.microtasks.prompts import resolve_prompt_ids
 from slmbench.microtasks.session import READ_ATTEMPTS, select_items
-from slmbench.models.ray import RayModelOptions
+from slmbench.models.placement import RayModelOptions
 
 _HINT = "the study file format is in the docstring of slmbench.study (see experiments/)"
 

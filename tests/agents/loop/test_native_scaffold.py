@@ -12,7 +12,7 @@ from slmbench.agents.loop import LoopSettings
 from slmbench.agents.loop.native import run_native
 from slmbench.agents.records import FaultPlan, Outcome
 from slmbench.core.errors import ConfigError, LogprobsUnsupportedError
-from slmbench.models.base import CandidateScore, Completion, Message, ToolCall
+from slmbench.models.records import CandidateScore, Completion, Message, ToolCall
 from slmbench.models.scripted import ScriptedModel
 
 Reply = str | list[ToolCall]

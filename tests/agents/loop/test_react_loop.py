@@ -8,10 +8,12 @@ from typing import Any
 from agent_fakes import FakeToolbox
 
 from slmbench.agents.loop import LoopSettings
-from slmbench.agents.loop.react import STOP, build_system_prompt, run_react, step_seed
+from slmbench.agents.loop.prompts import build_system_prompt
+from slmbench.agents.loop.react import STOP, run_react
+from slmbench.agents.loop.settings import step_seed
 from slmbench.agents.records import FaultPlan, Outcome
 from slmbench.core.errors import BackendError, ContextOverflowError
-from slmbench.models.base import Completion, Message
+from slmbench.models.records import Completion, Message
 from slmbench.models.scripted import ScriptedModel
 
 CALL_CEO = '{"name": "fact_lookup", "arguments": {"key": "ceo"}}'

@@ -10,7 +10,7 @@ from slmbench.agents.loop.react import run_react
 from slmbench.agents.records import FaultPlan
 from slmbench.agents.tools.toolbox import WorldToolbox
 from slmbench.agents.world import World
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 from slmbench.models.scripted import ScriptedModel
 
 LOOKUP = '{"name": "fact_lookup", "arguments": {"key": "brightline_labs"}}'
@@ -52,7 +52,7 @@ def test_an_injected_fault_reaches_the_next_prompt(fault: str) -> None:
 
 def test_every_protocol_example_is_read_by_the_strict_grammar() -> None:
     from slmbench.agents.loop.parse import parse_action
-    from slmbench.agents.loop.react import build_system_prompt
+    from slmbench.agents.loop.prompts import build_system_prompt
 
     specs = WorldToolbox(World.create(0)).specs()
     examples = [line.split("example: ", 1)[1] for line in

@@ -16,8 +16,8 @@ from slmbench.agents.loop.native import run_native
 from slmbench.agents.loop.react import run_react
 from slmbench.agents.records import Outcome, Step
 from slmbench.core.errors import ContextOverflowError
-from slmbench.models.base import Completion, FinishReason, Message, ServerTimings, ToolCall
 from slmbench.models.faults import ConfigurationFault
+from slmbench.models.records import Completion, FinishReason, Message, ServerTimings, ToolCall
 from slmbench.models.thinking import split_thinking
 
 CALL_CEO = '{"name": "fact_lookup", "arguments": {"key": "ceo"}}'

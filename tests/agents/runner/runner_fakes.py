@@ -10,7 +10,7 @@ from typing import Any
 from slmbench.agents.records import FaultPlan, Outcome, Trial
 from slmbench.agents.runner.plan import Variant
 from slmbench.core.errors import BackendError, ConfigError
-from slmbench.models.base import Completion, Message
+from slmbench.models.records import Completion, Message
 from slmbench.models.scripted import ScriptedModel
 
 

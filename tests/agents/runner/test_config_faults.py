@@ -17,8 +17,8 @@ from slmbench.agents.runner.executor import execute
 from slmbench.agents.runner.progress import PlainProgress
 from slmbench.agents.runner.retry import RetryingModel, RetryPolicy
 from slmbench.agents.store import RunStore
-from slmbench.models.base import Message
 from slmbench.models.ollama import OllamaModel
+from slmbench.models.records import Message
 
 FIXTURES = Path(__file__).parents[2] / "models" / "fixtures" / "ollama"
 

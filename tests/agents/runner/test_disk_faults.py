@@ -13,8 +13,7 @@ import pytest
 
 import forked_cli
 from slmbench.agents.runner.config import build_experiment
-from slmbench.agents.runner.executor import _default_suite_loader, _default_variants
-from slmbench.agents.runner.plan import build_plan
+from slmbench.agents.runner.plan import build_plan, default_suite_loader, default_variants
 from slmbench.agents.store import RunStore
 
 pytestmark = pytest.mark.slow
@@ -40,8 +39,8 @@ def one_line_error(done: subprocess.CompletedProcess[str], says: str) -> None:
 
 def planned() -> int:
     exp = build_experiment({"models": [MODEL], "suites": ["capability"], "tasks": TASKS})
-    return len(build_plan(exp, load_suite=_default_suite_loader(),
-                          variants=_default_variants()).keys())
+    return len(build_plan(exp, load_suite=default_suite_loader(),
+                          variants=default_variants()).keys())
 
 
 def test_a_full_disk_stops_the_run_in_one_line_and_the_run_resumes(tmp_path: Path) -> None:

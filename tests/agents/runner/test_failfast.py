@@ -16,9 +16,9 @@ from slmbench.agents.runner.executor import STOP_AFTER, execute
 from slmbench.agents.runner.progress import PlainProgress
 from slmbench.agents.store import RunStore
 from slmbench.core.errors import BackendError, ModelNotFoundError
-from slmbench.models import base
-from slmbench.models.base import check_ready
+from slmbench.models import readiness
 from slmbench.models.llamaserver import free_port
+from slmbench.models.readiness import check_ready
 
 TASKS = ["IR-1", "SC-4", "MR-1", "DA-1"]
 
@@ -34,7 +34,7 @@ def no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any wait inside the preflight fails the test: refusals must not be waited for."""
     def refuse(seconds: float) -> None:
         raise AssertionError(f"the preflight waited {seconds} s")
-    monkeypatch.setattr(base.time, "sleep", refuse)
+    monkeypatch.setattr(readiness.time, "sleep", refuse)
 
 
 @pytest.mark.parametrize("spec, start", [

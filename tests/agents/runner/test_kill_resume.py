@@ -13,8 +13,7 @@ import pytest
 import killsoak
 from killsoak import slmbench
 from slmbench.agents.runner.config import build_experiment
-from slmbench.agents.runner.executor import _default_suite_loader, _default_variants
-from slmbench.agents.runner.plan import build_plan
+from slmbench.agents.runner.plan import build_plan, default_suite_loader, default_variants
 from slmbench.agents.store import RunStore
 
 pytestmark = pytest.mark.slow
@@ -44,8 +43,8 @@ def assert_exactly(run_dir: Path, planned: set) -> None:  # type: ignore[type-ar
 
 
 def planned_keys() -> set:  # type: ignore[type-arg]
-    return build_plan(build_experiment(GRID), load_suite=_default_suite_loader(),
-                      variants=_default_variants()).keys()
+    return build_plan(build_experiment(GRID), load_suite=default_suite_loader(),
+                      variants=default_variants()).keys()
 
 
 def test_a_run_killed_20_times_resumes_to_exactly_the_planned_grid(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ import pytest
 from fake_servers import ReferenceServer
 
 from slmbench.core.errors import ConfigError
-from slmbench.models.base import check_ready
+from slmbench.models.readiness import check_ready
 
 SHOWN = Path(__file__).parents[2] / "models" / "fixtures" / "ollama"
 # tags the registry does not know, so only the server can say what they do

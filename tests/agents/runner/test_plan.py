@@ -88,7 +88,7 @@ def test_quick_suite_has_one_task_of_each_group_and_dimension() -> None:
 
 @pytest.mark.parametrize("repeats", [1, 2, 5])
 def test_consistency_tasks_get_their_minimum_repeats(repeats: int) -> None:
-    from slmbench.agents.runner.executor import plan_of
+    from slmbench.agents.runner.plan import plan_of
 
     exp = build_experiment({"models": ["scripted:a"], "suites": ["reliability"],
                             "temperatures": [0.7], "repeats": repeats})

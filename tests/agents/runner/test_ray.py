@@ -27,12 +27,14 @@ from test_kill_resume import assert_exactly
 from killsoak import run_until_killed, slmbench, stored
 from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.runner.config import build_experiment
-from slmbench.agents.runner.executor import RunSummary, execute, plan_of, saved_experiment
-from slmbench.agents.runner.plan import build_plan
+from slmbench.agents.runner.executor import RunSummary, execute
+from slmbench.agents.runner.meta import saved_experiment
+from slmbench.agents.runner.plan import build_plan, plan_of
 from slmbench.agents.runner.progress import PlainProgress
 from slmbench.agents.store import RunStore
 from slmbench.core.errors import ConfigError, ModelNotFoundError
-from slmbench.models.ray import NAMESPACE, RayModelOptions, resources_of
+from slmbench.models.placement import RayModelOptions, resources_of
+from slmbench.models.ray import NAMESPACE
 
 pytestmark = pytest.mark.slow
 

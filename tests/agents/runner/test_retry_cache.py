@@ -12,7 +12,7 @@ from slmbench.agents.runner.cache import CachingModel, cache_key
 from slmbench.agents.runner.retry import RetryingModel, RetryPolicy
 from slmbench.agents.store import RunStore
 from slmbench.core.errors import BackendError
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 from slmbench.models.scripted import ScriptedModel
 
 MSGS = [Message(role="user", content="hello")]

@@ -27,7 +27,7 @@ from slmbench.agents.scoring.judges import (
 from slmbench.agents.tasks import load_tasks
 from slmbench.core.errors import ConfigError
 from slmbench.core.sources import SourceArchive
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 from slmbench.models.scripted import ScriptedModel
 
 HEAD = "objective,assistant_response,human_score,data_type\n"

@@ -41,7 +41,7 @@ from slmbench.microtasks.diagnostics.thresholds import (
 from slmbench.microtasks.readout import ItemReading
 from slmbench.microtasks.session import Session
 from slmbench.microtasks.store import ReadingStore
-from slmbench.models.base import CandidateScore, Completion, Message, as_messages
+from slmbench.models.records import CandidateScore, Completion, Message, as_messages
 from slmbench.report.probe_page import probe_markdown
 
 

@@ -118,7 +118,7 @@ class TinyTorchModel:
         self.closed = False
 
     def score(self, messages, candidates):  # type: ignore[no-untyped-def]
-        from slmbench.models.base import CandidateScore, as_messages
+        from slmbench.models.records import CandidateScore, as_messages
 
         text = as_messages(messages)[-1].content
         gen = torch.Generator().manual_seed(len(text))
@@ -130,7 +130,7 @@ class TinyTorchModel:
                                first_token_logprob=0.0, n_tokens=1) for c in candidates]
 
     def generate(self, messages, **_):  # type: ignore[no-untyped-def]
-        from slmbench.models.base import Completion
+        from slmbench.models.records import Completion
 
         return Completion(text="approve", prompt_tokens=1, completion_tokens=1, latency_s=0.0,
                           finish_reason="stop", model=self.spec)

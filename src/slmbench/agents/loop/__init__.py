@@ -7,7 +7,9 @@ return an :class:`AgentResult`; ``parse_action`` reads one model response.
 
 from slmbench.agents.loop.native import run_native
 from slmbench.agents.loop.parse import format_action, parse_action
-from slmbench.agents.loop.react import AgentResult, LoopSettings, build_system_prompt, run_react
+from slmbench.agents.loop.prompts import build_system_prompt
+from slmbench.agents.loop.react import run_react
+from slmbench.agents.loop.settings import AgentResult, LoopSettings
 
 __all__ = [
     "AgentResult",

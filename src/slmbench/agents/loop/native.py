@@ -1,6 +1,6 @@
 """The native tool-calling scaffold: the backend's own ``tools=`` interface.
 
-The same :class:`~slmbench.agents.loop.react.LoopSettings` (budgets, seeds) and outcomes as
+The same :class:`~slmbench.agents.loop.settings.LoopSettings` (budgets, seeds) and outcomes as
 :func:`~slmbench.agents.loop.react.run_react`, but the model receives the tools as
 OpenAI-style function specs and returns structured :attr:`Completion.tool_calls`; each
 result goes back as a ``Message(role="tool", tool_call_id=...)``. Every call of a response
@@ -20,11 +20,13 @@ from __future__ import annotations
 import json
 
 from slmbench.agents.loop.parse import parse_action
-from slmbench.agents.loop.react import LOOP_REPEATS, AgentResult, LoopSettings, Run, reply_of
+from slmbench.agents.loop.react import LOOP_REPEATS, Run, reply_of
+from slmbench.agents.loop.settings import AgentResult, LoopSettings
 from slmbench.agents.records import Action, Outcome
 from slmbench.agents.tools.base import Toolbox
 from slmbench.core.errors import ConfigError
-from slmbench.models.base import Completion, Message, Model, ToolCall
+from slmbench.models.base import Model
+from slmbench.models.records import Completion, Message, ToolCall
 
 __all__ = ["NATIVE_SYSTEM_PROMPT", "run_native"]
 

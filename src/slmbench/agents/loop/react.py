@@ -75,177 +75,25 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any, Literal
 
-import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
-
 from slmbench.agents.loop.parse import parse_action
+from slmbench.agents.loop.prompts import DEFAULT_PROMPTS, PROMPT_SETS, build_system_prompt
+from slmbench.agents.loop.settings import AgentResult, LoopSettings, step_seed
 from slmbench.agents.records import Action, Outcome, Step
-from slmbench.agents.tools.base import Toolbox, ToolResult, ToolSpec
+from slmbench.agents.tools.base import Toolbox, ToolResult
 from slmbench.core.errors import BackendError, ContextOverflowError
-from slmbench.models.base import Completion, Message, Model
+from slmbench.models.base import Model
 from slmbench.models.faults import ConfigurationFault
+from slmbench.models.records import Completion, Message
 from slmbench.models.thinking import split_thinking
 
-__all__ = [
-    "DEFAULT_TOKEN_BUDGET",
-    "FORMAT_FAILURE_AFTER",
-    "LOOP_REPEATS",
-    "STOP",
-    "AgentResult",
-    "LoopSettings",
-    "build_system_prompt",
-    "run_react",
-    "step_seed",
-]
+__all__ = ["FORMAT_FAILURE_AFTER", "LOOP_REPEATS", "STOP", "run_react"]
 
 FORMAT_FAILURE_AFTER = 2
 LOOP_REPEATS = 3
-DEFAULT_TOKEN_BUDGET = 60_000
 STOP = ("Observation:",)
-
-PROTOCOL = """\
-You answer questions by calling tools. You know nothing about this company or the world \
-yourself: every answer must come from a tool result.
-
-Tools:
-{tools}
-
-Each reply is exactly one of these two, at any step:
-1. A tool call: one JSON object on one line, {"name": <tool>, "arguments": {...}}, like the \
-examples above.
-2. Final Answer: <the short, exact answer>"""
-
-INVALID_FEEDBACK = "Observation: I could not read your reply: {error}."
-# How a tool result is shown to the model: the result, then the question again (a
-# reminder, no instruction: see the module docstring).
-OBSERVATION = """\
-Observation: {observation}
-
-My question was: {instruction}"""
-# A successful call made again is not run again (no second e-mail, no second booking).
-REPEATED_CALL = """\
-Observation: you already called {name} with exactly these arguments; its result is above \
-and it was not run again.
-
-My question was: {instruction}"""
-
-
-class Prompts(BaseModel):
-    """The wording of one ReAct prompt set: protocol, observation and feedback templates."""
-
-    model_config = ConfigDict(frozen=True)
-
-    protocol: str
-    observation: str
-    repeated_call: str
-    invalid_feedback: str
-    example_label: str
-
-
-# ``legacy`` is the wording before issue #15, kept only to measure the change
-# (docs/results/harness-validity.md): it tells the model after every result,
-# errors included, to start with 'Final Answer:', and forbids a first reply
-# that is not a tool call.
-PROMPT_SETS: dict[str, Prompts] = {
-    "neutral": Prompts(protocol=PROTOCOL, observation=OBSERVATION, repeated_call=REPEATED_CALL,
-                       invalid_feedback=INVALID_FEEDBACK, example_label="example"),
-    "legacy": Prompts(
-        protocol=(
-            "You answer questions by calling tools. You know nothing about this company or the "
-            "world yourself: every answer must come from a tool result.\n\nTools:\n{tools}\n\n"
-            "Each reply is exactly one of these two:\n"
-            '1. A tool call: one JSON object on one line, like the "call" lines above.\n'
-            "2. When a tool result contains the answer:\n"
-            "Final Answer: <the short, exact answer>\n\nYour first reply is always a tool call."),
-        observation=(
-            "Observation: {observation}\n\nUsing this result, answer my question: {instruction}"
-            "\nStart your reply with 'Final Answer:'. (If the result is not enough, call another "
-            "tool instead.)"),
-        repeated_call=(
-            "Observation: you already called {name} with exactly these arguments; its result is "
-            "above.\n\nUsing that result, answer my question: {instruction}\nStart your reply "
-            "with 'Final Answer:'. (If it is not enough, call a different tool or change the "
-            "arguments.)"),
-        invalid_feedback=INVALID_FEEDBACK, example_label="call"),
-}
-DEFAULT_PROMPTS = "neutral"
-
-
-class LoopSettings(BaseModel):
-    """How one agent run samples and when it stops: the same for both loops.
-
-    Step ``i`` samples at ``temperature`` with :func:`step_seed` ``(seed, i)`` and at most
-    ``max_tokens_per_step`` tokens; the run stops after ``max_steps`` model calls, once
-    ``token_budget`` prompt plus completion tokens are used, or after ``time_budget_s``
-    wall-clock seconds (None: no limit). ``system_prompt`` replaces the scaffold's own (for
-    ReAct, ``{tools}`` in it becomes the tool list)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    temperature: float = 0.0
-    seed: int = 0
-    max_steps: int = 12
-    max_tokens_per_step: int = 384
-    token_budget: int | None = DEFAULT_TOKEN_BUDGET
-    time_budget_s: float | None = None
-    system_prompt: str | None = None
-
-
-class AgentResult(BaseModel):
-    """What one agent run produced, before scoring."""
-
-    model_config = ConfigDict(frozen=True)
-
-    scaffold: Literal["react", "native"]
-    steps: list[Step] = Field(default_factory=list)
-    messages: list[Message] = Field(default_factory=list)
-    final_answer: str | None = None
-    outcome: Outcome | None = None  # None: a final answer, for the caller to score
-    error: str | None = None  # why the run ended without a final answer
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0  # time spent inside the model
-    wall_s: float = 0.0
-
-    @property
-    def faults_injected(self) -> int:
-        return sum(1 for s in self.steps if s.injected_fault)
-
-
-def step_seed(seed: int, index: int) -> int:
-    """The sampling seed of step ``index`` of a trial seeded ``seed`` (deterministic)."""
-    state = np.random.SeedSequence([abs(seed), index, int(seed < 0)]).generate_state(1)
-    return int(state[0]) & 0x7FFFFFFF
-
-
-def example_call(spec: ToolSpec) -> str:
-    """A call of ``spec`` with its required arguments as ``<description>`` placeholders."""
-    props = spec.parameters.get("properties", {})
-    args = {}
-    for key in spec.parameters.get("required", []):
-        prop = props.get(key, {})
-        args[key] = f"<{prop.get('description') or prop.get('type') or key}>"
-    return json.dumps({"name": spec.name, "arguments": args})
-
-
-def describe_tools(specs: Sequence[ToolSpec], label: str = "example") -> str:
-    """Three lines per tool: name and description, JSON schema of the arguments, an example."""
-    return "\n".join(
-        f"- {s.name}: {s.description}\n  arguments (JSON schema): {json.dumps(s.parameters)}"
-        f"\n  {label}: {example_call(s)}"
-        for s in specs
-    )
-
-
-def build_system_prompt(specs: Sequence[ToolSpec], template: str | None = None,
-                        prompts: str = DEFAULT_PROMPTS) -> str:
-    """The ReAct system prompt of prompt set ``prompts``; ``{tools}`` becomes the tool list."""
-    chosen = PROMPT_SETS[prompts]
-    return (template or chosen.protocol).replace(
-        "{tools}", describe_tools(specs, chosen.example_label))
 
 
 class ToolboxBroken(Exception):

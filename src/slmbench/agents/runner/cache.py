@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from slmbench.agents.runner.wrapped import WrappedModel
 from slmbench.agents.store import RunStore
-from slmbench.models.base import Completion, Message, Model, as_messages
+from slmbench.models.base import Model
+from slmbench.models.records import Completion, Message, as_messages
 
 CachePolicy = Literal["auto", "on", "off"]
 CACHE_KEY_VERSION = 1

@@ -46,9 +46,9 @@ from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.agents.tools.faults import FAULT_KINDS
 from slmbench.core.errors import ConfigError
 from slmbench.core.tomlfile import first_error, load_toml
-from slmbench.models.base import SERVER_BACKENDS, parse_spec
 from slmbench.models.llamaserver import default_in_flight
-from slmbench.models.ray import RayModelOptions
+from slmbench.models.placement import RayModelOptions
+from slmbench.models.spec import SERVER_BACKENDS, parse_spec
 
 # The fields that decide which trials a run holds (per model) and how they run.
 _HINT = "see `slmbench run --help`; the experiment file format is in docs/report-schema.md"

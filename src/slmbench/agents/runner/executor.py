@@ -44,24 +44,19 @@ from pydantic import BaseModel, ConfigDict
 
 from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.runner.cache import CachingModel
-from slmbench.agents.runner.config import GRID_FIELDS, Experiment
-from slmbench.agents.runner.plan import (
-    SEED_SCHEME,
-    Plan,
-    PlannedTrial,
-    SuiteLoader,
-    Variant,
-    VariantsFn,
-    build_plan,
-    load_runner_suite,
-)
+from slmbench.agents.runner.config import Experiment
+from slmbench.agents.runner.meta import merge_meta
+from slmbench.agents.runner.plan import Plan, PlannedTrial, SuiteLoader, VariantsFn
+from slmbench.agents.runner.preflight import preflight
 from slmbench.agents.runner.progress import PlainProgress, RunProgress
 from slmbench.agents.runner.report import RunnerStats, write_reports
 from slmbench.agents.runner.retry import RetryingModel
-from slmbench.agents.store import DB_NAME, RunStore
-from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
-from slmbench.models.base import SERVER_BACKENDS, Model, check_ready, load_model, parse_spec
+from slmbench.agents.store import RunStore
+from slmbench.core.errors import BackendError, SlmbenchError
+from slmbench.models.base import Model
+from slmbench.models.factory import load_model
 from slmbench.models.faults import ConfigurationFault
+from slmbench.models.spec import SERVER_BACKENDS, parse_spec
 
 TrialFn = Callable[..., Trial]
 # Runner counters (retries, cache hits, throughput) are saved at most this often and at the
@@ -108,24 +103,6 @@ def _default_trial_fn() -> TrialFn:
     from slmbench.agents.evaluator import run_trial
 
     return run_trial
-
-
-def _default_suite_loader() -> SuiteLoader:
-    return load_runner_suite
-
-
-def _default_variants() -> VariantsFn:
-    from slmbench.agents.tasks.perturb import fault_plan_for, variants
-
-    def task_variants(task: Any) -> list[Variant]:
-        return [Variant(name=v, fault_plan=fault_plan_for(task, v)) for v in variants(task)]
-
-    return task_variants
-
-
-def plan_of(exp: Experiment) -> Plan:
-    """The trials ``execute`` would plan for ``exp`` with the shipped suites and variants."""
-    return build_plan(exp, load_suite=_default_suite_loader(), variants=_default_variants())
 
 
 def _backend_error_trial(p: PlannedTrial, scaffold: str, exc: BackendError,
@@ -318,114 +295,6 @@ class _Run:
                     raise f.exception()  # type: ignore[misc]
 
 
-def saved_experiment(run_dir: Path) -> Experiment:
-    """The experiment a run directory was started with (what ``slmbench resume`` finishes)."""
-    if not (run_dir / DB_NAME).is_file():
-        raise ConfigError(f"{run_dir} is not a run directory (no {DB_NAME})",
-                          "give the --out directory of an earlier `slmbench run`")
-    with RunStore(run_dir) as store:
-        saved = store.get_meta("experiment")
-    if saved is None:
-        raise ConfigError(f"{run_dir} holds no saved experiment",
-                          "start it again with `slmbench run ... --out DIR`")
-    return Experiment.model_validate(saved)
-
-
-def harness_of(exp: Experiment, plan: Plan) -> str:
-    """The run's harness fingerprint (:func:`slmbench.agents.harness.fingerprint`)."""
-    from slmbench.agents.harness import fingerprint
-
-    return fingerprint(plan.tasks.values(), toolset=exp.toolset, prompts=exp.prompts,
-                       scaffold=exp.scaffold)
-
-
-def _check_harness(store: RunStore, harness: str) -> None:
-    """Stop when the store holds trials of another harness: old and new never mix."""
-    saved = store.get_meta("harness_fingerprint")
-    if saved == harness or (saved is None and store.count() == 0):
-        return
-    made_by = f"harness {saved}" if saved else "a harness from before fingerprints"
-    raise ConfigError(
-        f"{store.run_dir} holds trials made by {made_by}, not {harness} (prompts, parser, "
-        "tools, tasks or toolset changed)",
-        "use a new --out for a new run; trials of different harnesses must not mix",
-    )
-
-
-def _merge_meta(store: RunStore, exp: Experiment, plan: Plan) -> dict[str, int]:
-    """Check the run dir holds this experiment (or nothing); save config and plan counts."""
-    harness = harness_of(exp, plan)
-    _check_harness(store, harness)
-    saved = store.get_meta("experiment")
-    if saved is not None and store.get_meta("grid_fingerprint") != exp.grid_fingerprint():
-        old = Experiment.model_validate(saved)
-        diff = next((f for f in GRID_FIELDS if getattr(old, f) != getattr(exp, f)), None)
-        what = (f"{diff}={getattr(old, diff)!r}, not {getattr(exp, diff)!r}" if diff
-                else f"grid {store.get_meta('grid_fingerprint')}, not {exp.grid_fingerprint()}")
-        raise ConfigError(
-            f"{store.run_dir} holds a run with {what}",
-            f"use another --out for a new run, or `slmbench resume {store.run_dir}` to finish it",
-        )
-    models = list(dict.fromkeys([*(saved or {}).get("models", []), *exp.models]))
-    store.set_meta("experiment", {**exp.model_dump(mode="json"), "models": models})
-    store.set_meta("grid_fingerprint", exp.grid_fingerprint())
-    store.set_meta("seed_scheme", SEED_SCHEME)
-    store.set_meta("harness_fingerprint", harness)
-    planned = dict(store.get_meta("planned", {}) or {})
-    planned.update({m: len(plan.for_model(m)) for m in exp.models})
-    store.set_meta("planned", planned)
-    return planned
-
-
-def code_tasks(exp: Experiment, plan: Plan) -> list[str]:
-    """Ids of the planned tasks that offer ``code_interpreter`` (every task under ``all``)."""
-    return [tid for tid, task in plan.tasks.items()
-            if exp.toolset == "all" or "code_interpreter" in getattr(task, "tools", ())]
-
-
-def check_sandbox(exp: Experiment, plan: Plan) -> None:
-    """Raise :class:`SandboxUnavailable` when code tasks are planned and the sandbox cannot run.
-
-    A trial never fails because of the machine: without bubblewrap the run does not start.
-    """
-    needing = code_tasks(exp, plan)
-    if not needing:
-        return
-    from slmbench.agents.tools.sandbox import Sandbox, SandboxUnavailable
-
-    try:
-        Sandbox().run_python("pass")
-    except SandboxUnavailable as exc:
-        raise SandboxUnavailable(
-            f"{len(needing)} planned task(s) need code_interpreter ({', '.join(needing[:3])}"
-            f"{', ...' if len(needing) > 3 else ''}) but {exc}",
-            "install bubblewrap (`make system-deps`, or sudo apt-get install bubblewrap), "
-            + ("or use --toolset task --skip-code-tasks" if exp.toolset == "all"
-               else "or pass --skip-code-tasks"),
-        ) from exc
-
-
-def preflight(exp: Experiment, *, load_suite: SuiteLoader | None = None,
-              variants: VariantsFn | None = None, check_servers: bool = True,
-              wait_ready_s: float | None = None,
-              on_wait: Callable[[str], None] | None = None) -> Plan:
-    """Raise the one-line error that would stop ``exp`` before its first trial; return its plan.
-
-    Checked before any run folder exists, so a run that cannot start writes nothing: each
-    model with :func:`~slmbench.models.base.check_ready` (local executor and ``check_servers``
-    only: a Ray actor checks its own model), the plan (task files, ``--task`` filters), and
-    the sandbox when code tasks are planned (:func:`check_sandbox`).
-    """
-    if check_servers and exp.executor == "local":
-        for spec in exp.models:
-            check_ready(spec, wait_ready_s=wait_ready_s, on_wait=on_wait,
-                        native_tools=exp.scaffold == "native")
-    plan = build_plan(exp, load_suite=load_suite or _default_suite_loader(),
-                      variants=variants or _default_variants())
-    check_sandbox(exp, plan)
-    return plan
-
-
 def execute(
     exp: Experiment,
     *,
@@ -483,7 +352,7 @@ def _execute(exp: Experiment, run_dir: Path, plan: Plan, *, started: float, clus
              trial_fn: TrialFn, model_loader: ModelLoader, progress: RunProgress,
              sleep: Callable[[float], None], retry_errors: bool = False) -> RunSummary:
     with RunStore(run_dir) as store:
-        planned = _merge_meta(store, exp, plan)
+        planned = merge_meta(store, exp, plan)
         if retry_errors and (n := store.forget(Outcome.BACKEND_ERROR.value, exp.models)):
             progress.note(f"running again {n} stored backend_error trial(s)")
         placed: dict[str, Any] = {} if cluster is None else {

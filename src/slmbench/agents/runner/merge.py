@@ -13,7 +13,8 @@ from pathlib import Path
 from slmbench.agents.harness import fingerprint
 from slmbench.agents.records import Trial
 from slmbench.agents.runner.config import Experiment
-from slmbench.agents.runner.executor import harness_of, plan_of
+from slmbench.agents.runner.meta import harness_of
+from slmbench.agents.runner.plan import plan_of
 from slmbench.agents.store import DB_NAME, RunStore
 from slmbench.core.errors import ConfigError
 

@@ -159,3 +159,23 @@ def build_plan(exp: Experiment, *, load_suite: SuiteLoader, variants: VariantsFn
                         trials.append(PlannedTrial(key=key, suite=suite,
                                                    fault_plan=v.fault_plan))
     return Plan(trials=trials, tasks={task.id: task for _, task, _ in per_task})
+
+
+def default_suite_loader() -> SuiteLoader:
+    """The shipped suites, as ``execute`` loads them by default."""
+    return load_runner_suite
+
+
+def default_variants() -> VariantsFn:
+    """Each task's variants and their fault plans (:mod:`slmbench.agents.tasks.perturb`)."""
+    from slmbench.agents.tasks.perturb import fault_plan_for, variants
+
+    def task_variants(task: Any) -> list[Variant]:
+        return [Variant(name=v, fault_plan=fault_plan_for(task, v)) for v in variants(task)]
+
+    return task_variants
+
+
+def plan_of(exp: Experiment) -> Plan:
+    """The trials ``execute`` would plan for ``exp`` with the shipped suites and variants."""
+    return build_plan(exp, load_suite=default_suite_loader(), variants=default_variants())

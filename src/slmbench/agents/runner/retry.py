@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.agents.runner.wrapped import WrappedModel
 from slmbench.core.errors import BackendError
-from slmbench.models.base import CandidateScore, Completion, Message, Model
+from slmbench.models.base import Model
+from slmbench.models.records import CandidateScore, Completion, Message
 
 T = TypeVar("T")
 

@@ -11,7 +11,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from slmbench.models.base import CandidateScore, Message, Model
+from slmbench.models.base import Model
+from slmbench.models.records import CandidateScore, Message
 
 
 class WrappedModel:

@@ -34,7 +34,8 @@ from slmbench.agents.scoring.refusal import Label, classify
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.core.sources import PackagePin, SourceArchive
-from slmbench.models.base import Message, Model
+from slmbench.models.base import Model
+from slmbench.models.records import Message
 
 __all__ = ["END", "PYRIT", "START", "JudgeResult", "LabelledItem", "LabelledSet", "ModelJudge",
            "RefusalJudge", "balanced_sample", "fetch_and_validate", "load_sets",

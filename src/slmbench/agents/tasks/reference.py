@@ -13,7 +13,7 @@ import json
 
 from slmbench.agents.records import FaultPlan
 from slmbench.agents.tasks.model import Task
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 from slmbench.models.scripted import ScriptedModel
 
 

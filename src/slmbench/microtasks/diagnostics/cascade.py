@@ -46,7 +46,8 @@ from slmbench.microtasks.eligibility import item_values
 from slmbench.microtasks.readout import logprob_ranking
 from slmbench.microtasks.session import Block, Session, fit_sample, select_items
 from slmbench.microtasks.store import ReadCounts
-from slmbench.models.base import Model, check_logprobs
+from slmbench.models.base import Model
+from slmbench.models.readiness import check_logprobs
 
 
 class ScoredBaseline(Protocol):

@@ -43,7 +43,7 @@ from slmbench.microtasks.session import (
     select_items,
 )
 from slmbench.microtasks.store import ReadCounts
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 
 HISTORY_LENGTHS: tuple[int, ...] = (4, 8, 16, 32)
 HISTORY_HEADER = "Earlier messages from this user:"

@@ -56,8 +56,10 @@ from slmbench.microtasks.session import (
     select_items,
 )
 from slmbench.microtasks.store import ReadCounts, ReadingStore
-from slmbench.models.base import Model, load_model
-from slmbench.models.ray import TIMEOUT_S, RayCluster, RayModelOptions, default_cpus
+from slmbench.models.base import Model
+from slmbench.models.factory import load_model
+from slmbench.models.placement import TIMEOUT_S, RayModelOptions, default_cpus
+from slmbench.models.ray import RayCluster
 
 GROUP_SIZE = 128
 BITS = 4

@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from slmbench.core.errors import ConfigError
-from slmbench.models.base import Message
+from slmbench.models.records import Message
 
 __all__ = ["FROZEN", "PROMPT_DIR", "PROMPT_IDS", "PromptSet", "PromptText", "fill",
            "load_prompt_set", "parse_reply", "resolve_prompt_ids"]
