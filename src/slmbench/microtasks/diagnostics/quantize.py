@@ -41,7 +41,6 @@ from torch import nn
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.core.paths import shown_path
-from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.baselines import Baseline
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.eligibility import EligibilityCell, make_cell
@@ -55,6 +54,7 @@ from slmbench.microtasks.session import (
     read_on,
     select_items,
 )
+from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model, load_model
 from slmbench.models.ray import TIMEOUT_S, RayCluster, RayModelOptions, default_cpus
@@ -331,7 +331,7 @@ def precisions_on(executor: Literal["local", "ray"], source: str, levels: Sequen
         yield cluster
 
 
-def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskName], *,
+def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[MicroTask], *,
                  limit: int | None, gguf: Sequence[str] = (), seed: int = 0,
                  margin: float = 0.05, threads: int = 2, command: str = "",
                  progress: Callable[[str], None] | None = None,
@@ -348,10 +348,10 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
     """
     load = loader or (lambda src, p: load_precision(src, p, threads=threads))
     levels = [*precisions, *gguf]
-    pools = {t: registry.get(t).load_items() for t in tasks}
-    chosen = {t: select_items(t, pools[t], limit, seed) for t in tasks}
-    baselines = {t: registry.get(t).baselines([i for i in pools[t] if i.split == "fit"],
-                                              chosen[t]) for t in tasks}
+    pools = {t.name: t.load_items() for t in tasks}
+    chosen = {t.name: select_items(t, pools[t.name], limit, seed) for t in tasks}
+    baselines = {t.name: t.baselines([i for i in pools[t.name] if i.split == "fit"],
+                                     chosen[t.name]) for t in tasks}
     readings: dict[str, list[ItemReading]] = {}
     rtn: dict[str, RtnReport] = {}
     seconds: dict[str, float] = {}
@@ -387,7 +387,7 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
             kept = None
             return model
 
-        blocks = [Block(t, FROZEN, chosen[t]) for t in tasks]
+        blocks = [Block(t, FROZEN, chosen[t.name]) for t in tasks]
         reuse = (ray is None and level == "fp32" and n + 1 < len(levels)
                  and levels[n + 1] in RTN_PRECISIONS)
         try:  # keep an fp32 hf model open: the next level rounds these weights (no reload)
@@ -403,40 +403,42 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
         else:
             gc.collect()
         for block in got.blocks:
-            readings[f"{level}|{block.block.task}"] = block.readings
+            readings[f"{level}|{block.block.task.name}"] = block.readings
         if level not in rtn and store is not None and (kept_rtn := store.note(f"rtn:{label}")):
             rtn[level] = RtnReport.model_validate_json(kept_rtn)  # measured by an earlier run
     if kept is not None:
         kept.close()
-    cells, comparisons = score_readings(readings, levels, chosen, baselines, model=shown,
-                                        margin=margin)
+    cells, comparisons = score_readings(readings, levels, tasks, chosen, baselines,
+                                        model=shown, margin=margin)
     return QuantizationReport(
         command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
-        source=shown, precisions=levels, tasks=list(tasks), limit=limit, margin=margin,
+        source=shown, precisions=levels, tasks=[t.name for t in tasks], limit=limit, margin=margin,
         cells=cells, comparisons=comparisons, rtn=rtn, load_seconds=seconds,
         readings=readings, notes=notes, read_counts=session.counts)
 
 
 def score_readings(readings: dict[str, list[ItemReading]], levels: Sequence[str],
-                   chosen: dict[TaskName, list[AnyItem]],
+                   tasks: Sequence[MicroTask], chosen: dict[TaskName, list[AnyItem]],
                    baselines: dict[TaskName, list[Baseline]], *, model: str,
                    margin: float) -> tuple[list[EligibilityCell], list[PrecisionComparison]]:
     """Each (task, level, reading) cell's eligibility, and each level paired against the first
-    on the same items; ``readings`` keyed ``LEVEL|TASK``, in the order of ``chosen``."""
+    on the same items; ``readings`` keyed ``LEVEL|TASK``, ``chosen`` and ``baselines`` by
+    task name, in the order of ``tasks``."""
     cells: list[EligibilityCell] = []
     comparisons: list[PrecisionComparison] = []
-    for task, items in chosen.items():
-        golds = {i.id: registry.get(task).gold(i) for i in items}
+    for task in tasks:
+        items, name = chosen[task.name], task.name
+        golds = {i.id: task.gold(i) for i in items}
         gold_list = [golds[i.id] for i in items]
-        base = {b.name: [b.rankings[i.id] for i in items] for b in baselines[task]}
+        base = {b.name: [b.rankings[i.id] for i in items] for b in baselines[name]}
         by_level: dict[tuple[str, Reading], EligibilityCell] = {}
         for level in levels:
-            got = readings[f"{level}|{task}"]
+            got = readings[f"{level}|{name}"]
             for reading in ("logprob", "generation"):
                 ranks = [r.ranking(reading) for r in got]
                 if any(r is None for r in ranks):
                     continue
-                cell = make_cell(task=task, metric=registry.get(task).metrics[0], model=model,
+                cell = make_cell(task=task, metric=task.metrics[0], model=model,
                                  precision=level if kind_of(level) != "gguf" else
                                  f"{precision_of(level)} ({level})", prompt_id="p0",
                                  reading=reading, golds=gold_list,
@@ -449,28 +451,31 @@ def score_readings(readings: dict[str, list[ItemReading]], levels: Sequence[str]
         for reading in ("logprob", "generation"):
             if (ref, reading) not in by_level:
                 continue
-            ref_hits = correct(readings[f"{ref}|{task}"], golds, reading)
+            ref_hits = correct(readings[f"{ref}|{name}"], golds, reading)
             for level in levels[1:]:
                 if (level, reading) not in by_level:
                     continue
-                hits = correct(readings[f"{level}|{task}"], golds, reading)
+                hits = correct(readings[f"{level}|{name}"], golds, reading)
                 comparisons.append(compare(
-                    task, reading, ref, level, ref_hits, hits, margin=margin,
+                    name, reading, ref, level, ref_hits, hits, margin=margin,
                     ref_eligible=by_level[(ref, reading)].eligible,
                     eligible=by_level[(level, reading)].eligible))
     return cells, comparisons
 
 
-def rescored(report: QuantizationReport) -> QuantizationReport:
+def rescored(report: QuantizationReport, tasks: Sequence[MicroTask]) -> QuantizationReport:
     """``report`` with its cells and paired comparisons computed again, by this checkout's
-    statistics, from the readings it stores (the items and baselines come from the datasets;
-    no model is loaded)."""
-    pools = {t: {i.id: i for i in registry.get(t).load_items()} for t in report.tasks}
+    statistics, from the readings it stores (the items and baselines come from the datasets
+    of ``tasks``, the report's tasks in its order; no model is loaded)."""
+    if [t.name for t in tasks] != report.tasks:
+        raise ConfigError(f"the report is of {', '.join(report.tasks)}, not of "
+                          f"{', '.join(t.name for t in tasks)}", "pass the report's tasks")
+    pools = {t.name: {i.id: i for i in t.load_items()} for t in tasks}
     first = report.precisions[0]
     chosen = {t: [pools[t][r.item_id] for r in report.readings[f"{first}|{t}"]]
               for t in report.tasks}
-    baselines = {t: registry.get(t).baselines([i for i in pools[t].values() if i.split == "fit"],
-                                              chosen[t]) for t in report.tasks}
-    cells, comparisons = score_readings(report.readings, report.precisions, chosen, baselines,
-                                        model=report.source, margin=report.margin)
+    baselines = {t.name: t.baselines([i for i in pools[t.name].values() if i.split == "fit"],
+                                     chosen[t.name]) for t in tasks}
+    cells, comparisons = score_readings(report.readings, report.precisions, tasks, chosen,
+                                        baselines, model=report.source, margin=report.margin)
     return report.model_copy(update={"cells": cells, "comparisons": comparisons})
