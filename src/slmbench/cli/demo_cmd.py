@@ -22,9 +22,10 @@ from slmbench.agents.runner.config import DEMO_MODEL, demo_experiment
 from slmbench.agents.runner.executor import execute
 from slmbench.agents.runner.progress import make_progress
 from slmbench.cli.console import command_line, wide_console
-from slmbench.cli.microtasks_cmd import CellBar
+from slmbench.cli.progress import CellBar
 from slmbench.cli.run_cmd import print_summary
-from slmbench.microtasks.demo import demo_slice
+from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.demo import DEMO_TASKS, demo_slice
 
 
 def register(app: typer.Typer) -> None:
@@ -61,7 +62,8 @@ def register(app: typer.Typer) -> None:
         console.print(f"figures and tables: {files.html.parent}", highlight=False,
                       soft_wrap=True)
         console.print(f"HTML report: {files.html}", highlight=False, soft_wrap=True)
-        part_b = demo_slice(model, out=run_dir / "part-b", cell_progress=CellBar(console))
+        part_b = demo_slice(model, registry.lookup(DEMO_TASKS), out=run_dir / "part-b",
+                            cell_progress=CellBar(console))
         for line in part_b.lines:
             console.print(line, highlight=False, soft_wrap=True)
         page = write_demo_page(run_dir, run_dir / "part-b", model=model,

@@ -127,8 +127,8 @@ class ReadingStore(Store):
         try:
             return build_reading(task, prompt_id, item, RawReading.model_validate_json(row[0]))
         except (ValidationError, ValueError) as exc:
-            raise StoreError(f"{self.path}: the stored reading of {spec} · {task.name} · {prompt_id} "
-                             f"· {item.id} is corrupt: {str(exc).splitlines()[0]}",
+            raise StoreError(f"{self.path}: the stored reading of {spec} · {task.name} · "
+                             f"{prompt_id} · {item.id} is corrupt: {str(exc).splitlines()[0]}",
                              "delete the file (its readings are re-read) or pass --store "
                              "another file") from exc
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from slmbench.microtasks import tasks as micro_tasks
 from slmbench.study.spec import (
     READINGS_NAME,
     CascadeBlock,
@@ -32,12 +33,12 @@ def check_can_run(study: Study, part: str, models: list[str] | None) -> None:
                 preflight(exp)
     if part in ("b", "all"):
         for b in study.part_b:
-            check_can_read([m for m in b.models if not models or m in models], b.tasks,
-                           b.source)
+            check_can_read([m for m in b.models if not models or m in models],
+                           micro_tasks.lookup(b.tasks), b.source)
         for c in study.cascade:
             if not models or c.model in models:
                 check_logprobs(c.model)  # the re-rank reads them; no server asked
-                check_can_read([c.model], [c.task], None)
+                check_can_read([c.model], micro_tasks.lookup([c.task]), None)
 
 
 def run_part_a(study: Study, models: list[str] | None, console: Any) -> list[Any]:
@@ -75,9 +76,9 @@ def block_matrix(study: Study, b: PartB, models: list[str], store: Any,
     block stops before a reading the store lacks), its stops at the study's family."""
     from slmbench.microtasks.matrix import run_matrix
 
-    return run_matrix(models, b.tasks, b.prompts, limit=b.limit, seed=b.seed, source=b.source,
-                      command=f"slmbench study ({study.name})", progress=progress,
-                      loader=loader, store=store, sequential=b.sequential, ray=ray,
+    return run_matrix(models, micro_tasks.lookup(b.tasks), b.prompts, limit=b.limit,
+                      seed=b.seed, source=b.source, command=f"slmbench study ({study.name})",
+                      progress=progress, loader=loader, store=store, sequential=b.sequential, ray=ray,
                       family=part_b_family(study), stored_only=stored_only)
 
 
@@ -130,7 +131,9 @@ def cascade_report(study: Study, c: CascadeBlock, store: Any, loader: Callable[[
     from slmbench.microtasks.diagnostics.cascade import run_cascade
     from slmbench.microtasks.session import Session
 
-    return run_cascade(c.model, c.task, k=c.k, turns=c.turns, limit=c.limit,
+    (task,) = micro_tasks.lookup([c.task])
+    history = micro_tasks.history_of([task]) if c.turns else None
+    return run_cascade(c.model, task, k=c.k, turns=c.turns, history=history, limit=c.limit,
                        fit_limit=c.fit_limit, seed=c.seed,
                        command=f"slmbench study ({study.name})",
                        session=Session(store=store, loader=loader, progress=progress))
@@ -161,7 +164,9 @@ def shortlist_keys(c: CascadeBlock) -> list[tuple[str, str, str]]:
     """The (task, prompt, item id) of every reading cascade block ``c`` makes, once each."""
     from slmbench.microtasks.diagnostics.cascade import cascade_items, shortlisted
 
-    _, items, lists = cascade_items(c.task, k=c.k, turns=c.turns, limit=c.limit,
-                                    fit_limit=c.fit_limit, seed=c.seed)
-    return list(dict.fromkeys((c.task, "p0", shortlisted(i, s)[0].id)
+    (task,) = micro_tasks.lookup([c.task])
+    history = micro_tasks.history_of([task]) if c.turns else None
+    _, items, lists = cascade_items(task, k=c.k, turns=c.turns, history=history,
+                                    limit=c.limit, fit_limit=c.fit_limit, seed=c.seed)
+    return list(dict.fromkeys((c.task, "p0", shortlisted(task, i, s)[0].id)
                               for i, s in zip(items, lists, strict=True)))

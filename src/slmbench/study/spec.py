@@ -207,5 +207,5 @@ def planned_items(b: PartB) -> dict[str, list[Any]]:
     """The eval items block ``b`` reads, per task (the same sample ``run_matrix`` takes)."""
     from slmbench.microtasks.session import select_items
 
-    return {t: select_items(t, micro_tasks.get(t).load_items(b.source), b.limit, b.seed)
-            for t in b.tasks}
+    return {t.name: select_items(t, t.load_items(b.source), b.limit, b.seed)
+            for t in micro_tasks.lookup(b.tasks)}

@@ -3,7 +3,8 @@
 ``thresholds`` (the log-prob threshold sweep), ``regimes`` (named failure regimes), ``diagnose``
 (the diagnose run: readings -> thresholds -> regimes),
 ``probes`` (context length), ``cascade`` (BM25 then the model, and the ``Cascade`` router),
-``quantize`` (precisions compared). Import the submodules themselves.
+``quantize`` (precisions loaded and read, torch) and ``precisions`` (their records and paired
+comparisons, no torch). Import the submodules themselves.
 """
 
-__all__ = ["cascade", "diagnose", "probes", "quantize", "regimes", "thresholds"]
+__all__ = ["cascade", "diagnose", "precisions", "probes", "quantize", "regimes", "thresholds"]

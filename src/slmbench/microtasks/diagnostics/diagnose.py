@@ -77,6 +77,7 @@ def run_diagnose(models: Sequence[str], tasks: Sequence[MicroTask], *, limit: in
                 fit.items, ev.items, precision=precision_of(spec)))
     return DiagnosticReport(
         command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
-        models=list(models), tasks=[t.name for t in tasks], limit=limit, fit_limit=fit_limit, seed=seed,
+        models=list(models), tasks=[t.name for t in tasks], limit=limit, fit_limit=fit_limit,
+        seed=seed,
         cells=cells, regimes=[classify(c) for c in cells], readings=readings,
         notes=session.notes, read_counts=session.counts)
