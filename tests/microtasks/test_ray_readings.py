@@ -34,6 +34,8 @@ from slmbench.microtasks.store import ReadingStore
 from slmbench.models.base import Completion, Message, load_model
 from slmbench.models.ray import NAMESPACE
 
+APPROVAL = registry.get("approval")
+
 pytestmark = pytest.mark.slow
 
 PROV = (Provenance(package="synthetic", version="0", licence="CC0", archive_sha256="0" * 64,
@@ -83,7 +85,7 @@ def spec(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def matrix(spec: str, source: Path, store: ReadingStore, ray_cluster: Any = None,
            prompts: Sequence[str] = PROMPTS) -> MatrixRun:
-    return run_matrix([spec], ["approval"], prompts, source=source, store=store, ray=ray_cluster)
+    return run_matrix([spec], [APPROVAL], prompts, source=source, store=store, ray=ray_cluster)
 
 
 TIMINGS = ("seconds", "score_seconds")  # a raw reading's timings

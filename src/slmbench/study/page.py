@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slmbench.core.errors import ConfigError
+from slmbench.microtasks import tasks as micro_tasks
 from slmbench.study.carry import (
     export_humaneval,
     export_readings,
@@ -312,9 +313,10 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
     with ReadingStore(path) as store:
         for b, its in zip(study.part_b, items, strict=True):
             complete, unsettled = [], []
+            tasks = {t.name: t for t in micro_tasks.lookup(b.tasks)}
             for m in b.models:
                 want = sum(map(len, its.values())) * len(b.prompts)
-                have = sum(store.get(m, t, p, i) is not None
+                have = sum(store.get(m, tasks[t], p, i) is not None
                            for t, group in its.items() for p in b.prompts for i in group)
                 settled = have == want or (b.sequential and decided(study, b, m, store))
                 tokens, counted = store.tokens(m)
@@ -360,7 +362,8 @@ def collect_part_b(study: Study, facts: dict[str, Any]) -> dict[str, ReadingTall
 def started(store: Any, model: str, b: Any, items: dict[str, list[Any]]) -> bool:
     """Whether the store holds the first reading of every (task, prompt) block of ``model``
     in block ``b`` (so its cells can be shown as far as the stored readings go)."""
-    return all(group and store.get(model, t, p, group[0]) is not None
+    tasks = {t.name: t for t in micro_tasks.lookup(b.tasks)}
+    return all(group and store.get(model, tasks[t], p, group[0]) is not None
                for t, group in items.items() for p in b.prompts)
 
 

@@ -78,8 +78,8 @@ def block_matrix(study: Study, b: PartB, models: list[str], store: Any,
 
     return run_matrix(models, micro_tasks.lookup(b.tasks), b.prompts, limit=b.limit,
                       seed=b.seed, source=b.source, command=f"slmbench study ({study.name})",
-                      progress=progress, loader=loader, store=store, sequential=b.sequential, ray=ray,
-                      family=part_b_family(study), stored_only=stored_only)
+                      progress=progress, loader=loader, store=store, sequential=b.sequential,
+                      ray=ray, family=part_b_family(study), stored_only=stored_only)
 
 
 class Unread(Exception):

@@ -104,16 +104,16 @@ class ProbeStep:
     fit: Sequence[Item]
 
 
-def probe_steps(tasks: Sequence[MicroTask], convs: Conversations,
+def probe_steps(pools: Sequence[tuple[MicroTask, Sequence[Item]]], convs: Conversations,
                 lengths: Sequence[int] = HISTORY_LENGTHS, *, limit: int | None = None,
                 seed: int = 0) -> list[ProbeStep]:
-    """The probe's blocks: per task (in order) and length, a seeded eval sample of ``limit``
-    items shown ``n`` turns of ``convs``: a task that widens its items is read over ``n``
-    turns under the frozen prompt (its fit items widened alike); one shown a history keeps
-    its items, with ``n`` earlier turns shown first (stored under ``p0+<n>turns``)."""
+    """The probe's blocks: per (task, its items) in order and per length, a seeded eval
+    sample of ``limit`` items shown ``n`` turns of ``convs``: a task that widens its items is
+    read over ``n`` turns under the frozen prompt (its fit items widened alike); one shown a
+    history keeps its items, with ``n`` earlier turns shown first (stored under
+    ``p0+<n>turns``)."""
     steps: list[ProbeStep] = []
-    for task in tasks:
-        pool = task.load_items()
+    for task, pool in pools:
         chosen, fit = select_items(task, pool, limit, seed), fit_sample(pool, None)
         for n in lengths:
             steps.append(_step(task, n, chosen, fit, convs))
@@ -175,7 +175,8 @@ def run_probe(models: Sequence[str], tasks: Sequence[MicroTask], lengths: Sequen
                           "probe tasks that declare a longer history (widen= or history=) "
                           "from one task's conversations")
     session = session or Session()
-    steps = probe_steps(tasks, history_conversations(history), lengths, limit=limit, seed=seed)
+    steps = probe_steps([(t, t.load_items()) for t in tasks], history_conversations(history),
+                        lengths, limit=limit, seed=seed)
     points = [p for spec in models for p in read_probe(session, spec, steps)]
     return ProbeReport(command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
                        models=list(models), lengths=list(lengths), limit=limit, points=points,
