@@ -8,7 +8,7 @@ from pathlib import Path
 from clirun import CliRunner
 
 from slmbench.microtasks import tasks as registry
-from slmbench.microtasks.diagnostics.cascade import RoutingTable
+from slmbench.microtasks.diagnostics.routes import RoutingTable
 from slmbench.microtasks.matrix import run_matrix
 from slmbench.microtasks.store import ReadingStore
 

@@ -8,7 +8,7 @@ from seq_fakes import Oracle, write_approval
 
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.demo import demo_slice
-from slmbench.microtasks.diagnostics.cascade import RoutingTable
+from slmbench.microtasks.diagnostics.routes import RoutingTable
 from slmbench.microtasks.matrix import MatrixRun
 
 APPROVAL = registry.get("approval")

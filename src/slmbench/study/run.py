@@ -162,7 +162,8 @@ def run_cascades(study: Study, models: list[str] | None, console: Any,
 
 def shortlist_keys(c: CascadeBlock) -> list[tuple[str, str, str]]:
     """The (task, prompt, item id) of every reading cascade block ``c`` makes, once each."""
-    from slmbench.microtasks.diagnostics.cascade import cascade_items, shortlisted
+    from slmbench.microtasks.diagnostics.cascade import cascade_items
+    from slmbench.microtasks.diagnostics.shortlists import shortlisted
 
     (task,) = micro_tasks.lookup([c.task])
     history = micro_tasks.history_of([task]) if c.turns else None

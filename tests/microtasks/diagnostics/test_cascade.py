@@ -16,14 +16,12 @@ from slmbench.microtasks.datasets.records import RankItem
 from slmbench.microtasks.diagnostics.cascade import (
     Cascade,
     CascadeReport,
-    Orderer,
     best_margin,
     evaluate,
-    model_orderer,
     run_cascade,
     shortlist_rerank,
-    top_margin,
 )
+from slmbench.microtasks.diagnostics.shortlists import Orderer, model_orderer, top_margin
 from slmbench.microtasks.session import Session
 from slmbench.microtasks.store import ReadingStore
 from slmbench.models.scripted import Script, ScriptedModel

@@ -13,7 +13,8 @@ from test_cascade import easy_item, hard_item
 
 from slmbench.microtasks import tasks
 from slmbench.microtasks.baselines import BM25Turns
-from slmbench.microtasks.diagnostics.cascade import Cascade, RoutingTable, evaluate
+from slmbench.microtasks.diagnostics.cascade import Cascade, evaluate
+from slmbench.microtasks.diagnostics.routes import RoutingTable
 from slmbench.microtasks.recommend import load_matrices, recommend
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "results" / "reference-study"

@@ -17,11 +17,11 @@ from slmbench.microtasks.baselines import BM25Turns
 from slmbench.microtasks.diagnostics.cascade import (
     Cascade,
     CascadeReport,
-    RoutingTable,
     evaluate,
-    model_orderer,
     shortlist_rerank,
 )
+from slmbench.microtasks.diagnostics.routes import RoutingTable
+from slmbench.microtasks.diagnostics.shortlists import model_orderer
 from slmbench.microtasks.eligibility import make_cell
 from slmbench.microtasks.matrix import MatrixRun, run_matrix
 from slmbench.microtasks.recommend import load_matrices, recommend
