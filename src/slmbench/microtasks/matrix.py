@@ -153,7 +153,8 @@ def run_matrix(models: Sequence[str], tasks: Sequence[MicroTask], prompt_ids: Se
 
 def family_size(models: Sequence[str], tasks: Sequence[object], prompt_ids: Sequence[str]) -> int:
     """How many configurations (model, task, prompt, reading) a matrix of these tests: the
-    family its "eligible" stop and its Holm correction are over."""
+    family its "eligible" stop and its Holm correction are over (``tasks``: the tasks or their
+    names, only counted)."""
     return len(models) * len(tasks) * len(prompt_ids) * 2  # generation and log-prob
 
 
