@@ -264,11 +264,6 @@ LONG_MODULES = {
                            "import and merge of carried readings (#36)",
     "microtasks/eligibility.py": "not split yet: the eligibility cell (records) beside the rule "
                                  "and its statistics; owned by the Part B work during #36",
-    "microtasks/diagnostics/quantize.py": "not split yet: RTN quantization, precision loading "
-                                          "and the comparison records; owned by the Part B work "
-                                          "during #36",
-    "microtasks/diagnostics/cascade.py": "not split yet: the cascade, its records and the "
-                                         "reading run; owned by the Part B work during #36",
 }
 
 
@@ -278,3 +273,111 @@ def test_no_module_is_over_400_lines_unless_listed_with_a_reason() -> None:
     long = {name for name, n in lines.items() if n > MAX_LINES}
     assert sorted(long - set(LONG_MODULES)) == [], "split it by concern, or list it with why"
     assert sorted(set(LONG_MODULES) - long) == [], "short again: drop it from LONG_MODULES"
+
+
+# --- micro-tasks are handed down as objects (#36) ---------------------------------------------
+
+REGISTRY = "slmbench.microtasks.tasks"
+BUILT_IN_TASKS = {"approval", "memory", "tools", "ranking"}
+#: where a task's facts are asked of the MicroTask handed in, never looked up or keyed by name
+BELOW_THE_EDGE = ("microtasks", "report")
+
+
+def _registry_aliases(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """The names a module binds to the registry module, and to its ``get``/``resolve``."""
+    modules, functions = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {a.asname for a in node.names if a.name == REGISTRY and a.asname}
+        elif isinstance(node, ast.ImportFrom) and node.module == "slmbench.microtasks":
+            modules |= {a.asname or a.name for a in node.names if a.name == "tasks"}
+        elif isinstance(node, ast.ImportFrom) and node.module == REGISTRY:
+            functions |= {a.asname or a.name for a in node.names if a.name in {"get", "resolve"}}
+    return modules, functions
+
+
+def _registry_lookups(source: str, where: str) -> list[str]:
+    """Each call of the registry's ``get`` or ``resolve`` in ``source``, however imported."""
+    tree = ast.parse(source)
+    modules, functions = _registry_aliases(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if (isinstance(f, ast.Attribute) and f.attr in {"get", "resolve"}
+                and isinstance(f.value, ast.Name) and f.value.id in modules) or (
+                isinstance(f, ast.Name) and f.id in functions):
+            found.append(f"{where}:{node.lineno}: {ast.unparse(f)}(...)")
+    return found
+
+
+def _below_the_edge() -> list[Path]:
+    registry = SRC / "microtasks" / "tasks" / "__init__.py"  # the registry itself
+    return [p for part in BELOW_THE_EDGE for p in sorted((SRC / part).rglob("*.py"))
+            if p != registry]
+
+
+def test_nothing_below_the_edge_looks_a_micro_task_up_in_the_registry() -> None:
+    # The CLI and the study look a task up once, by the name a user gave; Part B and the
+    # report are handed the MicroTask (records keep its name).
+    assert [hit for p in _below_the_edge() for hit in _registry_lookups(
+        p.read_text(encoding="utf-8"), str(p.relative_to(SRC)))] == []
+
+
+def test_the_lookup_check_sees_every_way_of_importing_the_registry() -> None:
+    code = ("from slmbench.microtasks import tasks as registry\n"
+            "import slmbench.microtasks.tasks as reg\n"
+            "from slmbench.microtasks.tasks import get, resolve as pick\n"
+            "registry.get('x')\nreg.resolve(['x'])\nget('x')\npick(None)\nstore.get('x')\n")
+    assert [hit.split(": ", 1)[0] for hit in _registry_lookups(code, "m")] == [
+        "m:4", "m:5", "m:6", "m:7"]
+
+
+def _task_literal(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant) and node.value in BUILT_IN_TASKS:
+        return True
+    return isinstance(node, ast.Tuple | ast.List | ast.Set) and any(
+        isinstance(e, ast.Constant) and e.value in BUILT_IN_TASKS for e in node.elts)
+
+
+def _shape(node: ast.AST) -> bool:
+    """A task's ``shape`` (binary, choice, ranking): "ranking" there is a shape, not a name."""
+    return (isinstance(node, ast.Attribute) and node.attr == "shape") or (
+        isinstance(node, ast.Name) and node.id == "shape")
+
+
+def _name_keys(source: str, where: str) -> list[str]:
+    """Each comparison with, index by, or ``.get`` of a built-in task's name in ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            hit = any(_task_literal(s) for s in sides) and not any(_shape(s) for s in sides)
+        elif isinstance(node, ast.Subscript):  # by_task["tools"], not Literal["ranking", ...]
+            hit = _task_literal(node.slice) and ast.unparse(node.value) != "Literal"
+        elif isinstance(node, ast.Call):
+            hit = (isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                   and bool(node.args) and _task_literal(node.args[0]))
+        else:
+            continue
+        if hit:
+            found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+    return sorted(found)
+
+
+def test_no_code_below_the_edge_keys_on_a_built_in_tasks_name() -> None:
+    # What differs per task is a field of its MicroTask (graded, restrict, widen, history...),
+    # set in its own module; `task == "ranking"` or `registry.get("memory")` would hide a
+    # task's fact outside its declaration. (The task modules themselves declare their name.)
+    task_modules = set((SRC / "microtasks" / "tasks").glob("*.py"))
+    assert [hit for p in _below_the_edge() if p not in task_modules
+            for hit in _name_keys(p.read_text(encoding="utf-8"), str(p.relative_to(SRC)))] == []
+
+
+def test_the_name_check_sees_the_three_forms() -> None:
+    code = ('if task == "ranking": pass\nif "memory" in tasks: pass\nx = registry.get("tools")\n'
+            'y = by_task["approval"]\nif spec.shape == "ranking": pass\n'
+            'Shape = Literal["binary", "ranking"]\nif name in ("approval", "x"): pass\n')
+    assert [hit.split(": ", 1)[0] for hit in _name_keys(code, "m")] == [
+        "m:1", "m:2", "m:3", "m:4", "m:7"]

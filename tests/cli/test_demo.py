@@ -11,7 +11,7 @@ from clirun import CliRunner
 
 from slmbench.agents.runner.config import DEMO_MODEL, demo_dir
 from slmbench.agents.store import RunStore
-from slmbench.microtasks.diagnostics.cascade import RoutingTable
+from slmbench.microtasks.diagnostics.routes import RoutingTable
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.store import ReadingStore
 from slmbench.report.demo_page import NEXT_COMMAND

@@ -7,19 +7,22 @@ from pathlib import Path
 
 from clirun import CliRunner
 
-from slmbench.microtasks.diagnostics.cascade import RoutingTable
+from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.diagnostics.routes import RoutingTable
 from slmbench.microtasks.matrix import run_matrix
 from slmbench.microtasks.store import ReadingStore
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "microtasks"))
 from seq_fakes import N_EVAL, Oracle, write_approval, write_tools
 
+APPROVAL = registry.get("approval")
+
 
 def test_recommend_prints_the_decider_and_writes_routes(cli: CliRunner, tmp_path: Path) -> None:
     golds = write_approval(tmp_path)
     model = Oracle(golds, spec="scripted:right")
     with ReadingStore(tmp_path / "readings.sqlite") as store:
-        run = run_matrix(["scripted:right"], ["approval"], ["p0"], source=tmp_path,
+        run = run_matrix(["scripted:right"], [APPROVAL], ["p0"], source=tmp_path,
                          loader=lambda _s: model, store=store, sequential=True)
     (tmp_path / "eligibility.json").write_text(run.model_dump_json())
     res = cli("recommend", str(tmp_path))
@@ -91,7 +94,7 @@ def test_the_eligibility_page_is_rebuilt_from_the_store_and_flags_an_unfinished_
     models = {"scripted:right": Oracle(golds, spec="scripted:right"),
               "scripted:wrong": Oracle(golds, wrong=True, spec="scripted:wrong")}
     with ReadingStore(store_path) as store:
-        run = run_matrix(list(models), ["approval"], ["p0"], loader=lambda s: models[s],
+        run = run_matrix(list(models), [APPROVAL], ["p0"], loader=lambda s: models[s],
                          store=store, sequential=True)
     page = tmp_path / "docs" / "elig.md"
     res = cli("eligibility-page", str(store_path), "--page", str(page),
@@ -112,7 +115,7 @@ def test_the_eligibility_page_is_rebuilt_from_the_store_and_flags_an_unfinished_
         "approval").model == "scripted:right"
     # a third model killed after 5 items: its block is flagged loudly, never scored
     with ReadingStore(store_path) as store, pytest.raises(KeyboardInterrupt):
-        run_matrix(["scripted:dying"], ["approval"], ["p0"], store=store, sequential=True,
+        run_matrix(["scripted:dying"], [APPROVAL], ["p0"], store=store, sequential=True,
                    loader=lambda s: Dying(golds, 5, spec=s))
     res = cli("eligibility-page", str(store_path), "--page", str(page))
     assert res.code == 0, res.out + res.err

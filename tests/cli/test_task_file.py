@@ -13,7 +13,7 @@ from clirun import CliRunner
 
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks import tasks as registry
-from slmbench.microtasks.diagnostics.cascade import RoutingTable
+from slmbench.microtasks.diagnostics.routes import RoutingTable
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.taskfile import load_task_file
 

@@ -17,7 +17,10 @@ import numpy as np
 import pytest
 
 from slmbench.core import stats
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.eligibility import SequentialRule, Tracker, make_cell
+
+APPROVAL = registry.get("approval")
 
 HORIZON = 200
 ALPHA = 1 - stats.CONFIDENCE
@@ -160,9 +163,9 @@ def test_a_90_percent_approver_is_never_constant_and_a_100_percent_one_is_after_
     golds = ["approve"] * HORIZON
 
     def cell(n: int) -> bool:
-        rule = SequentialRule("approval", "accuracy", golds,
+        rule = SequentialRule(APPROVAL, "accuracy", golds,
                               {"always approve": [["approve"]] * HORIZON}, space=space)
-        return make_cell(task="approval", metric="accuracy", model="m", precision="-",
+        return make_cell(task=APPROVAL, metric="accuracy", model="m", precision="-",
                          prompt_id="p0", reading="generation", golds=golds[:n],
                          rankings=[["approve"]] * n,
                          baselines={"always approve": [["approve"]] * n}, rule=rule).constant
@@ -177,9 +180,9 @@ def test_a_90_percent_approver_is_never_constant_and_a_100_percent_one_is_after_
 def test_the_demo_cap_of_60_items_and_6_items_call_no_cell_constant() -> None:
     golds = ["approve", "deny"] * 30
     rules = [[g] for g in golds]  # a baseline right on every item: τ = 1
-    rule = SequentialRule("approval", "accuracy", golds, {"rules": rules}, space=3)
+    rule = SequentialRule(APPROVAL, "accuracy", golds, {"rules": rules}, space=3)
     for n in (6, 60):
-        got = make_cell(task="approval", metric="accuracy", model="m", precision="-",
+        got = make_cell(task=APPROVAL, metric="accuracy", model="m", precision="-",
                         prompt_id="p0", reading="generation", golds=golds[:n],
                         rankings=[["deny"]] * n, baselines={"rules": rules[:n]}, rule=rule)
         assert not got.constant and got.top_share == 1.0 and got.constant_p is not None
@@ -252,7 +255,7 @@ def test_the_vectorised_reader_of_the_simulations_is_the_trackers_rule() -> None
     for s in range(model.shape[0]):
         for c in range(model.shape[1]):
             mine, theirs = answers(model[s, c] > 0.5), answers(base[s, c] > 0.5)
-            rule = SequentialRule("approval", "accuracy", golds, {"rules": theirs}, space=3,
+            rule = SequentialRule(APPROVAL, "accuracy", golds, {"rules": theirs}, space=3,
                                   family=family)
             assert rule.tau == pytest.approx(base[s, c].mean())  # τ on every item it could read
             tracker = Tracker(rule)
@@ -261,7 +264,7 @@ def test_the_vectorised_reader_of_the_simulations_is_the_trackers_rule() -> None
             vec = _read(model[s:s + 1, c:c + 1], base[s:s + 1, c:c + 1], rule.tau,
                         ALPHA / family)
             assert n == int(vec[1][0, 0]), (s, c)
-            cell = make_cell(task="approval", metric="accuracy", model="m", precision="-",
+            cell = make_cell(task=APPROVAL, metric="accuracy", model="m", precision="-",
                              prompt_id="p0", reading="generation", golds=golds[:n],
                              rankings=mine[:n], baselines={"rules": theirs[:n]}, rule=rule)
             assert cell.p_value == pytest.approx(float(vec[0][0, 0]), rel=1e-6, abs=1e-12)

@@ -10,11 +10,14 @@ from typing import Any
 import pytest
 
 from slmbench.microtasks import tasks
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.session import Block, Session
 from slmbench.microtasks.store import ReadingStore, map_in_order
 from slmbench.models.llamaserver import default_in_flight
 from slmbench.models.records import CandidateScore, Completion, Message, as_messages
 from slmbench.models.scripted import Script, ScriptedModel
+
+APPROVAL = registry.get("approval")
 
 SPEC = "openai:fake@http://127.0.0.1:9/v1"  # a server spec: read several at once by default
 LOGPROBS = {"*": -3.0, "deny": -0.5, "approve": -1.0}
@@ -80,7 +83,7 @@ def test_readings_made_four_at_once_equal_one_at_a_time_and_the_driver_alone_wri
         built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     items = _items(built)
     assert len(items) >= 4
-    blocks = [Block("approval", p, items) for p in ("p0", "p1")]
+    blocks = [Block(APPROVAL, p, items) for p in ("p0", "p1")]
     one = Session(ReadingStore(tmp_path / "one.sqlite"), lambda s: ServerLike(),
                   in_flight=lambda s: 1).read(SPEC, blocks)
     writers: set[str] = set()
@@ -104,7 +107,7 @@ def test_a_block_read_until_decided_stores_nothing_past_its_end(built: Path,
                                                                 tmp_path: Path) -> None:
     items = _items(built)
     model = ServerLike()
-    block = Block("approval", "p0", items, until=lambda reading: True)  # decided at once
+    block = Block(APPROVAL, "p0", items, until=lambda reading: True)  # decided at once
     got = Session(ReadingStore(tmp_path / "r.sqlite"), lambda s: model,
                   in_flight=lambda s: 3).read(SPEC, [block])
     assert len(got.blocks[0].readings) == 1
@@ -118,7 +121,7 @@ def test_a_run_failing_mid_way_keeps_the_readings_before_and_a_rerun_reads_the_r
     k = len(items) // 2
     assert [i.command for i in items].count(items[k].command) == 1
     path = tmp_path / "r.sqlite"
-    blocks = [Block("approval", "p0", items)]
+    blocks = [Block(APPROVAL, "p0", items)]
     with pytest.raises(Boom):
         Session(ReadingStore(path), lambda s: ServerLike(fail_on=items[k].command)
                 ).read(SPEC, blocks)

@@ -34,7 +34,7 @@ def _memory_items(n: int, seed: int, split: str = "eval") -> list[MemoryItem]:
 def _cell(task: str, items, fit, rankings):
     spec = tasks.get(task)
     base = {b.name: [b.rankings[i.id] for i in items] for b in spec.baselines(fit, items)}
-    return make_cell(task=task, metric=spec.metrics[0], model="const", precision="fp16",
+    return make_cell(task=spec, metric=spec.metrics[0], model="const", precision="fp16",
                      prompt_id="p0", reading="generation", golds=[spec.gold(i) for i in items],
                      rankings=rankings, baselines=base)
 

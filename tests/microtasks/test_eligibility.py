@@ -7,6 +7,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from slmbench.core import stats
 from slmbench.core.stats import Estimate
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.eligibility import (
     SequentialRule,
     by_prompt,
@@ -18,6 +19,9 @@ from slmbench.microtasks.eligibility import (
     tau_sweep,
 )
 
+APPROVAL = registry.get("approval")
+MEMORY = registry.get("memory")
+
 N = 40
 
 
@@ -27,7 +31,7 @@ def _rankings(correct: int, n: int = N) -> list[list[str]]:
 
 
 def _cell(model_correct: int, baseline_correct: int, prompt: str = "p0"):
-    return make_cell(task="approval", metric="accuracy", model="m", precision="fp16",
+    return make_cell(task=APPROVAL, metric="accuracy", model="m", precision="fp16",
                      prompt_id=prompt, reading="generation", golds=["approve"] * N,
                      rankings=_rankings(model_correct),
                      baselines={"rules": _rankings(baseline_correct)})
@@ -56,7 +60,7 @@ def test_cell_reports_interval_tau_anchor_and_paired_difference() -> None:
 
 
 def test_tau_is_the_best_baseline() -> None:
-    cell = make_cell(task="approval", metric="accuracy", model="m", precision="q4",
+    cell = make_cell(task=APPROVAL, metric="accuracy", model="m", precision="q4",
                      prompt_id="p0", reading="logprob", golds=["approve"] * N,
                      rankings=_rankings(30),
                      baselines={"rules": _rankings(10), "majority": _rankings(28)})
@@ -66,7 +70,7 @@ def test_tau_is_the_best_baseline() -> None:
 def test_bootstrap_metrics_are_reproducible_and_bracket_the_point() -> None:
     golds = ["save", "skip"] * 20
     preds = [["save"] if g == "save" or k % 5 == 0 else ["skip"] for k, g in enumerate(golds)]
-    kwargs = dict(task="memory", metric="f1", model="m", precision="q4", prompt_id="p0",
+    kwargs = dict(task=MEMORY, metric="f1", model="m", precision="q4", prompt_id="p0",
                   reading="generation", golds=golds, rankings=preds,
                   baselines={"rules": [["save"]] * 40})
     a, b = make_cell(**kwargs), make_cell(**kwargs)
@@ -112,7 +116,7 @@ def test_above_tau_but_not_shown_better_on_the_same_items_is_not_eligible() -> N
     model = right_on([k < 392 for k in range(n)])  # 0.98, Wilson low ~0.961
     # the baseline: wrong on 17 items the model gets right, right on the model's 8 misses
     base = right_on([k >= 17 for k in range(n)])
-    kwargs = dict(task="approval", metric="accuracy", model="m", precision="fp16",
+    kwargs = dict(task=APPROVAL, metric="accuracy", model="m", precision="fp16",
                   prompt_id="p0", reading="generation", golds=golds, rankings=model)
     tie = make_cell(**kwargs, baselines={"rules": base})
     assert tie.tau == pytest.approx(383 / 400)
@@ -145,8 +149,8 @@ def test_a_complete_cell_shown_worse_than_the_baseline_is_ineligible_not_undecid
     # the model misses 20 of the 100 saves and saves 80 of the 100 skips: F1 160 / 260
     model = [["skip" if k // 2 < 20 else "save"] if g == "save"
              else ["save" if k // 2 < 80 else "skip"] for k, g in enumerate(golds)]
-    rule = SequentialRule("memory", "f1", golds, {"always save": base})
-    kwargs = dict(task="memory", metric="f1", model="m", precision="q4", prompt_id="p0",
+    rule = SequentialRule(MEMORY, "f1", golds, {"always save": base})
+    kwargs = dict(task=MEMORY, metric="f1", model="m", precision="q4", prompt_id="p0",
                   reading="generation", golds=golds, rankings=model,
                   baselines={"always save": base}, rule=rule)
     cell = make_cell(**kwargs)
@@ -155,7 +159,7 @@ def test_a_complete_cell_shown_worse_than_the_baseline_is_ineligible_not_undecid
     assert cell.diff.high is not None and cell.diff.high < 0  # ... and shown worse: decided
     assert cell.verdict == "ineligible" and not cell.eligible
     # the same 200 items as the first half of a 400-item split: not complete, so read on
-    longer = SequentialRule("memory", "f1", golds * 2, {"always save": base * 2})
+    longer = SequentialRule(MEMORY, "f1", golds * 2, {"always save": base * 2})
     early = make_cell(**{**kwargs, "rule": longer})
     assert (early.n_items, early.n_split, early.diff) == (200, 400, cell.diff)
     assert early.verdict == "undecided"

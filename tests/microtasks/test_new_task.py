@@ -14,6 +14,7 @@ import pytest
 
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks import tasks
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.matrix import run_matrix
 from slmbench.microtasks.readout import NO_LOGPROBS_NOTE
 
@@ -49,7 +50,8 @@ def test_a_registered_task_runs_through_eligibility(greeting: tasks.MicroTask,
     script.write_text(json.dumps({"rules": [{"match": r"(?i)message: (hello there|good morning|"
                                                       r"hey|hiya|howdy)", "reply": "Greeting."}],
                                   "default": "other"}))
-    run = run_matrix([f"scripted:{script}"], ["greeting"], ["p0"], source=write_items(tmp_path))
+    run = run_matrix([f"scripted:{script}"], [registry.get("greeting")], ["p0"],
+                     source=write_items(tmp_path))
     (cell,) = run.cells
     assert (cell.task, cell.metric, cell.reading, cell.n_items) == ("greeting", "accuracy",
                                                                     "generation", 40)
@@ -63,7 +65,7 @@ def test_a_registered_task_runs_through_eligibility(greeting: tasks.MicroTask,
 
 def test_an_unregistered_task_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown micro-task"):
-        run_matrix(["scripted:echo"], ["greeting"], ["p0"], source=tmp_path)
+        run_matrix(["scripted:echo"], [registry.get("greeting")], ["p0"], source=tmp_path)
     with pytest.raises(ConfigError, match="already registered"):
         tasks.register(dataclasses.replace(greeting_task.TASK, name="approval"))
 

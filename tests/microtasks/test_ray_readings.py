@@ -35,6 +35,8 @@ from slmbench.models.factory import load_model
 from slmbench.models.ray import NAMESPACE
 from slmbench.models.records import Completion, Message
 
+APPROVAL = registry.get("approval")
+
 pytestmark = pytest.mark.slow
 
 PROV = (Provenance(package="synthetic", version="0", licence="CC0", archive_sha256="0" * 64,
@@ -84,7 +86,7 @@ def spec(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def matrix(spec: str, source: Path, store: ReadingStore, ray_cluster: Any = None,
            prompts: Sequence[str] = PROMPTS) -> MatrixRun:
-    return run_matrix([spec], ["approval"], prompts, source=source, store=store, ray=ray_cluster)
+    return run_matrix([spec], [APPROVAL], prompts, source=source, store=store, ray=ray_cluster)
 
 
 TIMINGS = ("seconds", "score_seconds")  # a raw reading's timings

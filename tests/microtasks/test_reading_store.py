@@ -14,6 +14,7 @@ from slmbench.agents.store import RunStore
 from slmbench.core.errors import ConfigError
 from slmbench.core.jsonl import write_jsonl_gz
 from slmbench.microtasks import tasks
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import ApprovalItem
 from slmbench.microtasks.diagnostics.diagnose import run_diagnose
 from slmbench.microtasks.matrix import run_matrix
@@ -29,6 +30,9 @@ from slmbench.microtasks.store import (
 )
 from slmbench.models.records import CandidateScore, Completion, Message
 from slmbench.models.scripted import Script, ScriptedModel
+
+APPROVAL = registry.get("approval")
+RANKING = registry.get("ranking")
 
 SPEC = "scripted:careful"
 ITEM = ApprovalItem(id="a1", split="eval", provenance=(), command="rm -rf build", label="deny",
@@ -73,7 +77,7 @@ class CountingModel:
 
 
 def _matrix(built: Path, model: CountingModel, store: ReadingStore | None):
-    return run_matrix([SPEC], ["approval", "ranking"], ["p0", "p1"], source=built,
+    return run_matrix([SPEC], [APPROVAL, RANKING], ["p0", "p1"], source=built,
                       loader=lambda _spec: model, store=store)
 
 
@@ -104,7 +108,7 @@ def test_a_fully_stored_run_loads_no_model(built: Path, tmp_path: Path) -> None:
         def no_loading(spec: str) -> CountingModel:
             raise AssertionError(f"{spec} was loaded although every reading is stored")
 
-        second = run_matrix([SPEC], ["approval", "ranking"], ["p0", "p1"], source=built,
+        second = run_matrix([SPEC], [APPROVAL, RANKING], ["p0", "p1"], source=built,
                             loader=no_loading, store=store)
     assert second.read_counts.read_now == 0
     assert second.read_counts.from_store == len(first.readings)
@@ -114,11 +118,11 @@ def test_a_fully_stored_run_loads_no_model(built: Path, tmp_path: Path) -> None:
 def test_cached_read_equals_read_item_and_asks_the_model_once(tmp_path: Path) -> None:
     model = CountingModel()
     with ReadingStore(tmp_path / "r.sqlite") as store:
-        first = cached_read(store, model, "approval", "p0", ITEM)
-        second = cached_read(store, model, "approval", "p0", ITEM)
-    assert first == second == read_item(CountingModel(), "approval", "p0", ITEM)
+        first = cached_read(store, model, APPROVAL, "p0", ITEM)
+        second = cached_read(store, model, APPROVAL, "p0", ITEM)
+    assert first == second == read_item(CountingModel(), APPROVAL, "p0", ITEM)
     assert model.generated == 1 and model.scored == 1
-    assert cached_read(None, model, "approval", "p0", ITEM) == first
+    assert cached_read(None, model, APPROVAL, "p0", ITEM) == first
     assert model.generated == 2  # no store: always read
 
 
@@ -126,20 +130,20 @@ def test_an_edited_prompt_or_item_is_a_miss(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     model = CountingModel()
     with ReadingStore(tmp_path / "r.sqlite") as store:
-        cached_read(store, model, "approval", "p0", ITEM)
-        assert store.get(SPEC, "approval", "p0", ITEM) is not None
+        cached_read(store, model, APPROVAL, "p0", ITEM)
+        assert store.get(SPEC, APPROVAL, "p0", ITEM) is not None
         edited_item = ITEM.model_copy(update={"command": "rm -rf dist"})  # same id
-        assert store.get(SPEC, "approval", "p0", edited_item) is None
-        assert store.get(SPEC, "approval", "p1", ITEM) is None
-        assert store.get("scripted:other", "approval", "p0", ITEM) is None
+        assert store.get(SPEC, APPROVAL, "p0", edited_item) is None
+        assert store.get(SPEC, APPROVAL, "p1", ITEM) is None
+        assert store.get("scripted:other", APPROVAL, "p0", ITEM) is None
 
         original = tasks.get("approval").prompt_set()
         p0 = original.prompts["p0"]
         edited = original.model_copy(update={"prompts": {
             **original.prompts, "p0": p0.model_copy(update={"user": p0.user + " Be brief."})}})
         monkeypatch.setattr(MicroTask, "prompt_set", lambda self: edited)
-        assert store.get(SPEC, "approval", "p0", ITEM) is None
-        cached_read(store, model, "approval", "p0", ITEM)
+        assert store.get(SPEC, APPROVAL, "p0", ITEM) is None
+        cached_read(store, model, APPROVAL, "p0", ITEM)
         assert model.generated == 2  # the edited prompt was read anew
         assert store.count() == 2
 
@@ -148,20 +152,20 @@ def test_derived_fields_are_rebuilt_from_the_raw_outputs_on_load(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with ReadingStore(tmp_path / "r.sqlite") as store:
         # candidates are approve, Approve, deny, Deny
-        store.put(SPEC, "approval", "p0", ITEM,
+        store.put(SPEC, APPROVAL, "p0", ITEM,
                   RawReading(candidate_logprobs=[-2.0, -0.1, -1.0, -1.0], reply="Denied: no."))
-        got = store.get(SPEC, "approval", "p0", ITEM)
+        got = store.get(SPEC, APPROVAL, "p0", ITEM)
         assert got is not None
         assert got.logprob_ranking == ["approve", "deny"]  # "Approve" counts for approve
         assert got.generation_ranking == ["deny"]  # the parser's alias "denied"
 
         monkeypatch.setattr(MicroTask, "parse_reply", lambda self, text, options: [])
-        reparsed = store.get(SPEC, "approval", "p0", ITEM)
+        reparsed = store.get(SPEC, APPROVAL, "p0", ITEM)
         assert reparsed is not None and reparsed.format_failure  # today's parser decides
 
-        store.put(SPEC, "approval", "p1", ITEM,
+        store.put(SPEC, APPROVAL, "p1", ITEM,
                   RawReading(candidate_logprobs=None, reply="deny", note=NO_LOGPROBS_NOTE))
-        no_lp = store.get(SPEC, "approval", "p1", ITEM)
+        no_lp = store.get(SPEC, APPROVAL, "p1", ITEM)
         assert no_lp is not None and no_lp.logprob_ranking is None
         assert no_lp.note == NO_LOGPROBS_NOTE
 
@@ -170,13 +174,13 @@ def test_time_and_tokens_are_summed_per_model_and_old_readings_count_apart(
         tmp_path: Path) -> None:
     model = CountingModel()
     with ReadingStore(tmp_path / "r.sqlite") as store:
-        made = cached_read(store, model, "approval", "p0", ITEM)
+        made = cached_read(store, model, APPROVAL, "p0", ITEM)
         raw = store.rows()[0]["raw"]
         # generate's prompt + reply tokens (the scripted model's estimate) and one token per
         # scored candidate form (approve, Approve, deny, Deny)
         assert raw["tokens"] > 4 and made is not None
         # a reading stored before tokens were recorded (no "tokens" key in its raw JSON)
-        store.put(SPEC, "approval", "p1", ITEM,
+        store.put(SPEC, APPROVAL, "p1", ITEM,
                   RawReading(candidate_logprobs=None, reply="deny", note=NO_LOGPROBS_NOTE,
                              seconds=2.0))
         store._conn.execute("UPDATE readings SET raw = json_remove(raw, '$.tokens')"
@@ -189,10 +193,10 @@ def test_time_and_tokens_are_summed_per_model_and_old_readings_count_apart(
 def test_diagnose_reuses_the_p0_readings_of_an_eligibility_store(built: Path,
                                                                   tmp_path: Path) -> None:
     with ReadingStore(tmp_path / "r.sqlite") as store:
-        elig = run_matrix([SPEC], ["approval"], ["p0"], source=built,
+        elig = run_matrix([SPEC], [APPROVAL], ["p0"], source=built,
                           loader=lambda _spec: CountingModel(), store=store)
         model = CountingModel()
-        report = run_diagnose([SPEC], ["approval"], limit=None, fit_limit=None, source=built,
+        report = run_diagnose([SPEC], [APPROVAL], limit=None, fit_limit=None, source=built,
                               loader=lambda _spec: model, store=store)
     n_eval = len(elig.readings)
     n_fit = report.cells[0].n_fit
@@ -236,11 +240,11 @@ def test_another_schema_version_is_refused(tmp_path: Path) -> None:
 def test_a_corrupt_row_is_a_clear_error(tmp_path: Path, raw: str) -> None:
     path = tmp_path / "r.sqlite"
     with ReadingStore(path) as store:
-        cached_read(store, CountingModel(), "approval", "p0", ITEM)
+        cached_read(store, CountingModel(), APPROVAL, "p0", ITEM)
         with sqlite3.connect(path) as conn:
             conn.execute("UPDATE readings SET raw = ?", (raw,))
         with pytest.raises(StoreError, match="a1 is corrupt") as err:
-            store.get(SPEC, "approval", "p0", ITEM)
+            store.get(SPEC, APPROVAL, "p0", ITEM)
     assert "delete the file" in err.value.hint
 
 

@@ -10,11 +10,15 @@ import pytest
 
 from slmbench.cli.main import main
 from slmbench.microtasks import tasks
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import ApprovalItem, RankItem, ToolItem
 from slmbench.microtasks.matrix import precision_of, run_matrix
 from slmbench.microtasks.prompts import PROMPT_IDS, resolve_prompt_ids
 from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, read_item
 from slmbench.models.scripted import Script, ScriptedModel
+
+APPROVAL = registry.get("approval")
+RANKING = registry.get("ranking")
 
 ITEM = ApprovalItem(id="a1", split="eval", provenance=(), command="rm -rf build", label="deny",
                     rule="D1", origin="test")
@@ -23,7 +27,7 @@ ITEM = ApprovalItem(id="a1", split="eval", provenance=(), command="rm -rf build"
 def test_both_readings_are_recorded() -> None:
     table = {"approve": -2.3, "deny": -1.2, "Approve": -0.4, "Deny": -3.0}
     model = ScriptedModel(Script(default="Approve.", logprobs=table))
-    got = read_item(model, "approval", "p0", ITEM)
+    got = read_item(model, APPROVAL, "p0", ITEM)
     assert got.logprob_ranking == ["approve", "deny"]  # "Approve" counts for approve
     assert got.logprobs == pytest.approx({"approve": math.log(math.exp(-2.3) + math.exp(-0.4)),
                                           "deny": math.log(math.exp(-1.2) + math.exp(-3.0))})
@@ -33,14 +37,14 @@ def test_both_readings_are_recorded() -> None:
 
 def test_a_model_without_logprobs_falls_back_to_generation_with_a_note() -> None:
     model = ScriptedModel(Script(default="deny"))
-    got = read_item(model, "approval", "p0", ITEM)
+    got = read_item(model, APPROVAL, "p0", ITEM)
     assert got.logprobs is None and got.logprob_ranking is None
     assert got.generation_ranking == ["deny"]
     assert got.note == NO_LOGPROBS_NOTE
 
 
 def test_unparseable_reply_is_a_format_failure() -> None:
-    got = read_item(ScriptedModel(Script(default="I am not sure.")), "approval", "p0", ITEM)
+    got = read_item(ScriptedModel(Script(default="I am not sure.")), APPROVAL, "p0", ITEM)
     assert got.format_failure and got.generation_ranking == []
 
 
@@ -52,7 +56,7 @@ def test_unparseable_reply_is_a_format_failure() -> None:
 ])
 def test_a_generation_reading_is_read_after_the_think_block(reply: str,
                                                              decided: list[str]) -> None:
-    got = read_item(ScriptedModel(Script(default=reply)), "approval", "p0", ITEM)
+    got = read_item(ScriptedModel(Script(default=reply)), APPROVAL, "p0", ITEM)
     assert got.generation_ranking == decided and got.format_failure is (not decided)
     assert got.reply == reply  # stored as the model wrote it; only the reading skips the block
 
@@ -92,7 +96,7 @@ def test_every_task_has_the_frozen_prompt_and_three_paraphrases() -> None:
 def test_matrix_on_fixture_datasets_with_a_scripted_model(built: Path) -> None:
     model = ScriptedModel(Script(default="deny", logprobs={"*": -1.0, "deny": -0.2}),
                           spec="scripted:deny")
-    run = run_matrix(["scripted:deny"], ["approval", "ranking"], ["p0", "p1"], source=built,
+    run = run_matrix(["scripted:deny"], [APPROVAL, RANKING], ["p0", "p1"], source=built,
                      loader=lambda spec: model)
     n_appr = len([i for i in tasks.get("approval").load_items(built) if i.split == "eval"])
     approval = [c for c in run.cells if c.task == "approval"]

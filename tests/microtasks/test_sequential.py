@@ -10,9 +10,13 @@ import pytest
 from seq_fakes import N_EVAL, Oracle, write_approval
 
 from slmbench.core import stats
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.eligibility import SequentialRule, make_cell, settle
 from slmbench.microtasks.matrix import run_matrix
 from slmbench.microtasks.store import ReadingStore
+
+APPROVAL = registry.get("approval")
+MEMORY = registry.get("memory")
 
 TAU = 0.70
 HORIZON = 600
@@ -28,14 +32,14 @@ def _run_cell(p: float, rng: random.Random) -> tuple[str, int]:
     reference = ([["approve"]] * int(TAU * HORIZON)
                  + [["deny"]] * (HORIZON - int(TAU * HORIZON)))
     random.Random(HORIZON).shuffle(reference)
-    rule = SequentialRule("approval", "accuracy", golds, {"reference": reference})
+    rule = SequentialRule(APPROVAL, "accuracy", golds, {"reference": reference})
     assert rule.tau == pytest.approx(TAU)
     feed, verdict, read = rule.tracker().feed, "undecided", []
     while verdict == "undecided" and len(read) < HORIZON:
         read.append(["approve", "deny"] if rng.random() < p else ["deny", "approve"])
         verdict = feed(read[-1])
     if verdict == "undecided":
-        verdict = make_cell(task="approval", metric="accuracy", model="m", precision="-",
+        verdict = make_cell(task=APPROVAL, metric="accuracy", model="m", precision="-",
                             prompt_id="p0", reading="logprob", golds=golds, rankings=read,
                             baselines={"reference": reference}, rule=rule).verdict
     return verdict, len(read)
@@ -95,7 +99,7 @@ def test_a_matrix_read_until_decided_stops_early_both_ways_and_resumes(tmp_path:
     models = {"scripted:right": Oracle(golds, spec="scripted:right"),
               "scripted:wrong": Oracle(golds, wrong=True, spec="scripted:wrong")}
     with ReadingStore(tmp_path / "r.sqlite") as store:
-        run = run_matrix(list(models), ["approval"], ["p0"], source=tmp_path,
+        run = run_matrix(list(models), [APPROVAL], ["p0"], source=tmp_path,
                          loader=lambda spec: models[spec], store=store, sequential=True)
     by = {(c.model, c.reading): c for c in run.cells}
     right, wrong = by[("scripted:right", "generation")], by[("scripted:wrong", "generation")]
@@ -120,7 +124,7 @@ def test_a_matrix_read_until_decided_stops_early_both_ways_and_resumes(tmp_path:
     # a rerun reads nothing new and stops at the same item
     fresh = {s: Oracle(golds, spec=s) for s in models}
     with ReadingStore(tmp_path / "r.sqlite") as store:
-        again = run_matrix(list(models), ["approval"], ["p0"], source=tmp_path,
+        again = run_matrix(list(models), [APPROVAL], ["p0"], source=tmp_path,
                            loader=lambda spec: fresh[spec], store=store, sequential=True)
     assert again.read_counts.read_now == 0
     assert [c.n_items for c in again.cells] == [c.n_items for c in run.cells]
@@ -146,7 +150,7 @@ def test_progress_reports_items_read_the_running_bound_and_the_end(tmp_path: Pat
     golds = write_approval(tmp_path)
     model = Oracle(golds, spec="scripted:right")
     rec = Recorder()
-    run = run_matrix(["scripted:right"], ["approval"], ["p0"], source=tmp_path,
+    run = run_matrix(["scripted:right"], [APPROVAL], ["p0"], source=tmp_path,
                      loader=lambda _s: model, sequential=True, cell_progress=rec)
     n = run.cells[0].n_items
     assert rec.events[0] == ("start", "scripted:right · approval · p0", N_EVAL)
@@ -157,7 +161,7 @@ def test_progress_reports_items_read_the_running_bound_and_the_end(tmp_path: Pat
     assert last.low > run.cells[0].tau  # the bound that settled it
     assert rec.events[-1] == ("finish", n, "settled")
     fixed = Recorder()  # reading every item: counts only, and the end of the split
-    run_matrix(["scripted:right"], ["approval"], ["p0"], source=tmp_path, limit=30,
+    run_matrix(["scripted:right"], [APPROVAL], ["p0"], source=tmp_path, limit=30,
                loader=lambda _s: model, cell_progress=fixed)
     assert fixed.events[-1] == ("finish", 30, "full split")
     assert all(e[2] is None for e in fixed.events if e[0] == "advance")
@@ -167,7 +171,7 @@ def test_an_f1_cell_gets_a_rule_and_reads_to_the_end_of_its_split() -> None:
     """F1 is not a mean over items: its rule fixes τ but never settles before the horizon
     (a memory block read until decided, or rebuilt from a store, used to raise here)."""
     golds = ["save", "skip"] * 20
-    rule = SequentialRule("memory", "f1", golds, {"always save": [["save", "skip"]] * 40,
+    rule = SequentialRule(MEMORY, "f1", golds, {"always save": [["save", "skip"]] * 40,
                                                   "rules": [["skip", "save"]] * 40})
     assert rule.anchor == "always save" and not rule.sequential
     tracker = rule.tracker()

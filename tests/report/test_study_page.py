@@ -7,8 +7,11 @@ from synthetic_run import make_trials
 from slmbench.agents.analysis import analyze
 from slmbench.agents.records import Trial
 from slmbench.agents.summary import AnalysisSummary
+from slmbench.microtasks import tasks as registry
 from slmbench.report.findings import findings
 from slmbench.report.study_facts import StudyFacts
+
+APPROVAL = registry.get("approval")
 
 
 def summarise(trials: list[Trial], params: dict[str, float]
@@ -170,12 +173,12 @@ def _sequential_run() -> object:
     golds = ["approve", "deny"] * 200
     rules = [[g] if k % 4 else [("deny" if g == "approve" else "approve")]
              for k, g in enumerate(golds)]  # right on 3 of 4 items: τ = 0.75
-    rule = SequentialRule("approval", "accuracy", golds, {"rules": rules}, space=3, family=2)
+    rule = SequentialRule(APPROVAL, "accuracy", golds, {"rules": rules}, space=3, family=2)
     cells = []
     for model, n, right in (("good", 300, lambda k: True), ("coin", 400, lambda k: k % 2 == 0)):
         answers = [[g] if right(k) else [("deny" if g == "approve" else "approve")]
                    for k, g in enumerate(golds[:n])]
-        cells.append(make_cell(task="approval", metric="accuracy", model=model, precision="-",
+        cells.append(make_cell(task=APPROVAL, metric="accuracy", model=model, precision="-",
                                prompt_id="p0", reading="logprob", golds=golds[:n],
                                rankings=answers, baselines={"rules": rules[:n]}, rule=rule))
     run = MatrixRun(command="c", created="t", models=["good", "coin"], tasks=["approval"],

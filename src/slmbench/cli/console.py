@@ -1,21 +1,23 @@
 """The console every command prints tables through, the command line a report records, and
-reading through a readings store (how Ctrl-C and the reuse counts are shown)."""
+running a Part B job (how Ctrl-C and the reuse counts are shown)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from slmbench.core.paths import shown_command
-from slmbench.microtasks.store import ReadCounts, ReadingStore
+from slmbench.microtasks import job as job_entry
+from slmbench.microtasks.job import Done, Interrupted, Job, Report
 
 MIN_WIDTH = 160
+R = TypeVar("R", bound=Report)
 
 
 def wide_console(min_width: int = MIN_WIDTH) -> Console:
@@ -46,23 +48,14 @@ def command_line(default: str) -> str:
     return shown_command(["slmbench", *sys.argv[1:]]) if sys.argv[1:] else default
 
 
-class _Counted(Protocol):
-    @property
-    def read_counts(self) -> ReadCounts: ...
-
-
-R = TypeVar("R", bound=_Counted)
-
-
-def read_through(store_path: Path, read: Callable[[ReadingStore], R]) -> R:
-    """``read(store)`` with the readings store at ``store_path``; then how many readings were
-    reused and made. On Ctrl-C: where the readings are kept and how to resume, exit 130."""
-    out = Console()
-    with ReadingStore(store_path) as store:
-        try:
-            result = read(store)
-        except KeyboardInterrupt:
-            out.print(store.resume_hint(), highlight=False)
-            raise typer.Exit(130) from None
-        out.print(result.read_counts.describe(store.path), highlight=False)
-    return result
+def run_job(job: Job[R], out: Path, store_path: Path | None = None) -> Done[R]:
+    """:func:`slmbench.microtasks.job.run_job` (check, read through the store, write the
+    report and page); then how many readings were reused and made. On Ctrl-C: where the
+    readings are kept and how to resume, exit 130."""
+    try:
+        done = job_entry.run_job(job, out, store_path)
+    except Interrupted as stop:
+        Console().print(stop.hint, highlight=False)
+        raise typer.Exit(130) from None
+    Console().print(done.report.read_counts.describe(done.store_path), highlight=False)
+    return done

@@ -22,7 +22,7 @@ from rich.console import Console
 from slmbench.agents.runner.config import DEMO_MODEL
 from slmbench.agents.runner.executor import RunSummary
 from slmbench.cli.console import command_line, wide_console
-from slmbench.cli.microtasks_cmd import CellBar
+from slmbench.cli.progress import CellBar
 from slmbench.cli.tables import print_summary
 from slmbench.report import ReportFiles
 from slmbench.study import run_demo

@@ -32,6 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import bm25s
 import numpy as np
@@ -109,6 +110,45 @@ def bm25_tools(items: Sequence[ToolItem], threshold: float) -> Baseline:
                              else [*order, "none"])
     return Baseline(name="bm25", task="tools", rankings=rankings,
                     fitted={"none_threshold": threshold})
+
+
+class ScoredBaseline(Protocol):
+    """A baseline that scores every option of an item (higher is better): what a cascade
+    routes on (``MicroTask.graded``)."""
+
+    name: str
+
+    def scores(self, item: Item) -> dict[str, float]: ...
+
+
+class BM25Turns:
+    """BM25 of the question against each shown turn; options are turn numbers."""
+
+    name = "bm25"
+
+    def scores(self, item: Item) -> dict[str, float]:
+        assert isinstance(item, RankItem)
+        values = bm25_scores(item.query, list(item.turns))
+        return {str(k + 1): float(v) for k, v in enumerate(values)}
+
+
+class BM25Functions:
+    """BM25 of the request against each function; ``none`` scores the abstain threshold."""
+
+    name = "bm25"
+
+    def __init__(self, none_threshold: float) -> None:
+        self.none_threshold = none_threshold
+
+    @classmethod
+    def fit(cls, fit_items: Sequence[Item]) -> BM25Functions:
+        return cls(fit_none_threshold(fit_items))  # type: ignore[arg-type]
+
+    def scores(self, item: Item) -> dict[str, float]:
+        assert isinstance(item, ToolItem)
+        values = bm25_scores(item.request, tool_docs(item))
+        out = {f.name: float(v) for f, v in zip(item.functions, values, strict=True)}
+        return {**out, "none": self.none_threshold}
 
 
 def bm25_ranking(items: Sequence[RankItem]) -> Baseline:

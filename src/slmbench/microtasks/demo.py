@@ -14,10 +14,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.matrix import CellProgress, MatrixRun, run_matrix
 from slmbench.microtasks.recommend import Recommendation, TaskRecommendation, recommend
-from slmbench.microtasks.spec import DatasetMissingError, prepare
+from slmbench.microtasks.spec import DatasetMissingError, MicroTask, prepare
 from slmbench.microtasks.store import DEFAULT_NAME, ReadingStore
 from slmbench.models.base import Model
 
@@ -50,36 +49,38 @@ def _line(t: TaskRecommendation) -> str:
             f"{t.score.formatted(percent=False, digits=3)} (n {t.score.n}) vs {base}")
 
 
-def _ensure_datasets(tasks: Sequence[str], source: Path | None) -> None:
+def _ensure_datasets(tasks: Sequence[MicroTask], source: Path | None) -> None:
     missing = []
-    for name in tasks:
+    for task in tasks:
         try:
-            registry.get(name).load_items(source)
+            task.load_items(source)
         except DatasetMissingError:
-            missing.append(registry.get(name))
+            missing.append(task)
     if missing:
         prepare(missing, dest=source)
 
 
-def demo_slice(model: str, *, out: Path, tasks: Sequence[str] = DEMO_TASKS,
+def demo_slice(model: str, tasks: Sequence[MicroTask], *, out: Path,
                cap: int = DEMO_CAP, seed: int = 0, source: Path | None = None,
                loader: Callable[[str], Model] | None = None,
                cell_progress: CellProgress | None = None) -> DemoSlice:
-    """Read ``tasks`` × p0 with ``model`` until decided (at most ``cap`` items a cell)."""
+    """Read ``tasks`` × p0 with ``model`` until decided (at most ``cap`` items a cell);
+    the demo's tasks are :data:`DEMO_TASKS`, looked up by the caller."""
     _ensure_datasets(tasks, source)
+    names = ", ".join(t.name for t in tasks)
     out.mkdir(parents=True, exist_ok=True)
     with ReadingStore(out / DEFAULT_NAME) as store:
         run = run_matrix([model], list(tasks), ["p0"], limit=cap, seed=seed, source=source,
                          loader=loader, store=store, sequential=True,
                          cell_progress=cell_progress,
-                         command=f"slmbench demo (Part B slice: {', '.join(tasks)} x p0, "
+                         command=f"slmbench demo (Part B slice: {names} x p0, "
                                  f"until decided, at most {cap} items a cell)")
         rec = recommend([run], store=store, command=run.command)
     matrix_path, routes_path = out / MATRIX_FILE, out / ROUTES_FILE
     matrix_path.write_text(run.model_dump_json(indent=1), encoding="utf-8")
     (out / RECOMMENDATION_FILE).write_text(rec.model_dump_json(indent=1), encoding="utf-8")
     routes_path.write_text(rec.routes().model_dump_json(indent=1), encoding="utf-8")
-    lines = [f"Part B: {', '.join(tasks)} under p0, read until decided (at most {cap} items):"]
+    lines = [f"Part B: {names} under p0, read until decided (at most {cap} items):"]
     lines += [_line(t) for t in rec.tasks]
     lines.append(f"routing table: {routes_path}")
     return DemoSlice(run=run, recommendation=rec, matrix_path=matrix_path,

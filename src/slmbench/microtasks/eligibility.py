@@ -57,9 +57,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from slmbench.core import stats
-from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import TaskName
-from slmbench.microtasks.spec import Metric
+from slmbench.microtasks.spec import Metric, MicroTask
 
 CELL_VERSION = 5  # 5: one interval per cell (anytime-valid or fixed-n), p-values, Holm, an
 #                   anytime-valid "constant" (4: the verdict weighs the paired half; 3:
@@ -97,8 +96,8 @@ def item_values(metric: Metric, golds: Sequence[str],
 class Scorer:
     """Scores a set of rankings on fixed items."""
 
-    def __init__(self, task: TaskName, metric: Metric, golds: Sequence[str]) -> None:
-        self.task, self.metric, self.golds = task, metric, list(golds)
+    def __init__(self, task: MicroTask, metric: Metric, golds: Sequence[str]) -> None:
+        self.positive, self.metric, self.golds = task.positive, metric, list(golds)
 
     def score(self, rankings: Sequence[Sequence[str]]) -> float:
         """The metric's point value on these items."""
@@ -108,9 +107,8 @@ class Scorer:
 
     def positives(self, rankings: Sequence[Sequence[str]]) -> tuple[list[bool], list[bool]]:
         """Per item: is the gold the positive class, is the decision (top option) positive."""
-        positive = tasks.get(self.task).positive
-        return ([g == positive for g in self.golds],
-                [bool(r) and r[0] == positive for r in rankings])
+        return ([g == self.positive for g in self.golds],
+                [bool(r) and r[0] == self.positive for r in rankings])
 
 
 def interval(scorer: Scorer, rankings: Sequence[Sequence[str]]) -> stats.Estimate:
@@ -275,7 +273,7 @@ def fixed_p_values(scorer: Scorer, model: Sequence[Sequence[str]],
     return p_tau, stats.paired_bounded_p_above(values, base)
 
 
-def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, prompt_id: str,
+def make_cell(*, task: MicroTask, metric: Metric, model: str, precision: str, prompt_id: str,
               reading: Literal["generation", "logprob"], golds: Sequence[str],
               rankings: Sequence[Sequence[str]], baselines: dict[str, Sequence[Sequence[str]]],
               format_failures: int = 0, note: str | None = None,
@@ -321,7 +319,7 @@ def make_cell(*, task: TaskName, metric: Metric, model: str, precision: str, pro
     stop_met = None if not anytime or rule is None else (
         settled == "ineligible" or max(p_tau, p_paired) <= rule.level)
     return EligibilityCell(
-        task=task, model=model, precision=precision, prompt_id=prompt_id, reading=reading,
+        task=task.name, model=model, precision=precision, prompt_id=prompt_id, reading=reading,
         metric=metric, n_items=len(golds), score=score, tau=tau, tau_anchor=anchor,
         tau_interval=tau_interval or interval(scorer, baselines[anchor]),
         baseline_scores=base_scores, diff=diff, format_failures=format_failures,
@@ -347,7 +345,7 @@ class SequentialRule:
     correction. F1 (not a mean of bounded per-item values) never settles before the last item.
     """
 
-    def __init__(self, task: TaskName, metric: Metric, golds: Sequence[str],
+    def __init__(self, task: MicroTask, metric: Metric, golds: Sequence[str],
                  baselines: dict[str, Sequence[Sequence[str]]], space: int | None = None,
                  family: int = 1) -> None:
         scorer = Scorer(task, metric, golds)

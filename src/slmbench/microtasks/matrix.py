@@ -10,7 +10,6 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from slmbench.core import stats
-from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.baselines import Baseline
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.eligibility import (
@@ -27,6 +26,7 @@ from slmbench.microtasks.eligibility import (
 )
 from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, ItemReading
 from slmbench.microtasks.session import Block, Progress, Session, precision_of, select_items
+from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model
 from slmbench.models.ray import RayCluster
@@ -68,7 +68,7 @@ class MatrixRun(BaseModel):
     sequential: bool = False  # read each cell until decided (else every chosen item)
 
 
-def check_can_read(models: Sequence[str], tasks: Sequence[TaskName],
+def check_can_read(models: Sequence[str], tasks: Sequence[MicroTask],
                    source: Path | None = None) -> None:
     """Raise the one-line error a reading of ``models`` x ``tasks`` would stop at before its
     first reading: a model that cannot run now (:func:`~slmbench.models.readiness.check_ready`),
@@ -77,10 +77,10 @@ def check_can_read(models: Sequence[str], tasks: Sequence[TaskName],
     for spec in models:
         check_ready(spec)
     for task in tasks:
-        registry.get(task).load_items(source)
+        task.load_items(source)
 
 
-def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Sequence[str],
+def run_matrix(models: Sequence[str], tasks: Sequence[MicroTask], prompt_ids: Sequence[str],
                *, limit: int | None = None, seed: int = 0, source: Path | None = None,
                command: str = "", progress: Progress | None = None,
                loader: Callable[[str], Model] | None = None,
@@ -108,22 +108,22 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
     chosen: dict[TaskName, list[AnyItem]] = {}
     fits: dict[TaskName, list[AnyItem]] = {}
     for task in tasks:
-        everything = registry.get(task).load_items(source)
-        fits[task] = [i for i in everything if i.split == "fit"]
-        chosen[task] = select_items(task, everything, limit, seed)
-    baselines = {t: registry.get(t).baselines(fits[t], chosen[t]) for t in tasks}
+        everything = task.load_items(source)
+        fits[task.name] = [i for i in everything if i.split == "fit"]
+        chosen[task.name] = select_items(task, everything, limit, seed)
+    baselines = {t.name: t.baselines(fits[t.name], chosen[t.name]) for t in tasks}
     family = family or family_size(models, tasks, prompt_ids)
-    rules = ({t: _rules(t, chosen[t], baselines[t], family) for t in tasks} if sequential
-             else {})
+    rules = ({t.name: _rules(t, chosen[t.name], baselines[t.name], family) for t in tasks}
+             if sequential else {})
     session = Session(store, loader, progress, ray=ray)
     cells: list[EligibilityCell] = []
     readings: list[ItemReading] = []
     for spec in models:
         ticker = _Cells(cell_progress)
-        blocks = [Block(t, p, chosen[t],
-                        _until(rules.get(t), len(chosen[t]), f"{spec} · {t} · {p}", ticker,
-                               _next_stored(store, spec, t, p, chosen[t]) if stored_only
-                               else None))
+        blocks = [Block(t, p, chosen[t.name],
+                        _until(rules.get(t.name), len(chosen[t.name]), f"{spec} · {t.name} · {p}",
+                               ticker, _next_stored(store, spec, t, p, chosen[t.name])
+                               if stored_only else None))
                   for t in tasks for p in prompt_ids]
         try:
             got = session.read(spec, blocks)
@@ -132,29 +132,30 @@ def run_matrix(models: Sequence[str], tasks: Sequence[TaskName], prompt_ids: Seq
         precision = precision_of(spec)
         for block in got.blocks:
             readings.extend(block.readings)
-            golds = [registry.get(block.block.task).gold(i) for i in block.items]
-            cells.extend(_cells(spec, precision, block.block.task, block.block.prompt_id, golds,
-                                block.readings, baselines[block.block.task],
-                                rules.get(block.block.task)))
+            task = block.block.task
+            golds = [task.gold(i) for i in block.items]
+            cells.extend(_cells(spec, precision, task, block.block.prompt_id, golds,
+                                block.readings, baselines[task.name], rules.get(task.name)))
     cells = family_wise(cells)  # each task's deciding metric: its first, as written above
     base_scores = {}
     for task in tasks:
-        golds = [registry.get(task).gold(i) for i in chosen[task]]
-        scorer = Scorer(task, registry.get(task).metrics[0], golds)
-        base_scores[task] = {b.name: scorer.score([b.rankings[i.id] for i in chosen[task]])
-                             for b in baselines[task]}
+        mine = chosen[task.name]
+        scorer = Scorer(task, task.metrics[0], [task.gold(i) for i in mine])
+        base_scores[task.name] = {b.name: scorer.score([b.rankings[i.id] for i in mine])
+                                  for b in baselines[task.name]}
     return MatrixRun(command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
-                     models=list(models), tasks=list(tasks), prompts=list(prompt_ids),
-                     limit=limit, seed=seed,
-                     items={t: [i.id for i in chosen[t]] for t in tasks},
+                     models=list(models), tasks=[t.name for t in tasks],
+                     prompts=list(prompt_ids), limit=limit, seed=seed,
+                     items={t.name: [i.id for i in chosen[t.name]] for t in tasks},
                      baseline_scores=base_scores, cells=cells, tau_sweep=tau_sweep(cells),
                      by_prompt=by_prompt(cells), readings=readings, notes=sorted(session.notes),
                      read_counts=session.counts, sequential=sequential)
 
 
-def family_size(models: Sequence[str], tasks: Sequence[str], prompt_ids: Sequence[str]) -> int:
+def family_size(models: Sequence[str], tasks: Sequence[object], prompt_ids: Sequence[str]) -> int:
     """How many configurations (model, task, prompt, reading) a matrix of these tests: the
-    family its "eligible" stop and its Holm correction are over."""
+    family its "eligible" stop and its Holm correction are over (``tasks``: the tasks or their
+    names, only counted)."""
     return len(models) * len(tasks) * len(prompt_ids) * 2  # generation and log-prob
 
 
@@ -176,17 +177,16 @@ def family_runs(runs: Sequence[MatrixRun]) -> list[MatrixRun]:
     return out
 
 
-def _rules(task: TaskName, items: Sequence[AnyItem], baselines: list[Baseline], family: int
+def _rules(task: MicroTask, items: Sequence[AnyItem], baselines: list[Baseline], family: int
            ) -> dict[str, SequentialRule]:
     """Per metric of ``task``: τ fixed on all of ``items`` (the reading order)."""
-    spec = registry.get(task)
-    golds = [spec.gold(i) for i in items]
+    golds = [task.gold(i) for i in items]
     base = {b.name: [b.rankings[i.id] for i in items] for b in baselines}
-    space = answer_space([spec.options_for(i) for i in items])
-    return {m: SequentialRule(task, m, golds, base, space, family) for m in spec.metrics}
+    space = answer_space([task.options_for(i) for i in items])
+    return {m: SequentialRule(task, m, golds, base, space, family) for m in task.metrics}
 
 
-def _next_stored(store: ReadingStore | None, spec: str, task: TaskName, prompt_id: str,
+def _next_stored(store: ReadingStore | None, spec: str, task: MicroTask, prompt_id: str,
                  items: Sequence[AnyItem]) -> Callable[[int], bool]:
     """Whether the store holds the reading after the first ``n`` items of a block."""
     def stored(n: int) -> bool:
@@ -249,14 +249,14 @@ def _until(rules: dict[str, SequentialRule] | None, total: int, label: str,
     return until
 
 
-def _cells(spec: str, precision: str, task: TaskName, prompt_id: str, golds: list[str],
+def _cells(spec: str, precision: str, task: MicroTask, prompt_id: str, golds: list[str],
            got: list[ItemReading], baselines: list[Baseline],
            rules: dict[str, SequentialRule] | None = None) -> list[EligibilityCell]:
     base = {b.name: [b.rankings[r.item_id] for r in got] for b in baselines}
     fails = sum(r.format_failure for r in got)
     space = None if rules else answer_space([r.options for r in got])
     out = []
-    for metric in registry.get(task).metrics:
+    for metric in task.metrics:
         common = dict(task=task, metric=metric, model=spec, precision=precision,
                       prompt_id=prompt_id, golds=golds, baselines=base,
                       rule=rules[metric] if rules else None, space=space)

@@ -28,8 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from scipy.special import logsumexp
 
 from slmbench.core.errors import LogprobsUnsupportedError
-from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
+from slmbench.microtasks.spec import MicroTask
 from slmbench.models.base import Model
 from slmbench.models.records import Message
 from slmbench.models.thinking import split_thinking
@@ -116,14 +116,13 @@ class RawReading(BaseModel):
     tokens: int | None = Field(default=None, ge=0)
 
 
-def model_input(task: TaskName, prompt_id: str, item: AnyItem,
+def model_input(task: MicroTask, prompt_id: str, item: AnyItem,
                 messages: list[Message] | None = None) -> ModelInput:
     """What a reading of ``item`` sends: the prompt ``prompt_id`` renders, or ``messages``
     when a caller builds its own (the context probe's history), and the item's options."""
-    spec = tasks.get(task)
-    forms = [f for o in spec.options_for(item) for f in surface_forms(o)]
-    return ModelInput(messages=spec.render(prompt_id, item) if messages is None else messages,
-                      candidates=forms, max_tokens=spec.prompt_set().max_tokens)
+    forms = [f for o in task.options_for(item) for f in surface_forms(o)]
+    return ModelInput(messages=task.render(prompt_id, item) if messages is None else messages,
+                      candidates=forms, max_tokens=task.prompt_set().max_tokens)
 
 
 def read_raw(model: Model, given: ModelInput) -> RawReading:
@@ -168,7 +167,7 @@ def by_logprob(options: list[str], logprobs: dict[str, float]) -> list[str]:
     return sorted(options, key=lambda o: (-logprobs[o], options.index(o)))
 
 
-def logprob_ranking(model: Model, task: TaskName, prompt_id: str, item: AnyItem
+def logprob_ranking(model: Model, task: MicroTask, prompt_id: str, item: AnyItem
                     ) -> tuple[list[str], float]:
     """The log-prob reading alone, at run time (no store, no generation): the item's
     options in the order a stored reading's ``logprob_ranking`` would give, and the seconds
@@ -177,31 +176,30 @@ def logprob_ranking(model: Model, task: TaskName, prompt_id: str, item: AnyItem
     start = time.perf_counter()
     scores = model.score(given.messages, given.candidates)
     seconds = time.perf_counter() - start
-    options = tasks.get(task).options_for(item)
+    options = task.options_for(item)
     return by_logprob(options, option_logprobs(options, [float(s.logprob) for s in scores])), \
         seconds
 
 
-def build_reading(task: TaskName, prompt_id: str, item: AnyItem, raw: RawReading
+def build_reading(task: MicroTask, prompt_id: str, item: AnyItem, raw: RawReading
                   ) -> ItemReading:
     """The :class:`ItemReading` of raw model outputs, with the current ranking and parser.
 
     Raises ``ValueError`` if ``raw`` does not have one log-prob per candidate form.
     """
-    spec = tasks.get(task)
-    options = spec.options_for(item)
+    options = task.options_for(item)
     logprobs: dict[str, float] | None = None
     ranked = None
     if raw.candidate_logprobs is not None:
         logprobs = option_logprobs(options, raw.candidate_logprobs)
         ranked = by_logprob(options, logprobs)
-    return ItemReading(item_id=item.id, task=task, prompt_id=prompt_id, options=options,
+    return ItemReading(item_id=item.id, task=task.name, prompt_id=prompt_id, options=options,
                        logprobs=logprobs, logprob_ranking=ranked, reply=raw.reply,
-                       generation_ranking=spec.parse_reply(split_thinking(raw.reply)[1], options),
+                       generation_ranking=task.parse_reply(split_thinking(raw.reply)[1], options),
                        note=raw.note, score_seconds=raw.score_seconds)
 
 
-def read_item(model: Model, task: TaskName, prompt_id: str, item: AnyItem) -> ItemReading:
+def read_item(model: Model, task: MicroTask, prompt_id: str, item: AnyItem) -> ItemReading:
     """Read one item with the model (no store): :func:`read_raw` then :func:`build_reading`."""
     return build_reading(task, prompt_id, item,
                          read_raw(model, model_input(task, prompt_id, item)))

@@ -30,12 +30,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks.diagnostics.cascade import CascadeReport, Route, RoutingTable
+from slmbench.microtasks.diagnostics.cascade import CascadeReport
+from slmbench.microtasks.diagnostics.routes import Route, RoutingTable
 from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun, family_runs
 from slmbench.microtasks.store import ReadingStore
 
-__all__ = ["Cost", "Recommendation", "TaskRecommendation", "load_matrices", "recommend"]
+__all__ = ["Cost", "Recommendation", "TaskRecommendation", "load_cascades", "load_matrices",
+           "recommend", "write_routes"]
 
 _HINT = ("pass an `slmbench eligibility --out` folder, its eligibility.json, or a study's "
          "eligibility.json")
@@ -114,6 +116,18 @@ def load_matrices(path: Path) -> tuple[list[MatrixRun], Path | None]:
                           _HINT) from None
     store = file.parent / "readings.sqlite"
     return runs, store if store.is_file() else None
+
+
+def load_cascades(paths: Sequence[Path]) -> list[CascadeReport]:
+    """The cascade reports (``slmbench cascade``'s ``cascade.json``) at ``paths``."""
+    return [CascadeReport.model_validate_json(p.read_text(encoding="utf-8")) for p in paths]
+
+
+def write_routes(rec: Recommendation, path: Path) -> Path:
+    """Write the routing table of ``rec`` (:meth:`Recommendation.routes`) to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(rec.routes().model_dump_json(indent=1), encoding="utf-8")
+    return path
 
 
 def _cost(store: ReadingStore | None, cell: EligibilityCell) -> Cost | None:

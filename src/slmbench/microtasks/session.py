@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Literal
 
 from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
-from slmbench.microtasks import tasks as registry
-from slmbench.microtasks.datasets.records import Item, TaskName
+from slmbench.microtasks.datasets.records import Item
 from slmbench.microtasks.readout import ItemReading
+from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore
 from slmbench.models.base import Model
 from slmbench.models.factory import load_model
@@ -41,7 +41,7 @@ def _key(seed: int, item_id: str) -> str:
     return hashlib.sha256(f"{seed}:{item_id}".encode()).hexdigest()
 
 
-def select_items(task: TaskName, items: Sequence[Item], limit: int | None, seed: int = 0
+def select_items(task: MicroTask, items: Sequence[Item], limit: int | None, seed: int = 0
                  ) -> list[Item]:
     """The eval split, or a seeded sample of ``limit`` items stratified by the task's
     ``stratum`` (its gold answer class unless it says otherwise)."""
@@ -50,7 +50,7 @@ def select_items(task: TaskName, items: Sequence[Item], limit: int | None, seed:
         return pool
     groups: dict[str, list[Item]] = defaultdict(list)
     for item in pool:
-        groups[registry.get(task).stratum_of(item)].append(item)
+        groups[task.stratum_of(item)].append(item)
     quota = {c: int(limit * len(g) / len(pool)) for c, g in groups.items()}
     by_remainder = sorted(groups, key=lambda c: -(limit * len(groups[c]) / len(pool) % 1))
     for c in by_remainder[: limit - sum(quota.values())]:
@@ -91,7 +91,7 @@ class Block:
     each item's prompt when it is not the one ``prompt_id`` renders (the context probe's
     history); the readings are stored under ``prompt_id``, keyed by the prompt's digest."""
 
-    task: TaskName
+    task: MicroTask
     prompt_id: str
     items: Sequence[Item]
     until: Callable[[ItemReading], bool] | None = None
@@ -177,7 +177,7 @@ class Session:
     def _block(self, reader: Reader, block: Block, skip_unreadable: bool) -> BlockReading:
         if self.progress:
             splits = "/".join(sorted({i.split for i in block.items}))
-            self.progress(f"{reader.spec} · {block.task} · {block.prompt_id}: "
+            self.progress(f"{reader.spec} · {block.task.name} · {block.prompt_id}: "
                           f"{len(block.items)} {splits} items")
         items: list[Item] = []
         readings: list[ItemReading] = []
@@ -201,7 +201,7 @@ class Session:
             if block.until is not None and block.until(reading):
                 break
         if block.items and not items:
-            raise ConfigError(f"no {block.task} item of the block was read; the first: "
+            raise ConfigError(f"no {block.task.name} item of the block was read; the first: "
                               f"{first_miss}", "fix the cause above")
         return BlockReading(block=block, items=items, readings=readings)
 

@@ -4,9 +4,10 @@ A micro-task is one module in ``slmbench/microtasks/tasks/`` (or anywhere, regis
 :func:`slmbench.microtasks.tasks.register`) holding one ``TASK = MicroTask(...)``: its item
 record, its prompt YAML, how an item fills the prompt, how its options are listed, its
 gold answer, its metric(s), its positive class, its non-LLM baseline and, for the built-in
-tasks, the builder that makes its items from pinned packages. Everything else in Part B
-(readout, baselines, eligibility, diagnostics) asks the task for these; nothing else keys
-on a task's name.
+tasks, the builder that makes its items from pinned packages; and what the diagnostics may
+do with it: be cascaded (a graded baseline and a shortlist), be probed for context length
+(a longer history). Everything else in Part B (readout, baselines, eligibility,
+diagnostics) is handed the task and asks it for these; nothing keys on a task's name.
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ from slmbench.core.sources import PINS, PackagePin, SourceArchive, fetch
 from slmbench.microtasks.baselines import (
     Baseline,
     Constant,
+    ScoredBaseline,
     constant_reference,
     learned,
     majority,
     random_reference,
 )
+from slmbench.microtasks.datasets.history import Conversations
 from slmbench.microtasks.datasets.records import DatasetManifest, Item
 from slmbench.microtasks.prompts import PromptSet, fill, load_prompt_set, parse_reply
 from slmbench.models.records import Message
@@ -84,6 +87,18 @@ class MicroTask:
     # the text the learned baseline (TF-IDF + logistic regression) reads; None: no learned one
     learned_text: Callable[[Item], str] | None = None
     items_file: Path | None = None  # the items' JSONL (None: <datasets>/<name>.jsonl)
+    # --- the cascade (None: it cannot be cascaded) ---
+    # the baseline scoring every option, fitted on fit items, that a cascade routes on
+    graded: Callable[[Sequence[Item]], ScoredBaseline] | None = None
+    # a shortlist: (the item, the options it keeps in the item's order) -> the item showing
+    # only those and the map from its options back to the item's
+    restrict: Callable[[Item, list[str]], tuple[Item, list[str]]] | None = None
+    # --- longer histories: the context probe, a cascade's turns ---
+    history_from: str | None = None  # the task whose ``conversations`` give them
+    conversations: Callable[[Sequence[Item]], Conversations] | None = None  # its items' own
+    widen: Callable[[Item, int, Conversations], Item] | None = None  # the item over n turns
+    # the n turns shown before the item, first in its prompt (stored as ``p0+<n>turns``)
+    history: Callable[[Item, int, Conversations], list[str]] | None = None
 
     def __post_init__(self) -> None:
         if self.shape == "binary" and self.positive is None:
@@ -92,6 +107,18 @@ class MicroTask:
         if "f1" in self.metrics and self.positive is None:
             raise ConfigError(f"micro-task {self.name!r} is scored by F1 but names no "
                               "positive class", "set positive=")
+
+    # --- what the diagnostics may do with it ---------------------------------------------
+
+    @property
+    def cascadable(self) -> bool:
+        """Whether a cascade can route it: a graded baseline and a shortlist."""
+        return self.graded is not None and self.restrict is not None
+
+    @property
+    def probed(self) -> bool:
+        """Whether the context probe can show it a longer history."""
+        return self.history_from is not None and (self.widen or self.history) is not None
 
     # --- prompts and options --------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ValidationError
 from slmbench.core import jsonl, sqlite
 from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
 from slmbench.core.sqlite import Store, StoreKind, read_meta, writing
-from slmbench.microtasks.datasets.records import AnyItem, TaskName
+from slmbench.microtasks.datasets.records import AnyItem
 from slmbench.microtasks.readout import (
     ItemReading,
     ModelInput,
@@ -39,6 +39,7 @@ from slmbench.microtasks.readout import (
     model_input,
     read_raw,
 )
+from slmbench.microtasks.spec import MicroTask
 from slmbench.models.base import Model
 from slmbench.models.ray import RayCluster, RayModel
 from slmbench.models.records import Message
@@ -135,29 +136,29 @@ class ReadingStore(Store):
             self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                                (f"note:{key}", value))
 
-    def get(self, spec: str, task: TaskName, prompt_id: str, item: AnyItem,
+    def get(self, spec: str, task: MicroTask, prompt_id: str, item: AnyItem,
             given: ModelInput | None = None) -> ItemReading | None:
         """The stored reading of this exact model input (``given``; None: the one
         ``prompt_id`` renders of ``item``), rebuilt by the current readout code."""
         digest = (given or model_input(task, prompt_id, item)).digest()
         with self._lock:
             row = self._conn.execute(f"SELECT raw FROM readings WHERE {_MATCH}",
-                                     (spec, task, prompt_id, item.id, digest)).fetchone()
+                                     (spec, task.name, prompt_id, item.id, digest)).fetchone()
         if row is None:
             return None
         try:
             return build_reading(task, prompt_id, item, RawReading.model_validate_json(row[0]))
         except (ValidationError, ValueError) as exc:
-            raise StoreError(f"{self.path}: the stored reading of {spec} · {task} · {prompt_id} "
-                             f"· {item.id} is corrupt: {str(exc).splitlines()[0]}",
+            raise StoreError(f"{self.path}: the stored reading of {spec} · {task.name} · "
+                             f"{prompt_id} · {item.id} is corrupt: {str(exc).splitlines()[0]}",
                              "delete the file (its readings are re-read) or pass --store "
                              "another file") from exc
 
-    def put(self, spec: str, task: TaskName, prompt_id: str, item: AnyItem,
+    def put(self, spec: str, task: MicroTask, prompt_id: str, item: AnyItem,
             raw: RawReading, given: ModelInput | None = None) -> bool:
         """Commit one raw reading of ``given`` (as in :meth:`get`) now, and forget a backend
         error stored for the same input. False (nothing written) if it is already stored."""
-        key = (spec, task, prompt_id, item.id,
+        key = (spec, task.name, prompt_id, item.id,
                (given or model_input(task, prompt_id, item)).digest())
         with self._lock, writing(self.path, "readings store"):
             cur = self._conn.execute(
@@ -167,7 +168,7 @@ class ReadingStore(Store):
             self._conn.execute(f"DELETE FROM failures WHERE {_MATCH}", key)
             return cur.rowcount == 1
 
-    def put_failure(self, spec: str, task: TaskName, prompt_id: str, item: AnyItem,
+    def put_failure(self, spec: str, task: MicroTask, prompt_id: str, item: AnyItem,
                     cause: str, given: ModelInput | None = None) -> None:
         """Commit a reading the backend gave up on, with its cause (the last one kept). It is
         no reading: :meth:`get` still misses it, so a later run reads it again."""
@@ -176,7 +177,7 @@ class ReadingStore(Store):
             self._conn.execute(
                 f"INSERT OR REPLACE INTO failures({_COLUMNS}, cause, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (spec, task, prompt_id, item.id, digest, cause, time.time()))
+                (spec, task.name, prompt_id, item.id, digest, cause, time.time()))
 
     def failures(self) -> list[dict[str, str]]:
         """Every stored backend error not read since: its key fields and its cause."""
@@ -282,7 +283,7 @@ def _reading_name(key: tuple[str, ...]) -> str:
 
 
 
-def cached_read(store: ReadingStore | None, model: Model, task: TaskName, prompt_id: str,
+def cached_read(store: ReadingStore | None, model: Model, task: MicroTask, prompt_id: str,
                 item: AnyItem) -> ItemReading:
     """``read_item`` through a store (keyed by ``model.spec``); ``store=None`` only reads."""
     if store is not None and (hit := store.get(model.spec, task, prompt_id, item)) is not None:
@@ -378,7 +379,7 @@ class Reader:
         model = self.model()
         yield from map_in_order(lambda w: _attempt(model, w), works, self.workers)
 
-    def read_many(self, task: TaskName, prompt_id: str, items: Sequence[AnyItem],
+    def read_many(self, task: MicroTask, prompt_id: str, items: Sequence[AnyItem],
                   messages: Callable[[AnyItem], list[Message]] | None = None,
                   ) -> Iterator[tuple[AnyItem, ItemReading | SlmbenchError]]:
         """Each item with its reading, in order: a stored one, else one the model makes now

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.matrix import MatrixRun, family_runs, run_matrix
 from slmbench.microtasks.session import select_items
+from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadingStore
 from slmbench.models.base import Model
 
@@ -56,7 +56,7 @@ def stored_keys(store: ReadingStore) -> list[tuple[str, str, str]]:
     return list(dict.fromkeys((r["model"], r["task"], r["prompt_id"]) for r in store.rows()))
 
 
-def stored_matrices(store: ReadingStore, models: Sequence[str], tasks: Sequence[TaskName],
+def stored_matrices(store: ReadingStore, models: Sequence[str], tasks: Sequence[MicroTask],
                     prompt_ids: Sequence[str], *, limit: int | None = None, seed: int = 0,
                     sequential: bool = True, source: Path | None = None,
                     command: str = "") -> StoredMatrices:
@@ -70,15 +70,15 @@ def stored_matrices(store: ReadingStore, models: Sequence[str], tasks: Sequence[
     incomplete: list[IncompleteBlock] = []
     family = len(models) * len(tasks) * len(prompt_ids) * 2  # as the reading run's stops
     for task in tasks:
-        items = select_items(task, registry.get(task).load_items(source), limit, seed)
+        items = select_items(task, task.load_items(source), limit, seed)
         held = {(m, p): sum(store.get(m, task, p, i) is not None for i in items)
                 for m in models for p in prompt_ids}
-        incomplete += [IncompleteBlock(model=m, task=task, prompt_id=p, stored=0,
+        incomplete += [IncompleteBlock(model=m, task=task.name, prompt_id=p, stored=0,
                                        planned=len(items))
                        for (m, p), n in held.items() if n == 0]
         started = [(m, p) for (m, p), n in held.items() if n]
 
-        def attempt(blocks: list[tuple[str, str]], task: TaskName = task) -> bool:
+        def attempt(blocks: list[tuple[str, str]], task: MicroTask = task) -> bool:
             ms = list(dict.fromkeys(m for m, _ in blocks))
             ps = list(dict.fromkeys(p for _, p in blocks))
             if len(blocks) != len(ms) * len(ps):
@@ -99,6 +99,6 @@ def stored_matrices(store: ReadingStore, models: Sequence[str], tasks: Sequence[
                 continue
             for b in mine:
                 if not attempt([b]):
-                    incomplete.append(IncompleteBlock(model=b[0], task=task, prompt_id=b[1],
+                    incomplete.append(IncompleteBlock(model=b[0], task=task.name, prompt_id=b[1],
                                                       stored=held[b], planned=len(items)))
     return StoredMatrices(runs=family_runs(runs), incomplete=incomplete)

@@ -63,6 +63,7 @@ class Finding(BaseModel):
 
     key: str
     what: str
+    task: str | None = None  # the micro-task a finding is about (the cascade's: ranking)
     k: int | None = None
     n: int | None = None
     estimate: float | None = None
@@ -233,9 +234,9 @@ def published_part_b(f: StudyFacts) -> list[str]:
         [cas.what, f"{cas.estimate:+.3f} [{cas.low:.3f}, {cas.high:.3f}]",
          "; ".join(f"{short(c.model)} re-ranking BM25's top {c.k} ({c.rerank.n_items} eval "
                    f"items): MRR {num(rerank_gain(c))}" for c in f.cascades
-                   if c.task == "ranking")
-         or "– (" + _unsettled("`[[cascade]]` block on ranking",
-                               _designed(f, "C", "cascade on ranking")) + ")"],
+                   if c.task == cas.task)
+         or "– (" + _unsettled(f"`[[cascade]]` block on {cas.task}",
+                               _designed(f, "C", f"cascade on {cas.task}")) + ")"],
     ]
     return ["## The Part B seed's findings beside ours", "",
             f"Source: {p.source['text']}, `{p.source['path']}`; its setting: "

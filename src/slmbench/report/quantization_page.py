@@ -9,14 +9,12 @@ printed by :func:`~slmbench.report.study_facts.num`, the one formatter of the pa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
 
+from slmbench.microtasks.diagnostics.precisions import QuantizationReport
 from slmbench.report.study_facts import num, pval, table
 
-if TYPE_CHECKING:  # the module imports torch; a page needs only the record
-    from slmbench.microtasks.diagnostics.quantize import QuantizationReport
-
-__all__ = ["quantization_markdown"]
+__all__ = ["quantization_markdown", "write_quantization_page"]
 
 CELL_HEADER = ("task", "precision", "reading", "metric", "n", "score [95% CI]", "τ",
                "fmt fail", "eligible")
@@ -73,3 +71,14 @@ def quantization_markdown(report: QuantizationReport, *, title: str | None = Non
               *table(CELL_HEADER, _cells(report)), *table(header, rows),
               *_rtn(report), *[f"- note: {n}" for n in report.notes]]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def write_quantization_page(report: QuantizationReport, page: Path, *, title: str | None = None,
+                            made_by: str | None = None) -> Path:
+    """Write ``page`` (:func:`quantization_markdown`) and the report beside it as
+    ``PAGE.json``, making the folder."""
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.with_suffix(".json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    page.write_text(quantization_markdown(report, title=title, made_by=made_by),
+                    encoding="utf-8")
+    return page

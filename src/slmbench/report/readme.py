@@ -27,8 +27,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks.diagnostics.cascade import CascadeReport, Route, RoutingTable
+from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.microtasks.diagnostics.probes import ProbeReport
+from slmbench.microtasks.diagnostics.routes import Route, RoutingTable
 from slmbench.microtasks.eligibility import deciding_metrics
 from slmbench.microtasks.recommend import load_matrices
 from slmbench.report.cascade_page import cascade_findings

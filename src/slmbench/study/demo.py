@@ -13,7 +13,8 @@ from rich.console import Console
 from slmbench.agents.runner.config import demo_experiment
 from slmbench.agents.runner.executor import RunSummary, execute
 from slmbench.agents.runner.progress import make_progress
-from slmbench.microtasks.demo import demo_slice
+from slmbench.microtasks import tasks as micro_tasks
+from slmbench.microtasks.demo import DEMO_TASKS, demo_slice
 from slmbench.microtasks.matrix import CellProgress
 from slmbench.report import ReportFiles, build_report
 from slmbench.report.demo_page import write_demo_page
@@ -43,7 +44,8 @@ def run_demo(model: str, *, out: Path | None, suite: str, tasks: Sequence[str] |
     summary = execute(exp, run_dir=run_dir, progress=make_progress(console))
     files = build_report(run_dir)
     on_part_a(summary, files)
-    part_b = demo_slice(model, out=run_dir / "part-b", cell_progress=cell_progress)
+    part_b = demo_slice(model, micro_tasks.lookup(DEMO_TASKS), out=run_dir / "part-b",
+                        cell_progress=cell_progress)
     page = write_demo_page(run_dir, run_dir / "part-b", model=model, command=command,
                            html=files.html)
     return DemoRun(part_b=list(part_b.lines), page=page)

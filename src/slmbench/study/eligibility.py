@@ -16,7 +16,8 @@ from slmbench.study.spec import MATRIX_NAME
 
 
 def write_eligibility_page(store_path: Path, page: Path, *, command: str,
-                           models: list[str] | None = None, tasks: list[str] | None = None,
+                           models: list[str] | None = None,
+                           tasks: list[micro_tasks.MicroTask] | None = None,
                            prompts: list[str] | None = None, limit: int | None = None,
                            seed: int = 0, sequential: bool = True,
                            read_with: list[str] | None = None,
@@ -33,7 +34,8 @@ def write_eligibility_page(store_path: Path, page: Path, *, command: str,
         keys = stored_keys(store)
         got = stored_matrices(
             store, models or list(dict.fromkeys(k[0] for k in keys)),
-            tasks or [t for t in micro_tasks.names() if t in {k[1] for k in keys}],
+            tasks or [micro_tasks.get(t) for t in micro_tasks.names()
+                      if t in {k[1] for k in keys}],
             prompts or sorted({k[2] for k in keys}), limit=limit, seed=seed,
             sequential=sequential, command=command)
         rec = (recommend(got.runs, store=store, command=command)

@@ -27,6 +27,7 @@ from slmbench.core.errors import ConfigError, ModelNotFoundError
 from slmbench.core.paths import shown_path
 from slmbench.core.sources import sha256_file
 from slmbench.core.version import VERSION
+from slmbench.microtasks import tasks as micro_tasks
 from slmbench.microtasks.datasets.records import AnyItem
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.microtasks.eligibility import CELL_VERSION, deciding_metrics
@@ -311,9 +312,10 @@ def collect_part_b(study: Study, facts: _Facts) -> dict[str, ReadingTally]:
     with ReadingStore(path) as store:
         for b, its in zip(study.part_b, items, strict=True):
             complete, unsettled = [], []
+            tasks = {t.name: t for t in micro_tasks.lookup(b.tasks)}
             for m in b.models:
                 want = sum(map(len, its.values())) * len(b.prompts)
-                have = sum(store.get(m, t, p, i) is not None
+                have = sum(store.get(m, tasks[t], p, i) is not None
                            for t, group in its.items() for p in b.prompts for i in group)
                 settled = have == want or (b.sequential and decided(study, b, m, store))
                 tokens, counted = store.tokens(m)
@@ -356,7 +358,8 @@ def collect_part_b(study: Study, facts: _Facts) -> dict[str, ReadingTally]:
 def started(store: ReadingStore, model: str, b: PartB, items: dict[str, list[AnyItem]]) -> bool:
     """Whether the store holds the first reading of every (task, prompt) block of ``model``
     in block ``b`` (so its cells can be shown as far as the stored readings go)."""
-    return all(group and store.get(model, t, p, group[0]) is not None
+    tasks = {t.name: t for t in micro_tasks.lookup(b.tasks)}
+    return all(group and store.get(model, tasks[t], p, group[0]) is not None
                for t, group in items.items() for p in b.prompts)
 
 

@@ -11,12 +11,9 @@ from rich.console import Console
 from slmbench.agents.runner.executor import RunSummary, execute
 from slmbench.agents.runner.preflight import preflight
 from slmbench.agents.runner.progress import make_progress
-from slmbench.microtasks.diagnostics.cascade import (
-    CascadeReport,
-    cascade_items,
-    run_cascade,
-    shortlisted,
-)
+from slmbench.microtasks import tasks as micro_tasks
+from slmbench.microtasks.diagnostics.cascade import CascadeReport, cascade_items, run_cascade
+from slmbench.microtasks.diagnostics.shortlists import shortlisted
 from slmbench.microtasks.matrix import MatrixRun, check_can_read, family_size, run_matrix
 from slmbench.microtasks.session import Session, read_on
 from slmbench.microtasks.store import ReadingStore
@@ -46,12 +43,12 @@ def check_can_run(study: Study, part: str, models: list[str] | None) -> None:
                 preflight(exp)
     if part in ("b", "all"):
         for b in study.part_b:
-            check_can_read([m for m in b.models if not models or m in models], b.tasks,
-                           b.source)
+            check_can_read([m for m in b.models if not models or m in models],
+                           micro_tasks.lookup(b.tasks), b.source)
         for c in study.cascade:
             if not models or c.model in models:
                 check_logprobs(c.model)  # the re-rank reads them; no server asked
-                check_can_read([c.model], [c.task], None)
+                check_can_read([c.model], micro_tasks.lookup([c.task]), None)
 
 
 def run_part_a(study: Study, models: list[str] | None, console: Console
@@ -83,10 +80,10 @@ def block_matrix(study: Study, b: PartB, models: list[str], store: ReadingStore,
                  ray: RayCluster | None = None, stored_only: bool = False) -> MatrixRun:
     """Block ``b``'s matrix over ``models``, read through ``store`` (``stored_only``: each
     block stops before a reading the store lacks), its stops at the study's family."""
-    return run_matrix(models, b.tasks, b.prompts, limit=b.limit, seed=b.seed, source=b.source,
-                      command=f"slmbench study ({study.name})", progress=progress,
-                      loader=loader, store=store, sequential=b.sequential, ray=ray,
-                      family=part_b_family(study), stored_only=stored_only)
+    return run_matrix(models, micro_tasks.lookup(b.tasks), b.prompts, limit=b.limit,
+                      seed=b.seed, source=b.source, command=f"slmbench study ({study.name})",
+                      progress=progress, loader=loader, store=store, sequential=b.sequential,
+                      ray=ray, family=part_b_family(study), stored_only=stored_only)
 
 
 class Unread(Exception):
@@ -134,7 +131,9 @@ def cascade_report(study: Study, c: CascadeBlock, store: ReadingStore,
                    loader: Callable[[str], Model],
                    progress: Callable[[str], None] | None = None) -> CascadeReport:
     """Cascade block ``c``'s report, its shortlist readings through ``store``."""
-    return run_cascade(c.model, c.task, k=c.k, turns=c.turns, limit=c.limit,
+    (task,) = micro_tasks.lookup([c.task])
+    history = micro_tasks.history_of([task]) if c.turns else None
+    return run_cascade(c.model, task, k=c.k, turns=c.turns, history=history, limit=c.limit,
                        fit_limit=c.fit_limit, seed=c.seed,
                        command=f"slmbench study ({study.name})",
                        session=Session(store=store, loader=loader, progress=progress))
@@ -160,7 +159,9 @@ def run_cascades(study: Study, models: list[str] | None, console: Console,
 
 def shortlist_keys(c: CascadeBlock) -> list[tuple[str, str, str]]:
     """The (task, prompt, item id) of every reading cascade block ``c`` makes, once each."""
-    _, items, lists = cascade_items(c.task, k=c.k, turns=c.turns, limit=c.limit,
-                                    fit_limit=c.fit_limit, seed=c.seed)
-    return list(dict.fromkeys((c.task, "p0", shortlisted(i, s)[0].id)
+    (task,) = micro_tasks.lookup([c.task])
+    history = micro_tasks.history_of([task]) if c.turns else None
+    _, items, lists = cascade_items(task, k=c.k, turns=c.turns, history=history,
+                                    limit=c.limit, fit_limit=c.fit_limit, seed=c.seed)
+    return list(dict.fromkeys((c.task, "p0", shortlisted(task, i, s)[0].id)
                               for i, s in zip(items, lists, strict=True)))

@@ -70,7 +70,7 @@ class CascadeBlock(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str
-    task: Literal["ranking", "tools"] = "ranking"
+    task: micro_tasks.KnownTask = "ranking"  # one a cascade can route (MicroTask.cascadable)
     k: int = Field(default=3, ge=2, description="shortlist size")
     limit: int | None = Field(default=None, ge=1, description="eval items; None: all")
     fit_limit: int | None = Field(default=None, ge=1,
@@ -80,9 +80,14 @@ class CascadeBlock(BaseModel):
                               description="ranking: widen each item to this many turns")
 
     @model_validator(mode="after")
-    def _turns_are_ranking_only(self) -> CascadeBlock:
-        if self.turns is not None and self.task != "ranking":
-            raise ValueError("turns widens turn-ranking items only (task = \"ranking\")")
+    def _the_task_can_be_cascaded(self) -> CascadeBlock:
+        task = micro_tasks.get(self.task)
+        if not task.cascadable:
+            raise ValueError(f"{self.task} cannot be cascaded: it declares no graded baseline "
+                             "and shortlist (task = \"ranking\" or \"tools\")")
+        if self.turns is not None and task.widen is None:
+            raise ValueError("turns widens turn-ranking items only (a task that declares "
+                             "widen=: task = \"ranking\")")
         return self
 
 
@@ -206,5 +211,5 @@ def assets_dir(study: Study) -> Path:
 
 def planned_items(b: PartB) -> dict[str, list[AnyItem]]:
     """The eval items block ``b`` reads, per task (the same sample ``run_matrix`` takes)."""
-    return {t: select_items(t, micro_tasks.get(t).load_items(b.source), b.limit, b.seed)
-            for t in b.tasks}
+    return {t.name: select_items(t, t.load_items(b.source), b.limit, b.seed)
+            for t in micro_tasks.lookup(b.tasks)}

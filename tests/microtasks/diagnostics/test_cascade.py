@@ -10,23 +10,30 @@ from diag_fakes import PROV, NeedleModel
 
 from slmbench.cli.main import main
 from slmbench.core.errors import ConfigError
+from slmbench.microtasks import tasks
+from slmbench.microtasks.baselines import BM25Turns
 from slmbench.microtasks.datasets.records import RankItem
 from slmbench.microtasks.diagnostics.cascade import (
-    BM25Turns,
     Cascade,
     CascadeReport,
     best_margin,
     evaluate,
-    model_orderer,
     run_cascade,
     shortlist_rerank,
-    top_margin,
 )
+from slmbench.microtasks.diagnostics.shortlists import Orderer, model_orderer, top_margin
 from slmbench.microtasks.session import Session
 from slmbench.microtasks.store import ReadingStore
 from slmbench.models.scripted import Script, ScriptedModel
 from slmbench.report.cascade_page import cascade_markdown
 from slmbench.report.study_facts import num
+
+RANKING = tasks.get("ranking")
+
+
+def needle() -> Orderer:
+    """The needle model's order of a ranking shortlist, asked at run time."""
+    return model_orderer(NeedleModel(), RANKING)
 
 
 def hard_item(k: int) -> RankItem:
@@ -54,7 +61,7 @@ def test_bm25_is_fooled_by_the_decoy_and_sure_on_easy_items() -> None:
 
 def test_rerank_gain_is_paired_and_its_interval_excludes_zero() -> None:
     items = [hard_item(k) for k in range(12)] + [easy_item(k) for k in range(12)]
-    result = shortlist_rerank(model_orderer(NeedleModel()), BM25Turns(), items, model="n", k=2)
+    result = shortlist_rerank(needle(), RANKING, BM25Turns(), items, model="n", k=2)
     acc = next(g for g in result.gains if g.metric == "accuracy")
     assert acc.baseline == pytest.approx(0.5) and acc.cascade == 1.0
     assert acc.gain.estimate == pytest.approx(0.5)
@@ -67,11 +74,11 @@ def test_rerank_cannot_recover_a_gold_outside_the_shortlist() -> None:
     item = RankItem(id="out", split="eval", query="what is my cat name",
                     turns=("a cat name list", "NEEDLE he is called Tom", "my cat sleeps"),
                     gold=1, provenance=PROV)
-    result = shortlist_rerank(model_orderer(NeedleModel()), BM25Turns(), [item], model="n", k=2)
+    result = shortlist_rerank(needle(), RANKING, BM25Turns(), [item], model="n", k=2)
     assert result.items[0].baseline[-1] == "2"  # BM25 ranks the gold last: not shortlisted
     assert result.items[0].reranked[-1] == "2"
     with pytest.raises(ConfigError, match="k >= 2"):
-        shortlist_rerank(model_orderer(NeedleModel()), BM25Turns(), [item], model="n", k=1)
+        shortlist_rerank(needle(), RANKING, BM25Turns(), [item], model="n", k=1)
 
 
 def test_best_margin_sends_only_unsure_items_to_the_model() -> None:
@@ -86,7 +93,8 @@ def test_best_margin_sends_only_unsure_items_to_the_model() -> None:
 def test_cascade_routes_by_margin_and_counts_model_calls() -> None:
     fit = [hard_item(k) for k in range(6)] + [easy_item(k) for k in range(6)]
     model = NeedleModel()
-    cascade = Cascade.fit(BM25Turns(), model_orderer(model), fit, model=model.spec, k=2)
+    cascade = Cascade.fit(RANKING, BM25Turns(), model_orderer(model, RANKING), fit,
+                          model=model.spec, k=2)
     hard_gap = top_margin(BM25Turns().scores(hard_item(99)))
     easy_gap = top_margin(BM25Turns().scores(easy_item(99)))
     assert hard_gap < cascade.margin <= easy_gap
@@ -132,10 +140,10 @@ def test_a_cascade_run_reads_each_shortlist_once_through_the_store_and_resumes(
         return loads[-1]
 
     with ReadingStore(tmp_path / "readings.sqlite") as store:
-        first = run_cascade("scripted:needle", "ranking", k=2,
+        first = run_cascade("scripted:needle", RANKING, k=2,
                             session=Session(store=store, loader=loader))
         ids = [r["item_id"] for r in store.rows()]
-        again = run_cascade("scripted:needle", "ranking", k=2,
+        again = run_cascade("scripted:needle", RANKING, k=2,
                             session=Session(store=store, loader=loader))
     # 16 eval + 8 fit items, one stored reading per shortlist; the router's eval decisions
     # reuse the re-rank's readings instead of asking the model again
@@ -157,7 +165,7 @@ def test_a_cascade_run_reads_each_shortlist_once_through_the_store_and_resumes(
 
 
 def test_the_cascade_page_says_what_each_interval_says(ranking_home: Path) -> None:
-    report = run_cascade("scripted:needle", "ranking", k=2,
+    report = run_cascade("scripted:needle", RANKING, k=2,
                          command="slmbench cascade -m scripted:needle --k 2",
                          session=Session(loader=lambda _: NeedleModel()))
     page = cascade_markdown(report)
@@ -173,7 +181,7 @@ def test_the_cascade_page_says_what_each_interval_says(ranking_home: Path) -> No
 def test_a_backend_without_logprobs_cannot_rerank(ranking_home: Path) -> None:
     model = ScriptedModel(Script(default="1"), spec="scripted:one")
     with pytest.raises(ConfigError, match="gives no log-probabilities"):
-        run_cascade("scripted:one", "ranking", k=2, session=Session(loader=lambda _: model))
+        run_cascade("scripted:one", RANKING, k=2, session=Session(loader=lambda _: model))
 
 
 def test_the_cascade_command_writes_its_page_and_rewrites_it_from_the_store(
@@ -227,7 +235,7 @@ def test_a_study_cascade_block_reads_into_the_study_store_and_its_page_shows_it(
     text = write_page(study, study_file=Path("c.toml"), command="c").read_text()
     assert "Cascade C1" not in text  # nothing incomplete
     with ReadingStore(study.part_b_dir / "readings.sqlite") as store:
-        report = run_cascade("scripted:needle", "ranking", k=2, session=Session(store=store))
+        report = run_cascade("scripted:needle", RANKING, k=2, session=Session(store=store))
     section = text.split("## Cascade: BM25's shortlist re-ranked by the model", 1)[1]
     assert f"| needle | ranking | 2 | 16 / 8 | {num(rerank_gain(report))} |" in section
     assert f"needle re-ranking BM25's top 2 (16 eval items): MRR {num(rerank_gain(report))}" \

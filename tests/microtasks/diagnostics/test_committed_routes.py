@@ -11,7 +11,10 @@ from pathlib import Path
 from diag_fakes import NeedleModel
 from test_cascade import easy_item, hard_item
 
-from slmbench.microtasks.diagnostics.cascade import BM25Turns, Cascade, RoutingTable, evaluate
+from slmbench.microtasks import tasks
+from slmbench.microtasks.baselines import BM25Turns
+from slmbench.microtasks.diagnostics.cascade import Cascade, evaluate
+from slmbench.microtasks.diagnostics.routes import RoutingTable
 from slmbench.microtasks.recommend import load_matrices, recommend
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "results" / "reference-study"
@@ -27,7 +30,7 @@ def test_the_committed_routes_are_what_recommend_makes_of_the_committed_matrices
 def test_the_committed_ranking_route_loads_into_the_cascade_router() -> None:
     route = RoutingTable.load(PAGE / "routes.json").route("ranking")
     model = NeedleModel()
-    cascade = Cascade.from_route(route, BM25Turns(), model)
+    cascade = Cascade.from_route(route, tasks.get("ranking"), BM25Turns(), model)
     items = [hard_item(k) for k in range(5)] + [easy_item(k) for k in range(5)]
     share = evaluate(cascade, items).model_share.estimate
     if route.deploy == "baseline":

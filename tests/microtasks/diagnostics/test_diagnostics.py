@@ -20,15 +20,14 @@ from diag_fakes import (
 )
 
 from slmbench.core.errors import LogprobsUnsupportedError
+from slmbench.microtasks import tasks
+from slmbench.microtasks.datasets.history import conversations, memory_history, widen_ranking
 from slmbench.microtasks.datasets.records import MemoryItem, RankItem
 from slmbench.microtasks.diagnostics.probes import (
     ProbeReport,
-    conversations,
-    memory_history,
-    memory_messages,
+    history_messages,
     probe_steps,
     read_probe,
-    widen_ranking,
 )
 from slmbench.microtasks.diagnostics.thresholds import (
     binary_auc,
@@ -43,6 +42,8 @@ from slmbench.microtasks.session import Session
 from slmbench.microtasks.store import ReadingStore
 from slmbench.models.records import CandidateScore, Completion, Message, as_messages
 from slmbench.report.probe_page import probe_markdown
+
+APPROVAL = tasks.get("approval")
 
 
 def test_binary_auc_matches_pair_counting() -> None:
@@ -78,9 +79,9 @@ def test_threshold_is_fitted_on_fit_items_and_applied_unchanged_to_eval() -> Non
                                                  seed=1))
     evals = approval_scores(eval_items, margins_for(labels, deny=(5.5, 6.5), approve=(3.5, 4.5),
                                                     seed=2))
-    offsets = fit_offsets("approval", fit)
+    offsets = fit_offsets(APPROVAL, fit)
     assert 1.5 < -offsets["deny"] < 2.5
-    cell = diagnose("approval", "m", fit, evals, fit_items, eval_items)
+    cell = diagnose(APPROVAL, "m", fit, evals, fit_items, eval_items)
     assert cell.threshold == pytest.approx(-offsets["deny"])
     assert cell.fit_tuned == 1.0 and cell.fit_default == 0.5
     # the fit threshold (~2) still says "deny" for every eval item: no leak from eval
@@ -94,7 +95,7 @@ def test_miscalibrated_but_separating_model_is_fixed_by_the_threshold() -> None:
     spec = dict(deny=(2.5, 3.5), approve=(0.5, 1.5))
     fit = approval_scores(fit_items, margins_for(labels, **spec, seed=3))
     evals = approval_scores(eval_items, margins_for(labels, **spec, seed=4))
-    cell = diagnose("approval", "m", fit, evals, fit_items, eval_items)
+    cell = diagnose(APPROVAL, "m", fit, evals, fit_items, eval_items)
     assert cell.default.score.estimate == pytest.approx(0.5)  # always "deny" at threshold 0
     assert cell.majority_decision == "deny" and cell.majority_share == 1.0
     assert cell.tuned.score.estimate == 1.0 and cell.tuned.eligible and not cell.default.eligible
@@ -108,7 +109,7 @@ def test_position_offsets_undo_a_position_bias() -> None:
     boost = {"1": 3.0}  # position 1 always looks best by 1 nat over the gold
     fit = rank_scores(fit_items, gold_lp=-1.0, other_lp=-3.0, position_boost=boost)
     evals = rank_scores(eval_items, gold_lp=-1.0, other_lp=-3.0, position_boost=boost)
-    cell = diagnose("ranking", "m", fit, evals, fit_items, eval_items)
+    cell = diagnose(tasks.get("ranking"), "m", fit, evals, fit_items, eval_items)
     assert cell.majority_decision == "turn 1" and cell.majority_share == 1.0
     assert cell.default.metric == "ndcg@5"
     assert cell.tuned.score.estimate == 1.0 > (cell.default.score.estimate or 0)
@@ -132,7 +133,7 @@ def test_scored_item_refuses_a_reading_without_logprobs() -> None:
                           options=["approve", "deny"], logprobs=None, logprob_ranking=None,
                           reply="approve", generation_ranking=["approve"])
     with pytest.raises(LogprobsUnsupportedError):
-        scored_item(item, reading)
+        scored_item(APPROVAL, item, reading)
 
 
 # --- context-length probe ---------------------------------------------------------------------
@@ -179,7 +180,7 @@ def test_memory_history_is_the_turns_just_before() -> None:
     early = next(i for i in items if i.id == "memory-c-b-2")
     hist = memory_history(early, 8, convs)
     assert len(hist) == 8 and hist[-2:] == ["b0", "b1 NEEDLE cat is Tom"]
-    text = memory_messages(early, hist)[-1].content
+    text = history_messages(tasks.get("memory"), early, hist)[-1].content
     assert text.startswith("Earlier messages") and "[8] b1 NEEDLE" in text and "b2" in text
 
 
@@ -217,11 +218,15 @@ def probe_fixture() -> tuple[list[MemoryItem], list[RankItem]]:
     return labelled, [rank, fit_rank]
 
 
+def pools(memory: list[MemoryItem], ranking: list[RankItem]) -> list[tuple[Any, Any]]:
+    return [(tasks.get("memory"), memory), (tasks.get("ranking"), ranking)]
+
+
 def test_probe_scores_each_length_against_references_a_constant_cannot_beat(
         tmp_path: Path) -> None:
     memory, ranking = probe_fixture()
-    steps = probe_steps(["memory", "ranking"], memory, ranking, lengths=(4, 8))
-    assert [(s.block.task, s.block.prompt_id, s.n_turns) for s in steps] == [
+    steps = probe_steps(pools(memory, ranking), conversations(memory), lengths=(4, 8))
+    assert [(s.block.task.name, s.block.prompt_id, s.n_turns) for s in steps] == [
         ("memory", "p0+4turns", 4), ("memory", "p0+8turns", 8),
         ("ranking", "p0", 4), ("ranking", "p0", 8)]
     with ReadingStore(tmp_path / "readings.sqlite") as store:
@@ -246,7 +251,7 @@ def test_probe_scores_each_length_against_references_a_constant_cannot_beat(
 def test_probe_readings_resume_from_the_store_without_loading_the_model(
         tmp_path: Path) -> None:
     memory, ranking = probe_fixture()
-    steps = probe_steps(["memory", "ranking"], memory, ranking, lengths=(4, 8))
+    steps = probe_steps(pools(memory, ranking), conversations(memory), lengths=(4, 8))
     loads: list[str] = []
 
     def loader(spec: str) -> ProbeModel:
@@ -269,7 +274,7 @@ def test_probe_readings_resume_from_the_store_without_loading_the_model(
 
 def test_probe_page_prints_every_cell_with_its_interval_and_tau(tmp_path: Path) -> None:
     memory, ranking = probe_fixture()
-    steps = probe_steps(["memory", "ranking"], memory, ranking, lengths=(4,))
+    steps = probe_steps(pools(memory, ranking), conversations(memory), lengths=(4,))
     points = read_probe(Session(loader=lambda _: ProbeModel()), "scripted:probe", steps)
     report = ProbeReport(command="slmbench probe -m scripted:probe", created="2026-12-01",
                          models=["scripted:probe"], lengths=[4], limit=None, points=points)

@@ -9,10 +9,10 @@ torch = pytest.importorskip("torch", reason="quantize needs the hf extra (torch)
 from torch import nn  # noqa: E402
 
 from slmbench.core.errors import ConfigError  # noqa: E402
+from slmbench.microtasks import tasks  # noqa: E402
+from slmbench.microtasks.diagnostics.precisions import compare, parse_precisions  # noqa: E402
 from slmbench.microtasks.diagnostics.quantize import (  # noqa: E402
     GROUP_SIZE,
-    compare,
-    parse_precisions,
     rtn_codes,
     rtn_dequantize,
     rtn_quantize_,
@@ -168,7 +168,7 @@ def test_run_quantize_rounds_the_fp32_model_in_place_and_pairs_precisions(
         made.append(TinyTorchModel(f"fake:{level}"))
         return made[-1], None
 
-    report = run_quantize("/models/m.gguf", ["fp32", "rtn4"], ["approval"], limit=None,
+    report = run_quantize("/models/m.gguf", ["fp32", "rtn4"], [tasks.get("approval")], limit=None,
                           gguf=["llamacpp:other"], loader=loader)
     assert loads == ["fp32", "llamacpp:other"]  # rtn4 reused the fp32 model: no second load
     assert report.rtn["rtn4"].layers[0].name == "proj" and not report.rtn["rtn4"].symmetric
@@ -206,7 +206,7 @@ def test_an_interrupted_run_resumes_from_its_store(approval_home, tmp_path) -> N
         loads.append(level)
         return Failing(f"fake:{level}"), None
 
-    args = ("/models/m.gguf", ["fp32", "rtn4"], ["approval"])
+    args = ("/models/m.gguf", ["fp32", "rtn4"], [tasks.get("approval")])
     fail = True
     with ReadingStore(tmp_path / "r.sqlite") as store:
         with pytest.raises(Stop):
@@ -237,9 +237,10 @@ def test_a_model_in_the_home_folder_is_shown_with_a_tilde_and_its_readings_are_s
         return TinyTorchModel(f"fake:{level}"), None
 
     with ReadingStore(tmp_path / "r.sqlite") as store:
-        report = run_quantize(f"{user}/models/m.gguf", ["fp32"], ["approval"], limit=None,
+        report = run_quantize(f"{user}/models/m.gguf", ["fp32"], [tasks.get("approval")],
+                              limit=None,
                               loader=loader, store=store)
-        typed = run_quantize("~/models/m.gguf", ["fp32"], ["approval"], limit=None,
+        typed = run_quantize("~/models/m.gguf", ["fp32"], [tasks.get("approval")], limit=None,
                              loader=loader, store=store)
     text = report.model_dump_json()
     assert str(user) not in text

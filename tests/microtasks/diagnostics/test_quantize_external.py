@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from extras import need
 from slmbench.core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -61,8 +60,7 @@ def test_calibration_text_comes_from_the_fit_split_only(tmp_path: Path) -> None:
 
 
 def test_refusing_gptq_and_awq_names_the_route_that_runs_them() -> None:
-    need("torch", "hf")  # the quantize module loads torch
-    from slmbench.microtasks.diagnostics.quantize import NOT_AVAILABLE, parse_precisions
+    from slmbench.microtasks.diagnostics.precisions import NOT_AVAILABLE, parse_precisions
 
     for method in ("gptq", "awq"):
         assert f"scripts/quantize_external.py --method {method}" in NOT_AVAILABLE[method]

@@ -22,13 +22,9 @@ need("torch", "hf")
 import test_quantize
 from test_quantize import TinyTorchModel, approval_home  # noqa: F401  (a fixture)
 
-from slmbench.microtasks.diagnostics.quantize import (
-    RTN_PRECISIONS,
-    RtnReport,
-    precisions_on,
-    rtn_quantize_,
-    run_quantize,
-)
+from slmbench.microtasks import tasks
+from slmbench.microtasks.diagnostics.precisions import RTN_PRECISIONS, RtnReport
+from slmbench.microtasks.diagnostics.quantize import precisions_on, rtn_quantize_, run_quantize
 from slmbench.microtasks.store import ReadingStore
 from slmbench.models.base import Model
 from slmbench.models.ray import NAMESPACE
@@ -71,7 +67,8 @@ def rows(db: Path) -> list[tuple[Any, ...]]:
 
 def quantize(db: Path, ray_cluster: Any = None) -> Any:
     with ReadingStore(db) as store:
-        return run_quantize(SOURCE, LEVELS, ["approval"], limit=None, loader=load, store=store,
+        return run_quantize(SOURCE, LEVELS, [tasks.get("approval")], limit=None, loader=load,
+                            store=store,
                             ray=ray_cluster)
 
 

@@ -12,26 +12,30 @@ from seq_fakes import Oracle, write_approval
 from test_cascade import easy_item, hard_item
 
 from slmbench.core.errors import ConfigError
+from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.baselines import BM25Turns
 from slmbench.microtasks.diagnostics.cascade import (
-    BM25Turns,
     Cascade,
     CascadeReport,
-    RoutingTable,
     evaluate,
-    model_orderer,
     shortlist_rerank,
 )
+from slmbench.microtasks.diagnostics.routes import RoutingTable
+from slmbench.microtasks.diagnostics.shortlists import model_orderer
 from slmbench.microtasks.eligibility import make_cell
 from slmbench.microtasks.matrix import MatrixRun, run_matrix
 from slmbench.microtasks.recommend import load_matrices, recommend
 from slmbench.microtasks.store import ReadingStore
+
+APPROVAL = registry.get("approval")
+RANKING = registry.get("ranking")
 
 
 def _approval_run(tmp_path: Path, specs: list[str]) -> MatrixRun:
     golds = write_approval(tmp_path)
     models = {s: Oracle(golds, wrong="wrong" in s, spec=s) for s in specs}
     with ReadingStore(tmp_path / "readings.sqlite") as store:
-        run = run_matrix(specs, ["approval"], ["p0"], source=tmp_path,
+        run = run_matrix(specs, [APPROVAL], ["p0"], source=tmp_path,
                          loader=lambda spec: models[spec], store=store, sequential=True)
     (tmp_path / "eligibility.json").write_text(run.model_dump_json())
     return run
@@ -63,7 +67,7 @@ def test_nothing_eligible_names_the_cheaper_baseline(tmp_path: Path) -> None:
 
 def _ranking_run() -> MatrixRun:
     golds = ["1", "2"] * 20
-    cell = make_cell(task="ranking", metric="ndcg@5", model="needle", precision="-",
+    cell = make_cell(task=RANKING, metric="ndcg@5", model="needle", precision="-",
                      prompt_id="p0", reading="logprob", golds=golds,
                      rankings=[["1", "2"]] * 40, baselines={"bm25": [[g] for g in golds]})
     return MatrixRun(command="t", created=datetime.now(UTC).isoformat(), models=["needle"],
@@ -77,31 +81,34 @@ def test_a_cascade_that_beats_the_baseline_is_routed_and_its_table_loads(
     model = NeedleModel()
     fit = [hard_item(k) for k in range(6)] + [easy_item(k) for k in range(6)]
     items = [hard_item(k) for k in range(10, 30)] + [easy_item(k) for k in range(10, 30)]
-    ask = model_orderer(model)
-    router = evaluate(Cascade.fit(BM25Turns(), ask, fit, model="needle", k=2), items)
+    ask = model_orderer(model, RANKING)
+    router = evaluate(Cascade.fit(RANKING, BM25Turns(), ask, fit, model="needle", k=2), items)
     report = CascadeReport(command="t", created="now", model="needle", task="ranking", k=2,
                            n_fit=len(fit), router=router,
-                           rerank=shortlist_rerank(ask, BM25Turns(), items, model="needle", k=2))
+                           rerank=shortlist_rerank(ask, RANKING, BM25Turns(), items,
+                                                   model="needle", k=2))
     rec = recommend([_ranking_run()], cascades=[report])
     (task,) = rec.tasks
     assert task.deploy == "cascade" and task.margin == router.margin
     path = tmp_path / "routes.json"
     path.write_text(rec.routes().model_dump_json())
     table = RoutingTable.load(path)
-    cascade = Cascade.from_route(table.route("ranking"), BM25Turns(), model)
+    cascade = Cascade.from_route(table.route("ranking"), RANKING, BM25Turns(),
+                                 model)
     model.calls = 0
     assert evaluate(cascade, items).accuracy.estimate == 1.0
     assert model.calls == 20  # the hard half, as fitted
     # without the cascade report: the baseline, which never calls the model
     plain = recommend([_ranking_run()]).routes()
     model.calls = 0
-    always_baseline = Cascade.from_route(plain.route("ranking"), BM25Turns(), model)
+    always_baseline = Cascade.from_route(plain.route("ranking"), RANKING,
+                                         BM25Turns(), model)
     assert evaluate(always_baseline, items).model_share.estimate == 0.0 and model.calls == 0
     with pytest.raises(ConfigError, match="no route for tools"):
         table.route("tools")
     # a second report for the task whose router does not win, before or after: the winner
     # is routed either way (the highest lower bound of the paired gain)
-    never = Cascade(BM25Turns(), ask, 0.0, model="other", k=2)  # margin 0: BM25 alone
+    never = Cascade(RANKING, BM25Turns(), ask, 0.0, model="other", k=2)  # margin 0: BM25 alone
     loser = report.model_copy(update={"model": "other", "router": evaluate(never, items)})
     assert loser.router.mrr_gain.estimate == 0.0
     for order in ([report, loser], [loser, report]):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from diag_fakes import approval_items, approval_scores, balanced_labels, margins_for
 
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.diagnostics.regimes import (
     BIAS_BOUND,
     FORMAT_FAILURE_BOUND,
@@ -22,7 +23,7 @@ def cell_for(deny: tuple[float, float], approve: tuple[float, float],
     fit = approval_scores(fit_items, margins_for(labels, deny=deny, approve=approve, seed=11))
     evals = approval_scores(eval_items, margins_for(labels, deny=deny, approve=approve, seed=12),
                             format_failures=format_failures)
-    return diagnose("approval", "synthetic", fit, evals, fit_items, eval_items)
+    return diagnose(registry.get("approval"), "synthetic", fit, evals, fit_items, eval_items)
 
 
 def test_separating_calibrated_model_is_eligible() -> None:

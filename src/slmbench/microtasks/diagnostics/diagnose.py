@@ -9,7 +9,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.diagnostics.regimes import Regime, classify
 from slmbench.microtasks.diagnostics.thresholds import DiagnosticCell, diagnose, scored_item
@@ -23,6 +22,7 @@ from slmbench.microtasks.session import (
     precision_of,
     select_items,
 )
+from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model
 from slmbench.models.ray import RayCluster
@@ -45,7 +45,7 @@ class DiagnosticReport(BaseModel):
     read_counts: ReadCounts = Field(default_factory=ReadCounts)
 
 
-def run_diagnose(models: Sequence[str], tasks: Sequence[TaskName], *, limit: int | None,
+def run_diagnose(models: Sequence[str], tasks: Sequence[MicroTask], *, limit: int | None,
                  fit_limit: int | None, seed: int = 0, source: Path | None = None,
                  command: str = "", progress: Progress | None = None,
                  loader: Callable[[str], Model] | None = None,
@@ -58,10 +58,10 @@ def run_diagnose(models: Sequence[str], tasks: Sequence[TaskName], *, limit: int
     readings an ``eligibility`` run left in the same store. ``ray``: the models run there
     (``session.read_on``).
     """
-    pools = {t: registry.get(t).load_items(source) for t in tasks}
+    pools = {t.name: t.load_items(source) for t in tasks}
     blocks = [Block(t, FROZEN, part) for t in tasks
-              for part in (fit_sample(pools[t], fit_limit, seed),
-                           select_items(t, pools[t], limit, seed))]
+              for part in (fit_sample(pools[t.name], fit_limit, seed),
+                           select_items(t, pools[t.name], limit, seed))]
     session = Session(store, loader, progress, ray=ray)
     cells: list[DiagnosticCell] = []
     readings: list[ItemReading] = []
@@ -69,13 +69,15 @@ def run_diagnose(models: Sequence[str], tasks: Sequence[TaskName], *, limit: int
         got = session.read(spec, blocks, skip_unreadable=True)
         for fit, ev in zip(got.blocks[::2], got.blocks[1::2], strict=True):
             readings += fit.readings + ev.readings
+            task = ev.block.task
             cells.append(diagnose(
-                ev.block.task, spec,
-                [scored_item(i, r) for i, r in zip(fit.items, fit.readings, strict=True)],
-                [scored_item(i, r) for i, r in zip(ev.items, ev.readings, strict=True)],
+                task, spec,
+                [scored_item(task, i, r) for i, r in zip(fit.items, fit.readings, strict=True)],
+                [scored_item(task, i, r) for i, r in zip(ev.items, ev.readings, strict=True)],
                 fit.items, ev.items, precision=precision_of(spec)))
     return DiagnosticReport(
         command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
-        models=list(models), tasks=list(tasks), limit=limit, fit_limit=fit_limit, seed=seed,
+        models=list(models), tasks=[t.name for t in tasks], limit=limit, fit_limit=fit_limit,
+        seed=seed,
         cells=cells, regimes=[classify(c) for c in cells], readings=readings,
         notes=session.notes, read_counts=session.counts)

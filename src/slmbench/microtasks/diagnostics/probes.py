@@ -1,14 +1,15 @@
-"""Context-length probe: memory and ranking scores as the history in the prompt grows.
+"""Context-length probe: a task's scores as the history in the prompt grows.
 
-Conversations are rebuilt from the memory dataset (one item per user turn, id
-``memory-<conversation>-<index>``). For a history of ``n`` turns:
+A task the probe can read (``MicroTask.probed``) is shown ``n`` turns of history from the
+conversations of the task it names (``history_from``: the memory dataset for the built-in
+tasks; :mod:`slmbench.microtasks.datasets.history`), one of two ways:
 
-* **ranking**: the item's question over a window of ``n`` turns that holds the gold turn.
-  BFCL's prerequisite conversations have 4-14 user turns, so a window longer than the
-  conversation is padded, *before* it, with turns of other conversations (chosen by a hash of
-  the item id): older, unrelated history. The BM25 baseline ranks the same widened turns.
-* **memory**: the frozen memory prompt, with the ``n`` user turns that came before the turn
-  (same padding rule) shown first as "Earlier messages from this user".
+* ``widen`` (ranking): the item itself over ``n`` turns (its question over a window that
+  holds the gold turn; BFCL's prerequisite conversations have 4-14 user turns, so a longer
+  window is padded before it with turns of other conversations), under the frozen prompt. The
+  BM25 baseline ranks the same widened turns.
+* ``history`` (memory): the frozen prompt, with the ``n`` user turns that came before the
+  item's (same padding rule) shown first as "Earlier messages from this user".
 
 Each point is an eligibility cell (:func:`slmbench.microtasks.eligibility.make_cell`) of the
 log-prob decision on one metric (F1 for memory; nDCG@5 and MRR for ranking): the score with
@@ -22,8 +23,6 @@ resumes and its page can be rebuilt from the store.
 
 from __future__ import annotations
 
-import hashlib
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,8 +30,8 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks import tasks as registry
-from slmbench.microtasks.datasets.records import Item, MemoryItem, RankItem, TaskName
+from slmbench.microtasks.datasets.history import Conversations
+from slmbench.microtasks.datasets.records import Item
 from slmbench.microtasks.eligibility import EligibilityCell, make_cell
 from slmbench.microtasks.session import (
     Block,
@@ -42,68 +41,27 @@ from slmbench.microtasks.session import (
     precision_of,
     select_items,
 )
+from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadCounts
 from slmbench.models.records import Message
 
 HISTORY_LENGTHS: tuple[int, ...] = (4, 8, 16, 32)
 HISTORY_HEADER = "Earlier messages from this user:"
 
-Conversations = dict[str, list[str]]
 
-
-def conversations(memory_items: Sequence[MemoryItem]) -> Conversations:
-    """User turns of every conversation, in order, rebuilt from memory item ids."""
-    turns: dict[str, dict[int, str]] = defaultdict(dict)
-    for item in memory_items:
-        conv, _, index = item.id.removeprefix("memory-").rpartition("-")
-        turns[conv][int(index)] = item.turn
-    return {c: [t[i] for i in sorted(t)] for c, t in sorted(turns.items())}
-
-
-def _padding(convs: Conversations, exclude: str, key: str, n: int) -> list[str]:
-    """``n`` turns from conversations other than ``exclude``, in an order hashed from ``key``."""
-    others = sorted((c for c in convs if c != exclude),
-                    key=lambda c: hashlib.sha256(f"{key}:{c}".encode()).hexdigest())
-    pool = [t for c in others for t in convs[c]]
-    if len(pool) < n:
-        raise ConfigError(f"only {len(pool)} turns to pad a history of {n}",
-                          "use shorter histories or the full memory dataset")
-    return pool[:n]
-
-
-def _rank_origin(item: RankItem) -> tuple[str, int]:
-    """The conversation and index of the gold turn (from the item's window provenance)."""
-    conv, _, span = item.provenance[-1].record_id.rpartition("#")
-    return conv, int(span.split("-")[0]) + item.gold
-
-
-def widen_ranking(item: RankItem, n: int, convs: Conversations) -> RankItem:
-    """The item with a window of ``n`` history turns that holds its gold turn."""
-    conv, gold_index = _rank_origin(item)
-    turns = convs[conv]
-    if len(turns) >= n:
-        shift = int(hashlib.sha256(item.id.encode()).hexdigest()[:8], 16) % n
-        start = max(0, min(gold_index - shift, len(turns) - n))
-        shown, gold = turns[start:start + n], gold_index - start
-    else:
-        pad = _padding(convs, conv, item.id, n - len(turns))
-        shown, gold = pad + turns, len(pad) + gold_index
-    return item.model_copy(update={"id": f"{item.id}@{n}", "turns": tuple(shown), "gold": gold})
-
-
-def memory_history(item: MemoryItem, n: int, convs: Conversations) -> list[str]:
-    """The ``n`` user turns shown before ``item``'s turn (older padding first)."""
-    conv, _, index = item.id.removeprefix("memory-").rpartition("-")
-    before = convs[conv][: int(index)][-n:]
-    return _padding(convs, conv, item.id, n - len(before)) + before if len(before) < n \
-        else before
-
-
-def memory_messages(item: MemoryItem, history: Sequence[str]) -> list[Message]:
-    """The frozen memory prompt with the history shown first in the user message."""
-    system, user = registry.get("memory").render("p0", item)
+def history_messages(task: MicroTask, item: Item, history: Sequence[str]) -> list[Message]:
+    """The task's frozen prompt of ``item`` with ``history`` shown first in the user message."""
+    system, user = task.render("p0", item)
     shown = "\n".join(f"[{k + 1}] {' '.join(t.split())}" for k, t in enumerate(history))
     return [system, Message(role="user", content=f"{HISTORY_HEADER}\n{shown}\n\n{user.content}")]
+
+
+def history_conversations(history: MicroTask) -> Conversations:
+    """The conversations of ``history`` (a task declaring ``conversations``), every split."""
+    if history.conversations is None:
+        raise ConfigError(f"micro-task {history.name!r} holds no conversations to show as "
+                          "history", "name a task with conversations= in history_from=")
+    return history.conversations(history.load_items())
 
 
 class ProbePoint(BaseModel):
@@ -116,11 +74,10 @@ class ProbePoint(BaseModel):
     cell: EligibilityCell  # score, τ with its interval, paired difference, verdict, constant
 
 
-def _points(spec: str, name: TaskName, n: int, read: BlockReading,
+def _points(spec: str, task: MicroTask, n: int, read: BlockReading,
             fit: Sequence[Item]) -> list[ProbePoint]:
     """Every metric of the task on the items read, against the task's references (each
     fitted on ``fit``) on the same items."""
-    task = registry.get(name)
     rankings = []
     for item, reading in zip(read.items, read.readings, strict=True):
         if reading.logprob_ranking is None:
@@ -132,7 +89,7 @@ def _points(spec: str, name: TaskName, n: int, read: BlockReading,
     refs = {b.name: [b.rankings[i.id] for i in read.items]
             for b in task.baselines(fit, read.items)}
     return [ProbePoint(n_turns=n, cell=make_cell(
-        task=name, metric=metric, model=spec, precision=precision_of(spec),
+        task=task, metric=metric, model=spec, precision=precision_of(spec),
         prompt_id=read.block.prompt_id, reading="logprob", golds=golds, rankings=rankings,
         baselines=refs)) for metric in task.metrics]
 
@@ -147,32 +104,39 @@ class ProbeStep:
     fit: Sequence[Item]
 
 
-def probe_steps(tasks: Sequence[TaskName], memory: Sequence[MemoryItem],
-                ranking: Sequence[RankItem], lengths: Sequence[int] = HISTORY_LENGTHS, *,
-                limit: int | None = None, seed: int = 0) -> list[ProbeStep]:
-    """The probe's blocks: per task and length, a seeded eval sample of ``limit`` items.
-    Ranking items are widened to ``n`` history turns under the frozen prompt; memory items
-    keep their turn, with ``n`` earlier turns shown first (stored under ``p0+<n>turns``).
-    ``memory`` must hold every split: the conversations are rebuilt from it."""
-    convs = conversations(memory)
+def probe_steps(pools: Sequence[tuple[MicroTask, Sequence[Item]]], convs: Conversations,
+                lengths: Sequence[int] = HISTORY_LENGTHS, *, limit: int | None = None,
+                seed: int = 0) -> list[ProbeStep]:
+    """The probe's blocks: per (task, its items) in order and per length, a seeded eval
+    sample of ``limit`` items shown ``n`` turns of ``convs``: a task that widens its items is
+    read over ``n`` turns under the frozen prompt (its fit items widened alike); one shown a
+    history keeps its items, with ``n`` earlier turns shown first (stored under
+    ``p0+<n>turns``)."""
     steps: list[ProbeStep] = []
-    if "memory" in tasks:
-        chosen = select_items("memory", memory, limit, seed)
-        fit = fit_sample(memory, None)
+    for task, pool in pools:
+        chosen, fit = select_items(task, pool, limit, seed), fit_sample(pool, None)
         for n in lengths:
-            def shown(item: Item, n: int = n) -> list[Message]:
-                return memory_messages(item, memory_history(item, n, convs))  # type: ignore[arg-type]
-            steps.append(ProbeStep(n, Block(task="memory", prompt_id=f"p0+{n}turns",
-                                            items=chosen, messages=shown), fit))
-    if "ranking" in tasks:
-        chosen = select_items("ranking", ranking, limit, seed)
-        fit = fit_sample(ranking, None)
-        for n in lengths:
-            def wide(items: Sequence[Item], n: int = n) -> list[Item]:
-                return [widen_ranking(i, n, convs) for i in items]  # type: ignore[arg-type]
-            steps.append(ProbeStep(n, Block(task="ranking", prompt_id="p0",
-                                            items=wide(chosen)), wide(fit)))
+            steps.append(_step(task, n, chosen, fit, convs))
     return steps
+
+
+def _step(task: MicroTask, n: int, chosen: Sequence[Item], fit: Sequence[Item],
+          convs: Conversations) -> ProbeStep:
+    """One task's block at history length ``n`` (see :func:`probe_steps`)."""
+    widen, history = task.widen, task.history
+    if widen is not None:
+        return ProbeStep(n, Block(task=task, prompt_id="p0",
+                                  items=[widen(i, n, convs) for i in chosen]),
+                         [widen(i, n, convs) for i in fit])
+    if history is None:
+        raise ConfigError(f"micro-task {task.name!r} cannot be shown a longer history",
+                          "probe a task that declares widen= or history=")
+
+    def shown(item: Item) -> list[Message]:
+        return history_messages(task, item, history(item, n, convs))
+
+    return ProbeStep(n, Block(task=task, prompt_id=f"p0+{n}turns", items=chosen,
+                              messages=shown), fit)
 
 
 def read_probe(session: Session, spec: str, steps: Sequence[ProbeStep]) -> list[ProbePoint]:
@@ -181,9 +145,6 @@ def read_probe(session: Session, spec: str, steps: Sequence[ProbeStep]) -> list[
     got = session.read(spec, [s.block for s in steps])
     return [p for step, read in zip(steps, got.blocks, strict=True)
             for p in _points(spec, step.block.task, step.n_turns, read, step.fit)]
-
-
-PROBE_TASKS = ("memory", "ranking")
 
 
 class ProbeReport(BaseModel):
@@ -199,17 +160,22 @@ class ProbeReport(BaseModel):
     read_counts: ReadCounts = Field(default_factory=ReadCounts)
 
 
-def run_probe(models: Sequence[str], tasks: Sequence[TaskName], lengths: Sequence[int], *,
-              limit: int | None = None, seed: int = 0, command: str = "",
-              session: Session | None = None) -> ProbeReport:
-    """The context-length probe of every model on memory and/or ranking eval samples, read
-    through the session's read loop (and its store, reused and resumed)."""
-    if not tasks or set(tasks) - set(PROBE_TASKS):
-        raise ConfigError("the context-length probe covers memory and ranking",
-                          "use --task memory and/or --task ranking")
+def run_probe(models: Sequence[str], tasks: Sequence[MicroTask], lengths: Sequence[int], *,
+              history: MicroTask | None, limit: int | None = None, seed: int = 0,
+              command: str = "", session: Session | None = None) -> ProbeReport:
+    """The context-length probe of every model on eval samples of ``tasks`` (each one the
+    probe can read: ``MicroTask.probed``), shown the conversations of ``history`` (the task
+    their ``history_from`` names), read through the session's read loop (and its store,
+    reused and resumed)."""
+    source = history.name if history else None
+    wrong = [t.name for t in tasks if not t.probed or t.history_from != source]
+    if not tasks or wrong or history is None:
+        raise ConfigError("the context-length probe cannot read "
+                          f"{', '.join(wrong) or 'no task'} with the history of {source}",
+                          "probe tasks that declare a longer history (widen= or history=) "
+                          "from one task's conversations")
     session = session or Session()
-    steps = probe_steps(tasks, registry.get("memory").load_items(),  # type: ignore[arg-type]
-                        registry.get("ranking").load_items() if "ranking" in tasks else [],  # type: ignore[arg-type]
+    steps = probe_steps([(t, t.load_items()) for t in tasks], history_conversations(history),
                         lengths, limit=limit, seed=seed)
     points = [p for spec in models for p in read_probe(session, spec, steps)]
     return ProbeReport(command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),

@@ -16,11 +16,9 @@ GPTQ and AWQ are not run in this environment: see :data:`NOT_AVAILABLE`; they ru
 own venvs through ``scripts/quantize_external.py``, whose dequantized output is read here as
 an extra spec (``--gguf hf:DIR``).
 
-Every (task, precision) cell gets its eligibility (:func:`~slmbench.microtasks.eligibility.
-make_cell`); each precision is compared with the first one on the same items, paired:
-McNemar on per-item correctness, the paired accuracy difference with its Jeffreys posterior
-interval (``stats.paired_difference``: open even when both answer every item alike) and
-TOST equivalence within ``margin`` ("no material loss").
+This module loads and rounds the weights (torch) and reads every level through the one read
+loop; the precision names, the records and the paired comparisons are
+:mod:`.precisions`' (no torch).
 """
 
 from __future__ import annotations
@@ -35,27 +33,31 @@ from datetime import UTC, datetime
 from typing import Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
 from torch import nn
 
-from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.core.paths import shown_path
-from slmbench.microtasks import tasks as registry
-from slmbench.microtasks.baselines import Baseline
-from slmbench.microtasks.datasets.records import AnyItem, TaskName
-from slmbench.microtasks.eligibility import EligibilityCell, make_cell
+from slmbench.microtasks.diagnostics.precisions import (
+    HF_PRECISIONS,
+    NOT_AVAILABLE,
+    RTN_PRECISIONS,
+    QuantizationReport,
+    RtnLayer,
+    RtnReport,
+    kind_of,
+    score_readings,
+)
 from slmbench.microtasks.prompts import FROZEN
-from slmbench.microtasks.readout import ItemReading, Reading
+from slmbench.microtasks.readout import ItemReading
 from slmbench.microtasks.session import (
     READ_ATTEMPTS,
     Block,
     Session,
-    precision_of,
     read_on,
     select_items,
 )
-from slmbench.microtasks.store import ReadCounts, ReadingStore
+from slmbench.microtasks.spec import MicroTask
+from slmbench.microtasks.store import ReadingStore
 from slmbench.models.base import Model
 from slmbench.models.factory import load_model
 from slmbench.models.placement import TIMEOUT_S, RayModelOptions, default_cpus
@@ -63,40 +65,10 @@ from slmbench.models.ray import RayCluster
 
 GROUP_SIZE = 128
 BITS = 4
-HF_PRECISIONS = ("fp32", "fp16", "bf16")
-RTN_PRECISIONS = ("rtn4", "rtn4-sym")
-EXTERNAL = ("make quant-venvs, then scripts/quantize_external.py --method {m} (docs/diagnostics.md"
-            "#quantization) and read its {m}-qdq folder with --gguf hf:OUT/{m}-qdq")
-NOT_AVAILABLE: dict[str, str] = {  # not in this environment: each runs in its own venv
-    "gptq": "the GPTQ implementations do not install beside the project's pins: "
-            "llmcompressor 0.14.0.1 needs transformers>=5.15,<=5.17 (the project runs 5.24), "
-            "gptqmodel 7.7.0 needs torch>=2.14.1 (the project pins 2.13.0); "
-            + EXTERNAL.format(m="gptq"),
-    "awq": "AWQ runs through auto-round 0.16.1 (AWQ scales, then RTN) in its own venv "
-           "(autoawq 0.2.9 declares itself deprecated); " + EXTERNAL.format(m="awq"),
-}
 
 
-class RtnLayer(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    shape: tuple[int, int]
-    max_abs_error: float
-    mean_abs_error: float
 
 
-class RtnReport(BaseModel):
-    """What :func:`rtn_quantize_` changed."""
-
-    model_config = ConfigDict(frozen=True)
-
-    bits: int
-    group_size: int
-    symmetric: bool
-    layers: list[RtnLayer]
-    skipped: list[str]
-    parameters_quantized: int
 
 
 def rtn_codes(weight: torch.Tensor, *, bits: int = BITS, group_size: int = GROUP_SIZE,
@@ -167,95 +139,20 @@ def rtn_quantize_(model: nn.Module, *, bits: int = BITS, group_size: int = GROUP
                      skipped=skipped, parameters_quantized=total)
 
 
-def parse_precisions(spec: str) -> list[str]:
-    """``fp32,rtn4`` -> known precision names; GPTQ/AWQ are refused with the reason."""
-    names = [p.strip().lower() for p in spec.split(",") if p.strip()]
-    for name in names:
-        if name in NOT_AVAILABLE:
-            raise ConfigError(f"{name} is not available here: {NOT_AVAILABLE[name]}",
-                              "use rtn4 / rtn4-sym, or read a quantized model with --gguf SPEC")
-        if name not in HF_PRECISIONS + RTN_PRECISIONS:
-            raise ConfigError(f"unknown precision {name!r}",
-                              f"use some of {', '.join(HF_PRECISIONS + RTN_PRECISIONS)}")
-    if not names:
-        raise ConfigError("no precision given", "e.g. --precision fp32,rtn4")
-    return names
 
 
 # --- paired comparison ----------------------------------------------------------------------
 
-class PrecisionComparison(BaseModel):
-    """One precision against the reference precision on the same items (per-item top-1)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    task: TaskName
-    reading: Reading
-    reference: str
-    precision: str
-    n_items: int
-    reference_accuracy: float
-    accuracy: float
-    difference: stats.Estimate  # precision - reference, stats.paired_difference
-    mcnemar: stats.McNemarResult
-    tost: stats.TostResult | None  # None when the items are too few or all identical
-    eligibility_changed: bool | None  # None: no eligibility cell for one of them
 
 
-def correct(readings: Sequence[ItemReading], golds: dict[str, str], reading: Reading
-            ) -> list[bool]:
-    out = []
-    for r in readings:
-        ranking = r.ranking(reading) or []
-        out.append(bool(ranking) and ranking[0] == golds[r.item_id])
-    return out
 
 
-def compare(task: TaskName, reading: Reading, reference: str, precision: str,
-            ref_hits: Sequence[bool], hits: Sequence[bool], *, margin: float,
-            ref_eligible: bool | None = None, eligible: bool | None = None
-            ) -> PrecisionComparison:
-    """Paired tests of ``hits`` (this precision) against ``ref_hits`` on the same items."""
-    a = [float(h) for h in hits]
-    b = [float(h) for h in ref_hits]
-    tost = stats.tost_paired(a, b, margin) if len(a) >= 2 else None
-    e_ref, e_new = ref_eligible, eligible
-    return PrecisionComparison(
-        task=task, reading=reading, reference=reference, precision=precision, n_items=len(a),
-        reference_accuracy=sum(b) / len(b), accuracy=sum(a) / len(a),
-        difference=stats.paired_difference(hits, ref_hits), mcnemar=stats.mcnemar(hits, ref_hits),
-        tost=tost,
-        eligibility_changed=None if e_ref is None or e_new is None else e_ref != e_new)
 
 
-class QuantizationReport(BaseModel):
-    """Everything one ``slmbench quantize`` run measured."""
-
-    command: str
-    created: str
-    source: str
-    precisions: list[str]
-    tasks: list[TaskName]
-    limit: int | None
-    margin: float
-    cells: list[EligibilityCell]
-    comparisons: list[PrecisionComparison]
-    rtn: dict[str, RtnReport]
-    load_seconds: dict[str, float]
-    readings: dict[str, list[ItemReading]]
-    notes: list[str]
-    read_counts: ReadCounts = Field(default_factory=ReadCounts)
 
 
-PrecisionKind = Literal["hf", "rtn", "gguf"]
 
 
-def kind_of(precision: str) -> PrecisionKind:
-    if precision in HF_PRECISIONS:
-        return "hf"
-    if precision in RTN_PRECISIONS:
-        return "rtn"
-    return "gguf"
 
 
 # --- the run ----------------------------------------------------------------------------------
@@ -333,7 +230,7 @@ def precisions_on(executor: Literal["local", "ray"], source: str, levels: Sequen
         yield cluster
 
 
-def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskName], *,
+def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[MicroTask], *,
                  limit: int | None, gguf: Sequence[str] = (), seed: int = 0,
                  margin: float = 0.05, threads: int = 2, command: str = "",
                  progress: Callable[[str], None] | None = None,
@@ -350,10 +247,10 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
     """
     load = loader or (lambda src, p: load_precision(src, p, threads=threads))
     levels = [*precisions, *gguf]
-    pools = {t: registry.get(t).load_items() for t in tasks}
-    chosen = {t: select_items(t, pools[t], limit, seed) for t in tasks}
-    baselines = {t: registry.get(t).baselines([i for i in pools[t] if i.split == "fit"],
-                                              chosen[t]) for t in tasks}
+    pools = {t.name: t.load_items() for t in tasks}
+    chosen = {t.name: select_items(t, pools[t.name], limit, seed) for t in tasks}
+    baselines = {t.name: t.baselines([i for i in pools[t.name] if i.split == "fit"],
+                                     chosen[t.name]) for t in tasks}
     readings: dict[str, list[ItemReading]] = {}
     rtn: dict[str, RtnReport] = {}
     seconds: dict[str, float] = {}
@@ -389,7 +286,7 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
             kept = None
             return model
 
-        blocks = [Block(t, FROZEN, chosen[t]) for t in tasks]
+        blocks = [Block(t, FROZEN, chosen[t.name]) for t in tasks]
         reuse = (ray is None and level == "fp32" and n + 1 < len(levels)
                  and levels[n + 1] in RTN_PRECISIONS)
         try:  # keep an fp32 hf model open: the next level rounds these weights (no reload)
@@ -405,74 +302,20 @@ def run_quantize(source: str, precisions: Sequence[str], tasks: Sequence[TaskNam
         else:
             gc.collect()
         for block in got.blocks:
-            readings[f"{level}|{block.block.task}"] = block.readings
+            readings[f"{level}|{block.block.task.name}"] = block.readings
         if level not in rtn and store is not None and (kept_rtn := store.note(f"rtn:{label}")):
             rtn[level] = RtnReport.model_validate_json(kept_rtn)  # measured by an earlier run
     if kept is not None:
         kept.close()
-    cells, comparisons = score_readings(readings, levels, chosen, baselines, model=shown,
-                                        margin=margin)
+    cells, comparisons = score_readings(readings, levels, tasks, chosen, baselines,
+                                        model=shown, margin=margin)
     return QuantizationReport(
         command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
-        source=shown, precisions=levels, tasks=list(tasks), limit=limit, margin=margin,
+        source=shown, precisions=levels, tasks=[t.name for t in tasks], limit=limit,
+        margin=margin,
         cells=cells, comparisons=comparisons, rtn=rtn, load_seconds=seconds,
         readings=readings, notes=notes, read_counts=session.counts)
 
 
-def score_readings(readings: dict[str, list[ItemReading]], levels: Sequence[str],
-                   chosen: dict[TaskName, list[AnyItem]],
-                   baselines: dict[TaskName, list[Baseline]], *, model: str,
-                   margin: float) -> tuple[list[EligibilityCell], list[PrecisionComparison]]:
-    """Each (task, level, reading) cell's eligibility, and each level paired against the first
-    on the same items; ``readings`` keyed ``LEVEL|TASK``, in the order of ``chosen``."""
-    cells: list[EligibilityCell] = []
-    comparisons: list[PrecisionComparison] = []
-    for task, items in chosen.items():
-        golds = {i.id: registry.get(task).gold(i) for i in items}
-        gold_list = [golds[i.id] for i in items]
-        base = {b.name: [b.rankings[i.id] for i in items] for b in baselines[task]}
-        by_level: dict[tuple[str, Reading], EligibilityCell] = {}
-        for level in levels:
-            got = readings[f"{level}|{task}"]
-            for reading in ("logprob", "generation"):
-                ranks = [r.ranking(reading) for r in got]
-                if any(r is None for r in ranks):
-                    continue
-                cell = make_cell(task=task, metric=registry.get(task).metrics[0], model=model,
-                                 precision=level if kind_of(level) != "gguf" else
-                                 f"{precision_of(level)} ({level})", prompt_id="p0",
-                                 reading=reading, golds=gold_list,
-                                 rankings=[r or [] for r in ranks], baselines=base,
-                                 format_failures=sum(r.format_failure for r in got)
-                                 if reading == "generation" else 0)
-                by_level[(level, reading)] = cell
-                cells.append(cell)
-        ref = levels[0]
-        for reading in ("logprob", "generation"):
-            if (ref, reading) not in by_level:
-                continue
-            ref_hits = correct(readings[f"{ref}|{task}"], golds, reading)
-            for level in levels[1:]:
-                if (level, reading) not in by_level:
-                    continue
-                hits = correct(readings[f"{level}|{task}"], golds, reading)
-                comparisons.append(compare(
-                    task, reading, ref, level, ref_hits, hits, margin=margin,
-                    ref_eligible=by_level[(ref, reading)].eligible,
-                    eligible=by_level[(level, reading)].eligible))
-    return cells, comparisons
 
 
-def rescored(report: QuantizationReport) -> QuantizationReport:
-    """``report`` with its cells and paired comparisons computed again, by this checkout's
-    statistics, from the readings it stores (the items and baselines come from the datasets;
-    no model is loaded)."""
-    pools = {t: {i.id: i for i in registry.get(t).load_items()} for t in report.tasks}
-    first = report.precisions[0]
-    chosen = {t: [pools[t][r.item_id] for r in report.readings[f"{first}|{t}"]]
-              for t in report.tasks}
-    baselines = {t: registry.get(t).baselines([i for i in pools[t].values() if i.split == "fit"],
-                                              chosen[t]) for t in report.tasks}
-    cells, comparisons = score_readings(report.readings, report.precisions, chosen, baselines,
-                                        model=report.source, margin=report.margin)
-    return report.model_copy(update={"cells": cells, "comparisons": comparisons})

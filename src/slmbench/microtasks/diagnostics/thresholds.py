@@ -32,11 +32,10 @@ from scipy.special import softmax
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError, LogprobsUnsupportedError
-from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import AnyItem, Split, TaskName
 from slmbench.microtasks.eligibility import EligibilityCell, Scorer, make_cell
 from slmbench.microtasks.readout import ItemReading
-from slmbench.microtasks.spec import Metric
+from slmbench.microtasks.spec import Metric, MicroTask
 
 ECE_BINS = 10
 
@@ -54,14 +53,14 @@ class ScoredItem(BaseModel):
     generation_ranking: list[str] | None = None  # None: not generated; [] = format failure
 
 
-def scored_item(item: AnyItem, reading: ItemReading) -> ScoredItem:
-    """Join a model's reading of an item with the item's gold answer and split."""
+def scored_item(task: MicroTask, item: AnyItem, reading: ItemReading) -> ScoredItem:
+    """Join a model's reading of an item of ``task`` with the item's gold answer and split."""
     if reading.logprobs is None:
         raise LogprobsUnsupportedError(
             f"no log-probabilities for {item.id}: threshold diagnostics need them",
             "use a backend with score() (llamacpp:, hf:)")
     return ScoredItem(item_id=item.id, split=item.split, options=reading.options,
-                      gold=registry.get(reading.task).gold(item), logprobs=reading.logprobs,
+                      gold=task.gold(item), logprobs=reading.logprobs,
                       generation_ranking=reading.generation_ranking)
 
 
@@ -73,24 +72,23 @@ def ranking_under(item: ScoredItem, offsets: dict[str, float]) -> list[str]:
     return sorted(item.options, key=lambda o: (-adj[o], item.options.index(o)))
 
 
-def binary_pair(task: TaskName) -> tuple[str, str] | None:
+def binary_pair(task: MicroTask) -> tuple[str, str] | None:
     """A binary task's (positive, negative) options; None for other shapes."""
-    spec = registry.get(task)
-    return (spec.positive or "", spec.negative()) if spec.shape == "binary" else None
+    return (task.positive or "", task.negative()) if task.shape == "binary" else None
 
 
-def shared_options(task: TaskName, items: Sequence[ScoredItem]) -> list[str]:
+def shared_options(task: MicroTask, items: Sequence[ScoredItem]) -> list[str]:
     """The options an offset can be fitted on (see module docstring)."""
     pair = binary_pair(task)
     if pair:
         return [pair[0]]
-    if registry.get(task).shape == "choice":
+    if task.shape == "choice":
         return ["none"]
     positions = sorted({o for i in items for o in i.options}, key=int)
     return positions[1:]  # offsets are relative: position 1 stays at 0
 
 
-def _metric_value(task: TaskName, metric: Metric, items: Sequence[ScoredItem],
+def _metric_value(task: MicroTask, metric: Metric, items: Sequence[ScoredItem],
                   offsets: dict[str, float]) -> float:
     scorer = Scorer(task, metric, [i.gold for i in items])
     return scorer.score([ranking_under(i, offsets) for i in items])
@@ -112,10 +110,10 @@ def _breakpoints(items: Sequence[ScoredItem], option: str,
     return [ordered[0] - 1.0, *mids, ordered[-1] + 1.0, 0.0]
 
 
-def fit_offsets(task: TaskName, fit_items: Sequence[ScoredItem], *, passes: int = 2
+def fit_offsets(task: MicroTask, fit_items: Sequence[ScoredItem], *, passes: int = 2
                 ) -> dict[str, float]:
     """Offsets maximising the task's metric on ``fit_items`` (ties: closest to no offset)."""
-    metric = registry.get(task).metrics[0]
+    metric = task.metrics[0]
     offsets = dict.fromkeys(shared_options(task, fit_items), 0.0)
     if not fit_items:
         return offsets
@@ -132,7 +130,7 @@ def fit_offsets(task: TaskName, fit_items: Sequence[ScoredItem], *, passes: int 
 
 # --- separation and calibration ------------------------------------------------------------
 
-def binary_margin(task: TaskName, item: ScoredItem) -> float:
+def binary_margin(task: MicroTask, item: ScoredItem) -> float:
     """``s = log P(positive) - log P(negative)`` of a binary item."""
     pos, neg = binary_pair(task) or ("", "")
     return item.logprobs[pos] - item.logprobs[neg]
@@ -276,9 +274,9 @@ def calibration(items: Sequence[ScoredItem], *, tau: float | None = None,
                        coverage_beating_tau=beating, note=note)
 
 
-def decision_key(task: TaskName, item: ScoredItem, option: str) -> str:
+def decision_key(task: MicroTask, item: ScoredItem, option: str) -> str:
     """What a constant-answer bias is measured on: the label, or the option's position."""
-    shape = registry.get(task).shape
+    shape = task.shape
     if shape == "choice" and option != "none":
         return f"function #{item.options.index(option) + 1}"
     return option if shape != "ranking" else f"turn {option}"
@@ -308,13 +306,13 @@ class DiagnosticCell(BaseModel):
     calibration: Calibration
 
 
-def diagnose(task: TaskName, model: str, fit: Sequence[ScoredItem], evals: Sequence[ScoredItem],
+def diagnose(task: MicroTask, model: str, fit: Sequence[ScoredItem], evals: Sequence[ScoredItem],
              fit_items: Sequence[AnyItem], eval_items: Sequence[AnyItem], *,
              precision: str = "unknown") -> DiagnosticCell:
     """The threshold diagnostic of one model on one task (readings joined to their items)."""
     if not evals:
-        raise ConfigError(f"no eval items to diagnose for {task}", "raise --limit")
-    metric = registry.get(task).metrics[0]
+        raise ConfigError(f"no eval items to diagnose for {task.name}", "raise --limit")
+    metric = task.metrics[0]
     offsets = fit_offsets(task, fit)
     pair = binary_pair(task)
     if pair:
@@ -326,7 +324,7 @@ def diagnose(task: TaskName, model: str, fit: Sequence[ScoredItem], evals: Seque
     ordered = [by_id[it.id] for it in eval_items]
     golds = [i.gold for i in ordered]
     baselines = {b.name: [b.rankings[it.id] for it in eval_items]
-                 for b in registry.get(task).baselines(fit_items, eval_items)}
+                 for b in task.baselines(fit_items, eval_items)}
 
     def cell(reading: str, rankings: list[list[str]], failures: int = 0,
              note: str | None = None) -> EligibilityCell:
@@ -348,7 +346,7 @@ def diagnose(task: TaskName, model: str, fit: Sequence[ScoredItem], evals: Seque
     top_key, top_count = keys.most_common(1)[0]
     pos = pair[0] if pair else None
     return DiagnosticCell(
-        task=task, model=model, n_fit=len(fit), n_eval=len(ordered), auc=auc, offsets=offsets,
+        task=task.name, model=model, n_fit=len(fit), n_eval=len(ordered), auc=auc, offsets=offsets,
         threshold=0.0 - offsets[pos] if pos else None, positive=pos,
         fit_default=_metric_value(task, metric, fit, {}) if fit else None,
         fit_tuned=_metric_value(task, metric, fit, offsets) if fit else None,

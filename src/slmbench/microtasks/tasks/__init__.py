@@ -24,8 +24,8 @@ from slmbench.core import plugins
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks.spec import MicroTask
 
-__all__ = ["KnownTask", "MicroTask", "forget_plugins", "get", "names", "register", "resolve",
-           "unregister"]
+__all__ = ["KnownTask", "MicroTask", "forget_plugins", "get", "history_of", "lookup", "names",
+           "register", "resolve", "unregister"]
 
 _REGISTRY: dict[str, MicroTask] = {}
 _PLUGINS: dict[str, MicroTask] | None = None  # the installed packages' tasks, once added
@@ -100,6 +100,22 @@ def resolve(chosen: Sequence[str] | None) -> list[str]:
         raise ConfigError(f"unknown micro-task(s): {', '.join(unknown)}",
                           f"use some of {_expected()}")
     return picked
+
+
+def lookup(chosen: Sequence[str] | None) -> list[MicroTask]:
+    """The tasks a user chose by name (all tasks when none), each checked: what a command
+    hands down (the one place a name becomes its task)."""
+    return [_tasks()[name] for name in resolve(chosen)]
+
+
+def history_of(chosen: Sequence[MicroTask]) -> MicroTask | None:
+    """The task whose conversations give ``chosen`` their longer histories (the one their
+    ``history_from`` names); None when none of them names one."""
+    named = sorted({t.history_from for t in chosen if t.history_from})
+    if len(named) > 1:
+        raise ConfigError(f"{', '.join(t.name for t in chosen)} take their histories from "
+                          f"different tasks ({', '.join(named)})", "choose tasks of one history")
+    return get(named[0]) if named else None
 
 
 def _known(name: str) -> str:

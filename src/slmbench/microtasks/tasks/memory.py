@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from slmbench.core.sources import SourceArchive
 from slmbench.microtasks.baselines import always, rule_memory
 from slmbench.microtasks.datasets import bfcl
+from slmbench.microtasks.datasets.history import conversations, memory_history
 from slmbench.microtasks.datasets.records import Item, MemoryItem
 from slmbench.microtasks.prompts import PROMPT_DIR
 from slmbench.microtasks.spec import Built, MicroTask
@@ -28,4 +29,6 @@ TASK = MicroTask(
     metrics=("f1",), shape="binary", positive="save",
     baseline=lambda fit, items: rule_memory(items),  # type: ignore[arg-type]
     build=_build, needs=("bfcl-eval",),
-    constants=(always("save"), always("skip")), learned_text=lambda i: _fields(i)["turn"])
+    constants=(always("save"), always("skip")), learned_text=lambda i: _fields(i)["turn"],
+    # its items are the turns of conversations; a longer history: the turns before one
+    history_from="memory", conversations=conversations, history=memory_history)

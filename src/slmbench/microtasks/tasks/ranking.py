@@ -3,8 +3,9 @@
 from collections.abc import Mapping
 
 from slmbench.core.sources import SourceArchive
-from slmbench.microtasks.baselines import bm25_ranking, in_order
+from slmbench.microtasks.baselines import BM25Turns, bm25_ranking, in_order
 from slmbench.microtasks.datasets import bfcl
+from slmbench.microtasks.datasets.history import widen_ranking
 from slmbench.microtasks.datasets.records import Item, RankItem
 from slmbench.microtasks.prompts import PROMPT_DIR
 from slmbench.microtasks.spec import Built, MicroTask
@@ -27,6 +28,15 @@ def _fields(item: Item) -> dict[str, str]:
     return {"turns": turns, "query": _rank(item).query}
 
 
+def _restrict(item: Item, kept: list[str]) -> tuple[Item, list[str]]:
+    """The item showing only the ``kept`` turns; its turn k is ``kept[k - 1]``."""
+    rank = _rank(item)
+    idx = [int(o) - 1 for o in kept]
+    gold = idx.index(rank.gold) if rank.gold in idx else 0
+    return rank.model_copy(update={"turns": tuple(rank.turns[i] for i in idx), "gold": gold}), \
+        list(kept)
+
+
 TASK = MicroTask(
     name="ranking", item_type=RankItem, prompts=PROMPT_DIR / "ranking.yaml", fields=_fields,
     metrics=("ndcg@5", "mrr"), shape="ranking",
@@ -36,4 +46,6 @@ TASK = MicroTask(
     balance=lambda item: f"gold at position {_rank(item).gold + 1}",
     baseline=lambda fit, items: bm25_ranking(items),  # type: ignore[arg-type]
     build=_build, needs=("bfcl-eval",),
-    constants=(in_order(), in_order(reverse=True)))
+    constants=(in_order(), in_order(reverse=True)),
+    graded=lambda fit: BM25Turns(), restrict=_restrict,
+    history_from="memory", widen=widen_ranking)  # memory's conversations, windows of n turns
