@@ -381,3 +381,43 @@ def test_the_name_check_sees_the_three_forms() -> None:
             'Shape = Literal["binary", "ranking"]\nif name in ("approval", "x"): pass\n')
     assert [hit.split(": ", 1)[0] for hit in _name_keys(code, "m")] == [
         "m:1", "m:2", "m:3", "m:4", "m:7"]
+
+
+# --- the CLI only parses, calls and prints (#36) -------------------------------------------------
+
+CLI_MAX_LINES = 120
+WRITES = {"write_text", "write_bytes", "mkdir", "dump", "unlink"}
+
+
+def _file_writes(source: str) -> list[str]:
+    """Each call in ``source`` that writes a file: ``open`` for writing or appending, or a
+    method in :data:`WRITES` (``Path.write_text``, ``json.dump``, ...)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in WRITES:
+            found.append(f"line {node.lineno}: {f.attr}")
+        elif isinstance(f, ast.Name) and f.id == "open":
+            modes = [a.value for a in node.args[1:2] if isinstance(a, ast.Constant)]
+            modes += [k.value.value for k in node.keywords
+                      if k.arg == "mode" and isinstance(k.value, ast.Constant)]
+            if any(isinstance(m, str) and set(m) & set("wax") for m in modes):
+                found.append(f"line {node.lineno}: open")
+    return found
+
+
+def test_every_cli_command_module_is_short_and_writes_no_file() -> None:
+    modules = sorted((SRC / "cli").glob("*.py"))
+    long = {p.name: n for p in modules
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) >= CLI_MAX_LINES}
+    writes = {p.name: w for p in modules if (w := _file_writes(p.read_text(encoding="utf-8")))}
+    assert (long, writes) == ({}, {})
+
+
+def test_the_write_finder_finds_writes() -> None:
+    source = ("p.write_text('x')\nopen(p, 'a')\nopen(p)\njson.dump(x, f)\n"
+              "open(p, mode='w')\np.read_text()\n")
+    assert _file_writes(source) == ["line 1: write_text", "line 2: open", "line 4: dump",
+                                    "line 5: open"]

@@ -35,18 +35,11 @@ def readme(
     path: Path = typer.Argument(Path("README.md"), help="the README to write the entries of"),
 ) -> None:
     """Write every generated result entry of a README again from the report it names."""
-    from slmbench.core.errors import ConfigError
     from slmbench.core.paths import shown_path
-    from slmbench.report.readme import refresh_results
+    from slmbench.report.readme import refresh_readme
 
-    if not path.is_file():
-        raise ConfigError(f"{path} does not exist", "pass the README, e.g. README.md")
-    text = path.read_text(encoding="utf-8")
-    new, sources = refresh_results(text, path.parent,
-                                   command=f"slmbench readme {shown_path(path, published=True)}")
-    changed = new != text
-    if changed:
-        path.write_text(new, encoding="utf-8")
+    changed, sources = refresh_readme(
+        path, command=f"slmbench readme {shown_path(path, published=True)}")
     Console().print(f"{len(sources)} result entries of {path}: "
                     + ("written again" if changed else "already up to date"),
                     highlight=False, soft_wrap=True)

@@ -1,7 +1,5 @@
-"""``slmbench run`` and ``slmbench resume``: run an experiment grid, resumably:
-``slmbench run --model SPEC --suite quick --temperature 0.3,0.7 --repeats 3 --out runs/x`` or
-``slmbench run EXPERIMENT.toml`` (flags override the file); the same command again resumes the
-run, and ``slmbench resume RUN_DIR`` finishes it from the experiment saved in its store."""
+"""``slmbench run [EXPERIMENT.toml] [--model SPEC ...]`` (flags override the file; the same
+command again resumes) and ``slmbench resume RUN_DIR`` (from the experiment it saved)."""
 
 from __future__ import annotations
 

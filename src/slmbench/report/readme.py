@@ -154,3 +154,16 @@ def refresh_results(text: str, base: Path, *, command: str) -> tuple[str, list[s
     for shown in sources:
         text = with_block(text, result_block(shown, base, command=command)) or text
     return text, sources
+
+
+def refresh_readme(path: Path, *, command: str) -> tuple[bool, list[str]]:
+    """Write every result entry of the README at ``path`` again (:func:`refresh_results`),
+    the file only when something changed; whether it did, and the reports read. ConfigError
+    when ``path`` is not a file (nothing is written then, or on any other error)."""
+    if not path.is_file():
+        raise ConfigError(f"{path} does not exist", "pass the README, e.g. README.md")
+    text = path.read_text(encoding="utf-8")
+    new, sources = refresh_results(text, path.parent, command=command)
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text, sources
