@@ -52,7 +52,7 @@ def test_paths_are_resolved_against_the_base(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("name = 'x'\nout = 'o'\n", "has no [part_a], [part_b] or [cascade]"),
+    ("name = 'x'\nout = 'o'\n", "has no [part_a], [part_b], [cascade] or [agreement]"),
     ("name = 'x'\nout = 'o'\nbogus = 1\n[part_b]\nmodels = ['scripted:echo']\n", "bogus"),
     ("name = 'x'\nout = 'o'\n[part_b]\nmodels = ['scripted:echo']\nprompts = ['p9']\n", "p9"),
     ("name = 'x'\nout = 'o'\n[part_b]\nmodels = ['scripted:echo']\ntasks = ['poetry']\n",

@@ -64,7 +64,7 @@ def test_a_toml_syntax_error_names_the_file_line_and_column(
      "part_a.0.repeats: Input should be greater than or equal to 1 (got 0)"),
     ("study", 'name = "s"\nout = "o"\n[part_b]\nmodels = ["scripted:echo"]\ntasks = ["x"]\n',
      "part_b.0.tasks.0: Input should be"),
-    ("study", 'name = "s"\nout = "o"\n', "has no [part_a], [part_b] or [cascade]"),
+    ("study", 'name = "s"\nout = "o"\n', "has no [part_a], [part_b], [cascade] or [agreement]"),
 ])
 def test_a_toml_schema_error_names_the_file_and_the_field(
         cli: CliRunner, home: Path, tmp_path: Path, kind: str, text: str, says: str) -> None:

@@ -32,6 +32,7 @@ COMMAND_MODULES: list[str] = [
     "slmbench.cli.quantize_cmd",
     "slmbench.cli.humaneval_cmd",
     "slmbench.cli.study_cmd",
+    "slmbench.cli.agree_cmd",
     "slmbench.cli.judge_cmd",
 ]
 

@@ -74,8 +74,28 @@ to which block's store), :mod:`~slmbench.study.plan` (``--plan``), :mod:`~slmben
 (the page), :mod:`~slmbench.study.workflow` (``slmbench study FILE`` as one call,
 :func:`run_study`), :mod:`~slmbench.study.demo` (``slmbench demo`` as one call, :func:`run_demo`)
 and :mod:`~slmbench.study.eligibility` (the page of a bare readings store).
+
+A study with an ``[agreement]`` table (``slmbench agree``) is one model through several
+runtimes: its blocks follow from the table (:class:`AgreementBlock`) and its page is the
+agreement page (:mod:`~slmbench.study.agree`).
+
+.. code-block:: toml
+
+    name = "qwen2.5-coder-0.5b"
+    out = "runs/agree-qwen05"
+    page = "docs/results/agreement-qwen2.5-coder-0.5b.md"
+
+    [agreement]
+    specs = ["llamacpp:qwen2.5-coder-0.5b", "llamaserver:qwen2.5-coder-0.5b",
+             "hf:qwen2.5-coder-0.5b?dtype=fp32"]
+    margin = 0.1                          # Part A: TOST within ±10 points
+    suites = ["capability"]               # Part A, at T = 0, one repeat
+    tasks = ["approval", "tools"]         # Part B, p0, fixed n
+    limit = 200
+    floor = true                          # and each runtime's noise floor
 """
 
+from slmbench.study.agree import agreement_block, write_agreement_file, write_agreement_page
 from slmbench.study.carry import import_exports, merge_stores
 from slmbench.study.demo import DemoRun, run_demo
 from slmbench.study.eligibility import write_eligibility_page
@@ -85,6 +105,7 @@ from slmbench.study.plan import PlanRow, size_plan
 from slmbench.study.run import check_can_run, run_cascades, run_part_a, run_part_b
 from slmbench.study.spec import (
     READINGS_NAME,
+    AgreementBlock,
     CascadeBlock,
     PartB,
     Study,
@@ -93,8 +114,34 @@ from slmbench.study.spec import (
 )
 from slmbench.study.workflow import StudyRun, run_study
 
-__all__ = ["READINGS_NAME", "CascadeBlock", "DemoRun", "ImportSummary", "PartB", "PlanRow",
-           "StoredPartB", "Study", "StudyRun", "check_can_run", "check_models", "export_study",
-           "import_exports", "load_study", "merge_stores", "page_blocker", "run_cascades",
-           "run_demo", "run_part_a", "run_part_b", "run_study", "size_plan", "stored_part_b",
-           "write_eligibility_page", "write_page"]
+__all__ = [
+    "READINGS_NAME",
+    "AgreementBlock",
+    "CascadeBlock",
+    "DemoRun",
+    "ImportSummary",
+    "PartB",
+    "PlanRow",
+    "StoredPartB",
+    "Study",
+    "StudyRun",
+    "agreement_block",
+    "check_can_run",
+    "check_models",
+    "export_study",
+    "import_exports",
+    "load_study",
+    "merge_stores",
+    "page_blocker",
+    "run_cascades",
+    "run_demo",
+    "run_part_a",
+    "run_part_b",
+    "run_study",
+    "size_plan",
+    "stored_part_b",
+    "write_agreement_file",
+    "write_agreement_page",
+    "write_eligibility_page",
+    "write_page",
+]

@@ -91,6 +91,53 @@ class CascadeBlock(BaseModel):
         return self
 
 
+def _with_option(spec: str, key: str, value: str) -> str:
+    """``spec`` with the option ``key=value`` added (``?`` or ``&``)."""
+    return f"{spec}{'&' if '?' in spec else '?'}{key}={value}"
+
+
+class AgreementBlock(BaseModel):
+    """An ``[agreement]`` table: one model through several runtimes (``slmbench agree``).
+
+    The study's blocks follow from it, so a file with ``[agreement]`` has no ``[part_a]`` or
+    ``[part_b]``: one Part A block (``suites``, T = 0, one repeat, no response cache) and one
+    fixed-n Part B block (``tasks`` under p0, ``limit`` items each) over every spec and its
+    noise floor (:meth:`floor`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    specs: list[str] = Field(min_length=2, description="model specs of one model (one GGUF)")
+    margin: float = Field(default=0.10, gt=0.0, le=1.0, description="TOST margin, Part A")
+    suites: list[str] = Field(default_factory=lambda: ["capability"], min_length=1)
+    part_a_tasks: list[str] = Field(default_factory=list, description="filter the suites")
+    tasks: list[micro_tasks.KnownTask] = Field(default_factory=lambda: ["approval", "tools"])
+    limit: int | None = Field(default=200, ge=1, description="Part B items per task")
+    floor: bool = Field(default=True, description="also read each runtime's noise floor")
+    chunking: str = Field(default="prompt", description="the floor of a llamacpp: spec")
+    source: Path | None = Field(default=None, description="built datasets; default: the cache")
+
+    def floor_pairs(self) -> list[tuple[str, str, str]]:
+        """(spec, its floor spec, how the two differ) for each spec that has a floor: a
+        ``llamacpp:`` spec in another chunking, a ``llamaserver:`` spec at one slot (one
+        request in flight) against its own slots."""
+        if not self.floor:
+            return []
+        out = []
+        for spec in dict.fromkeys(self.specs):
+            if spec.startswith("llamacpp:") and "chunking=" not in spec:
+                out.append((spec, _with_option(spec, "chunking", self.chunking),
+                            f"llama.cpp in-process, one chunk per message against the "
+                            f"{self.chunking!r} chunking"))
+            elif spec.startswith("llamaserver:") and "slots=" not in spec:
+                out.append((spec, _with_option(spec, "slots", "1"),
+                            "llama-server with its default slots (8 requests in flight) "
+                            "against one slot (1 in flight)"))
+        return out
+
+    def all_specs(self) -> list[str]:
+        return list(dict.fromkeys([*self.specs, *(f for _, f, _ in self.floor_pairs())]))
+
+
 class Study(BaseModel):
     """One study file, validated."""
 
@@ -111,6 +158,28 @@ class Study(BaseModel):
     part_a: list[Experiment] = Field(default_factory=list)
     part_b: list[PartB] = Field(default_factory=list)
     cascade: list[CascadeBlock] = Field(default_factory=list)
+    agreement: AgreementBlock | None = None
+
+    @model_validator(mode="after")
+    def _agreement_makes_the_blocks(self) -> Study:
+        if self.agreement is None:
+            return self
+        specs = self.agreement.all_specs()
+        part_a = [Experiment(name=self.name, models=specs, suites=self.agreement.suites,
+                             tasks=self.agreement.part_a_tasks, temperatures=[0.0], repeats=1,
+                             cache="off")]
+        # llama-server reads Part B one item at a time: its slots make no floor there
+        read = [*self.agreement.specs, *(f for spec, f, _ in self.agreement.floor_pairs()
+                                         if spec.startswith("llamacpp:"))]
+        part_b = [PartB(models=list(dict.fromkeys(read)), tasks=self.agreement.tasks,
+                        prompts=["p0"], limit=self.agreement.limit,
+                        source=self.agreement.source)]
+        given = (self.part_a, self.part_b, self.cascade)
+        if any(given) and given != (part_a, part_b, []):
+            raise ValueError("a study with [agreement] has no [part_a], [part_b] or [cascade]: "
+                             "its blocks follow from the agreement table")
+        self.part_a, self.part_b = part_a, part_b
+        return self
 
     @field_validator("part_a", "part_b", "cascade", mode="before")
     @classmethod
@@ -163,7 +232,7 @@ def load_study(path: Path, *, base: Path | None = None) -> Study:
     except ValidationError as exc:
         raise ConfigError(f"{path}: {first_error(exc)}", _HINT) from None
     if not study.part_a and not study.part_b and not study.cascade:
-        raise ConfigError(f"{path}: has no [part_a], [part_b] or [cascade]", _HINT)
+        raise ConfigError(f"{path}: has no [part_a], [part_b], [cascade] or [agreement]", _HINT)
     return study.resolved(base or Path.cwd())
 
 

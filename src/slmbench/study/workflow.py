@@ -11,6 +11,7 @@ from rich.console import Console
 from slmbench.agents.runner.executor import RunSummary
 from slmbench.core.errors import ConfigError
 from slmbench.core.paths import shown_command, shown_path
+from slmbench.study.agree import render_templates, write_agreement_page
 from slmbench.study.carry import merge_stores
 from slmbench.study.page import page_blocker, write_page
 from slmbench.study.run import check_can_run, run_cascades, run_part_a, run_part_b
@@ -59,5 +60,9 @@ def run_study(study: Study, study_file: Path, *, part: str = "all",
         return StudyRun(merged, no_page=f"results page not written: {blocked}")
     # a page is published: a study file outside the repository loses this machine's prefix
     command = shown_command(["slmbench", "study", shown_path(study_file, published=True)])
+    if study.agreement is not None:
+        if not merge and not page_only:
+            render_templates(study)
+        return StudyRun(merged, write_agreement_page(study, command=command))
     return StudyRun(merged, write_page(study, study_file=study_file, command=command,
                                        readme=readme))

@@ -1,0 +1,96 @@
+"""``slmbench agree``: a study of one model through several runtimes, from the file it writes
+to the page, regenerated from the exports on a fresh checkout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from slmbench.cli.main import main
+from slmbench.core.errors import ConfigError
+from slmbench.study import (
+    AgreementBlock,
+    Study,
+    import_exports,
+    load_study,
+    run_study,
+    write_agreement_file,
+)
+from test_study import SCRIPT, write_approval
+
+
+def _specs(tmp: Path) -> list[str]:
+    for name in ("a", "b"):
+        (tmp / f"{name}.yaml").write_text(SCRIPT, encoding="utf-8")
+    return [f"scripted:{tmp / 'a.yaml'}", f"scripted:{tmp / 'b.yaml'}"]
+
+
+def test_the_agreement_table_makes_the_blocks_and_each_runtimes_floor() -> None:
+    study = Study.model_validate({"name": "q", "out": "o", "agreement": {"specs": [
+        "llamacpp:m", "llamaserver:m", "hf:m?dtype=fp32"]}})
+    (a,) = study.part_a
+    assert a.models == ["llamacpp:m", "llamaserver:m", "hf:m?dtype=fp32",
+                        "llamacpp:m?chunking=prompt", "llamaserver:m?slots=1"]
+    assert (a.temperatures, a.repeats, a.cache, a.suites) == ([0.0], 1, "off", ["capability"])
+    (b,) = study.part_b
+    assert b.models == ["llamacpp:m", "llamaserver:m", "hf:m?dtype=fp32",
+                        "llamacpp:m?chunking=prompt"]  # a server reads Part B one at a time
+    assert (b.tasks, b.prompts, b.limit, b.sequential) == (["approval", "tools"], ["p0"], 200,
+                                                           False)
+    with pytest.raises(ValueError, match="blocks follow from the agreement"):
+        Study.model_validate({"name": "q", "out": "o", "part_b": {"models": ["scripted:echo"]},
+                              "agreement": {"specs": ["llamacpp:m", "hf:m"]}})
+
+
+def test_agree_writes_its_study_runs_it_and_the_page_regenerates_from_the_exports(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        ) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_approval(tmp_path / "data")
+    specs = _specs(tmp_path)
+    page = tmp_path / "docs" / "agreement.md"
+    # the CLI has no --source: write the study file the way agree does, with the fixture data
+    block = AgreementBlock(specs=specs, part_a_tasks=["IR-1"], tasks=["approval"], limit=8,
+                           source=tmp_path / "data")
+    file = write_agreement_file(tmp_path / "agreement.toml", name="scripted", out=Path("runs/q"),
+                                page=page, block=block)
+    done = run_study(load_study(file), file)
+    assert done.page == page
+    text = page.read_text(encoding="utf-8")
+    assert "the backend does not expose its prompt" in text  # scripted renders no template
+    assert "| IR-1" not in text and "1 (1 tasks)" in text  # one task: cannot tell
+    assert "cannot tell at this n" in text
+    assert "| approval | p0 | 8 | 8/8 = 100.0" in text
+    assets = page.parent / page.stem
+    facts = json.loads((assets / "agreement.json").read_text(encoding="utf-8"))
+    assert facts["specs"] == specs and facts["part_a"][0]["pairs"] == 1
+    assert {p.name for p in assets.iterdir()} >= {"agreement.json", "templates.json",
+                                                  "trials.jsonl.gz", "readings.jsonl.gz"}
+    # a fresh checkout: the stores rebuilt from the exports, the page from them, no model
+    fresh = load_study(file).rooted(tmp_path / "fresh")
+    import_exports(assets, fresh)
+    run_study(fresh, file, page_only=True)
+    again = page.read_text(encoding="utf-8")
+    assert _without_made(again) == _without_made(text)
+    # the same command again writes the same file; another study at that path is refused
+    assert write_agreement_file(file, name="scripted", out=Path("runs/q"), page=page,
+                                block=block) == file
+    with pytest.raises(ConfigError, match="holds another study"):
+        write_agreement_file(file, name="other", out=Path("runs/q"), page=page, block=block)
+
+
+def _without_made(page: str) -> str:
+    return "\n".join(line for line in page.splitlines() if not line.startswith("Made "))
+
+
+def test_the_command_needs_two_runtimes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(["agree", "llamacpp:qwen2.5-coder-0.5b"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "specs" in err and "at least 2" in err and "llamaserver:NAME" in err
+    assert not (tmp_path / "runs").exists()  # nothing half-written
