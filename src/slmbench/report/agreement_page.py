@@ -101,6 +101,16 @@ def _templates(facts: AgreementFacts) -> list[str]:
     return [*lines, ""]
 
 
+def _with_floor(facts: AgreementFacts, header: Sequence[str], rows: list[list[str]],
+                floor: list[list[str]]) -> list[str]:
+    """The table across runtimes, then (when read) the same table within one runtime."""
+    lines = table(header, rows)
+    if floor:
+        lines += ["Within one runtime (the noise floor: " + "; ".join(facts.floor) + "):", "",
+                  *table(header, floor)]
+    return lines
+
+
 def _verdict(p: RuntimePair) -> str:
     return VERDICT[p.verdict].format(m=p.margin * 100)
 
@@ -129,10 +139,7 @@ def _part_a(facts: AgreementFacts) -> list[str]:
              "differences, else *different* where the sign test across tasks rejects no "
              "difference (Holm over the pairs), else *cannot tell* with the design's minimum "
              "detectable difference (MDD, 80% power).", ""]
-    lines += table(A_HEADER, _a_rows(facts.part_a))
-    if facts.part_a_floor:
-        lines += ["Within one runtime (the noise floor: " + "; ".join(facts.floor) + "):", ""]
-        lines += table(A_HEADER, _a_rows(facts.part_a_floor))
+    lines += _with_floor(facts, A_HEADER, _a_rows(facts.part_a), _a_rows(facts.part_a_floor))
     for f in facts.part_a_beyond:
         c = f.comparison
         lines += [f"- `{f.cross[0]}` / `{f.cross[1]}` against the floor `{f.floor[0]}` / "
@@ -179,10 +186,7 @@ def _part_b(facts: AgreementFacts) -> list[str]:
              "paired bootstrap interval (none where no item disagreed: read the share); "
              "log-probabilities (nats, every option of every item) only where both runtimes "
              "give them; cell verdicts compared only where both cells decided.", ""]
-    lines += table(B_HEADER, _b_rows(facts.part_b))
-    if facts.part_b_floor:
-        lines += ["Within one runtime (the noise floor: " + "; ".join(facts.floor) + "):", ""]
-        lines += table(B_HEADER, _b_rows(facts.part_b_floor))
+    lines += _with_floor(facts, B_HEADER, _b_rows(facts.part_b), _b_rows(facts.part_b_floor))
     for f in facts.part_b_beyond:
         t = f.test
         lines += [f"- {f.task} · {f.prompt_id}: `{f.cross[0]}` / `{f.cross[1]}` against the "
