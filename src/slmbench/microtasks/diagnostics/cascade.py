@@ -25,7 +25,6 @@ route on. Every function here is handed the task; the records keep its name.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -92,14 +91,10 @@ class RerankResult(BaseModel):
 def rerank(orderer: Orderer, task: MicroTask, baseline: ScoredBaseline, item: AnyItem, k: int
            ) -> tuple[list[str], list[str], float | None]:
     """Baseline order, that order with its top ``k`` re-ordered by the model, and the
-    seconds the decision took (the baseline's, timed now, plus the model's reading)."""
-    start = time.perf_counter()
-    scores = baseline.scores(item)
-    base = order(scores, task.options_for(item))
-    baseline_s = time.perf_counter() - start
+    model's seconds for the decision (its reading's own timing)."""
+    base = order(baseline.scores(item), task.options_for(item))
     by_model = orderer(item, base[:k])
-    seconds = None if by_model.seconds is None else baseline_s + by_model.seconds
-    return base, [*by_model.ranking, *base[k:]], seconds
+    return base, [*by_model.ranking, *base[k:]], by_model.seconds
 
 
 def _check_k(k: int) -> None:
@@ -165,18 +160,19 @@ class Cascade:
         self.model, self.k = model, k
 
     def decide(self, item: AnyItem) -> CascadeDecision:
-        start = time.perf_counter()
+        """The decision on ``item``; its latency is model time only (0 where the baseline
+        decides alone): the baseline's own time is not stored, so a page regenerated from the
+        stores could not show the same number."""
         scores = self.baseline.scores(item)
         base = order(scores, self.task.options_for(item))
         gap = top_margin(scores)
-        baseline_s = time.perf_counter() - start
         if gap >= self.margin:
             return CascadeDecision(ranking=base, used_model=False, baseline_margin=gap,
-                                   latency_s=baseline_s)
+                                   latency_s=0.0)
         by_model = self.orderer(item, base[: self.k])
         return CascadeDecision(
             ranking=[*by_model.ranking, *base[self.k:]], used_model=True, baseline_margin=gap,
-            latency_s=None if by_model.seconds is None else baseline_s + by_model.seconds)
+            latency_s=by_model.seconds)
 
     @classmethod
     def from_route(cls, route: Route, task: MicroTask, baseline: ScoredBaseline, model: Model
@@ -226,9 +222,10 @@ def best_margin(rows: Sequence[tuple[float, bool, bool]]) -> float:
 class CascadeEval(BaseModel):
     """The router on eval items: accuracy, latency and the share of calls reaching the model.
 
-    A decision's latency is the baseline's time, measured as it decides, plus the model's
-    log-prob reading time where it consulted the model (the reading's own timing, also when
-    the reading came from a store); a mean is None when some decision's time was not recorded.
+    A decision's latency is model time: the model's log-prob reading time where it consulted
+    the model (the reading's own timing, also when the reading came from a store), 0 where the
+    baseline decided alone (BM25's own milliseconds are not stored, so they are not counted);
+    a mean is None when some decision's time was not recorded.
     """
 
     model_config = ConfigDict(frozen=True)
