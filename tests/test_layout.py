@@ -262,8 +262,6 @@ LONG_MODULES = {
                      "record is the result type of that gathering",
     "microtasks/store.py": "one concern: the readings store (SQLite I/O), with its export, "
                            "import and merge of carried readings (#36)",
-    "microtasks/eligibility.py": "not split yet: the eligibility cell (records) beside the rule "
-                                 "and its statistics; owned by the Part B work during #36",
 }
 
 

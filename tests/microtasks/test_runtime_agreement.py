@@ -7,7 +7,7 @@ import pytest
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import Estimate
 from slmbench.microtasks.agreement import FORMAT_FAILURE, against_floor, readings_agreement
-from slmbench.microtasks.eligibility import EligibilityCell, Verdict
+from slmbench.microtasks.cells import EligibilityCell, Verdict
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.readout import ItemReading
 

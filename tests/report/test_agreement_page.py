@@ -8,7 +8,7 @@ from slmbench.agents.records import Action, Outcome, Step, Trial
 from slmbench.core.stats import Estimate
 from slmbench.microtasks.agreement import against_floor as b_floor
 from slmbench.microtasks.agreement import readings_agreement
-from slmbench.microtasks.eligibility import EligibilityCell
+from slmbench.microtasks.cells import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.readout import ItemReading
 from slmbench.models.base import Message

@@ -8,7 +8,8 @@ from synthetic_run import make_trials
 from slmbench.agents.analysis import analyze
 from slmbench.agents.records import Outcome
 from slmbench.core.stats import Estimate
-from slmbench.microtasks.eligibility import EligibilityCell, cell_verdict, settle
+from slmbench.microtasks.cells import EligibilityCell
+from slmbench.microtasks.eligibility import cell_verdict, settle
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.report.seed_claims import CLAIMS, check_claims
 from slmbench.report.study_facts import StudyFacts

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import Agreement, McNemarResult, Spread
-from slmbench.microtasks.eligibility import EligibilityCell, Verdict
+from slmbench.microtasks.cells import EligibilityCell, Verdict
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.readout import ItemReading, Reading
 

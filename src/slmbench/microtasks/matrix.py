@@ -11,13 +11,11 @@ from pydantic import BaseModel, Field
 
 from slmbench.core import stats
 from slmbench.microtasks.baselines import Baseline
+from slmbench.microtasks.cells import EligibilityCell, PromptSummary, TauSweepRow
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.eligibility import (
-    EligibilityCell,
-    PromptSummary,
     Scorer,
     SequentialRule,
-    TauSweepRow,
     answer_space,
     by_prompt,
     family_wise,

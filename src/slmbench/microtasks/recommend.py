@@ -30,9 +30,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
+from slmbench.microtasks.cells import EligibilityCell
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.microtasks.diagnostics.routes import Route, RoutingTable
-from slmbench.microtasks.eligibility import EligibilityCell
 from slmbench.microtasks.matrix import MatrixRun, family_runs
 from slmbench.microtasks.store import ReadingStore
 

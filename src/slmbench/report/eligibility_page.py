@@ -15,7 +15,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from slmbench.microtasks.eligibility import EligibilityCell, deciding_metrics
+from slmbench.microtasks.cells import EligibilityCell
+from slmbench.microtasks.eligibility import deciding_metrics
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation
 from slmbench.microtasks.stored import IncompleteBlock

@@ -4,14 +4,15 @@ the recommendation table and the verdict of an eligibility cell, read from the r
 
 Nothing here computes a statistic: scores, intervals, n and costs are the ones in
 :class:`~slmbench.microtasks.recommend.Recommendation` and
-:class:`~slmbench.microtasks.eligibility.EligibilityCell`.
+:class:`~slmbench.microtasks.cells.EligibilityCell`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from slmbench.microtasks.eligibility import EligibilityCell, deciding_metrics
+from slmbench.microtasks.cells import EligibilityCell
+from slmbench.microtasks.eligibility import deciding_metrics
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation, TaskRecommendation
 from slmbench.report.study_facts import StudyFacts, num, short, table

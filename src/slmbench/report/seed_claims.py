@@ -34,7 +34,8 @@ from typing import Literal
 from slmbench.agents.reliability import MIN_TASKS
 from slmbench.agents.summary import PairwiseComparison, TemperatureEffect
 from slmbench.core.stats import Estimate, TaskComparison
-from slmbench.microtasks.eligibility import EligibilityCell, deciding_metrics
+from slmbench.microtasks.cells import EligibilityCell
+from slmbench.microtasks.eligibility import deciding_metrics
 from slmbench.report.study_facts import StudyFacts, pval, short
 
 __all__ = ["CLAIMS", "Check", "SeedClaim", "check_claims"]

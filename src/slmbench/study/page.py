@@ -28,9 +28,10 @@ from slmbench.core.paths import shown_path
 from slmbench.core.sources import sha256_file
 from slmbench.core.version import VERSION
 from slmbench.microtasks import tasks as micro_tasks
+from slmbench.microtasks.cells import CELL_VERSION
 from slmbench.microtasks.datasets.records import AnyItem
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
-from slmbench.microtasks.eligibility import CELL_VERSION, deciding_metrics
+from slmbench.microtasks.eligibility import deciding_metrics
 from slmbench.microtasks.matrix import MatrixRun, family_runs
 from slmbench.microtasks.recommend import Recommendation, recommend
 from slmbench.microtasks.store import ReadingStore

@@ -21,8 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks.baselines import Baseline
+from slmbench.microtasks.cells import EligibilityCell
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
-from slmbench.microtasks.eligibility import EligibilityCell, make_cell
+from slmbench.microtasks.eligibility import make_cell
 from slmbench.microtasks.readout import ItemReading, Reading
 from slmbench.microtasks.session import precision_of
 from slmbench.microtasks.spec import MicroTask

@@ -30,9 +30,10 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.core.errors import ConfigError
+from slmbench.microtasks.cells import EligibilityCell
 from slmbench.microtasks.datasets.history import Conversations
 from slmbench.microtasks.datasets.records import Item
-from slmbench.microtasks.eligibility import EligibilityCell, make_cell
+from slmbench.microtasks.eligibility import make_cell
 from slmbench.microtasks.session import (
     Block,
     BlockReading,

@@ -23,9 +23,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from slmbench.microtasks.cells import EligibilityCell
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.diagnostics.thresholds import DiagnosticCell
-from slmbench.microtasks.eligibility import EligibilityCell
 
 RegimeName = Literal["eligible", "format_failure", "threshold_fixable", "label_bias",
                      "capability_deficit"]

@@ -32,8 +32,9 @@ from scipy.special import softmax
 
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError, LogprobsUnsupportedError
+from slmbench.microtasks.cells import EligibilityCell
 from slmbench.microtasks.datasets.records import AnyItem, Split, TaskName
-from slmbench.microtasks.eligibility import EligibilityCell, Scorer, make_cell
+from slmbench.microtasks.eligibility import Scorer, make_cell
 from slmbench.microtasks.readout import ItemReading
 from slmbench.microtasks.spec import Metric, MicroTask
 
