@@ -96,6 +96,14 @@ class Request:
     tools: list[dict[str, Any]] | None
 
 
+@runtime_checkable
+class PromptRenderer(Protocol):
+    """A runtime that can show the prompt text it makes of a conversation (its chat template
+    applied): ``llamacpp:``, ``llamaserver:`` and ``hf:``; what backend agreement shows first."""
+
+    def render_prompt(self, messages: Sequence[Message]) -> str: ...
+
+
 class Backend(ABC):
     """What every real backend shares; a backend implements :meth:`_generate`.
 

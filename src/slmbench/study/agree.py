@@ -25,6 +25,7 @@ from slmbench.core.tomlfile import first_error
 from slmbench.microtasks import agreement as part_b
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.store import ReadingStore
+from slmbench.models.base import PromptRenderer
 from slmbench.models.factory import load_model
 from slmbench.models.records import Message
 from slmbench.report.agreement_page import (
@@ -72,10 +73,10 @@ def render_templates(study: Study) -> list[TemplateShown]:
     for spec in _block(study).specs:
         model = load_model(spec)
         try:
-            render = getattr(model, "render_prompt", None)
-            shown.append(TemplateShown(label=spec, text=render(CONVERSATION)) if render
-                         else TemplateShown(label=spec, text=None,
-                                            note="the backend does not expose its prompt"))
+            shown.append(TemplateShown(label=spec, text=model.render_prompt(CONVERSATION))
+                         if isinstance(model, PromptRenderer) else
+                         TemplateShown(label=spec, text=None,
+                                       note="the backend does not expose its prompt"))
         finally:
             model.close()
     assets = assets_dir(study)
@@ -174,8 +175,7 @@ def write_agreement_page(study: Study, *, command: str) -> Path:
     assets = assets_dir(study)
     assets.mkdir(parents=True, exist_ok=True)
     export_study(study, assets)
-    (assets / FACTS_NAME).write_text(json.dumps(json.loads(facts.model_dump_json()), indent=1)
-                                     + "\n", encoding="utf-8")
+    (assets / FACTS_NAME).write_text(facts.model_dump_json(indent=1) + "\n", encoding="utf-8")
     study.page.parent.mkdir(parents=True, exist_ok=True)
     study.page.write_text(agreement_markdown(facts), encoding="utf-8")
     return study.page
