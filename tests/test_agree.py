@@ -4,9 +4,11 @@ to the page, regenerated from the exports on a fresh checkout."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from slmbench.cli.main import main
 from slmbench.core.errors import ConfigError
@@ -15,9 +17,11 @@ from slmbench.study import (
     Study,
     import_exports,
     load_study,
+    run_part_a,
     run_study,
     write_agreement_file,
 )
+from slmbench.study.agree import agreement_facts
 from test_study import SCRIPT, write_approval
 
 
@@ -94,3 +98,24 @@ def test_the_command_needs_two_runtimes(tmp_path: Path, monkeypatch: pytest.Monk
     err = capsys.readouterr().err
     assert "specs" in err and "at least 2" in err and "llamaserver:NAME" in err
     assert not (tmp_path / "runs").exists()  # nothing half-written
+
+
+def test_a_runtime_with_part_of_its_grid_stored_is_not_compared_yet(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A comparison over the tasks that happened to run first would be over another sample
+    than the finished grid's: until every planned trial of every runtime is stored, Part A
+    shows no pair, and the page says why."""
+    monkeypatch.chdir(tmp_path)
+    write_approval(tmp_path / "data")
+    specs = _specs(tmp_path)
+    block = AgreementBlock(specs=specs, part_a_tasks=["IR-1", "IR-2"], tasks=["approval"],
+                           limit=4, source=tmp_path / "data")
+    file = write_agreement_file(tmp_path / "agreement.toml", name="s", out=Path("runs/q"),
+                                page=tmp_path / "agreement.md", block=block)
+    study = load_study(file)
+    run_part_a(study, None, Console(quiet=True))
+    assert agreement_facts(study, command="c").part_a  # both grids stored: compared
+    with sqlite3.connect(study.part_a_dir(0) / "run.sqlite") as conn:
+        conn.execute("DELETE FROM trials WHERE model = ? AND task = 'IR-2'", (specs[1],))
+    facts = agreement_facts(study, command="c")
+    assert facts.part_a == [] and any("Part A not shown" in n for n in facts.notes)

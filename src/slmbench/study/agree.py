@@ -20,6 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from slmbench.agents import agreement as part_a
 from slmbench.agents.records import Trial
+from slmbench.agents.runner.plan import plan_of
 from slmbench.core.errors import ConfigError
 from slmbench.core.tomlfile import first_error
 from slmbench.microtasks import agreement as part_b
@@ -38,7 +39,13 @@ from slmbench.report.agreement_page import (
 from slmbench.study.export import export_study, stored_trials
 from slmbench.study.page import versions
 from slmbench.study.run import Unread, block_matrix, unread
-from slmbench.study.spec import READINGS_NAME, AgreementBlock, Study, assets_dir
+from slmbench.study.spec import (
+    READINGS_NAME,
+    AgreementBlock,
+    Study,
+    assets_dir,
+    part_a_experiment,
+)
 
 __all__ = [
     "CONVERSATION",
@@ -93,11 +100,16 @@ def _stored_templates(study: Study) -> list[TemplateShown]:
     return _TEMPLATES.validate_json(path.read_bytes())
 
 
-def _trials_by_spec(study: Study) -> dict[str, list[Trial]]:
+def _complete_trials(study: Study) -> dict[str, list[Trial]]:
+    """The stored trials of each spec whose every planned trial is stored: a runtime with
+    part of its grid run is not compared yet (a comparison over the tasks that happened to
+    run first would be over another sample than the next sitting's)."""
+    plan = plan_of(part_a_experiment(study, 0))
     out: dict[str, list[Trial]] = defaultdict(list)
     for t in stored_trials(study):
         out[t.model].append(t)
-    return out
+    return {spec: ts for spec, ts in out.items()
+            if {p.key for p in plan.for_model(spec)} <= {t.key for t in ts}}
 
 
 def _part_a(block: AgreementBlock, trials: dict[str, list[Trial]]
@@ -150,7 +162,7 @@ def agreement_facts(study: Study, *, command: str) -> AgreementFacts:
     model is loaded). A runtime whose trials or readings are not all stored yet leaves its
     part empty, and a note says so."""
     block, made_by = _block(study), versions()
-    cross_a, floor_a, beyond_a = _part_a(block, _trials_by_spec(study))
+    cross_a, floor_a, beyond_a = _part_a(block, _complete_trials(study))
     cross_b, floor_b, beyond_b = _part_b(block, _matrices(study))
     notes = [f"{what} not shown: not every runtime's {unit} is stored yet (run the study)"
              for what, unit, rows in (("Part A", "trials", cross_a),
