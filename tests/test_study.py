@@ -59,6 +59,11 @@ def test_paths_are_resolved_against_the_base(tmp_path: Path) -> None:
      "part_b.0.tasks.0: Input should be 'approval'"),  # then every registered task
     ("name = 'x'\nout = 'o'\n[part_a]\nmodels = ['nosuch:thing']\n", "nosuch"),
     ("name = 'x\n", "study.toml:2:1: Expected"),
+    ("name = 'x'\nout = 'o'\n[part_a]\nmodels = ['scripted:echo']\nsuites = ['quick']\n"
+     "out = '/elsewhere'\n", "a [part_a] block's `out` is a folder inside the study's `out`"),
+    ("name = 'x'\nout = 'o'\n[[part_a]]\nmodels = ['scripted:echo']\nsuites = ['quick']\n"
+     "[[part_a]]\nmodels = ['scripted:echo']\nsuites = ['quick']\nout = 'part-a/1'\n",
+     "two [part_a] blocks store their trials in one folder"),
 ])
 def test_a_bad_study_file_names_what_is_wrong(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "study.toml"
@@ -66,6 +71,17 @@ def test_a_bad_study_file_names_what_is_wrong(tmp_path: Path, text: str, message
     with pytest.raises(ConfigError) as exc:
         load_study(path, base=tmp_path)
     assert message in str(exc.value)
+
+
+def test_a_block_may_store_in_the_studys_out_and_a_caller_fills_placeholders(
+        tmp_path: Path) -> None:
+    path = tmp_path / "study.toml"
+    path.write_text("name = 'x'\nout = 'runs/{who}'\n[part_a]\nout = '.'\nmodels = ['{model}']\n"
+                    "suites = ['quick']\n[part_b]\nmodels = ['{model}']\n", encoding="utf-8")
+    study = load_study(path, base=tmp_path, fill={"who": "me", "model": "scripted:echo"})
+    assert study.out == study.part_a_dir(0) == tmp_path / "runs/me"
+    assert study.part_a[0].models == study.part_b[0].models == ["scripted:echo"]
+    assert study.rooted(tmp_path / "o").part_a_dir(0) == tmp_path / "o"
 
 
 def test_a_missing_study_file(tmp_path: Path) -> None:

@@ -15,8 +15,6 @@ from slmbench.agents.store import (
     carried,
     export_trials,
     read_trials,
-    trial_json,
-    unstored,
 )
 from slmbench.core.errors import ConfigError
 from slmbench.core.jsonl import write_jsonl_gz
@@ -139,22 +137,29 @@ def test_a_bad_trial_export_names_its_line(tmp_path):
     assert exc.value.hint == "pass an export"
 
 
-def test_merge_skips_stored_trials_and_refuses_a_key_with_other_content(tmp_path):
+def test_merge_writes_what_a_store_lacks_and_refuses_a_key_with_other_content(tmp_path):
     trials, folder, run_dir = _trials(), tmp_path / "other-machine", tmp_path / "run"
-    # no store yet: everything is new, and nothing is created by looking
-    assert unstored(run_dir, [(folder, carried(trials))], trial_json) == trials
+    # a dry run counts what is new and writes nothing: not even a store
+    assert RunStore.merge(run_dir, [(folder, carried(trials))], dry_run=True) == 3
     assert not (run_dir / DB_NAME).exists()
     with RunStore(run_dir) as store:
-        store.put_many(_rows(trials[:2]))
-    assert unstored(run_dir, [(folder, carried(trials))], trial_json) == trials[2:]
+        store.put_many(_rows(trials[:1]))
+        # stored before `harness` existed: the same trial as carried, not another content
+        record = trials[1].model_dump(mode="json", exclude={"harness"})
+        store.put_many([(trials[1].key, trials[1].outcome.value, record)])
+    assert RunStore.merge(run_dir, [(folder, carried(trials))]) == 1  # the one it lacked
+    assert RunStore.merge(run_dir, [(folder, carried(trials))]) == 0
+    with RunStore(run_dir) as store:
+        assert [Trial.model_validate(t.record) for t in store.trials()] == trials
     other = trials[0].model_copy(update={"final_answer": "41"})
     with pytest.raises(ConfigError, match=r"trial scripted:echo IR-1 base T=0 repeat 0 is "
                        r"stored in .*run and in .*other-machine with different content"):
-        unstored(run_dir, [(folder, carried([other]))], trial_json)
-    # two folders holding one key with two contents are refused as well
+        RunStore.merge(run_dir, [(folder, carried([_trial(task="IR-9"), other]))])
+    # two folders holding one key with two contents are refused as well, before any store
     with pytest.raises(ConfigError, match="with different content") as exc:
-        unstored(tmp_path / "new", [(tmp_path / "a", carried([trials[0]])),
-                                    (tmp_path / "b", carried([other]))], trial_json)
+        RunStore.merge(tmp_path / "new", [(tmp_path / "a", carried([trials[0]])),
+                                          (tmp_path / "b", carried([other]))])
     assert "fresh --out" in (exc.value.hint or "")
+    assert not (tmp_path / "new" / DB_NAME).exists()
     with RunStore(run_dir) as store:
-        assert store.count() == 2  # a refused merge writes nothing
+        assert store.count() == 3  # a refused merge writes nothing, not even IR-9

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
+import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -106,6 +109,37 @@ def test_demo_resumes_in_the_same_directory(
         assert store.count() == first == 1
     with ReadingStore(out / "part-b" / "readings.sqlite") as readings:
         assert readings.count() == read > 0
+
+
+def test_demo_prints_the_time_elapsed_and_an_estimate_before_each_phase(
+        cli: CliRunner, part_b_data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    args = ("demo", "-m", "scripted:echo", "--out", str(out), "-t", "IR-1", "--repeats", "2")
+    first = cli(*args)
+    assert first.code == 0, first.err
+    lines = [line for line in first.out.splitlines() if " elapsed · " in line]
+    assert [re.sub(r"^\d+:\d\d:\d\d elapsed · ([^:]+): .*", r"\1", line) for line in lines] == [
+        "Part A grid", "Part A report", "Part B slice", "page"]
+    # nothing stored, and no measured figure for a scripted model: said so, no number made up
+    assert "Part A grid: 2 trials planned, 0 stored; no estimate: no trial of scripted:echo " \
+           "stored yet" in lines[0]
+    assert "Part B slice: at most 120 readings planned, 0 stored; no estimate" in lines[2]
+    # each line comes before its phase's own output
+    text = first.out
+    order = ["Part A grid: ", "run: 2 trials planned", "Part A report: ", "HTML report: ",
+             "Part B slice: ", "scripted:echo · approval · p0: reading up to 60 items",
+             "page: ", "Report (Part A and Part B):"]
+    assert [text.index(s) for s in order] == sorted(text.index(s) for s in order)
+    # an interrupted demo lost one trial: the rerun sizes it from the trial this run stored
+    with closing(sqlite3.connect(out / "run.sqlite")) as conn, conn:
+        conn.execute("DELETE FROM trials WHERE repeat = 1")
+    again = cli(*args)
+    assert again.code == 0, again.err
+    assert re.search(r"Part A grid: 2 trials planned, 1 stored; about \d+:\d\d:\d\d of model "
+                     r"time \(1 x \d+\.\d\d s a trial: the mean of the 1 trial this run "
+                     r"stored\)", again.out)
+    assert re.search(r"Part B slice: at most 120 readings planned, \d+ stored; nothing left to "
+                     r"read", again.out)  # every cell was decided from the stored readings
 
 
 def test_demo_dir_is_stable_per_model() -> None:

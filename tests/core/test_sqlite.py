@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from slmbench.core.errors import ConfigError
-from slmbench.core.sqlite import StoreKind, open_store, read_meta
+from slmbench.core.sqlite import StoreKind, open_store, read_meta, removed_on_error
 
 NOTES = StoreKind(kind="notes", name="notes", noun="notes store", table="notes",
                   schema="CREATE TABLE IF NOT EXISTS notes (text TEXT);", version=3,
@@ -62,3 +62,16 @@ def test_a_file_written_before_the_kind_marker_still_opens(tmp_path: Path) -> No
                            "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('old');")
     conn = open_store(path, NOTES)
     assert conn.execute("SELECT text FROM notes").fetchall() == [("old",)]
+
+
+def test_a_failed_write_removes_the_stores_it_was_creating_and_keeps_the_others(
+        tmp_path: Path) -> None:
+    old, new = tmp_path / "old.sqlite", tmp_path / "new.sqlite"
+    open_store(old, NOTES).close()
+    with pytest.raises(OSError, match="disk full"), removed_on_error([old, new]):
+        conn = open_store(new, NOTES)  # open: its -wal and -shm beside it
+        assert new.exists() and (tmp_path / "new.sqlite-wal").exists()
+        raise OSError("disk full")
+    conn.close()
+    assert old.exists()
+    assert not any(p.name.startswith("new.sqlite") for p in tmp_path.iterdir())

@@ -26,7 +26,6 @@ from slmbench.microtasks.store import (
     StoreError,
     cached_read,
     read_export,
-    unstored,
 )
 from slmbench.models.records import CandidateScore, Completion, Message
 from slmbench.models.scripted import Script, ScriptedModel
@@ -258,16 +257,17 @@ def _carried(item_id: str, reply: str = "deny") -> StoredReading:
 
 def test_readings_export_then_import_into_a_new_store_round_trips(tmp_path: Path) -> None:
     rows = [_carried("a1"), _carried("a2", "approve")]
-    with ReadingStore(tmp_path / "here.sqlite") as here:
-        assert here.put_carried(rows) == 2
-        assert here.put_carried(rows) == 0  # new keys only
+    here_path, folder = tmp_path / "here.sqlite", tmp_path / "other-machine"
+    assert ReadingStore.merge(here_path, [(folder, rows)]) == 2
+    assert ReadingStore.merge(here_path, [(folder, rows)]) == 0  # new keys only
+    with ReadingStore(here_path) as here:
         assert here.export(tmp_path / "exports" / "readings.jsonl.gz") == 2
         stored = here.carried()
     back = read_export(tmp_path / "exports" / "readings.jsonl.gz", "hint")
     assert back == stored == rows
-    with ReadingStore(tmp_path / "there.sqlite") as there:
-        there.put_carried(back)
-        assert there.rows() == ReadingStore(tmp_path / "here.sqlite").rows()
+    assert ReadingStore.merge(tmp_path / "there.sqlite", [(tmp_path / "exports", back)]) == 2
+    with ReadingStore(tmp_path / "there.sqlite") as there, ReadingStore(here_path) as here:
+        assert there.rows() == here.rows()
 
 
 def test_a_bad_readings_export_names_its_line(tmp_path: Path) -> None:
@@ -280,13 +280,16 @@ def test_merging_readings_skips_stored_ones_and_refuses_other_raw_outputs(
         tmp_path: Path) -> None:
     path, folder = tmp_path / "readings.sqlite", tmp_path / "other-machine"
     rows = [_carried("a1"), _carried("a2")]
-    assert unstored(path, [(folder, rows)]) == rows and not path.exists()
-    with ReadingStore(path) as store:
-        store.put_carried(rows[:1])
-    assert unstored(path, [(folder, rows)]) == rows[1:]
+    # a dry run counts what is new and writes nothing: not even a store
+    assert ReadingStore.merge(path, [(folder, rows)], dry_run=True) == 2 and not path.exists()
+    assert ReadingStore.merge(path, [(folder, rows[:1])]) == 1
+    assert ReadingStore.merge(path, [(folder, rows)]) == 1  # the one it lacked
     with pytest.raises(ConfigError, match=r"reading scripted:careful · approval · p0 · a1 is "
                        r"stored in .*readings.sqlite and in .*other-machine with different"):
-        unstored(path, [(folder, [_carried("a1", "approve")])])
+        ReadingStore.merge(path, [(folder, [_carried("a4"), _carried("a1", "approve")])])
     with pytest.raises(ConfigError, match="with different content"):
-        unstored(tmp_path / "new.sqlite", [(tmp_path / "a", [_carried("a3")]),
-                                           (tmp_path / "b", [_carried("a3", "approve")])])
+        ReadingStore.merge(tmp_path / "new.sqlite", [(tmp_path / "a", [_carried("a3")]),
+                                                     (tmp_path / "b", [_carried("a3", "approve")])])
+    assert not (tmp_path / "new.sqlite").exists()
+    with ReadingStore(path) as store:
+        assert store.carried() == rows  # a refused merge writes nothing, not even a4

@@ -34,7 +34,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.agents.records import TrialKey
-from slmbench.agents.store import RunStore
+from slmbench.agents.store import Carried, RunStore
 from slmbench.agents.tasks.packs import ensure_pack
 from slmbench.agents.tasks.packs.humaneval import Problem, read_problems
 from slmbench.agents.tools.sandbox import Sandbox, SandboxLimits
@@ -243,6 +243,17 @@ def harness_check(problems: Iterable[Problem], sandbox: Sandbox | None = None) -
 
 def problem_key(model_spec: str, problem: Problem) -> TrialKey:
     return TrialKey(model=model_spec, task=problem.task_id, variant=VARIANT)
+
+
+def carried(model_spec: str, result: ProblemResult) -> Carried:
+    """A stored result as it travels into a run store (:meth:`RunStore.merge`)."""
+    return Carried(TrialKey(model=model_spec, task=result.task_id, variant=VARIANT),
+                   "pass" if result.passed else "fail", result)
+
+
+def result_name(key: TrialKey) -> str:
+    """How a refused merge names a result: ``HumanEval MODEL TASK``."""
+    return f"HumanEval {key.model} {key.task}"
 
 
 def solve(model: Model, problem: Problem, *, max_tokens: int = MAX_TOKENS,

@@ -6,10 +6,10 @@ are idempotent: a key already stored is never written again, so a killed and
 resumed run can neither lose a finished trial nor store one twice. A second
 table caches model responses so re-scoring never re-queries a model.
 
-Records travel between stores (another machine's, a committed export) through
-:func:`export_trials` / :func:`read_trials` (``trials.jsonl.gz``: one ``Trial`` JSON a line),
-:func:`unstored` (what a store lacks, refusing a key stored with other content) and
-:meth:`RunStore.put_many` (many trials in one transaction).
+Records travel between stores (another machine's, a committed export): exported and imported
+by :func:`export_trials` / :func:`read_trials` (``trials.jsonl.gz``: one ``Trial`` JSON a line),
+and merged by :meth:`RunStore.merge` (what a store lacks, in one transaction, refusing a key
+stored with other content).
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -64,6 +65,15 @@ class StoredTrial(BaseModel):
     outcome: str
     record: dict[str, Any]
     created_at: float
+
+
+class Carried(NamedTuple):
+    """A record as it travels into a run store: its key, outcome and record (a ``Trial``, or
+    another record a run stores, such as a HumanEval problem's result)."""
+
+    key: TrialKey
+    outcome: str
+    record: BaseModel
 
 
 class RunStore(Store):
@@ -119,6 +129,33 @@ class RunStore(Store):
                 " record, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (*key.as_tuple(), outcome, _payload(record), now)).rowcount for key, outcome,
                 record in rows)
+
+    @classmethod
+    def merge(cls, run_dir: Path, sources: Iterable[tuple[Path, Sequence[Carried]]], *,
+              dry_run: bool = False, name: Callable[[TrialKey], str] | None = None) -> int:
+        """Write into the store of ``run_dir`` the records of ``sources`` (per folder) that it
+        lacks, each key once, in one transaction; how many. A key it holds with the same
+        content is skipped (both sides compared as the carried record's type dumps them, so a
+        record stored before a field existed compares equal); one key with two contents, in
+        two folders or here and in a folder, is :func:`~slmbench.core.sqlite.clash` (named by
+        ``name``, default :func:`trial_name`) and nothing is written. ``dry_run``: only check
+        and count; nothing is written, and no store is created."""
+        rows = [(folder, [(c.key, c.record.model_dump_json(), c) for c in records])
+                for folder, records in sources]
+        kinds = {c.key: type(c.record) for _, records in rows for _, _, c in records}
+        with ExitStack() as stack:
+            store = stack.enter_context(cls(run_dir)) if (run_dir / DB_NAME).is_file() else None
+
+            def here(key: TrialKey) -> str | None:
+                stored = store.get(key) if store is not None else None
+                return None if stored is None else kinds[key].model_validate(
+                    stored.record).model_dump_json()
+
+            new = sqlite.unstored(rows, here, run_dir, name or trial_name)
+            if dry_run or not new:
+                return len(new)
+            store = store or stack.enter_context(cls(run_dir))
+            return store.put_many(new)
 
     def forget(self, outcome: str, models: list[str]) -> int:
         """Delete the stored trials of ``models`` that ended ``outcome``; how many were.
@@ -245,32 +282,6 @@ def read_trials(path: Path, hint: str) -> list[Trial]:
     return jsonl.validated(Trial, path, jsonl.read_jsonl_gz(path, hint), hint)
 
 
-V = TypeVar("V")
-
-
-def unstored(run_dir: Path, sources: Iterable[tuple[Path, Iterable[tuple[TrialKey, str, V]]]],
-             content: Callable[[dict[str, Any]], str],
-             name: Callable[[TrialKey], str] = trial_name) -> list[V]:
-    """The records of ``sources`` (per folder: (key, content, record)) that the store of
-    ``run_dir`` lacks (none, if it has no store yet: nothing is created), each key once;
-    ``content`` gives a stored record's content in the same form.
-    :func:`~slmbench.core.sqlite.clash` (nothing written) if one key has two contents."""
-    if not (run_dir / DB_NAME).is_file():
-        return sqlite.unstored(sources, lambda key: None, run_dir, name)
-    with RunStore(run_dir) as store:
-        def here(key: TrialKey) -> str | None:
-            stored = store.get(key)
-            return None if stored is None else content(stored.record)
-
-        return sqlite.unstored(sources, here, run_dir, name)
-
-
-def carried(trials: Sequence[Trial]) -> list[tuple[TrialKey, str, Trial]]:
-    """Trials as :func:`unstored` compares them: (key, JSON, trial)."""
-    return [(t.key, t.model_dump_json(), t) for t in trials]
-
-
-def trial_json(record: dict[str, Any]) -> str:
-    """A stored trial record's content as :func:`carried` gives it (re-validated, so a record
-    stored before a field existed compares equal)."""
-    return Trial.model_validate(record).model_dump_json()
+def carried(trials: Sequence[Trial]) -> list[Carried]:
+    """Trials as :meth:`RunStore.merge` takes them."""
+    return [Carried(t.key, t.outcome.value, t) for t in trials]

@@ -145,6 +145,21 @@ def unstored(sources: Iterable[tuple[Path, Iterable[tuple[K, str, V]]]],
     return out
 
 
+@contextmanager
+def removed_on_error(paths: Iterable[Path]) -> Iterator[None]:
+    """Run the block; if it raises, delete each store file of ``paths`` that did not exist
+    before it (with its ``-wal`` and ``-shm``), so a failed write leaves no half-made store."""
+    new = [p for p in paths if not p.exists()]
+    try:
+        yield
+    except BaseException:
+        for path in new:
+            for leftover in (path, path.with_name(path.name + "-wal"),
+                             path.with_name(path.name + "-shm")):
+                leftover.unlink(missing_ok=True)
+        raise
+
+
 def read_meta(conn: sqlite3.Connection, key: str) -> str | None:
     """The raw text stored under ``key`` in ``meta``, or None (also when there is no table)."""
     try:

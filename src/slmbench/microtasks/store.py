@@ -10,9 +10,9 @@ and format failures are rebuilt from the raw outputs on every load by the curren
 code, so a parser fix reaches stored readings.
 
 Readings travel between stores (another machine's, a committed export) as
-:class:`StoredReading` rows: :meth:`ReadingStore.export` / :func:`read_export`
-(``readings.jsonl.gz``), :func:`unstored` (what a store lacks, refusing a key stored with other
-raw outputs) and :meth:`ReadingStore.put_carried` (many rows in one transaction).
+:class:`StoredReading` rows: exported and imported by :meth:`ReadingStore.export` /
+:func:`read_export` (``readings.jsonl.gz``), and merged by :meth:`ReadingStore.merge` (what a
+store lacks, in one transaction, refusing a key stored with other raw outputs).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -240,14 +241,28 @@ class ReadingStore(Store):
                               r["input_sha256"], json.dumps(r["raw"], sort_keys=True))
                 for r in self.rows()]
 
-    def put_carried(self, rows: Sequence[StoredReading]) -> int:
-        """Store ``rows`` exactly as carried (keyed by their input digest, nothing re-read), in
-        one transaction, new keys only; how many were new."""
-        now = time.time()
-        with self._transaction("readings store") as conn:
-            return int(conn.executemany(
-                f"INSERT INTO readings({_COLUMNS}, raw, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT DO NOTHING", [(*r, now) for r in rows]).rowcount)
+    @classmethod
+    def merge(cls, path: Path, sources: Iterable[tuple[Path, Sequence[StoredReading]]], *,
+              dry_run: bool = False) -> int:
+        """Write into the store at ``path`` the readings of ``sources`` (per folder) that it
+        lacks, exactly as carried (keyed by their input digest, nothing re-read), each key once,
+        in one transaction; how many. A key it holds with the same raw outputs is skipped; one
+        key with two, in two folders or here and in a folder, is
+        :func:`~slmbench.core.sqlite.clash` and nothing is written. ``dry_run``: only check
+        and count; nothing is written, and no store is created."""
+        with ExitStack() as stack:
+            store = stack.enter_context(cls(path)) if path.is_file() else None
+            here = {r.key: r.raw for r in store.carried()} if store is not None else {}
+            new = sqlite.unstored(((folder, [(r.key, r.raw, r) for r in rows])
+                                   for folder, rows in sources), here.get, path, _reading_name)
+            if dry_run or not new:
+                return len(new)
+            store = store or stack.enter_context(cls(path))
+            now = time.time()
+            with store._transaction("readings store") as conn:
+                return int(conn.executemany(
+                    f"INSERT INTO readings({_COLUMNS}, raw, created_at) VALUES (?, ?, ?, ?, ?, ?,"
+                    " ?) ON CONFLICT DO NOTHING", [(*r, now) for r in new]).rowcount)
 
 
 def read_export(path: Path, hint: str) -> list[StoredReading]:
@@ -262,19 +277,6 @@ def read_export(path: Path, hint: str) -> list[StoredReading]:
     jsonl.validated(RawReading, path, [r.get("raw") for r in rows], hint)
     return [StoredReading(*(r[k] for k in _KEY), json.dumps(r["raw"], sort_keys=True))
             for r in rows]
-
-
-def unstored(path: Path, sources: Iterable[tuple[Path, Sequence[StoredReading]]]
-             ) -> list[StoredReading]:
-    """The readings of ``sources`` (per folder) that the store at ``path`` lacks (all, if there
-    is no store yet: nothing is created), each key once;
-    :func:`~slmbench.core.sqlite.clash` (nothing written) if one key has two raw outputs."""
-    here: dict[tuple[str, ...], str] = {}
-    if path.is_file():
-        with ReadingStore(path) as store:
-            here = {r.key: r.raw for r in store.carried()}
-    return sqlite.unstored(((folder, [(r.key, r.raw, r) for r in rows])
-                            for folder, rows in sources), here.get, path, _reading_name)
 
 
 def _reading_name(key: tuple[str, ...]) -> str:

@@ -33,8 +33,11 @@
 
 Each part is one table or several (``[[part_a]]`` blocks): a block is a uniform grid,
 so a slow model can get a smaller grid than the others within one study. Part A
-blocks run into their own run directories and are analysed together; Part B blocks
-share one readings store and their matrices are shown one after the other.
+blocks run into their own run directories (``part-a/<n>``, or a block's ``out``, a folder
+inside the study's ``out`` written relative to it: the demo's is ``"."``) and are analysed
+together; Part B blocks share one readings store and their matrices are shown one after the
+other. A caller may fill ``{name}`` placeholders in the file's strings
+(:func:`load_study`'s ``fill``: the demo's ``{model}`` and ``{out}``).
 
 A Part B block with ``sequential = true`` reads each cell only until its verdict is
 decided (the sequential rule), at most ``limit`` items (or the whole eval split).
@@ -72,8 +75,9 @@ The package, one way down: :mod:`~slmbench.study.spec` (the file and what each b
 (the stores as ``*.jsonl.gz``), :mod:`~slmbench.study.carry` (import and merge: which record goes
 to which block's store), :mod:`~slmbench.study.plan` (``--plan``), :mod:`~slmbench.study.page`
 (the page), :mod:`~slmbench.study.workflow` (``slmbench study FILE`` as one call,
-:func:`run_study`), :mod:`~slmbench.study.demo` (``slmbench demo`` as one call, :func:`run_demo`)
-and :mod:`~slmbench.study.eligibility` (the page of a bare readings store).
+:func:`run_study`), :mod:`~slmbench.study.demo` (``slmbench demo`` as one call, :func:`run_demo`:
+the small study file ``demo.toml`` shipped with the package, :func:`demo_study`) and
+:mod:`~slmbench.study.eligibility` (the page of a bare readings store).
 
 A study with an ``[agreement]`` table (``slmbench agree``) is one model through several
 runtimes: its blocks follow from the table (:class:`AgreementBlock`) and its page is the
@@ -97,7 +101,7 @@ agreement page (:mod:`~slmbench.study.agree`).
 
 from slmbench.study.agree import agreement_block, write_agreement_file, write_agreement_page
 from slmbench.study.carry import import_exports, merge_stores
-from slmbench.study.demo import DemoRun, run_demo
+from slmbench.study.demo import DemoRun, demo_study, run_demo
 from slmbench.study.eligibility import write_eligibility_page
 from slmbench.study.export import ImportSummary, export_study
 from slmbench.study.page import StoredPartB, page_blocker, stored_part_b, write_page
@@ -128,6 +132,7 @@ __all__ = [
     "agreement_block",
     "check_can_run",
     "check_models",
+    "demo_study",
     "export_study",
     "import_exports",
     "load_study",

@@ -3,24 +3,24 @@
 machine's stores or exports into this one's, refusing a key stored with other content).
 
 This module only routes: which trial goes to which Part A block, which HumanEval result to
-which directory. Reading, comparing and writing records is the stores' own
-(:mod:`slmbench.agents.store`, :mod:`slmbench.microtasks.store`,
-:mod:`slmbench.agents.runner.merge`)."""
+which directory, and every store checked before any is written. Reading, comparing and writing
+records is the stores' own (:meth:`RunStore.merge <slmbench.agents.store.RunStore.merge>`,
+:meth:`ReadingStore.merge <slmbench.microtasks.store.ReadingStore.merge>`, and
+:func:`~slmbench.agents.runner.merge.merge_trials` for a Part A block's harness)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 from slmbench.agents import store as run_store
-from slmbench.agents.humaneval import VARIANT, ProblemResult
-from slmbench.agents.records import Trial, TrialKey
-from slmbench.agents.runner.merge import check_one_harness, put_trials
+from slmbench.agents.humaneval import ProblemResult, carried, result_name
+from slmbench.agents.records import Trial
+from slmbench.agents.runner.merge import merge_trials
 from slmbench.agents.runner.plan import plan_of
-from slmbench.agents.store import DB_NAME, RunStore, StoredTrial
-from slmbench.core import jsonl
+from slmbench.agents.store import DB_NAME, Carried, RunStore
+from slmbench.core import jsonl, sqlite
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks import store as reading_store
 from slmbench.microtasks.store import ReadingStore, StoredReading
@@ -61,7 +61,7 @@ def _route_trials(study: Study, trials: Sequence[Trial], path: Path) -> dict[Pat
     return {d: ts for d, ts in out.items() if ts}
 
 
-def _route_humaneval(study: Study, path: Path) -> list[tuple[Path, StoredTrial]]:
+def _route_humaneval(study: Study, path: Path) -> list[tuple[Path, Carried]]:
     """The HumanEval export ``path`` into the study's HumanEval directories: each row into the
     directory its ``run`` names; rows without one (exports written before rows named their
     directory) by model, in the order the export lists them, one a directory, or all into the
@@ -86,10 +86,7 @@ def _route_humaneval(study: Study, path: Path) -> list[tuple[Path, StoredTrial]]
                               "list one `humaneval` directory per model, or one for them all")
         by_model = {m: dirs[0] if len(dirs) == 1 else dirs[i] for i, m in enumerate(models)}
         where = [by_model[str(r.get("model"))] for r in rows]
-    return [(target, StoredTrial(key=TrialKey(model=str(row["model"]), task=r.task_id,
-                                              variant=VARIANT),
-                                 outcome="pass" if r.passed else "fail",
-                                 record=json.loads(r.model_dump_json()), created_at=0.0))
+    return [(target, carried(str(row["model"]), r))
             for row, r, target in zip(rows, found, where, strict=True)]
 
 
@@ -99,122 +96,66 @@ def _exports_in(folder: Path) -> dict[str, Path]:
             if (folder / n).is_file()}
 
 
-def _folder_trials(folder: Path) -> list[Trial]:
-    """Every trial of ``folder``: its ``trials.jsonl.gz`` if it is an exports folder, else every
-    store under ``folder/part-a/*/``."""
+def _held(study: Study, folder: Path
+          ) -> tuple[list[Trial], list[StoredReading], list[tuple[Path, Carried]]]:
+    """The trials, readings and HumanEval results (by this study's directory) of ``folder``:
+    its exports if it holds any, else its stores as a study ``out`` lays them out
+    (``part-a/*/``, ``part-b/readings.sqlite``, ``humaneval/<name>`` for each directory of the
+    same name)."""
     if exports := _exports_in(folder):
-        dump = exports.get(TRIALS_EXPORT)
-        return [] if dump is None else run_store.read_trials(dump, IMPORT_HINT)
-    out: list[Trial] = []
+        dumps = [exports.get(n) for n in (TRIALS_EXPORT, READINGS_EXPORT, HUMANEVAL_EXPORT)]
+        return ([] if dumps[0] is None else run_store.read_trials(dumps[0], IMPORT_HINT),
+                [] if dumps[1] is None else reading_store.read_export(dumps[1], IMPORT_HINT),
+                [] if dumps[2] is None else _route_humaneval(study, dumps[2]))
+    trials: list[Trial] = []
     for db in sorted((folder / "part-a").glob(f"*/{DB_NAME}")):
         with RunStore(db.parent) as store:
-            out += jsonl.validated(Trial, db, [t.record for t in store.trials()], IMPORT_HINT)
-    return out
-
-
-def _folder_readings(folder: Path) -> list[StoredReading]:
-    """Every reading of ``folder``: its ``readings.jsonl.gz``, or ``part-b/readings.sqlite``."""
-    if exports := _exports_in(folder):
-        dump = exports.get(READINGS_EXPORT)
-        return [] if dump is None else reading_store.read_export(dump, IMPORT_HINT)
-    path = folder / "part-b" / READINGS_NAME
-    if not path.is_file():
-        return []
-    with ReadingStore(path) as store:
-        return store.carried()
-
-
-def _folder_humaneval(study: Study, folder: Path) -> dict[Path, list[StoredTrial]]:
-    """Every HumanEval result of ``folder``, by this study's HumanEval directory: from its
-    ``humaneval.jsonl.gz``, or from ``folder/humaneval/<name>`` (the layout of ``--out``) for
-    each directory of the same name."""
-    out: dict[Path, list[StoredTrial]] = {}
-    if exports := _exports_in(folder):
-        dump = exports.get(HUMANEVAL_EXPORT)
-        for target, t in [] if dump is None else _route_humaneval(study, dump):
-            out.setdefault(target, []).append(t)
-        return out
+            trials += jsonl.validated(Trial, db, [t.record for t in store.trials()], IMPORT_HINT)
+    readings: list[StoredReading] = []
+    if (path := folder / "part-b" / READINGS_NAME).is_file():
+        with ReadingStore(path) as stored_readings:
+            readings = stored_readings.carried()
+    humaneval: list[tuple[Path, Carried]] = []
     for target in study.humaneval:
-        if (folder / "humaneval" / target.name / DB_NAME).is_file():
-            with RunStore(folder / "humaneval" / target.name) as store:
-                out[target] = list(store.trials())
-    return out
+        if (db := folder / "humaneval" / target.name / DB_NAME).is_file():
+            with RunStore(db.parent) as store:
+                stored = list(store.trials())
+            humaneval += [(target, carried(t.key.model, r)) for t, r in zip(stored, jsonl.validated(
+                ProblemResult, db, [t.record for t in stored], IMPORT_HINT), strict=True)]
+    return trials, readings, humaneval
 
 
-def _record_json(record: dict[str, object]) -> str:
-    return json.dumps(record, sort_keys=True)
-
-
-def _humaneval_name(key: TrialKey) -> str:
-    return f"HumanEval {key.model} {key.task}"
-
-
-@dataclass(frozen=True)
-class _New:
-    """The records to write, by target store."""
-
-    trials: dict[Path, list[Trial]]
-    readings: list[StoredReading]
-    humaneval: dict[Path, list[StoredTrial]]
-
-    def stores(self, study: Study) -> list[Path]:
-        return [d / DB_NAME for d in [*self.trials, *self.humaneval]] + (
-            [study.part_b_dir / READINGS_NAME] if self.readings else [])
-
-
-def _gather(study: Study, folders: Sequence[Path], *, into_new: bool = False) -> _New:
-    """What ``folders`` hold that this study's stores do not; ConfigError (nothing written) on
-    a malformed folder or a key stored with different content, and (``into_new``) when a
-    target store exists."""
-    trials: dict[Path, list[tuple[Path, list[Trial]]]] = {}
-    humaneval: dict[Path, list[tuple[Path, list[StoredTrial]]]] = {}
+def _merge(study: Study, folders: Sequence[Path], *, into_new: bool = False) -> ImportSummary:
+    """Merge what ``folders`` hold into the store of this study each record is routed to; the
+    records written per store. Every store is checked before any is written: ConfigError
+    (nothing written) on a malformed folder, a record a store refuses, and (``into_new``) when a
+    target store exists. A store this call creates is removed again if writing fails."""
+    trials: dict[Path, list[tuple[Path, Sequence[Trial]]]] = {}
+    humaneval: dict[Path, list[tuple[Path, Sequence[Carried]]]] = {}
+    readings: list[tuple[Path, Sequence[StoredReading]]] = []
     for folder in folders:
-        if others := _folder_trials(folder):
-            for target, ts in _route_trials(study, others, folder).items():
-                trials.setdefault(target, []).append((folder, ts))
-        for target, results_ in _folder_humaneval(study, folder).items():
-            humaneval.setdefault(target, []).append((folder, results_))
-    readings = [(f, _folder_readings(f)) for f in folders]
-    every = _New({d: [] for d in trials}, [r for _, rs in readings for r in rs],
-                 {d: [] for d in humaneval})
-    if into_new and (taken := [t for t in every.stores(study) if t.exists()]):
+        others, found, results_ = _held(study, folder)
+        for target, ts in (_route_trials(study, others, folder) if others else {}).items():
+            trials.setdefault(target, []).append((folder, ts))
+        for target in dict.fromkeys(d for d, _ in results_):
+            humaneval.setdefault(target, []).append((folder, [r for d, r in results_
+                                                              if d == target]))
+        readings += [(folder, found)] if found else []
+    blocks = [study.part_a_dir(b) for b in range(len(study.part_a))]
+    merges: dict[Path, Callable[..., int]] = {
+        **{d / DB_NAME: partial(merge_trials, part_a_experiment(study, blocks.index(d)), d, found)
+           for d, found in sorted(trials.items())},
+        **{d / DB_NAME: partial(RunStore.merge, d, found, name=result_name)
+           for d, found in sorted(humaneval.items())}}
+    if readings:
+        path = study.part_b_dir / READINGS_NAME
+        merges[path] = partial(ReadingStore.merge, path, readings)
+    if into_new and (taken := [t for t in merges if t.exists()]):
         raise ConfigError(f"{taken[0]} exists; import never overwrites a store",
                           "import into a new --out directory, or delete the old stores")
-    new_trials = {d: run_store.unstored(d, [(f, run_store.carried(ts)) for f, ts in found],
-                                        run_store.trial_json) for d, found in trials.items()}
-    new_humaneval = {d: run_store.unstored(
-        d, [(f, [(t.key, _record_json(t.record), t) for t in ts]) for f, ts in found],
-        _record_json, _humaneval_name) for d, found in humaneval.items()}
-    return _New(trials={d: ts for d, ts in new_trials.items() if ts},
-                readings=reading_store.unstored(study.part_b_dir / READINGS_NAME, readings),
-                humaneval={d: ts for d, ts in new_humaneval.items() if ts})
-
-
-def _write(study: Study, new: _New, source: str) -> ImportSummary:
-    """Write ``new`` into the study's stores (trials of one harness per task only); a store
-    this call creates is removed again if writing fails. The records written per store."""
-    for run_dir, ts in new.trials.items():
-        check_one_harness(run_dir, ts, source)
-    created = [t for t in new.stores(study) if not t.exists()]
-    blocks = [study.part_a_dir(b) for b in range(len(study.part_a))]
-    written: dict[str, int] = {}
-    try:
-        for run_dir, ts in sorted(new.trials.items()):
-            exp = part_a_experiment(study, blocks.index(run_dir))
-            written[str(run_dir / DB_NAME)] = put_trials(exp, run_dir, ts)
-        for run_dir, stored in sorted(new.humaneval.items()):
-            with RunStore(run_dir) as store:
-                written[str(store.path)] = store.put_many(
-                    (t.key, t.outcome, t.record) for t in stored)
-        if new.readings:
-            with ReadingStore(study.part_b_dir / READINGS_NAME) as readings:
-                written[str(readings.path)] = readings.put_carried(new.readings)
-    except BaseException:
-        for t in created:
-            for leftover in (t, t.with_name(t.name + "-wal"), t.with_name(t.name + "-shm")):
-                leftover.unlink(missing_ok=True)
-        raise
-    return ImportSummary(stores=written)
+    new = {target: n for target, merge in merges.items() if (n := merge(dry_run=True))}
+    with sqlite.removed_on_error(new):
+        return ImportSummary(stores={str(t): merges[t](dry_run=False) for t in new})
 
 
 def import_exports(exports: Path, study: Study) -> ImportSummary:
@@ -231,8 +172,7 @@ def import_exports(exports: Path, study: Study) -> ImportSummary:
     if not _exports_in(exports):
         raise ConfigError(f"{exports} holds none of {TRIALS_EXPORT}, {READINGS_EXPORT}, "
                           f"{HUMANEVAL_EXPORT}", IMPORT_HINT)
-    every = _gather(study, [exports], into_new=True)  # every target is new
-    return _write(study, every, str(exports))
+    return _merge(study, [exports], into_new=True)  # every target is new
 
 
 def merge_stores(study: Study, folders: Sequence[Path]) -> ImportSummary:
@@ -252,4 +192,4 @@ def merge_stores(study: Study, folders: Sequence[Path]) -> ImportSummary:
                 and not (folder / "part-b" / READINGS_NAME).is_file() \
                 and not any((folder / "humaneval").glob(f"*/{DB_NAME}")):
             raise ConfigError(f"--merge {folder} holds no study store", _MERGE_HINT)
-    return _write(study, _gather(study, folders), " and ".join(map(str, folders)))
+    return _merge(study, folders)

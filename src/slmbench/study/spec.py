@@ -3,6 +3,7 @@ each block keeps its records, and what each block plans to run or read."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -181,13 +182,27 @@ class Study(BaseModel):
         self.part_a, self.part_b = part_a, part_b
         return self
 
+    @model_validator(mode="after")
+    def _part_a_blocks_store_apart(self) -> Study:
+        if any(e.out is not None and (e.out.is_absolute() or ".." in e.out.parts)
+               for e in self.part_a):
+            raise ValueError("a [part_a] block's `out` is a folder inside the study's `out`, "
+                             "written relative to it (e.g. \".\")")
+        dirs = [self.part_a_dir(b) for b in range(len(self.part_a))]
+        if len(set(dirs)) < len(dirs):
+            raise ValueError("two [part_a] blocks store their trials in one folder")
+        return self
+
     @field_validator("part_a", "part_b", "cascade", mode="before")
     @classmethod
     def _one_or_many(cls, value: object) -> object:
         return [value] if isinstance(value, dict) else value
 
     def part_a_dir(self, block: int) -> Path:
-        return self.out / "part-a" / str(block + 1)
+        """Block ``block``'s run directory: its ``out`` inside the study's, else
+        ``part-a/<n>``."""
+        given = self.part_a[block].out
+        return self.out / (given if given is not None else Path("part-a", str(block + 1)))
 
     @property
     def part_b_dir(self) -> Path:
@@ -210,9 +225,26 @@ class Study(BaseModel):
             "humaneval": [fix(p) for p in self.humaneval], "part_b": part_b})
 
 
-def load_study(path: Path, *, base: Path | None = None) -> Study:
-    """Read and validate a study file; relative paths are taken from ``base`` (default: cwd)."""
+def _filled(value: object, fill: Mapping[str, str]) -> object:
+    """``value`` with each ``{name}`` of ``fill`` in its strings replaced by its value."""
+    if isinstance(value, str):
+        for name, text in fill.items():
+            value = value.replace(f"{{{name}}}", text)
+        return value
+    if isinstance(value, list):
+        return [_filled(v, fill) for v in value]
+    if isinstance(value, dict):
+        return {k: _filled(v, fill) for k, v in value.items()}
+    return value
+
+
+def load_study(path: Path, *, base: Path | None = None,
+               fill: Mapping[str, str] | None = None) -> Study:
+    """Read and validate a study file; relative paths are taken from ``base`` (default: cwd).
+    ``fill``: the values of the file's ``{name}`` placeholders (the demo's model and out)."""
     raw = load_toml(path, what="study file", hint=_HINT)
+    if fill:
+        raw = {k: _filled(v, fill) for k, v in raw.items()}
     retry = raw.get("retry")
     part_b_retry = {"attempts": retry["attempts"]} if isinstance(retry, dict) and \
         "attempts" in retry else None

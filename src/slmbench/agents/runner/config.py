@@ -43,7 +43,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from slmbench.agents.runner.cache import CachePolicy
 from slmbench.agents.runner.report import model_slug
 from slmbench.agents.runner.retry import RetryPolicy
-from slmbench.agents.tools.faults import FAULT_KINDS
 from slmbench.core.errors import ConfigError
 from slmbench.core.tomlfile import first_error, load_toml
 from slmbench.models.llamaserver import default_in_flight
@@ -236,25 +235,3 @@ DEMO_MODEL = "llamacpp:qwen2.5-coder-0.5b?n_ctx=32768"
 def demo_dir(model: str) -> Path:
     """``runs/demo-<model slug>``: the same model always resumes the same demo."""
     return Path("runs") / f"demo-{model_slug(model)}"
-
-
-#: the rewordings the demo keeps of a robustness task: one of each kind (an automatic
-#: rewording, a hand-written paraphrase), so the demo stays inside its 15 minutes here
-DEMO_REWORDINGS = ("paraphrase", "para1")
-
-
-def demo_variants() -> list[str]:
-    """The variants the demo runs: ``base``, :data:`DEMO_REWORDINGS` and every fault."""
-    return ["base", *DEMO_REWORDINGS, *(f"fault:{kind}" for kind in FAULT_KINDS)]
-
-
-def demo_experiment(model: str = DEMO_MODEL, *, out: Path | None = None, suite: str = "quick",
-                    tasks: list[str] | None = None, temperature: float = 0.0,
-                    repeats: int = 1, skip_code_tasks: bool = False) -> Experiment:
-    """The demo's grid: one suite (default ``quick``) on one model, into ``out`` (default
-    :func:`demo_dir`), under :func:`demo_variants`."""
-    return build_experiment({
-        "name": "demo", "models": [model], "suites": [suite], "tasks": tasks or [],
-        "temperatures": [temperature], "repeats": repeats, "out": out or demo_dir(model),
-        "skip_code_tasks": skip_code_tasks, "variants": demo_variants(),
-    })

@@ -15,7 +15,7 @@ from slmbench.agents.records import Trial
 from slmbench.agents.runner.config import Experiment
 from slmbench.agents.runner.meta import harness_of
 from slmbench.agents.runner.plan import plan_of
-from slmbench.agents.store import DB_NAME, RunStore
+from slmbench.agents.store import DB_NAME, RunStore, carried
 from slmbench.core.errors import ConfigError
 
 
@@ -39,20 +39,29 @@ def check_one_harness(run_dir: Path, trials: Sequence[Trial], source: str) -> No
                               "parser, tools, tasks), or keep them apart under another --out")
 
 
-def put_trials(exp: Experiment, run_dir: Path, trials: Sequence[Trial]) -> int:
-    """Store ``trials`` (new keys only) in the run store of ``exp`` at ``run_dir``; how many
-    were new.
+def merge_trials(exp: Experiment, run_dir: Path, sources: Sequence[tuple[Path, Sequence[Trial]]],
+                 *, dry_run: bool = False) -> int:
+    """Merge the trials of ``sources`` (per folder) into the run store of ``exp`` at ``run_dir``
+    (:meth:`~slmbench.agents.store.RunStore.merge`: new keys only, a key stored with other
+    content refused) unless they would put trials of one task made by two harnesses side by side
+    (:func:`check_one_harness`); how many were new (``dry_run``: would be; nothing written).
 
     When every trial the store then holds was made by this checkout's harness (each trial's
     per-task fingerprint is the one its task has here), the store records the experiment's
     harness fingerprint (:func:`~slmbench.agents.runner.executor.harness_of`), so a run
     resumes it; otherwise ``merged-<digest of the trials' fingerprints>``, which a run refuses
     to add to (a page is still made from it)."""
+    rows = [(folder, carried(trials)) for folder, trials in sources]
+    found = RunStore.merge(run_dir, rows, dry_run=True)
+    check_one_harness(run_dir, [t for _, trials in sources for t in trials],
+                      " and ".join(str(folder) for folder, _ in sources))
+    if dry_run or not found:
+        return found
+    new = RunStore.merge(run_dir, rows)
     plan = plan_of(exp)
     here = {tid: fingerprint([task], toolset=exp.toolset, prompts=exp.prompts,
                              scaffold=exp.scaffold) for tid, task in plan.tasks.items()}
     with RunStore(run_dir) as store:
-        new = store.put_many((t.key, t.outcome.value, t) for t in trials)
         if store.get_meta("harness_fingerprint") is None:
             made = {t.key.task: t.record.get("harness") for t in store.trials()}
             digest = hashlib.sha256(json.dumps(sorted(made.items())).encode()).hexdigest()[:8]
