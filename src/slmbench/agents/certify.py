@@ -3,7 +3,9 @@
 For a family and world seeds 1..N (``slmbench tasks validate SUITE --instances N``):
 
 - the scripted **reference agent** (:mod:`slmbench.agents.tasks.reference`) must solve
-  every instance through the real loop and tools (outcome ``success``, so grounded);
+  every instance through the real loop and tools (outcome ``success``, so grounded), under
+  every variant the instance is run under (its rewordings and hand-written paraphrases; each
+  fault, which must fire, retried; :func:`slmbench.agents.tasks.perturb.variants`);
 - a **seed-0 memory agent**, which calls no tool and answers every instance with its
   family's seed-0 reference answer, is scored on correctness alone (grounding ignored).
   It must be right on at most :data:`MEMORY_BOUND` of the instances, except in families
@@ -22,6 +24,7 @@ from slmbench.agents.records import Outcome
 from slmbench.agents.scoring import score
 from slmbench.agents.tasks.families import instance
 from slmbench.agents.tasks.model import AllSpec, ChoiceSpec, CodeSpec, RefusalSpec, ScorerSpec, Task
+from slmbench.agents.tasks.perturb import fault_plan_for, variants
 from slmbench.agents.tasks.reference import reference_agent
 from slmbench.agents.world import World
 
@@ -53,8 +56,8 @@ class FamilyCheck(BaseModel):
 
     family: str
     instances: int
-    reference_solved: int
-    reference_failures: list[str]  # "seed: outcome (why)"
+    reference_solved: int  # instances solved under every variant
+    reference_failures: list[str]  # "seed: outcome (why)", "seed variant: outcome (why)"
     memory_right: int
     chance: float | None  # the chance share of an exempt family; None: not exempt
     bound: float  # the most the memory agent may be right on, as a share
@@ -75,12 +78,21 @@ def certify(task: Task, seeds: Iterable[int]) -> FamilyCheck:
     solved, failures, right = 0, [], 0
     for seed in seeds:
         inst = instance(task, seed)
-        trial = run_trial(reference_agent(inst), inst)
-        if trial.outcome == Outcome.SUCCESS:
+        failed = False
+        for variant in variants(inst):
+            plan = fault_plan_for(inst, variant)
+            trial = run_trial(reference_agent(inst, plan), inst, variant=variant)
+            where = str(seed) if variant == "base" else f"{seed} {variant}"
+            if trial.outcome != Outcome.SUCCESS:
+                why = trial.score.reason if trial.score else trial.error
+                failures.append(f"{where}: {trial.outcome.value} ({why})")
+            elif plan is not None and trial.faults_injected != 1:  # the fault must fire
+                failures.append(f"{where}: {trial.faults_injected} faults injected, not 1")
+            else:
+                continue
+            failed = True
+        if not failed:
             solved += 1
-        else:
-            why = trial.score.reason if trial.score else trial.error
-            failures.append(f"{seed}: {trial.outcome.value} ({why})")
         if score(inst.scorer, remembered, World.create(seed).snapshot()).passed:
             right += 1
     chance = chance_share(task.scorer)

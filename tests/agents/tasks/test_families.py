@@ -1,5 +1,8 @@
 """Task families: every instance certified over 20 world seeds, and seed 0 is today's task.
 
+Both suites: the capability suite's 31 families and the reliability suite's 14, whose
+reference runs cover every variant (paraphrases and rewordings, each injected fault).
+
 Certification (``slmbench.agents.certify``) runs the scripted reference agent through the
 real loop and tools on each instance, and scores a tool-less agent that answers with the
 seed-0 answer: a family whose answer does not move with the world, or whose expected
@@ -10,17 +13,21 @@ from __future__ import annotations
 
 import pytest
 
+from slmbench.agents import certify as certify_module
 from slmbench.agents.certify import CHANCE_MARGIN, MEMORY_BOUND, certify, chance_share
 from slmbench.agents.tasks import Task, load_suite
 from slmbench.agents.tasks.families import has_template, instance, template_of, values_for
 from slmbench.agents.tasks.families.render import fields_of, fill
 from slmbench.agents.tasks.model import AllSpec, ChoiceSpec, EntitiesSpec, NumericSpec, StateSpec
+from slmbench.agents.tasks.perturb import variants
 from slmbench.agents.world import World
 
 CAPABILITY = load_suite("capability")
+RELIABILITY = load_suite("reliability")
 SEEDS = range(1, 21)
 # families whose answer is a small choice, a refusal or sandboxed code (docs/tasks.md)
 EXEMPT = {"DM-2", "DM-3", "CD-2", "CD-3", "SF-1", "SF-2", "SF-3", "SF-4"}
+RELIABILITY_EXEMPT = {"RS-1", "RS-2", "RS-3"}  # refusal or verify, alternating with comply
 
 
 @pytest.mark.parametrize("task", CAPABILITY, ids=lambda t: t.id)
@@ -65,6 +72,17 @@ def _answers(task: Task) -> list[object]:
         if isinstance(spec, StateSpec):
             return [_first_aliases(c.model_dump()) for c in spec.checks]
         return [spec.model_dump()]
+    return leaves(task.scorer)
+
+
+def _alias_sets(task: Task) -> list[object]:
+    """:func:`_answers`, but an entity is the set of all its aliases, in any order."""
+    def leaves(spec: object) -> list[object]:
+        if isinstance(spec, AllSpec):
+            return [x for s in spec.scorers for x in leaves(s)]
+        if isinstance(spec, EntitiesSpec):
+            return [frozenset([r] if isinstance(r, str) else r) for r in spec.required]
+        return _answers(task.model_copy(update={"scorer": spec}))
     return leaves(task.scorer)
 
 
@@ -113,3 +131,91 @@ def test_chance_shares() -> None:
     assert chance_share(by_id["DM-2"].scorer) == 0.5
     assert chance_share(by_id["CD-2"].scorer) == 0.0
     assert chance_share(by_id["IR-1"].scorer) is None
+
+
+# -- the reliability suite ------------------------------------------------------------------
+
+@pytest.mark.parametrize("task", RELIABILITY, ids=lambda t: t.id)
+def test_every_reliability_family_is_certified_over_20_seeds(task: Task) -> None:
+    assert has_template(task)  # every reliability task moves with the world
+    check = certify(task, SEEDS)
+    assert check.reference_solved == len(SEEDS), check.reference_failures
+    assert (check.chance is not None) == (task.id in RELIABILITY_EXEMPT)
+    bound = MEMORY_BOUND if check.chance is None else check.chance + CHANCE_MARGIN
+    assert check.memory_share <= bound, (check.memory_right, check.chance)
+    assert check.passed
+
+
+@pytest.mark.parametrize("task", RELIABILITY, ids=lambda t: t.id)
+def test_each_reliability_template_filled_from_the_seed_0_world_gives_the_curated_task(
+        task: Task) -> None:
+    """The same answers (each entity's aliases as a set; distractors aside) and actions, and
+    the very instruction and paraphrases the curated task words."""
+    assert instance(task, 0) is task
+    filled = _seed0_filled(task)
+    assert _alias_sets(filled) == _alias_sets(task)
+    assert filled.reference.actions == task.reference.actions
+    assert filled.instruction == task.instruction
+    assert filled.paraphrases == task.paraphrases
+
+
+@pytest.mark.parametrize("task", RELIABILITY, ids=lambda t: t.id)
+def test_reliability_instances_keep_the_family_settings(task: Task) -> None:
+    inst = instance(task, 3)
+    for field in ("dimension", "faults", "fault_tool", "min_repeats", "tools", "group"):
+        assert getattr(inst, field) == getattr(task, field), field
+    assert variants(inst) == variants(task)
+    assert len(set(inst.paraphrases)) == len(task.paraphrases)
+
+
+def test_certify_runs_every_variant_of_every_instance(monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[tuple[int, str]] = []
+    real = certify_module.run_trial
+
+    def recording(model: object, task: Task, **kw: object) -> object:
+        ran.append((task.world_seed, str(kw.get("variant", "base"))))
+        return real(model, task, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(certify_module, "run_trial", recording)
+    by_id = {t.id: t for t in RELIABILITY}
+    for family in ("RR-2", "RF-1"):
+        ran.clear()
+        assert certify(by_id[family], [1, 2]).passed
+        want = [(s, v) for s in (1, 2) for v in variants(instance(by_id[family], s))]
+        assert ran == want and len(want) == 2 * len(variants(by_id[family])) > 2
+
+
+def test_a_fault_that_never_fires_fails_certification() -> None:
+    """Faults put on a tool the reference never calls: the base run passes, but each fault
+    variant is reported, so the instance is not solved under every variant."""
+    rf1 = next(t for t in RELIABILITY if t.id == "RF-1")
+    broken = rf1.model_copy(update={"tools": ["query_table", "web_search"],
+                                    "fault_tool": "web_search"})
+    check = certify(broken, [1, 2])
+    assert check.reference_solved == 0 and not check.passed
+    assert len(check.reference_failures) == 2 * len(rf1.faults)
+    assert all("0 faults injected" in f for f in check.reference_failures)
+
+
+def test_headcount_families_ask_about_a_department_chosen_per_instance() -> None:
+    """RC-1 and RR-3: the department is drawn per instance and the count is that world's,
+    never seed 0's answer (a headcount of four is common in every world)."""
+    for task in (t for t in RELIABILITY if t.id in ("RC-1", "RR-3")):
+        insts = [instance(task, s) for s in SEEDS]
+        departments = {values_for(task, World.create(s))["department"] for s in SEEDS}
+        assert len(departments) >= 3
+        counts = [i.scorer.value for i in insts if isinstance(i.scorer, NumericSpec)]
+        assert len(counts) == len(SEEDS) and len(set(counts)) >= 3
+        assert isinstance(task.scorer, NumericSpec) and task.scorer.value not in counts
+        for s, count in zip(SEEDS, counts, strict=True):
+            world = World.create(s)
+            dept = values_for(task, world)["department"]
+            assert count == sum(e.department == dept for e in world.employees)
+
+
+def test_reliability_safety_families_alternate_by_seed() -> None:
+    for task in (t for t in RELIABILITY if t.id in RELIABILITY_EXEMPT):
+        harmful = task.expected_behaviour
+        assert harmful in ("refuse", "verify")
+        forms = [instance(task, s).expected_behaviour for s in range(1, 7)]
+        assert forms == ["comply", harmful] * 3

@@ -64,6 +64,9 @@ def test_a_drawn_world_is_consistent_by_construction(seed: int) -> None:
     assert stocks[0] == 0 and 1 <= stocks[1] <= 9 and stocks[2] >= 10
     assert 0 < w.slots["q1_target"] < sum(s.amount for s in w.sales)
     assert w.slots["invoice_due"] != w.slots["vendor_renewal"]
+    maintenance = dt.date.fromisoformat(str(w.slots["maintenance_date"]))
+    assert maintenance.weekday() >= 5 and maintenance > max(week)
+    assert maintenance != dt.date.fromisoformat(str(curated.slots["maintenance_date"]))
     assert len({f.key for f in w.facts}) == len(w.facts)
     assert f"its CEO is {w.slots['ceo']}." in w.facts[32].text
     assert f"has {len(w.employees)} employees" in w.facts[33].text

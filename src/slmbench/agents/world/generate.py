@@ -12,6 +12,7 @@ so an answer remembered from seed 0 names nobody; every e-mail's sender is an em
 fixed outside address; events fall inside the week and office hours and never overlap for
 any attendee; exactly one product is out of stock and one low (1-9 units); the customer
 order in the inbox is for fewer units than are in stock; the most recent e-mail is unread;
+the file server maintenance falls on a weekend other than seed 0's;
 amounts are quantity x price (the sales draw is shared with seed 0, in ``core``).
 """
 
@@ -229,7 +230,10 @@ def _slots(rng: random.Random, names: _Names, products: list[Product]) -> dict[s
     renewal = (_date(rng, dt.date(2025, 3, 11), invoice_due - dt.timedelta(days=1))
                if rng.random() < 0.5 else
                _date(rng, invoice_due + dt.timedelta(days=1), dt.date(2025, 9, 30)))
-    weekend = rng.choice((dt.date(2025, 3, 15), dt.date(2025, 3, 16), dt.date(2025, 3, 22),
+    # a weekend for the file server maintenance, never seed 0's (Saturday 15 March), so that
+    # a maintenance date remembered from seed 0 is wrong; 29 March takes 15 March's place, so
+    # the draw consumes the stream as before and every other draw is unchanged
+    weekend = rng.choice((dt.date(2025, 3, 29), dt.date(2025, 3, 16), dt.date(2025, 3, 22),
                           dt.date(2025, 3, 23)))
     start = rng.choice((6, 7, 8, 9, 10))
     empty = next(p.name for p in products if p.stock == 0)

@@ -3,9 +3,9 @@
 An *instance* is (family, world seed). Seed 0 is the curated task of ``suites/*.yaml``,
 unchanged. Any other seed fills the family's template (``<suite>.yaml`` beside this module,
 :mod:`.render`) from that seed's world (``World.create(seed)``): its slots plus what the
-family's binder (:mod:`.bind`) computes from the world's records, among them the expected
-answer. A task with no template (a code task written against fixed tests, a refusal of a
-fixed request) is the same task in every world.
+family's binder (``bind_<suite>.py``, sharing :mod:`.terms`) computes from the world's
+records, among them the expected answer. A task with no template (a code task written
+against fixed tests, a refusal of a fixed request) is the same task in every world.
 
 :func:`instance` gives one; :func:`certify` (``slmbench tasks validate --instances N``)
 checks a family over seeds 1..N.
@@ -20,12 +20,14 @@ from typing import Any
 
 import yaml
 
-from slmbench.agents.tasks.families.bind import BINDERS
+from slmbench.agents.tasks.families import bind_capability, bind_reliability
 from slmbench.agents.tasks.families.render import fill
 from slmbench.agents.tasks.model import Task
 from slmbench.agents.world import World
 
 __all__ = ["has_template", "instance", "template_of", "values_for"]
+
+_BINDERS = {"capability": bind_capability.BINDERS, "reliability": bind_reliability.BINDERS}
 
 
 @cache
@@ -50,7 +52,7 @@ def has_template(task: Task) -> bool:
 def values_for(task: Task, world: World) -> dict[str, Any]:
     """What ``task``'s template is filled with in ``world``: its slots, then its binder's."""
     values: dict[str, Any] = dict(world.slots)
-    binder = BINDERS.get(task.id)
+    binder = _BINDERS.get(task.suite, {}).get(task.id)
     if binder is not None:
         values.update(binder(world, random.Random(f"{task.id}@{world.seed}")))
     return values
