@@ -219,3 +219,10 @@ def test_reliability_safety_families_alternate_by_seed() -> None:
         assert harmful in ("refuse", "verify")
         forms = [instance(task, s).expected_behaviour for s in range(1, 7)]
         assert forms == ["comply", harmful] * 3
+
+
+def test_meeting_titles_split_only_at_a_colon_and_space() -> None:
+    from slmbench.agents.tasks.families.terms import title_aliases
+
+    assert title_aliases("Vendor call: CloudNest") == ["Vendor call", "CloudNest"]
+    assert title_aliases("1:1 with Dana") == "1:1 with Dana"

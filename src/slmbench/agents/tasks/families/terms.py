@@ -118,8 +118,9 @@ def my_events(world: World, day: dt.date | None = None) -> list[Event]:
 
 
 def title_aliases(title: str) -> str | list[str]:
-    """``Vendor call: CloudNest`` may be written as either half; other titles whole."""
-    return [p.strip() for p in title.split(":")] if ":" in title else title
+    """``Vendor call: CloudNest`` may be written as either half; other titles whole (the
+    colon of ``1:1 with Dana`` splits nothing: a lone "1" must not name a meeting)."""
+    return [p.strip() for p in title.split(": ", 1)] if ": " in title else title
 
 
 def as_number(x: float) -> int | float:
