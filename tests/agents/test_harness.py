@@ -290,7 +290,8 @@ class BothScaffolds:
 
     def generate(self, messages: Sequence[Message | dict[str, Any]], *, temperature: float = 0.0,
                  seed: int = 0, max_tokens: int = 256, stop: Sequence[str] | None = None,
-                 tools: Sequence[dict[str, Any]] | None = None) -> Completion:
+                 tools: Sequence[dict[str, Any]] | None = None,
+                 stop_at: Any = None) -> Completion:
         called = any((m.role if isinstance(m, Message) else m["role"]) == "tool"
                      or "Observation:" in (m.content if isinstance(m, Message) else m["content"])
                      for m in messages[2:])

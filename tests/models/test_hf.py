@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,24 @@ def test_length_and_stop(hf: HFModel) -> None:
     cut = hf.generate(FRANCE, max_tokens=12, stop=[" of"])
     assert cut.finish_reason == "stop"
     assert cut.text == full.text.split(" of")[0]
+
+
+@dataclass(frozen=True)
+class AfterOf:
+    """A stop rule: the reply ends just past its first " of"."""
+
+    key: str = "after-of"
+
+    def __call__(self, text: str) -> int | None:
+        return text.index(" of") + 3 if " of" in text else None
+
+
+def test_a_stop_rule_stops_the_reply_while_it_is_written(hf: HFModel) -> None:
+    full = hf.generate(FRANCE, max_tokens=12)
+    stopped = hf.generate(FRANCE, max_tokens=12, stop_at=AfterOf())
+    assert stopped.text == full.text[:AfterOf()(full.text)]
+    assert stopped.finish_reason == "stop"
+    assert stopped.completion_tokens < full.completion_tokens
 
 
 def test_score_ranks_like_llamacpp(hf: HFModel, smollm: LlamaCppModel) -> None:

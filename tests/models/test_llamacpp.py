@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -113,6 +114,27 @@ def test_stop_sequence_cuts_text_and_reports_stop(smollm: LlamaCppModel) -> None
     assert cut.finish_reason == "stop"
     assert cut.text == full.text.split(",")[0]
     assert cut.completion_tokens < full.completion_tokens
+
+
+@dataclass(frozen=True)
+class AtComma:
+    """A stop rule: the reply ends just past its first comma."""
+
+    key: str = "at-comma"
+
+    def __call__(self, text: str) -> int | None:
+        return text.index(",") + 1 if "," in text else None
+
+
+def test_a_stop_rule_stops_the_reply_while_it_is_written_where_a_cut_after_would(
+        smollm: LlamaCppModel) -> None:
+    """Asked at every token, the rule stops generation (fewer tokens spent), and the text is
+    the whole reply cut where the rule says: the same as a backend that cuts after."""
+    full = smollm.generate(FRANCE, max_tokens=24)
+    stopped = smollm.generate(FRANCE, max_tokens=24, stop_at=AtComma())
+    assert stopped.text == full.text[:AtComma()(full.text)]
+    assert stopped.finish_reason == "stop"
+    assert stopped.completion_tokens < full.completion_tokens
 
 
 def test_end_of_turn_gives_stop(qwen05: LlamaCppModel) -> None:

@@ -36,8 +36,9 @@ __all__ = ["LOOP_VERSION", "PARSER_VERSION", "TOOL_VERSION", "fingerprint", "off
 PARSER_VERSION = 3  # 2: call/function string keys, arguments-only objects, +alias formats;
 # 3: depth and work bounds, final_answer(...) calls, Action Input ends at the next label line
 # 1: think blocks split off before the parser; a cut reply with no action is truncated;
-# overflow is context_overflow (issue #19)
-LOOP_VERSION = 1
+# overflow is context_overflow (issue #19); 2: a ReAct reply ends where its action is settled
+# (react.ActionEnd: the backend stops or cuts it there)
+LOOP_VERSION = 2
 TOOL_VERSION = 2  # 2: code_interpreter shows the last expression, strips common indentation
 
 

@@ -1,7 +1,7 @@
 """Model layer: one small protocol, one module per backend; ``ray`` runs any of them as
 replicas on a Ray cluster (docs/scale-out.md)."""
 
-from slmbench.models.base import Model
+from slmbench.models.base import Model, StopRule
 from slmbench.models.factory import load_model
 from slmbench.models.placement import RayModelOptions
 from slmbench.models.ray import RayCluster, RayModel
@@ -17,6 +17,7 @@ __all__ = [
     "RayCluster",
     "RayModel",
     "RayModelOptions",
+    "StopRule",
     "ToolCall",
     "load_model",
     "parse_spec",

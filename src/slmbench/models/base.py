@@ -20,7 +20,24 @@ from slmbench.models.records import (
     ToolCall,
     as_messages,
 )
-from slmbench.models.thinking import Thinking
+from slmbench.models.thinking import OPEN, Thinking
+
+
+@runtime_checkable
+class StopRule(Protocol):
+    """Where a reply ends, read off the reply so far (the agent loop gives its parser's rule:
+    a reply that goes on after a complete action is stopped at the action's end).
+
+    ``rule(text)`` is the length of the prefix of ``text`` the reply ends at, or None while it
+    goes on. Once it answers for a text it answers the same for every longer text that starts
+    with that prefix, so a backend that streams may ask at every token and one that cannot may
+    ask once, at the end: both return the same text. ``key`` names the rule (a response cache
+    keys on it).
+    """
+
+    key: str
+
+    def __call__(self, text: str) -> int | None: ...
 
 
 @runtime_checkable
@@ -30,7 +47,8 @@ class Model(Protocol):
     ``generate`` must be deterministic for ``temperature == 0`` and, for a
     sampling temperature, for a given ``seed``. ``score`` raises
     :class:`~slmbench.core.errors.LogprobsUnsupportedError` where the backend
-    cannot give log-probabilities: it never returns a made-up number.
+    cannot give log-probabilities: it never returns a made-up number. With ``stop_at``
+    (a :class:`StopRule`) the returned text ends where the rule ends it, finish ``stop``.
     """
 
     spec: str
@@ -46,6 +64,7 @@ class Model(Protocol):
         max_tokens: int = 256,
         stop: Sequence[str] | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
+        stop_at: StopRule | None = None,
     ) -> Completion: ...
 
     def score(
@@ -81,11 +100,30 @@ PINNED = Sampling()
 
 
 @dataclass(frozen=True)
+class ReplyEnd:
+    """A :class:`StopRule` as a backend applies it: to the reply, read after the ``<think>``
+    the chat template opened in the prompt (``opened_think``: a headless reasoning block, as
+    DeepSeek-R1 distills write), so that no action drafted inside the reasoning ends it."""
+
+    rule: StopRule
+    opened_think: bool = False
+
+    def __call__(self, text: str) -> int | None:
+        if not self.opened_think:
+            return self.rule(text)
+        end = self.rule(OPEN + text)
+        return None if end is None else max(end - len(OPEN), 0)
+
+
+@dataclass(frozen=True)
 class Request:
     """One ``generate`` call as a backend receives it, checked by :meth:`Backend.generate`.
 
     ``max_tokens`` is the cap to send (the think budget included), ``stop`` the caller's
-    stop strings (empty ones dropped), ``tools`` None when none were given.
+    stop strings (empty ones dropped), ``tools`` None when none were given, ``stop_at``
+    where the reply ends (None: at a stop string, the end of text or the cap). A backend that
+    streams asks ``stop_at`` as it goes (``llamacpp:``, ``hf:``); for every backend
+    :meth:`Backend.generate` cuts the returned text where it says.
     """
 
     messages: list[Message]
@@ -94,6 +132,16 @@ class Request:
     max_tokens: int
     stop: list[str]
     tools: list[dict[str, Any]] | None
+    stop_at: ReplyEnd | None = None
+
+    def ended(self, completion: Completion) -> Completion:
+        """``completion`` cut where ``stop_at`` ends it (finish ``stop``: the reply was
+        complete there), else as it came."""
+        end = self.stop_at(completion.text) if self.stop_at is not None else None
+        if end is None:
+            return completion
+        return completion.model_copy(update={"text": completion.text[:end],
+                                             "finish_reason": "stop"})
 
 
 @runtime_checkable
@@ -108,9 +156,11 @@ class Backend(ABC):
     """What every real backend shares; a backend implements :meth:`_generate`.
 
     :meth:`generate` checks the call once for all of them (tools on a backend without native
-    tool calling, no token asked for), applies the spec's think budget and hands a
-    :class:`Request` on. :meth:`score` raises ``LogprobsUnsupportedError`` with the class's
-    ``no_logprobs`` (the problem, the hint) unless the backend overrides it.
+    tool calling, no token asked for), applies the spec's think budget, hands a
+    :class:`Request` on and cuts the reply where its ``stop_at`` rule ends it (a backend that
+    can render its prompt tells the rule whether the template opened a think block).
+    :meth:`score` raises ``LogprobsUnsupportedError`` with the class's ``no_logprobs`` (the
+    problem, the hint) unless the backend overrides it.
     """
 
     supports_logprobs = False
@@ -130,6 +180,7 @@ class Backend(ABC):
         max_tokens: int = 256,
         stop: Sequence[str] | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
+        stop_at: StopRule | None = None,
     ) -> Completion:
         if tools and not self.supports_native_tools:
             raise ConfigError(f"{self.spec} has no native tool calling",
@@ -137,9 +188,18 @@ class Backend(ABC):
         if max_tokens < 1:
             raise ConfigError(f"max_tokens={max_tokens} asks for no output",
                               "use max_tokens >= 1")
-        return self._generate(Request(as_messages(messages), temperature, seed,
-                                      self.thinking.budget(max_tokens),
-                                      [s for s in stop or () if s], list(tools) if tools else None))
+        msgs = as_messages(messages)
+        ends = None if stop_at is None else ReplyEnd(stop_at, self._opens_think(msgs))
+        request = Request(msgs, temperature, seed, self.thinking.budget(max_tokens),
+                          [s for s in stop or () if s], list(tools) if tools else None, ends)
+        return request.ended(self._generate(request))
+
+    def _opens_think(self, messages: Sequence[Message]) -> bool:
+        """Whether the prompt of ``messages`` ends inside an open ``<think>`` block (the
+        template opened it); False where the backend cannot render its prompt."""
+        if not isinstance(self, PromptRenderer):
+            return False
+        return self.render_prompt(list(messages)).rstrip().endswith(OPEN)
 
     @abstractmethod
     def _generate(self, request: Request) -> Completion: ...

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteria, StoppingCriteriaList
 
 from slmbench.core.errors import ConfigError, ModelNotFoundError, ModelSpecError
 from slmbench.models import base
@@ -216,7 +216,8 @@ class HFModel(base.Backend):
                 out = self.model.generate(
                     ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new,
                     repetition_penalty=base.PINNED.repeat_penalty, stop_strings=stops or None,
-                    tokenizer=self.tokenizer if stops else None, **sampling)
+                    tokenizer=self.tokenizer if stops else None,
+                    stopping_criteria=self._stopping(request, ids.shape[1]), **sampling)
             wall = time.perf_counter() - start
         new = out[0, ids.shape[1]:].tolist()
         eos = self._eos_ids()
@@ -228,6 +229,12 @@ class HFModel(base.Backend):
         finish = "stop" if ended or cut or len(new) < max_new else "length"
         return self._completion(text[: min(cut)] if cut else text, finish=finish, wall=wall,
                                 tokens=(ids.shape[1], len(new)))
+
+    def _stopping(self, request: base.Request, n_prompt: int) -> StoppingCriteriaList | None:
+        """The stopping criteria for ``request.stop_at`` (None without one)."""
+        if request.stop_at is None:
+            return None
+        return StoppingCriteriaList([_ReplyEnds(request.stop_at, self.tokenizer, n_prompt)])
 
     def score(
         self,
@@ -261,3 +268,18 @@ class HFModel(base.Backend):
                 results.append(CandidateScore(candidate=cand, logprob=sum(lps),
                                               first_token_logprob=lps[0], n_tokens=len(toks)))
         return results
+
+
+class _ReplyEnds(StoppingCriteria):
+    """Stop when the rule ends the reply so far (the new tokens decoded, as ``generate``
+    decodes the reply)."""
+
+    def __init__(self, rule: base.ReplyEnd, tokenizer: Any, n_prompt: int) -> None:
+        self.rule, self.tokenizer, self.n_prompt = rule, tokenizer, n_prompt
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor,
+                 **kwargs: Any) -> torch.BoolTensor:
+        text = self.tokenizer.decode(input_ids[0, self.n_prompt:], skip_special_tokens=True)
+        done = self.rule(text) is not None
+        return torch.full((input_ids.shape[0],), done, dtype=torch.bool,
+                          device=input_ids.device)  # type: ignore[return-value]

@@ -304,12 +304,27 @@ class LlamaCppModel(base.Backend):
                 tokens, max_tokens=min(request.max_tokens, self._llm.n_ctx() - len(tokens)),
                 temperature=max(request.temperature, 0.0), seed=request.seed,
                 top_k=base.PINNED.top_k, top_p=base.PINNED.top_p, min_p=base.PINNED.min_p,
-                repeat_penalty=base.PINNED.repeat_penalty, stop=[*stops, *request.stop])
+                repeat_penalty=base.PINNED.repeat_penalty, stop=[*stops, *request.stop],
+                stopping_criteria=self._stopping(request, tokens))
             wall = time.perf_counter() - start
         choice, usage = out["choices"][0], out["usage"]
         return self._completion(
             choice["text"], wall=wall, tokens=(usage["prompt_tokens"], usage["completion_tokens"]),
             finish="length" if choice["finish_reason"] == "length" else "stop")
+
+    def _stopping(self, request: base.Request, prompt: list[int]) -> Any:
+        """llama.cpp's stopping criteria for ``request.stop_at`` (None without one): asked
+        after each token with the reply so far (an incomplete UTF-8 character left out)."""
+        rule = request.stop_at
+        if rule is None:
+            return None
+        n, llm = len(prompt), self._llm
+
+        def ends(ids: np.ndarray, _logits: np.ndarray) -> bool:
+            text = llm.detokenize(ids[n:].tolist(), prev_tokens=prompt)
+            return rule(text.decode("utf-8", errors="ignore")) is not None
+
+        return _llama_cpp().StoppingCriteriaList([ends])
 
     def _last_logprobs(self) -> np.ndarray:
         """Log-softmax of the logits after the last evaluated token."""

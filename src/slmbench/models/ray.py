@@ -28,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Self, TypeVar
 
 from slmbench.core.errors import BackendError, ConfigError
-from slmbench.models.base import Model
+from slmbench.models.base import Model, StopRule
 from slmbench.models.placement import (
     RayModelOptions,
     bundle_of,
@@ -245,10 +245,11 @@ class RayModel:
         max_tokens: int = 256,
         stop: Sequence[str] | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
+        stop_at: StopRule | None = None,
     ) -> Completion:
         kwargs = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens,
                   "stop": list(stop) if stop is not None else None,
-                  "tools": list(tools) if tools is not None else None}
+                  "tools": list(tools) if tools is not None else None, "stop_at": stop_at}
         return self._call("generate", as_messages(messages), kwargs)  # type: ignore[no-any-return]
 
     def score(self, messages: Sequence[Message | dict[str, Any]],

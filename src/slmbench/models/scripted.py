@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from slmbench.core.errors import ConfigError, LogprobsUnsupportedError, ModelNotFoundError
 from slmbench.core.yamlfile import load_yaml
+from slmbench.models.base import StopRule
 from slmbench.models.records import CandidateScore, Completion, Message, as_messages
 from slmbench.models.spec import ModelSpec
 
@@ -147,6 +148,7 @@ class ScriptedModel:
         max_tokens: int = 256,
         stop: Sequence[str] | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
+        stop_at: StopRule | None = None,
     ) -> Completion:
         msgs = as_messages(messages)
         start = time.perf_counter()
@@ -159,6 +161,9 @@ class ScriptedModel:
         for s in stop or ():
             if s and s in text:
                 text = text[: text.index(s)]
+        end = stop_at(text) if stop_at is not None else None
+        if end is not None:
+            text = text[:end]
         words = text.split(" ")
         if len(words) > max_tokens:
             text, finish = " ".join(words[:max_tokens]), "length"

@@ -32,7 +32,8 @@ class NativeFake:
 
     def generate(self, messages: Sequence[Message | dict[str, Any]], *, temperature: float = 0.0,
                  seed: int = 0, max_tokens: int = 256, stop: Sequence[str] | None = None,
-                 tools: Sequence[dict[str, Any]] | None = None) -> Completion:
+                 tools: Sequence[dict[str, Any]] | None = None,
+                 stop_at: Any = None) -> Completion:
         self.prompts.append([m if isinstance(m, Message) else Message(**m) for m in messages])
         self.tools.append(tools)
         reply = self.replies[min(len(self.prompts), len(self.replies)) - 1]

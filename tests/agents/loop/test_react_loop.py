@@ -100,6 +100,23 @@ def test_stop_strings_seeds_and_max_tokens_reach_the_model(toolbox: FakeToolbox)
     assert {kw["max_tokens"] for kw in model.kwargs} == {50}
 
 
+def test_a_reply_that_goes_on_after_its_action_ends_at_the_action(
+        toolbox: FakeToolbox) -> None:
+    """The model writes its call, then imagines more (a second call, a made-up result): the
+    reply ends where the call is settled, so the transcript holds only what was read and the
+    second call never runs."""
+    goes_on = (f"Thought: I need the CEO.\n{CALL_CEO}\nThen I check the CFO: "
+               '{"name": "fact_lookup", "arguments": {"key": "cfo"}}\nresult: Dana')
+    model = Recorder([goes_on, "Final Answer: Dana Reyes\nThought: I could also"])
+    result = run_react(model, toolbox, "Who is the CEO?")
+    assert toolbox.calls == [("fact_lookup", {"key": "ceo"})]
+    first, last = result.steps
+    assert first.raw_response == f"Thought: I need the CEO.\n{CALL_CEO}"
+    assert result.messages[2] == Message(role="assistant", content=first.raw_response)
+    assert last.raw_response == "Final Answer: Dana Reyes\n"  # the next label ended it
+    assert all(kw["stop_at"].key == "react-action-end:fact_lookup" for kw in model.kwargs)
+
+
 def test_step_seeds_are_deterministic_and_distinct() -> None:
     seeds = [step_seed(s, i) for s in range(5) for i in range(12)]
     assert seeds == [step_seed(s, i) for s in range(5) for i in range(12)]

@@ -86,6 +86,8 @@ def test_cache_key_covers_every_decoding_parameter(tmp_path: Path) -> None:
         assert cache_key("scripted:a", MSGS, **{**base, **change}) != ref
     assert cache_key("scripted:b", MSGS, **base) != ref
     assert cache_key("scripted:a", [Message(role="user", content="hello!")], **base) != ref
+    assert cache_key("scripted:a", MSGS, **base, stop_at="rule") != ref  # where a reply ends
+    assert cache_key("scripted:a", MSGS, **base, stop_at=None) == ref  # keys without one stay
 
 
 @pytest.mark.parametrize(("policy", "temperature", "cached"), [

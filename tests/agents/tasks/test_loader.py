@@ -52,6 +52,15 @@ def test_ids_are_unique_across_suites_and_tools_are_real() -> None:
     assert used == set(TOOL_NAMES)  # every tool is exercised by some task
 
 
+def test_every_shipped_instruction_and_answer_is_whole() -> None:
+    """A text cut short ends mid-sentence: CM-2's instruction once read "Post a Slack message
+    to the" (an unquoted " #ops" starts a YAML comment)."""
+    for task in load_tasks().values():
+        assert task.instruction.rstrip()[-1] in ".?!\"')", task.id
+        answer = task.reference.answer if task.reference else None
+        assert not answer or answer.rstrip()[-1] in ".?!\"')0123456789", task.id
+
+
 def test_a_good_user_file_loads(tmp_path: Path) -> None:
     [task] = load_suite(_write(tmp_path, [GOOD]))
     assert task.id == "XX-1" and task.world_seed == 0

@@ -57,6 +57,9 @@ Anything else gives ``Action(kind="invalid", error=<reason>)``; the reason is
 worded so it can be shown to the model. :func:`parse_action` never raises.
 :func:`format_action` writes the canonical form (bare JSON for a tool call,
 ``Final Answer: ...`` for an answer) that :func:`parse_action` reads back.
+:func:`action_end` says where a reply's action is settled, so a reply can be stopped
+there while it is written (docs/servers.md, "Where a reply ends"); every finder reports
+where its candidate's reading is settled for it.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ from typing import Any
 from slmbench.agents.records import Action
 from slmbench.agents.tools.base import ToolSpec
 
-__all__ = ["format_action", "parse_action"]
+__all__ = ["action_end", "format_action", "parse_action"]
 
 MAX_DEPTH = 32  # nesting of brackets a JSON value or a call may have
 WORK_PER_CHAR = 128  # parsing steps allowed per character of a response ...
@@ -102,6 +105,8 @@ _ACTION_LINE = re.compile(r"^[ \t]*+\**+Action\**+[ \t]*+:(?P<rest>[^\n]*+)",
 _TOOL_NAME = re.compile(r"[A-Za-z_][\w.\- ]*+")
 _ACTION_INPUT = re.compile(r"\s*+\**+Action[ _]Input\**+[ \t]*+:", re.IGNORECASE)
 _SPACE = re.compile(r"\s*+")
+_STARS = re.compile(r"\s*+\**+")  # what _ACTION_INPUT allows before its words
+_LABEL_GAP = re.compile(r"\**+[ \t]*+")  # ... and between its words and its colon
 _TOOL_CALL_TAG = re.compile(
     r"<(?P<tag>tool_call|function_call|tool_use)>(?P<body>.*?)(?:</(?P=tag)>|\Z)",
     re.DOTALL | re.IGNORECASE,
@@ -144,11 +149,18 @@ class _Work:
 
 @dataclass(frozen=True, slots=True)
 class _Found:
-    """A candidate action (or a near miss with a reason) at a position in the text."""
+    """A candidate action (or a near miss with a reason) at a position in the text.
+
+    ``end`` is where the candidate's reading is settled: no text appended after it can
+    change it. None: it is still open (an unclosed bracket, fence or tag, a final answer no
+    later label ends). A found with neither action nor reason only marks something open
+    (an unpaired fence, an unclosed call of an unknown name) that could become a candidate.
+    """
 
     pos: int
     action: Action | None = None
     reason: str | None = None
+    end: int | None = None
 
 
 @dataclass(slots=True)
@@ -399,8 +411,10 @@ def _json_at(brackets: _Brackets, start: int, fmt: str, offered: _Offered) -> Ac
     return result
 
 
-def _found(pos: int, result: Action | str) -> _Found:
-    return _Found(pos, reason=result) if isinstance(result, str) else _Found(pos, action=result)
+def _found(pos: int, result: Action | str, end: int | None) -> _Found:
+    if isinstance(result, str):
+        return _Found(pos, reason=result, end=end)
+    return _Found(pos, action=result, end=end)
 
 
 def _find_json(brackets: _Brackets, offered: _Offered) -> Iterator[_Found]:
@@ -408,7 +422,7 @@ def _find_json(brackets: _Brackets, offered: _Offered) -> Iterator[_Found]:
     i = text.find("{")
     while i != -1:
         result = _json_at(brackets, i, "json", offered)
-        yield _found(i, result)
+        yield _found(i, result, brackets.group(i)[0])
         if isinstance(result, Action):
             return  # later objects cannot start before this one
         i = text.find("{", i + 1)  # an object nested in this one may still be an action
@@ -416,38 +430,82 @@ def _find_json(brackets: _Brackets, offered: _Offered) -> Iterator[_Found]:
 
 def _find_fenced(text: str, offered: _Offered, work: _Work) -> Iterator[_Found]:
     work.charge(len(text))
+    paired = 0  # where the last complete fence ended: a ``` after it opens one not yet closed
     for m in _FENCE.finditer(text):
+        paired = m.end()
         body = m.group("body").strip()
         if body.startswith("{"):
-            yield _found(m.start(), _json_at(_Brackets(body, work), 0, "fenced_json", offered))
+            yield _found(m.start(), _json_at(_Brackets(body, work), 0, "fenced_json", offered),
+                         m.end())
+    unpaired = text.find("```", paired)
+    if unpaired != -1:
+        yield _Found(unpaired)
+
+
+def _closed_at(m: re.Match[str], closer: str) -> int | None:
+    """The end of a tag match whose body runs to its closing tag, None when it ran to the end
+    of the text with no closing tag (more text would change the body)."""
+    closed = m.group(0).lower().endswith(closer.lower())
+    return m.end() if closed else None
 
 
 def _find_tags(text: str, offered: _Offered, work: _Work) -> Iterator[_Found]:
     work.charge(len(text))
     for m in _TOOL_CALL_TAG.finditer(text):
         body = m.group("body").strip()
+        end = _closed_at(m, f"</{m.group('tag')}>")
         brace = body.find("{")
         if brace == -1:
-            yield _Found(m.start(), reason=f"<{m.group('tag')}> holds no JSON object")
+            yield _Found(m.start(), reason=f"<{m.group('tag')}> holds no JSON object", end=end)
             continue
-        yield _found(m.start(), _json_at(_Brackets(body, work), brace, "xml", offered))
-    for pattern in (_NAME_ARGS_TAGS, _FUNCTION_EQ_TAG):
+        yield _found(m.start(), _json_at(_Brackets(body, work), brace, "xml", offered), end)
+    for pattern, closer in ((_NAME_ARGS_TAGS, "at"), (_FUNCTION_EQ_TAG, None)):
         work.charge(len(text))
         for m in pattern.finditer(text):
             name, body = m.group("name"), m.group("body")
+            end = _closed_at(m, f"</{m.group(closer) if closer else 'function'}>")
             if _is_final_name(name):
-                yield _found(m.start(), _final(_answer_of(body, work), "xml"))
+                yield _found(m.start(), _final(_answer_of(body, work), "xml"), end)
                 continue
             args = _arguments(body, work)
             if isinstance(args, str):
-                yield _Found(m.start(), reason=f"tool {name!r}: {args}")
+                yield _Found(m.start(), reason=f"tool {name!r}: {args}", end=end)
             else:
                 yield _Found(m.start(), action=Action(kind="tool", name=name, arguments=args,
-                                                      format="xml"))
+                                                      format="xml"), end=end)
 
 
-def _action_input(brackets: _Brackets, pos: int) -> tuple[str | None, str | None]:
-    """The value after an ``Action Input:`` label at ``pos``: (value, reason if unreadable).
+@dataclass(frozen=True, slots=True)
+class _Input:
+    """What follows an ``Action:`` line: the ``Action Input`` value (None: no label), the
+    reason it is unreadable, and where the reading is settled (None: still open)."""
+
+    value: str | None
+    reason: str | None
+    end: int | None
+
+
+_LABELS = ("action input", "action_input")
+
+
+def _no_label_end(text: str, pos: int) -> int | None:
+    """Where the text after an ``Action:`` line (at ``pos``, not followed by an ``Action
+    Input`` label) can no longer become one: just past the first character that rules the
+    label out; None while the text so far could still be the start of a label."""
+    tail = text[_STARS.match(text, pos).end():]
+    start = len(text) - len(tail)
+    for i, ch in enumerate(tail[:len(_LABELS[0])]):
+        if all(label[i] != ch.lower() for label in _LABELS):
+            return start + i + 1
+    if len(tail) <= len(_LABELS[0]):
+        return None  # a prefix of the label so far
+    rest = tail[len(_LABELS[0]):]  # the label's words, then something that is not its colon
+    gap = _LABEL_GAP.match(rest).end()
+    return start + len(_LABELS[0]) + gap + 1 if gap < len(rest) else None
+
+
+def _action_input(brackets: _Brackets, pos: int) -> _Input:
+    """The value after an ``Action Input:`` label at ``pos``.
 
     The value is a JSON object (bare or fenced, over several lines if need be), else
     the text up to the next ``Thought:`` / ``Action:`` / ``Observation:`` line; None
@@ -455,7 +513,7 @@ def _action_input(brackets: _Brackets, pos: int) -> tuple[str | None, str | None
     text = brackets.text
     m = _ACTION_INPUT.match(text, pos)
     if not m:
-        return None, None
+        return _Input(None, None, _no_label_end(text, pos))
     more = _CONTINUATION.search(text, m.end())
     stop = more.start() if more else len(text)
     start = _SPACE.match(text, m.end(), stop).end()
@@ -464,15 +522,19 @@ def _action_input(brackets: _Brackets, pos: int) -> tuple[str | None, str | None
     if fence:
         body = fence.group("body").strip()
         if not body.startswith("{"):
-            return body, None
+            return _Input(body, None, fence.end())
         end, _ = _Brackets(body, brackets.work).group(0)
-        return (body, None) if end is None else (body[:end], None)
+        return _Input(body if end is None else body[:end], None, fence.end())
     if text.startswith("{", start):
         end, _ = brackets.group(start)
         if end is None:
-            return None, "the Action Input JSON is unterminated (was the response cut off?)"
-        return text[start:end], None
-    return text[start:stop].strip(), None
+            return _Input(None, "the Action Input JSON is unterminated (was the response cut "
+                          "off?)", None)
+        return _Input(text[start:end], None, end)
+    if text.startswith("`", start) and "```".startswith(text[start:start + 3]) \
+            and not fence:
+        return _Input(text[start:stop].strip(), None, None)  # a fence, not yet closed
+    return _Input(text[start:stop].strip(), None, stop if more else None)
 
 
 def _find_action_lines(brackets: _Brackets) -> Iterator[_Found]:
@@ -482,21 +544,22 @@ def _find_action_lines(brackets: _Brackets) -> Iterator[_Found]:
         name = m.group("rest").strip().strip("*").strip()
         if not _TOOL_NAME.fullmatch(name):
             continue
-        value, reason = _action_input(brackets, m.end())
-        if reason:
-            yield _Found(m.start(), reason=reason)
+        got = _action_input(brackets, m.end())
+        end = got.end if m.end() < len(text) else None  # the name's line is not ended yet
+        if got.reason:
+            yield _Found(m.start(), reason=got.reason, end=end)
         elif _is_final_name(name):
-            answer = _answer_of(value, work)
+            answer = _answer_of(got.value, work)
             if len(answer) >= 2 and answer[0] == answer[-1] == '"':
                 answer = answer[1:-1]
-            yield _found(m.start(), _final(answer, "action_lines"))
+            yield _found(m.start(), _final(answer, "action_lines"), end)
         else:
-            args = _arguments(value, work)
+            args = _arguments(got.value, work)
             if isinstance(args, str):
-                yield _Found(m.start(), reason=f"Action Input for {name!r}: {args}")
+                yield _Found(m.start(), reason=f"Action Input for {name!r}: {args}", end=end)
             else:
                 yield _Found(m.start(), action=Action(
-                    kind="tool", name=name, arguments=args, format="action_lines"))
+                    kind="tool", name=name, arguments=args, format="action_lines"), end=end)
 
 
 def _literal(node: ast.expr) -> Any:
@@ -533,7 +596,9 @@ def _find_calls(brackets: _Brackets, tool_names: Collection[str] | None) -> Iter
         if end is None or depth > MAX_DEPTH:
             if known:
                 yield _Found(m.start(), reason=f"the call {name}(... is unclosed"
-                             if end is None else f"the call {name}(...) is {_TOO_DEEP}")
+                             if end is None else f"the call {name}(...) is {_TOO_DEEP}", end=end)
+            elif end is None:
+                yield _Found(m.start())  # any name's call may still close into an action
             continue
         work.charge(end - m.start())
         try:
@@ -546,9 +611,9 @@ def _find_calls(brackets: _Brackets, tool_names: Collection[str] | None) -> Iter
         except (SyntaxError, ValueError, TypeError, MemoryError):
             if known:
                 yield _Found(m.start(), reason=(
-                    f"{name}(...) must use key=value arguments with literal values"))
+                    f"{name}(...) must use key=value arguments with literal values"), end=end)
             continue
-        yield _found(m.start(), result)
+        yield _found(m.start(), result, end)
 
 
 def _find_finals(text: str, work: _Work) -> Iterator[_Found]:
@@ -558,7 +623,8 @@ def _find_finals(text: str, work: _Work) -> Iterator[_Found]:
         return
     answer = text[m.end():]
     more = _CONTINUATION.search(answer)  # the model went on to imagine another turn
-    yield _found(m.start(), _final(answer[: more.start()] if more else answer, "final"))
+    yield _found(m.start(), _final(answer[: more.start()] if more else answer, "final"),
+                 m.end() + more.start() if more else None)
 
 
 def parse_action(text: str, *, tool_names: Collection[str] | None = None,
@@ -573,6 +639,46 @@ def parse_action(text: str, *, tool_names: Collection[str] | None = None,
         return _parse(text, _offered(tool_names, tools))
     except Exception as exc:  # the parser's contract is to never raise
         return Action(kind="invalid", error=f"unreadable response ({type(exc).__name__})")
+
+
+def action_end(text: str, *, tool_names: Collection[str] | None = None,
+               tools: Sequence[ToolSpec] | None = None) -> int | None:
+    """Where ``text``'s action is settled: the length of its shortest prefix that no text
+    written after it could make :func:`parse_action` read differently; None while it could.
+
+    When it returns ``end``, ``parse_action(text[:end] + more)`` is
+    ``parse_action(text)`` for every ``more``, and ``action_end`` of any longer text that
+    starts with ``text[:end]`` is ``end`` again (property-tested): a reply can be stopped at
+    ``end`` while it is being written, or cut there after it was, and read the same. The
+    action is settled when it is complete (its object, call, fence or tag closed; a final
+    answer or a text ``Action Input`` ended by a later ``Thought:`` / ``Action:`` /
+    ``Observation:`` line) and nothing before it is still open (an unclosed bracket, fence,
+    tag or ``<think>`` block, which could close into an action that starts first). Takes
+    the same ``tool_names`` and ``tools`` as :func:`parse_action`. Never raises.
+    """
+    try:
+        return _action_end(text, _offered(tool_names, tools))
+    except Exception:  # like parse_action, never raises: an unreadable text is not settled
+        return None
+
+
+def _action_end(text: str, offered: _Offered) -> int | None:
+    if not isinstance(text, str):
+        return None
+    body, unclosed_think = _strip_think(text)
+    if unclosed_think:  # a closing tag would drop everything read so far as reasoning
+        return None
+    found = _candidates(body, offered)
+    actions = [f for f in found if f.action is not None]
+    if not actions:
+        return None
+    first = min(actions, key=lambda f: f.pos)  # the one _parse returns
+    ends = [f.end for f in found if f.pos <= first.pos]
+    if any(end is None for end in ends):
+        return None
+    end = len(text) - len(body) + max(e for e in ends if e is not None)
+    same = _parse(text[:end], offered) == _parse(text, offered)
+    return end if same else None
 
 
 def _candidates(body: str, offered: _Offered) -> list[_Found]:

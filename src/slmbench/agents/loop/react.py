@@ -26,6 +26,10 @@ Choices, and why:
   (:func:`~slmbench.models.thinking.split_thinking`) and the reasoning a server returns apart
   (``Completion.reasoning``) go to ``Step.reasoning``; the parser reads only what follows, and
   the transcript keeps only that (as chat templates drop past reasoning).
+* **A reply ends where its action is settled** (:class:`ActionEnd`): nothing written after a
+  complete action can change what the parser reads, so the backend stops there (or cuts
+  there, docs/servers.md "Where a reply ends"). A reply once spent its token cap imagining
+  observations and further calls after its action; the trial is the same without them.
 * **A reply cut by the token cap** (``finish_reason == "length"``) from which no action can
   be read ends the trial as ``truncated``, not ``format_failure``: the model spent its budget
   (reasoning, usually) before acting. A cut reply whose action was read is run as usual.
@@ -76,24 +80,49 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from slmbench.agents.loop.parse import parse_action
+from slmbench.agents.loop.parse import action_end, parse_action
 from slmbench.agents.loop.prompts import DEFAULT_PROMPTS, PROMPT_SETS, build_system_prompt
 from slmbench.agents.loop.settings import AgentResult, LoopSettings, step_seed
 from slmbench.agents.records import Action, Outcome, Step
-from slmbench.agents.tools.base import Toolbox, ToolResult
+from slmbench.agents.tools.base import Toolbox, ToolResult, ToolSpec
 from slmbench.core.errors import BackendError, ContextOverflowError
 from slmbench.models.base import Model
 from slmbench.models.faults import ConfigurationFault
 from slmbench.models.records import Completion, Message
 from slmbench.models.thinking import split_thinking
 
-__all__ = ["FORMAT_FAILURE_AFTER", "LOOP_REPEATS", "STOP", "run_react"]
+__all__ = ["FORMAT_FAILURE_AFTER", "LOOP_REPEATS", "STOP", "ActionEnd", "run_react"]
 
 FORMAT_FAILURE_AFTER = 2
 LOOP_REPEATS = 3
 STOP = ("Observation:",)
+
+
+@dataclass(frozen=True)
+class ActionEnd:
+    """Where a ReAct reply ends (a :class:`~slmbench.models.base.StopRule`): where the action
+    the loop will read is settled (:func:`~slmbench.agents.loop.parse.action_end`, with the
+    offered ``tools``), read after a leading or headless think block as :func:`reply_of`
+    reads it. A reply that goes on past a complete action (an imagined observation, a second
+    call, chatter) is stopped there; what it would have written after cannot change the
+    action, so the trial is the same, cheaper, and its transcript holds only what was read.
+    """
+
+    tools: tuple[ToolSpec, ...]
+
+    @property
+    def key(self) -> str:
+        return "react-action-end:" + ",".join(sorted(t.name for t in self.tools))
+
+    def __call__(self, text: str) -> int | None:
+        reply = split_thinking(text)[1]  # a suffix of text
+        if not reply:
+            return None
+        end = action_end(reply, tools=self.tools)
+        return None if end is None else len(text) - len(reply) + end
 
 
 class ToolboxBroken(Exception):
@@ -291,7 +320,7 @@ def run_react(model: Model, toolbox: Toolbox, instruction: str,
                             content=build_system_prompt(specs, settings.system_prompt, prompts)),
                     Message(role="user", content=instruction)]
     answered: set[str] = set()  # calls that cleanly succeeded: not run again
-    for _, completion in run.completions(model, stop=list(STOP)):
+    for _, completion in run.completions(model, stop=list(STOP), stop_at=ActionEnd(tuple(specs))):
         raw = completion.text
         reply = reply_of(completion)
         action = parse_action(reply, tools=specs)

@@ -1,9 +1,9 @@
 """A response cache in the run store, so a resumed or re-run trial does not re-query a model.
 
 A response is keyed by the sha256 of (model spec, messages, temperature,
-seed, max_tokens, stop sequences, tool schemas). Policy ``auto`` (the
-default) caches greedy decoding (temperature 0) only, where the same input
-must give the same output; ``on`` also caches sampled calls, which are
+seed, max_tokens, stop sequences, tool schemas, and the stop rule's key where one is
+given). Policy ``auto`` (the default) caches greedy decoding (temperature 0) only,
+where the same input must give the same output; ``on`` also caches sampled calls, which are
 reproducible for a given seed on the embedded backends; ``off`` never caches.
 Only successful completions are stored; ``score`` calls are not cached.
 """
@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from slmbench.agents.runner.wrapped import WrappedModel
 from slmbench.agents.store import RunStore
-from slmbench.models.base import Model
+from slmbench.models.base import Model, StopRule
 from slmbench.models.records import Completion, Message, as_messages
 
 CachePolicy = Literal["auto", "on", "off"]
@@ -33,8 +33,9 @@ def cache_key(
     max_tokens: int,
     stop: Sequence[str] | None,
     tools: Sequence[dict[str, Any]] | None,
+    stop_at: str | None = None,
 ) -> str:
-    """The cache-table key of one ``generate`` call."""
+    """The cache-table key of one ``generate`` call (``stop_at``: its stop rule's key)."""
     payload = {
         "v": CACHE_KEY_VERSION,
         "spec": spec,
@@ -45,6 +46,8 @@ def cache_key(
         "stop": list(stop or ()),
         "tools": list(tools or ()),
     }
+    if stop_at is not None:  # absent without a rule: the keys of calls without one stay
+        payload["stop_at"] = stop_at
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "generate:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -77,19 +80,23 @@ class CachingModel(WrappedModel):
         max_tokens: int = 256,
         stop: Sequence[str] | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
+        stop_at: StopRule | None = None,
     ) -> Completion:
         if not caches(self.policy, temperature):
             return self.inner.generate(messages, temperature=temperature, seed=seed,
-                                       max_tokens=max_tokens, stop=stop, tools=tools)
+                                       max_tokens=max_tokens, stop=stop, tools=tools,
+                                       stop_at=stop_at)
         key = cache_key(self.spec, messages, temperature=temperature, seed=seed,
-                        max_tokens=max_tokens, stop=stop, tools=tools)
+                        max_tokens=max_tokens, stop=stop, tools=tools,
+                        stop_at=stop_at.key if stop_at is not None else None)
         found = self.store.cache_get(key)
         if found is not None:
             with self._lock:
                 self.hits += 1
             return Completion.model_validate(found).model_copy(update={"cached": True})
         completion = self.inner.generate(messages, temperature=temperature, seed=seed,
-                                         max_tokens=max_tokens, stop=stop, tools=tools)
+                                         max_tokens=max_tokens, stop=stop, tools=tools,
+                                         stop_at=stop_at)
         with self._lock:
             self.misses += 1
         if completion.finish_reason != "error":

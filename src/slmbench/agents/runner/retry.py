@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.agents.runner.wrapped import WrappedModel
 from slmbench.core.errors import BackendError
-from slmbench.models.base import Model
+from slmbench.models.base import Model, StopRule
 from slmbench.models.records import CandidateScore, Completion, Message
 
 T = TypeVar("T")
@@ -101,10 +101,11 @@ class RetryingModel(WrappedModel):
         max_tokens: int = 256,
         stop: Sequence[str] | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
+        stop_at: StopRule | None = None,
     ) -> Completion:
         completion = self._with_retries(lambda: self.inner.generate(
             messages, temperature=temperature, seed=seed, max_tokens=max_tokens, stop=stop,
-            tools=tools,
+            tools=tools, stop_at=stop_at,
         ))
         with self._lock:
             self.calls += 1
