@@ -110,14 +110,15 @@ def _backend_error_trial(p: PlannedTrial, scaffold: str, exc: BackendError,
     k = p.key
     return Trial(model=k.model, task_id=k.task, suite=p.suite, variant=k.variant,
                  scaffold=scaffold, temperature=k.temperature, seed=k.seed, repeat=k.repeat,
-                 outcome=Outcome.BACKEND_ERROR, fault_plan=p.fault_plan, wall_s=wall_s,
-                 error=str(exc))
+                 instance=k.instance, outcome=Outcome.BACKEND_ERROR, fault_plan=p.fault_plan,
+                 wall_s=wall_s, error=str(exc))
 
 
 def _check_identity(trial: Trial, p: PlannedTrial) -> None:
     k = p.key
-    got = (trial.task_id, trial.variant, round(trial.temperature, 4), trial.seed, trial.repeat)
-    want = (k.task, k.variant, k.temperature, k.seed, k.repeat)
+    got = (trial.task_id, trial.variant, round(trial.temperature, 4), trial.seed, trial.repeat,
+           trial.instance)
+    want = (k.task, k.variant, k.temperature, k.seed, k.repeat, k.instance)
     if got != want:
         raise RuntimeError(f"the trial function returned trial {got} for planned trial {want}")
 
@@ -145,6 +146,7 @@ class _Run:
         stored = store.keys()
         self.pending = {m: [p for p in plan.for_model(m) if p.key not in stored]
                         for m in exp.models}
+        self.instances: dict[tuple[str, int], Any] = {}  # (task, instance) -> its task
         self.judge_kw: dict[str, Any] = {}
         if exp.refusal_judge:
             from slmbench.agents.scoring import ModelJudge
@@ -152,16 +154,33 @@ class _Run:
             self.judge_kw = {"refusal_judge": ModelJudge(model_loader(exp.refusal_judge))}
 
     # -- one trial ---------------------------------------------------------------
+    def task_of(self, p: PlannedTrial) -> Any:
+        """The task ``p`` runs: its planned task at instance 0, else that task's instance
+        (:func:`slmbench.agents.tasks.families.instance`: its world, tools and answer), built
+        once per (task, instance) and shared by every trial of it."""
+        family = self.plan.tasks[p.key.task]
+        if p.key.instance == 0:
+            return family
+        with self.lock:
+            made = self.instances.get((p.key.task, p.key.instance))
+            if made is None:
+                from slmbench.agents.tasks.families import instance
+
+                made = self.instances[(p.key.task, p.key.instance)] = instance(
+                    family, p.key.instance)
+            return made
+
     def run_one(self, model: Model, p: PlannedTrial, lane_start: float,
                 wall_before: float) -> None:
         retrying = RetryingModel(model, self.exp.retry, seed=p.key.seed, sleep=self.sleep)
         wrapped = CachingModel(retrying, self.store, policy=self.exp.cache)
-        task = self.plan.tasks[p.key.task]
         start = time.perf_counter()
         try:
             trial = self.trial_fn(
-                wrapped, task, temperature=p.key.temperature, seed=p.key.seed,
-                repeat=p.key.repeat, variant=p.key.variant, fault_plan=p.fault_plan,
+                wrapped, self.task_of(p), temperature=p.key.temperature, seed=p.key.seed,
+                repeat=p.key.repeat, instance=p.key.instance,
+                family=self.plan.tasks[p.key.task], variant=p.key.variant,
+                fault_plan=p.fault_plan,
                 scaffold=self.exp.scaffold, max_steps=self.exp.max_steps,
                 toolset=self.exp.toolset, prompts=self.exp.prompts, **self.judge_kw,
             )
