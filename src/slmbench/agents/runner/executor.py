@@ -146,7 +146,6 @@ class _Run:
         stored = store.keys()
         self.pending = {m: [p for p in plan.for_model(m) if p.key not in stored]
                         for m in exp.models}
-        self.instances: dict[tuple[str, int], Any] = {}  # (task, instance) -> its task
         self.judge_kw: dict[str, Any] = {}
         if exp.refusal_judge:
             from slmbench.agents.scoring import ModelJudge
@@ -154,22 +153,6 @@ class _Run:
             self.judge_kw = {"refusal_judge": ModelJudge(model_loader(exp.refusal_judge))}
 
     # -- one trial ---------------------------------------------------------------
-    def task_of(self, p: PlannedTrial) -> Any:
-        """The task ``p`` runs: its planned task at instance 0, else that task's instance
-        (:func:`slmbench.agents.tasks.families.instance`: its world, tools and answer), built
-        once per (task, instance) and shared by every trial of it."""
-        family = self.plan.tasks[p.key.task]
-        if p.key.instance == 0:
-            return family
-        with self.lock:
-            made = self.instances.get((p.key.task, p.key.instance))
-            if made is None:
-                from slmbench.agents.tasks.families import instance
-
-                made = self.instances[(p.key.task, p.key.instance)] = instance(
-                    family, p.key.instance)
-            return made
-
     def run_one(self, model: Model, p: PlannedTrial, lane_start: float,
                 wall_before: float) -> None:
         retrying = RetryingModel(model, self.exp.retry, seed=p.key.seed, sleep=self.sleep)
@@ -177,7 +160,7 @@ class _Run:
         start = time.perf_counter()
         try:
             trial = self.trial_fn(
-                wrapped, self.task_of(p), temperature=p.key.temperature, seed=p.key.seed,
+                wrapped, self.plan.task_of(p.key), temperature=p.key.temperature, seed=p.key.seed,
                 repeat=p.key.repeat, instance=p.key.instance,
                 family=self.plan.tasks[p.key.task], variant=p.key.variant,
                 fault_plan=p.fault_plan,

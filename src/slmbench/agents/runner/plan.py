@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -72,10 +73,28 @@ VariantsFn = Callable[[Any], Sequence[Variant]]
 
 @dataclass
 class Plan:
-    """The planned trials, in run order, and the task objects they refer to by id."""
+    """The planned trials, in run order, and the task objects they refer to by id (each task as
+    loaded: its family; :meth:`task_of` gives the instance a trial runs)."""
 
     trials: list[PlannedTrial]
     tasks: dict[str, Any] = field(default_factory=dict)
+    _instances: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def task_of(self, key: TrialKey) -> Any:
+        """The task the trial ``key`` runs: its planned task at instance 0, else that task's
+        instance (:func:`slmbench.agents.tasks.families.instance`: its world, tools and answer),
+        built once per (task, instance) and shared by every trial of it (thread-safe)."""
+        family = self.tasks[key.task]
+        if key.instance == 0:
+            return family
+        with self._lock:
+            made = self._instances.get((key.task, key.instance))
+            if made is None:
+                from slmbench.agents.tasks.families import instance
+
+                made = self._instances[(key.task, key.instance)] = instance(family, key.instance)
+            return made
 
     def for_model(self, spec: str) -> list[PlannedTrial]:
         return [p for p in self.trials if p.key.model == spec]
