@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from runner_fakes import CountingLoader
 
 from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.runner.config import build_experiment
@@ -73,3 +74,49 @@ def test_each_trial_runs_and_is_judged_in_its_instances_world(
     right = next(t for t in trials if (t.model, t.instance) == ("scripted:seed1", 1))
     assert "47,671" in (right.final_answer or "") and right.seed != next(
         t.seed for t in trials if t.instance == 0 and t.repeat == right.repeat)
+
+
+def test_a_run_stored_before_instances_resumes_with_nothing_to_run(
+        tmp_path: Path, fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same grid, stored in the schema 1 shape (no instance column, records without the
+    field): opened by this slmbench it migrates, and every planned key is already there."""
+    import sqlite3
+
+    exp = build_experiment({"models": ["scripted:a"], "suites": ["alpha"],
+                            "temperatures": [0.0, 0.7], "repeats": 2})
+    first = execute(exp, run_dir=tmp_path, progress=_quiet(), model_loader=CountingLoader(),
+                    **fakes)
+    assert first.complete and first.run_now == first.planned == 16
+    with sqlite3.connect(tmp_path / "run.sqlite") as conn:  # back to the schema 1 shape
+        conn.executescript("""
+            CREATE TABLE old (model TEXT NOT NULL, task TEXT NOT NULL, variant TEXT NOT NULL,
+                temperature REAL NOT NULL, seed INTEGER NOT NULL, repeat INTEGER NOT NULL,
+                outcome TEXT NOT NULL, record TEXT NOT NULL, created_at REAL NOT NULL,
+                PRIMARY KEY (model, task, variant, temperature, seed, repeat));
+            INSERT INTO old SELECT model, task, variant, temperature, seed, repeat, outcome,
+                json_remove(record, '$.instance'), created_at FROM trials;
+            DROP TABLE trials;
+            ALTER TABLE old RENAME TO trials;
+            UPDATE meta SET value = '1' WHERE key = 'schema_version';
+        """)
+    again = execute(exp, run_dir=tmp_path, progress=_quiet(), model_loader=CountingLoader(),
+                    **fakes)
+    assert again.complete and again.run_now == 0 and again.stored == 16
+    monkeypatch.setattr(families, "instance", lambda task, seed: task)  # fake tasks: no family
+    more = execute(exp.model_copy(update={"instances": 2}), run_dir=tmp_path / "two",
+                   progress=_quiet(), model_loader=CountingLoader(),
+                   **{**fakes, "trial_fn": _instance_aware(fakes)})
+    assert more.planned == 32
+    with RunStore(tmp_path / "two") as store, RunStore(tmp_path) as old:
+        zero = {k for k in store.keys() if k.instance == 0}
+        assert zero == old.keys()  # instance 0 of a 2-instance grid is the old run, key for key
+
+
+def _instance_aware(fakes: dict[str, Any]) -> Any:
+    """The fake trial function, recording the instance it was given."""
+
+    def trial(model: Any, task: Any, *, instance: int = 0, **kw: Any) -> Trial:
+        made: Trial = fakes["trial_fn"](model, task, **kw)
+        return made.model_copy(update={"instance": instance})
+
+    return trial
