@@ -120,3 +120,20 @@ def _instance_aware(fakes: dict[str, Any]) -> Any:
         return made.model_copy(update={"instance": instance})
 
     return trial
+
+
+def test_drawn_instances_of_a_task_that_is_not_shipped_are_refused_before_any_folder(
+        tmp_path: Path) -> None:
+    from slmbench.core.errors import ConfigError
+
+    mine = FAMILY.model_copy(update={"instruction": "What is the total of all our sales?"})
+    exp = build_experiment({"models": ["scripted:echo"], "tasks": ["DA-1"],
+                            "temperatures": [0.0], "repeats": 1, "instances": 2})
+    with pytest.raises(ConfigError, match="DA-1 is not a shipped task as shipped") as exc:
+        execute(exp, run_dir=tmp_path / "run", load_suite=lambda _: [mine], progress=_quiet())
+    assert "instances = 1" in (exc.value.hint or "")
+    assert not (tmp_path / "run").exists()
+    # the same task file at instance 0 alone (its own world) runs
+    one = exp.model_copy(update={"instances": 1})
+    assert execute(one, run_dir=tmp_path / "run", load_suite=lambda _: [mine],
+                   progress=_quiet()).complete
