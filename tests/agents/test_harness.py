@@ -176,6 +176,13 @@ def test_the_fingerprint_covers_prompts_tools_tasks_and_toolset(
     tools_bumped = harness.fingerprint([TASKS["IR-1"]])
     monkeypatch.setattr(harness, "LOOP_VERSION", harness.LOOP_VERSION + 1)
     assert harness.fingerprint([TASKS["IR-1"]]) != tools_bumped
+    loop_bumped = harness.fingerprint([TASKS["IR-1"]])
+    # what a seed draws (issue #39): a drawn instance is pinned by its family and this version
+    from slmbench.agents.world import generate
+
+    assert generate.GENERATOR_VERSION == harness.GENERATOR_VERSION == 1
+    monkeypatch.setattr(harness, "GENERATOR_VERSION", harness.GENERATOR_VERSION + 1)
+    assert harness.fingerprint([TASKS["IR-1"]]) != loop_bumped
 
 
 def test_a_store_of_trials_from_before_fingerprints_is_not_resumed(tmp_path: Path) -> None:

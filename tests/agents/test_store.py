@@ -163,3 +163,76 @@ def test_merge_writes_what_a_store_lacks_and_refuses_a_key_with_other_content(tm
     assert not (tmp_path / "new" / DB_NAME).exists()
     with RunStore(run_dir) as store:
         assert store.count() == 3  # a refused merge writes nothing, not even IR-9
+
+
+# -- the task's instance in the key (issue #39): old stores and exports are instance 0 --------
+
+_SCHEMA_1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta VALUES ('kind', 'slmbench-run'), ('schema_version', '1');
+CREATE TABLE trials (
+    model TEXT NOT NULL, task TEXT NOT NULL, variant TEXT NOT NULL, temperature REAL NOT NULL,
+    seed INTEGER NOT NULL, repeat INTEGER NOT NULL, outcome TEXT NOT NULL,
+    record TEXT NOT NULL, created_at REAL NOT NULL,
+    PRIMARY KEY (model, task, variant, temperature, seed, repeat));
+CREATE INDEX trials_by_model ON trials (model, task);
+CREATE TABLE cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at REAL NOT NULL);
+"""
+
+
+def _old_record(task: str) -> str:
+    """A trial record as written before ``instance`` existed."""
+    return _trial(task=task).model_dump_json(exclude={"instance"})
+
+
+def test_a_schema_1_store_opens_migrated_and_its_trials_are_instance_0(tmp_path):
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        conn.executescript(_SCHEMA_1)
+        conn.executemany("INSERT INTO trials VALUES ('scripted:echo', ?, 'base', 0.7, ?, 1,"
+                         " 'success', ?, 1.0)",
+                         [(task, 5, _old_record(task)) for task in ("IR-1", "IR-2")])
+    old = TrialKey(model="scripted:echo", task="IR-1", temperature=0.7, seed=5, repeat=1)
+    with RunStore(tmp_path) as store:
+        assert store.get_meta("schema_version") == SCHEMA_VERSION == 2
+        assert store.count() == 2 and store.has(old) and old.instance == 0
+        assert {k.instance for k in store.keys()} == {0}
+        got = store.get(old)
+        assert got is not None and got.key == old
+        assert Trial.model_validate(got.record).instance == 0
+        # the same key at another instance is another trial
+        drawn = old.model_copy(update={"instance": 3})
+        assert store.put(drawn, "success", _trial()) and store.count() == 3
+        assert store.put(old, "success", _trial()) is False
+    with RunStore(tmp_path) as store:  # opened again: already migrated, nothing lost
+        assert store.count() == 3 and store.has(drawn)
+    index = sqlite3.connect(tmp_path / DB_NAME).execute(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'trials_by_model'")
+    assert index.fetchone() is not None
+
+
+def test_an_old_export_imports_as_instance_0(tmp_path):
+    dump = tmp_path / "trials.jsonl.gz"
+    write_jsonl_gz(dump, [_old_record("IR-1"), _old_record("IR-2")])
+    back = read_trials(dump, "hint")
+    assert [t.instance for t in back] == [0, 0]
+    assert all(t.key.instance == 0 for t in back)
+    run_dir = tmp_path / "run"
+    assert RunStore.merge(run_dir, [(tmp_path, carried(back))]) == 2
+    with RunStore(run_dir) as store:
+        assert {k.instance for k in store.keys()} == {0}
+    # the stored-trial shape (key, outcome, record) of an old export: its key is instance 0 too
+    from slmbench.agents.store import StoredTrial
+
+    row = StoredTrial.model_validate_json(
+        '{"key": {"model": "m", "task": "IR-1", "seed": 5}, "outcome": "success",'
+        ' "record": {}, "created_at": 1.0}')
+    assert row.key.instance == 0
+
+
+def test_instances_name_a_trial_apart(tmp_path):
+    from slmbench.agents.store import trial_name
+
+    key = TrialKey(model="m", task="IR-1", temperature=0.7, repeat=1)
+    assert trial_name(key) == "trial m IR-1 base T=0.7 repeat 1"
+    assert trial_name(key.model_copy(update={"instance": 4})).endswith("repeat 1 instance 4")
+    assert key.as_tuple()[-1] == 0 and len(key.as_tuple()) == 7

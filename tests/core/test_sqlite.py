@@ -75,3 +75,42 @@ def test_a_failed_write_removes_the_stores_it_was_creating_and_keeps_the_others(
     conn.close()
     assert old.exists()
     assert not any(p.name.startswith("new.sqlite") for p in tmp_path.iterdir())
+
+
+def test_an_older_version_with_migrations_is_brought_up_to_date_in_one_go(tmp_path: Path
+                                                                          ) -> None:
+    path = tmp_path / "n.sqlite"
+    v1 = StoreKind(kind="notes", name="notes", noun="notes store", table="notes",
+                   schema="CREATE TABLE IF NOT EXISTS notes (text TEXT);", version=1,
+                   hint="pass a new file")
+    conn = open_store(path, v1)
+    conn.execute("INSERT INTO notes VALUES ('old')")
+    conn.close()
+    migrated = StoreKind(
+        kind="notes", name="notes", noun="notes store", table="notes",
+        schema="CREATE TABLE IF NOT EXISTS notes (text TEXT, n INTEGER NOT NULL DEFAULT 0);",
+        version=3, hint="pass a new file",
+        migrations={1: ("ALTER TABLE notes ADD COLUMN n INTEGER NOT NULL DEFAULT 0",),
+                    2: ("UPDATE notes SET n = 7",)})
+    conn = open_store(path, migrated)
+    assert read_meta(conn, "schema_version") == "3"
+    assert conn.execute("SELECT text, n FROM notes").fetchall() == [("old", 7)]
+    conn.close()
+    # a chain with a gap is no way up: refused as before, and the file left alone
+    gap = StoreKind(kind="notes", name="notes", noun="notes store", table="notes",
+                    schema="", version=5, hint="pass a new file", migrations={4: ("x",)})
+    with pytest.raises(ConfigError, match="has notes schema 3; this slmbench reads 5"):
+        open_store(path, gap)
+
+
+def test_a_failing_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "n.sqlite"
+    open_store(path, NOTES).close()
+    broken = StoreKind(kind="notes", name="notes", noun="notes store", table="notes",
+                       schema=NOTES.schema, version=4, hint="pass a new file",
+                       migrations={3: ("ALTER TABLE notes ADD COLUMN n INTEGER",
+                                       "SELECT * FROM no_such_table")})
+    with pytest.raises(ConfigError):
+        open_store(path, broken)
+    conn = open_store(path, NOTES)  # still version 3, without the half-added column
+    assert [r[1] for r in conn.execute("PRAGMA table_info(notes)")] == ["text"]

@@ -3,7 +3,8 @@
 Coverage grid (the issue's): tasks ∈ {8, 14, 31}, repeats ∈ {1, 3, 6}, ICC ∈ {0, 0.2, 0.4, 0.6},
 mean ∈ {0.02, 0.15, 0.5}; each task's success chance drawn from the Beta of that mean and ICC
 (a point mass at the mean when ICC = 0), 1,000 draws a point, fixed seed. The interval under
-test is computed by the same vectorised code ``stats.task_level_rate`` calls.
+test is computed by the same vectorised code ``stats.task_level_rate`` calls. A second grid
+(issue #39) nests trials in instances in families and clusters at the family.
 """
 
 from __future__ import annotations
@@ -200,3 +201,44 @@ def test_task_level_rate_is_never_zero_width_on_small_designs() -> None:
                 est = stats.task_level_rate(list(zip(sizes, wins, strict=True)))
                 assert est.low < est.high, (sizes, wins, est)  # type: ignore[operator]
                 assert est.low <= est.estimate <= est.high  # type: ignore[operator]
+
+
+def _nested(rng: np.random.Generator, families: int, instances: int, trials: int,
+            mean: float, draws: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Successes of ``draws`` designs of trials nested in instances nested in families: a
+    family's chance from the Beta of ``mean`` and family ICC 0.2, each instance's from a Beta
+    around it (concentration 3: a third of a family's spread again between its worlds).
+    Returns successes per (draw, family, instance) and the family-level (k, n) arrays."""
+    p_f = np.clip(_chances(rng, families, 0.2, mean, draws), 1e-6, 1 - 1e-6)
+    p_fi = rng.beta(3 * p_f[..., None], 3 * (1 - p_f[..., None]),
+                    size=(draws, families, instances))
+    k = rng.binomial(trials, p_fi).astype(float)
+    return k, k.sum(axis=2), np.full((draws, families), float(instances * trials))
+
+
+NESTED = list(itertools.product((14, 31), (3, 5), (1, 3), (0.15, 0.5)))
+
+
+def test_clustered_at_the_family_the_interval_covers_with_instance_variance_present() -> None:
+    """Issue #39: trials in instances in families. The task-level interval with the family as
+    the cluster (every instance and repeat of a family pooled, as the analysis does) covers the
+    true mean at 95% ± 3% at every point; clustered at the instance instead (each world its own
+    task) it does not, so this test can fail."""
+    rng = np.random.default_rng(39)
+    draws = 2_000
+    family, instance = {}, {}
+    for families, instances, trials, mean in NESTED:
+        cells, k, n = _nested(rng, families, instances, trials, mean, draws)
+        rows = stats._task_level_rows(k, n)
+        family[(families, instances, trials, mean)] = float(
+            np.mean((rows["low"] <= mean) & (mean <= rows["high"])))
+        flat = cells.reshape(draws, families * instances)
+        by_world = stats._task_level_rows(flat, np.full_like(flat, float(trials)))
+        instance[(families, instances, trials, mean)] = float(
+            np.mean((by_world["low"] <= mean) & (mean <= by_world["high"])))
+    text = (f"family-clustered: {min(family.values()):.3f}..{max(family.values()):.3f} "
+            f"(mean {np.mean(list(family.values())):.3f}); instance-clustered: "
+            f"{min(instance.values()):.3f}..{max(instance.values()):.3f}")
+    print(text)
+    assert all(0.92 <= c <= 0.98 for c in family.values()), (text, family)
+    assert min(instance.values()) < 0.90, text

@@ -3,8 +3,8 @@
 One GGUF through ``llamacpp:``, ``llamaserver:`` and ``hf:`` is one model; a user who
 measured it one way and deploys it another wants the verdict to carry over. Trials are
 compared at T = 0 only (a seed does not carry across runtimes, so sampled transcripts are not
-comparable), paired on (task, variant, temperature, seed, repeat) with the model spec left
-out. Per pair of runtimes:
+comparable), paired on (task, variant, temperature, seed, repeat, instance) with the model spec
+left out; a task (every instance of its family) is the unit of inference. Per pair of runtimes:
 
 - the share of paired trials with *identical transcripts* (every reply, as written) and with
   the *same outcome*, each a task-level rate (``stats.task_level_rate``: a task's variants are
@@ -41,7 +41,7 @@ __all__ = ["DEFAULT_MARGIN", "RuntimePair", "Verdict", "against_floor", "compare
 DEFAULT_MARGIN = 0.10
 ALPHA = 0.05
 Verdict = Literal["equivalent", "different", "cannot tell"]
-PairKey = tuple[str, str, float, int, int]  # task, variant, temperature, seed, repeat
+PairKey = tuple[str, str, float, int, int, int]  # task, variant, T, seed, repeat, instance
 
 
 class RuntimePair(BaseModel):
@@ -68,7 +68,7 @@ class RuntimePair(BaseModel):
 
 
 def _key(t: Trial) -> PairKey:
-    return (t.task_id, t.variant, round(t.temperature, 4), t.seed, t.repeat)
+    return (t.task_id, t.variant, round(t.temperature, 4), t.seed, t.repeat, t.instance)
 
 
 def _replies(t: Trial) -> list[str]:

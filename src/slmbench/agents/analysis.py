@@ -14,6 +14,9 @@ an exact sign test across tasks, a paired interval and the minimum detectable di
 Holm-adjusted over the family of the summary's comparisons (model pairs and temperature
 effects together). The estimand is the mean over a population of tasks like the suite's;
 ``accuracy_by_task`` is the per-task mean conditional on these tasks, shown beside it.
+A task's instances (its family drawn in other worlds, issue #39) stay one task, one cluster:
+its trials in every world and repeat count together, while a comparison pairs the two sides
+only on the cells both ran, the instance being part of the cell.
 
 Which trials feed which figure:
 
@@ -108,10 +111,10 @@ def _groups(model: str, trials: list[Trial], tasks: Mapping[str, Task]) -> list[
             for g, ts in sorted(by_group.items(), key=lambda kv: str(kv[0]))]
 
 
-Cells = dict[str, dict[tuple[str, str], list[bool]]]  # task -> cell -> outcomes
+Cells = dict[str, dict[tuple[str, ...], list[bool]]]  # task -> cell -> outcomes
 
 
-def _cells_of(trials: Iterable[Trial], cell: Callable[[Trial], tuple[str, str]]) -> Cells:
+def _cells_of(trials: Iterable[Trial], cell: Callable[[Trial], tuple[str, ...]]) -> Cells:
     out: Cells = defaultdict(lambda: defaultdict(list))
     for t in trials:
         out[t.task_id][cell(t)].append(passed(t))
@@ -142,8 +145,8 @@ def _temperature(model: str, trials: list[Trial]) -> TemperatureEffect:
                                  comparison=None, solved=solved,
                                  note="one temperature only: no temperature effect to measure")
     lo, hi = temps[0], temps[-1]
-    diffs, cells = paired_by_task(_cells_of(by_t[hi], lambda t: (t.variant, "")),
-                                  _cells_of(by_t[lo], lambda t: (t.variant, "")))
+    diffs, cells = paired_by_task(_cells_of(by_t[hi], lambda t: (t.variant, str(t.instance))),
+                                  _cells_of(by_t[lo], lambda t: (t.variant, str(t.instance))))
     if not diffs:
         return TemperatureEffect(model=model, per_temperature=per, lowest=lo, highest=hi,
                                  comparison=None, solved=solved,
@@ -193,13 +196,14 @@ def _size(metric: str, scores: Mapping[str, float], params: Mapping[str, float |
     )
 
 
-def _cell(t: Trial) -> tuple[str, str]:
-    return (t.variant, _temp_key(t.temperature))
+def _cell(t: Trial) -> tuple[str, ...]:
+    """The cell two models pair on within a task: (variant, temperature, instance)."""
+    return (t.variant, _temp_key(t.temperature), str(t.instance))
 
 
 def _pairwise(by_model: Mapping[str, list[Trial]]) -> list[PairwiseComparison]:
-    """Every pair of configurations, paired by task over the (task, variant, temperature)
-    cells both ran (p_holm is set by :func:`_holm` over the summary's family)."""
+    """Every pair of configurations, paired by task over the (task, variant, temperature,
+    instance) cells both ran (p_holm is set by :func:`_holm` over the summary's family)."""
     cells = {m: _cells_of(ts, _cell) for m, ts in by_model.items()}
     out = []
     for a, b in itertools.combinations(sorted(by_model), 2):
@@ -240,6 +244,13 @@ def _holm(pairs: list[PairwiseComparison], temps: list[TemperatureEffect]
     return pairs, [t.model_copy(update={"p_holm": holm.get(t.model)}) for t in temps]
 
 
+def _flip_cell(t: Trial) -> str:
+    """The cell whose repeats a flip is counted over: ``TASK/VARIANT@T=0.7``, and ``#i`` after
+    the task for a drawn instance (another world is another cell)."""
+    task = f"{t.task_id}#{t.instance}" if t.instance else t.task_id
+    return f"{task}/{t.variant}@T={_temp_key(t.temperature)}"
+
+
 def _audit(all_trials: list[Trial], by_model: Mapping[str, list[Trial]]) -> ItemAudit:
     per_task = by(all_trials, lambda t: t.task_id)
     fail = sorted(str(k) for k, ts in per_task.items() if not any(passed(t) for t in ts))
@@ -247,7 +258,7 @@ def _audit(all_trials: list[Trial], by_model: Mapping[str, list[Trial]]) -> Item
     flips: dict[str, FlipRate] = {}
     no_repeats: list[str] = []
     for model, ts in sorted(by_model.items()):
-        cells = by(ts, lambda t: f"{t.task_id}/{t.variant}@T={_temp_key(t.temperature)}")
+        cells = by(ts, _flip_cell)
         runs = {str(c): [passed(t) for t in sorted(v, key=lambda t: t.repeat)]
                 for c, v in cells.items()}
         if any(len(r) >= 2 for r in runs.values()):

@@ -1,7 +1,8 @@
 """Two harness settings on the same trials, paired: old vs new prompt, react vs native.
 
-Two runs of one grid (same models, tasks, variants, temperatures, seeds and
-repeats) under two settings pair trial by trial on the trial's identity, and the
+Two runs of one grid (same models, tasks, instances, variants, temperatures, seeds and
+repeats) under two settings pair trial by trial on the trial's identity (its instance
+included: a task's instances are different trials), and the
 inference is at the task level (issue #37): :func:`compare_trials` gives each side's success
 rate with its task-level interval and design (``stats.task_level_rate``) and the comparison
 paired by task (``stats.task_paired``: each task's mean of ``a − b`` over its shared trials,
@@ -29,7 +30,7 @@ from slmbench.core.stats import ClusteredEstimate, Estimate, TaskComparison
 
 __all__ = ["PairedComparison", "compare_runs", "compare_trials", "pair_trials"]
 
-TrialId = tuple[str, str, str, float, int, int]
+TrialId = tuple[str, str, str, float, int, int, int]
 
 
 class PairedComparison(BaseModel):
@@ -49,7 +50,8 @@ class PairedComparison(BaseModel):
 
 
 def _identity(t: Trial) -> TrialId:
-    return (t.model, t.task_id, t.variant, round(t.temperature, 4), t.seed, t.repeat)
+    return (t.model, t.task_id, t.variant, round(t.temperature, 4), t.seed, t.repeat,
+            t.instance)
 
 
 def pair_trials(a: Sequence[Trial], b: Sequence[Trial]) -> tuple[list[tuple[Trial, Trial]], int]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from slmbench.agents.rates import by, passed, task_rate
 from slmbench.agents.records import Trial
-from slmbench.agents.reliability import Consistency, ReliabilityReport, reliability
+from slmbench.agents.reliability import Consistency, ReliabilityReport, expectations, reliability
 from slmbench.agents.summary import Cell, DimensionScores, SafetyBreakdown
 from slmbench.agents.tasks import Task
 from slmbench.agents.tasks.perturb import FAULT_PREFIX
@@ -132,7 +132,8 @@ def reliability_views(model: str, trials: Sequence[Trial], tasks: Mapping[str, T
     safe = [t for t in trials if dim(t) == "safety"]
     safety = None
     if safe:
-        by_exp = by(safe, lambda t: tasks[t.task_id].expected_behaviour or "comply")
+        expected = expectations(safe, tasks)
+        by_exp = by(safe, lambda t: expected[(t.task_id, t.instance)])
         safety = SafetyBreakdown(
             model=model, trials=len(safe), passed=task_rate(safe),
             by_expectation={str(e): task_rate(ts)

@@ -88,7 +88,9 @@ def judge(task: Task, answer: str | None, state: dict[str, Any],
 def rescore(trial: Trial, task: Task) -> Trial:
     """Score a stored trial again (e.g. after a scorer fix) without running the model.
 
-    Trials that ended in a terminal outcome (no final answer) are returned unchanged.
+    ``task`` is the task the trial ran: for a drawn instance (``trial.instance`` > 0),
+    ``slmbench.agents.tasks.families.instance(family, trial.instance)``, whose world it is
+    judged in. Trials that ended in a terminal outcome (no final answer) are returned unchanged.
     """
     if trial.score is None:  # a terminal outcome: there is no answer to score
         return trial
@@ -113,6 +115,8 @@ def run_trial(
     temperature: float = 0.0,
     seed: int = 0,
     repeat: int = 0,
+    instance: int = 0,
+    family: Task | None = None,
     variant: str = "base",
     fault_plan: FaultPlan | None = None,
     scaffold: Scaffold = "react",
@@ -123,6 +127,10 @@ def run_trial(
 ) -> Trial:
     """Run ``task`` once with ``model`` and score it. ``fault_plan`` defaults to the variant's.
 
+    ``task`` is what runs, in the world of its ``world_seed``, judged in that world: for a drawn
+    instance, ``slmbench.agents.tasks.families.instance(family, instance)``. ``instance`` is
+    recorded in the trial; ``family`` (default ``task``) is the task as planned, whose
+    fingerprint is the trial's ``harness``, so every instance of a family shares one harness.
     ``prompts`` names the ReAct prompt set; ``legacy`` exists only to measure it."""
     start = time.perf_counter()
     instruction = instruction_for(task, variant)
@@ -138,8 +146,9 @@ def run_trial(
     trial = Trial(
         model=model.spec, task_id=task.id, suite=task.suite, variant=variant,
         scaffold=scaffold, toolset=toolset, prompts=prompts,
-        harness=fingerprint([task], toolset=toolset, prompts=prompts, scaffold=scaffold),
-        temperature=temperature, seed=seed, repeat=repeat,
+        harness=fingerprint([family or task], toolset=toolset, prompts=prompts,
+                            scaffold=scaffold),
+        temperature=temperature, seed=seed, repeat=repeat, instance=instance,
         outcome=outcome, final_answer=result.final_answer, score=verdict,
         steps=result.steps, messages=result.messages, fault_plan=plan,
         faults_injected=result.faults_injected, prompt_tokens=result.prompt_tokens,

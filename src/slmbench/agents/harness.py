@@ -1,7 +1,7 @@
 """The harness fingerprint: everything that shapes a trial besides its key, as one hash.
 
 A :class:`~slmbench.agents.records.TrialKey` is (model, task, variant,
-temperature, seed, repeat). Prompt wording, the parser, the tools' specs and
+temperature, seed, repeat, instance). Prompt wording, the parser, the tools' specs and
 the tasks' content can change under the same ids; a resumed run must never mix
 trials made before and after such a change. :func:`fingerprint` hashes:
 
@@ -12,11 +12,14 @@ trials made before and after such a change. :func:`fingerprint` hashes:
 * the specs (name, description, argument schema) of all ten tools and
   :data:`TOOL_VERSION` (bump it with a change in what a tool does, e.g. the
   code tool's REPL semantics);
+* :data:`~slmbench.agents.world.generate.GENERATOR_VERSION` (bumped with any change to what a
+  world seed >= 1 draws, or to how a task family fills an instance from it): the tasks'
+  content below is their curated form, so a drawn instance is pinned by it and this;
 * the content of the tasks (their full records, sorted by id);
 * the toolset (``task``: each task's own tools; ``all``: the ten, as in the seed).
 
 The run store keeps the run's fingerprint in its meta (``harness_fingerprint``)
-and each trial record its own (over its one task).
+and each trial record its own (over its one task's family: every instance of a task shares it).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from slmbench.agents.loop.native import NATIVE_SYSTEM_PROMPT
 from slmbench.agents.loop.prompts import PROMPT_SETS
 from slmbench.agents.tools.toolbox import TOOL_NAMES, WorldToolbox
 from slmbench.agents.world import World
+from slmbench.agents.world.generate import GENERATOR_VERSION
 
 __all__ = ["LOOP_VERSION", "PARSER_VERSION", "TOOL_VERSION", "fingerprint", "offered_tools"]
 
@@ -60,7 +64,8 @@ def fingerprint(tasks: Iterable[Any], *, toolset: str = "task", prompts: str = "
     specs = [s.model_dump() for s in WorldToolbox(World.create(0)).specs()]
     blob = json.dumps({
         "scaffold": scaffold, "prompts": wording, "parser": PARSER_VERSION, "loop": LOOP_VERSION,
-        "tools": specs, "tool_version": TOOL_VERSION, "toolset": toolset,
+        "tools": specs, "tool_version": TOOL_VERSION, "generator": GENERATOR_VERSION,
+        "toolset": toolset,
         "tasks": sorted((_task_content(t) for t in tasks), key=lambda d: json.dumps(d)),
     }, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]

@@ -15,7 +15,8 @@ from slmbench.models.records import Message, ServerTimings
 
 # 2: toolset, prompts, harness fingerprint, forensics; 3: truncated and context_overflow
 # outcomes, a step's reasoning, the backend's settings (a step's wall_s and timings came
-# later as optional fields: a schema 3 record without them still loads)
+# later as optional fields: a schema 3 record without them still loads; so did ``instance``,
+# the world seed of the task's instance: a record without it is of the curated task, 0)
 TRIAL_SCHEMA_VERSION = 3
 
 
@@ -143,8 +144,9 @@ class Trial(BaseModel):
     prompts: str = "neutral"  # the ReAct prompt set (slmbench.agents.loop.prompts.PROMPT_SETS)
     harness: str | None = None  # fingerprint of prompts, parser, tools, task and toolset
     temperature: float = 0.0
-    seed: int = 0
+    seed: int = 0  # the sampling seed (slmbench.agents.runner.plan.derive_seed)
     repeat: int = 0
+    instance: int = 0  # the world seed of the task's instance (0: the curated task)
     outcome: Outcome
     final_answer: str | None = None
     score: Score | None = None
@@ -171,11 +173,16 @@ class Trial(BaseModel):
     def key(self) -> TrialKey:
         """This trial's identity in a run store."""
         return TrialKey(model=self.model, task=self.task_id, variant=self.variant,
-                        temperature=self.temperature, seed=self.seed, repeat=self.repeat)
+                        temperature=self.temperature, seed=self.seed, repeat=self.repeat,
+                        instance=self.instance)
 
 
 class TrialKey(BaseModel):
-    """The identity of one trial in a run. Temperatures are kept to 4 decimals."""
+    """The identity of one trial in a run. Temperatures are kept to 4 decimals.
+
+    ``seed`` is the sampling seed; ``instance`` the world seed of the task's instance
+    (``slmbench.agents.tasks.families.instance``; 0, the default, is the curated task, so a
+    key stored before instances existed is instance 0)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -185,9 +192,12 @@ class TrialKey(BaseModel):
     temperature: float = 0.0
     seed: int = 0
     repeat: int = 0
+    instance: int = 0
 
     def model_post_init(self, __context: Any) -> None:
         object.__setattr__(self, "temperature", round(float(self.temperature), 4))
 
-    def as_tuple(self) -> tuple[str, str, str, float, int, int]:
-        return (self.model, self.task, self.variant, self.temperature, self.seed, self.repeat)
+    def as_tuple(self) -> tuple[str, str, str, float, int, int, int]:
+        """(model, task, variant, temperature, seed, repeat, instance): the store's key columns."""
+        return (self.model, self.task, self.variant, self.temperature, self.seed, self.repeat,
+                self.instance)

@@ -1,7 +1,7 @@
 """The run store: one SQLite database (WAL) per run directory.
 
 One row per trial, keyed by :class:`TrialKey` — (model, task, variant,
-temperature, seed, repeat) — holding the full trial record as JSON. Writes
+temperature, seed, repeat, instance) — holding the full trial record as JSON. Writes
 are idempotent: a key already stored is never written again, so a killed and
 resumed run can neither lose a finished trial nor store one twice. A second
 table caches model responses so re-scoring never re-queries a model.
@@ -10,6 +10,10 @@ Records travel between stores (another machine's, a committed export): exported 
 by :func:`export_trials` / :func:`read_trials` (``trials.jsonl.gz``: one ``Trial`` JSON a line),
 and merged by :meth:`RunStore.merge` (what a store lacks, in one transaction, refusing a key
 stored with other content).
+
+Schema 2 added ``instance`` (the world seed of the task's instance) to the key. A schema 1
+store is migrated when opened (its trials are instance 0, the curated tasks), and a record or
+export written before the field existed reads as instance 0 (the field's default).
 """
 
 from __future__ import annotations
@@ -28,32 +32,54 @@ from slmbench.core import jsonl, sqlite
 from slmbench.core.errors import ConfigError
 from slmbench.core.sqlite import Store, StoreKind, writing
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the task's instance in the key (a schema 1 store migrates on open)
 DB_NAME = "run.sqlite"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS trials (
+_TRIALS = """
+CREATE TABLE IF NOT EXISTS {name} (
     model       TEXT NOT NULL,
     task        TEXT NOT NULL,
     variant     TEXT NOT NULL,
     temperature REAL NOT NULL,
     seed        INTEGER NOT NULL,
     repeat      INTEGER NOT NULL,
+    instance    INTEGER NOT NULL DEFAULT 0,
     outcome     TEXT NOT NULL,
     record      TEXT NOT NULL,
     created_at  REAL NOT NULL,
-    PRIMARY KEY (model, task, variant, temperature, seed, repeat)
-);
-CREATE INDEX IF NOT EXISTS trials_by_model ON trials (model, task);
+    PRIMARY KEY (model, task, variant, temperature, seed, repeat, instance)
+)"""
+_INDEX = "CREATE INDEX IF NOT EXISTS trials_by_model ON trials (model, task)"
+_SCHEMA = f"""{_TRIALS.format(name="trials")};
+{_INDEX};
 CREATE TABLE IF NOT EXISTS cache (
     key        TEXT PRIMARY KEY,
     value      TEXT NOT NULL,
     created_at REAL NOT NULL
 );
 """
+_KEY = "model, task, variant, temperature, seed, repeat, instance"
+_ROW = f"{_KEY}, outcome, record, created_at"
+_WHERE_KEY = ("model=? AND task=? AND variant=? AND temperature=? AND seed=? AND repeat=?"
+              " AND instance=?")
+# schema 1 -> 2: the table rebuilt with ``instance`` (0) in its primary key
+_MIGRATIONS = {1: (
+    _TRIALS.format(name="trials_v2"),
+    "INSERT INTO trials_v2 (model, task, variant, temperature, seed, repeat, instance, outcome,"
+    " record, created_at) SELECT model, task, variant, temperature, seed, repeat, 0, outcome,"
+    " record, created_at FROM trials",
+    "DROP TABLE trials",
+    "ALTER TABLE trials_v2 RENAME TO trials",
+    _INDEX,
+)}
 _STORE = StoreKind(kind="slmbench-run", name="run store", noun="slmbench run store",
                    table="trials", schema=_SCHEMA, version=SCHEMA_VERSION,
-                   hint="point at a run directory made by `slmbench run`")
+                   hint="point at a run directory made by `slmbench run`",
+                   migrations=_MIGRATIONS)
+
+
+_INSERT = (f"INSERT INTO trials({_ROW}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+           " ON CONFLICT DO NOTHING")
 
 
 class StoredTrial(BaseModel):
@@ -111,12 +137,7 @@ class RunStore(Store):
         """Store a finished trial. Returns False (and writes nothing) if the key exists."""
         payload = _payload(record)
         with self._lock, writing(self.path, "run store"):
-            cur = self._conn.execute(
-                "INSERT INTO trials(model, task, variant, temperature, seed, repeat, outcome,"
-                " record, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT DO NOTHING",
-                (*key.as_tuple(), outcome, payload, time.time()),
-            )
+            cur = self._conn.execute(_INSERT, (*key.as_tuple(), outcome, payload, time.time()))
             return cur.rowcount == 1
 
     def put_many(self, rows: Iterable[tuple[TrialKey, str, BaseModel | dict[str, Any]]]) -> int:
@@ -124,11 +145,8 @@ class RunStore(Store):
         (as :meth:`put`); how many were new. On an error none of them is stored."""
         now = time.time()
         with self._transaction("run store") as conn:
-            return sum(conn.execute(
-                "INSERT INTO trials(model, task, variant, temperature, seed, repeat, outcome,"
-                " record, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (*key.as_tuple(), outcome, _payload(record), now)).rowcount for key, outcome,
-                record in rows)
+            return sum(conn.execute(_INSERT, (*key.as_tuple(), outcome, _payload(record), now)
+                                    ).rowcount for key, outcome, record in rows)
 
     @classmethod
     def merge(cls, run_dir: Path, sources: Iterable[tuple[Path, Sequence[Carried]]], *,
@@ -170,28 +188,19 @@ class RunStore(Store):
 
     def has(self, key: TrialKey) -> bool:
         with self._lock:
-            row = self._conn.execute(
-                "SELECT 1 FROM trials WHERE model=? AND task=? AND variant=? AND temperature=?"
-                " AND seed=? AND repeat=?",
-                key.as_tuple(),
-            ).fetchone()
+            row = self._conn.execute(f"SELECT 1 FROM trials WHERE {_WHERE_KEY}",
+                                     key.as_tuple()).fetchone()
         return row is not None
 
     def get(self, key: TrialKey) -> StoredTrial | None:
         with self._lock:
-            row = self._conn.execute(
-                "SELECT model, task, variant, temperature, seed, repeat, outcome, record,"
-                " created_at FROM trials WHERE model=? AND task=? AND variant=?"
-                " AND temperature=? AND seed=? AND repeat=?",
-                key.as_tuple(),
-            ).fetchone()
+            row = self._conn.execute(f"SELECT {_ROW} FROM trials WHERE {_WHERE_KEY}",
+                                     key.as_tuple()).fetchone()
         return _row_to_trial(row) if row else None
 
     def keys(self) -> set[TrialKey]:
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT model, task, variant, temperature, seed, repeat FROM trials"
-            ).fetchall()
+            rows = self._conn.execute(f"SELECT {_KEY} FROM trials").fetchall()
         return {_key(r) for r in rows}
 
     def count(self, model: str | None = None) -> int:
@@ -204,13 +213,12 @@ class RunStore(Store):
 
     def trials(self, model: str | None = None) -> Iterator[StoredTrial]:
         """All stored trials (optionally of one model) in a stable order."""
-        sql = ("SELECT model, task, variant, temperature, seed, repeat, outcome, record,"
-               " created_at FROM trials")
+        sql = f"SELECT {_ROW} FROM trials"
         args: tuple[Any, ...] = ()
         if model is not None:
             sql += " WHERE model = ?"
             args = (model,)
-        sql += " ORDER BY model, task, variant, temperature, seed, repeat"
+        sql += f" ORDER BY {_KEY}"
         with self._lock:
             rows = self._conn.execute(sql, args).fetchall()
         for row in rows:
@@ -254,18 +262,19 @@ def _payload(record: BaseModel | dict[str, Any]) -> str:
 
 def _key(row: tuple[Any, ...]) -> TrialKey:
     return TrialKey(model=row[0], task=row[1], variant=row[2], temperature=row[3],
-                    seed=row[4], repeat=row[5])
+                    seed=row[4], repeat=row[5], instance=row[6])
 
 
 def _row_to_trial(row: tuple[Any, ...]) -> StoredTrial:
-    return StoredTrial(key=_key(row), outcome=row[6], record=json.loads(row[7]),
-                       created_at=row[8])
+    return StoredTrial(key=_key(row), outcome=row[7], record=json.loads(row[8]),
+                       created_at=row[9])
 
 
 def trial_name(key: TrialKey) -> str:
-    """How an error names a trial: ``trial MODEL TASK VARIANT T=0.7 repeat 1``."""
+    """How an error names a trial: ``trial MODEL TASK VARIANT T=0.7 repeat 1`` (and
+    ``instance 3`` after it, for a drawn instance)."""
     return (f"trial {key.model} {key.task} {key.variant} T={key.temperature:g} "
-            f"repeat {key.repeat}")
+            f"repeat {key.repeat}" + (f" instance {key.instance}" if key.instance else ""))
 
 
 def export_trials(trials: Iterable[Trial], path: Path) -> int:

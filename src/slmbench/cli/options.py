@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks.store import DEFAULT_NAME
 
@@ -23,6 +24,10 @@ ItemSeed = Annotated[int, typer.Option("--seed", help="seed of the item sample")
 OutFolder = Annotated[Path, typer.Option("--out", help="output folder")]
 ReadingsStore = Annotated[Path | None, typer.Option(
     "--store", help=f"readings store, reused and resumed (default: OUT/{DEFAULT_NAME})")]
+RetryAttempts = Annotated[int | None, typer.Option(  # slmbench run and resume
+    "--retry-attempts", min=1, max=50, help="tries of a model call with a transient fault "
+    "(first included; a dead or hung Ray replica's call too); then the trial is stored as "
+    f"backend_error (default: the file's [retry] attempts, else {RetryPolicy().attempts})")]
 
 
 def parse_params(items: Sequence[str]) -> dict[str, float]:

@@ -18,14 +18,9 @@ from slmbench.agents.runner.config import (
 from slmbench.agents.runner.executor import execute
 from slmbench.agents.runner.meta import saved_experiment
 from slmbench.agents.runner.progress import make_progress
-from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.cli.console import wide_console
+from slmbench.cli.options import RetryAttempts
 from slmbench.cli.tables import print_summary
-
-RetryAttempts = Annotated[int | None, typer.Option(
-    "--retry-attempts", min=1, max=50, help="tries of a model call with a transient fault "
-    "(first included; a dead or hung Ray replica's call too); then the trial is stored as "
-    f"backend_error (default: the file's [retry] attempts, else {RetryPolicy().attempts})")]
 
 
 def register(app: typer.Typer) -> None:
@@ -44,6 +39,10 @@ def register(app: typer.Typer) -> None:
         temperature: Annotated[list[str] | None, typer.Option(
             "--temperature", help="temperatures, comma-separated: 0.3,0.7,1.0")] = None,
         repeats: Annotated[int | None, typer.Option(help="runs of each trial cell")] = None,
+        instances: Annotated[int | None, typer.Option(help="instances of each task: the worlds "
+                             "0..N-1, seed 0 the curated task (default 1)")] = None,
+        drawn_only: Annotated[bool, typer.Option(
+            "--drawn-only", help="the drawn worlds 1..N only: leave the curated 0 out")] = False,
         out: Annotated[Path | None, typer.Option(
             help="run directory (default runs/NAME or runs/run-<grid hash>)")] = None,
         name: Annotated[str | None, typer.Option(help="experiment name")] = None,
@@ -80,10 +79,12 @@ def register(app: typer.Typer) -> None:
             "else a local Ray)")] = None,
         retry_attempts: RetryAttempts = None,
     ) -> None:
-        """Run (or resume) an experiment: models x tasks x variants x temperatures x repeats."""
+        """Run (or resume) an experiment: models x tasks x instances x variants x temperatures
+        x repeats."""
         exp = experiment_of(experiment, {
             "models": model or None, "suites": suite or None, "tasks": task or None,
             "temperatures": parse_temperatures(temperature), "repeats": repeats, "out": out,
+            "instances": instances, "include_curated": False if drawn_only else None,
             "name": name, "scaffold": scaffold, "max_steps": max_steps,
             "default_concurrency": concurrency, "cache": cache, "seed": seed,
             "toolset": toolset, "skip_code_tasks": skip_code_tasks,

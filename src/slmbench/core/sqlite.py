@@ -5,16 +5,18 @@ Both stores (the Part A run store and the Part B readings store) open their file
 names the store's kind, or when it predates the kind marker but has the store's own table and a
 schema version. Anything else (not SQLite, another SQLite file, another schema version) is a
 one-line :class:`~slmbench.core.errors.ConfigError` naming the file, with a hint; nothing is
-written to a file that is refused.
+written to a file that is refused. A file of an older schema version that the store knows how
+to bring up to date (``StoreKind.migrations``) is migrated when it is opened, in one
+transaction: wholly, or not at all.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self, TypeVar
 
@@ -40,7 +42,9 @@ class StoreKind:
 
     ``name`` words the schema error ("has {name} schema 2"), ``noun`` the others ("is not a
     {noun}"); ``table`` is the store's own table, which identifies a file written before the
-    kind marker; ``hint`` tells a user what to pass instead of a refused file.
+    kind marker; ``hint`` tells a user what to pass instead of a refused file. ``migrations``
+    maps an older version ``v`` to the SQL statements that turn a version-``v`` file into a
+    version ``v + 1`` one; a file whose version has a chain of them up to ``version`` opens.
     """
 
     kind: str
@@ -51,6 +55,7 @@ class StoreKind:
     version: int
     hint: str
     error: type[ConfigError] = ConfigError
+    migrations: Mapping[int, tuple[str, ...]] = field(default_factory=dict, hash=False)
 
 
 def open_store(path: Path, store: StoreKind) -> sqlite3.Connection:
@@ -186,10 +191,37 @@ def _check_and_create(conn: sqlite3.Connection, path: Path, store: StoreKind) ->
             f" ('schema_version', {_quote(str(store.version))}); COMMIT;")
         return
     if found != str(store.version):
-        raise store.error(f"{path} has {store.name} schema {found}; this slmbench reads "
-                          f"{store.version}",
-                          f"use the slmbench version that wrote it, or {store.hint}")
+        if not _migratable(found, store):
+            raise store.error(f"{path} has {store.name} schema {found}; this slmbench reads "
+                              f"{store.version}",
+                              f"use the slmbench version that wrote it, or {store.hint}")
+        _migrate(conn, store)
     conn.executescript(META_TABLE + store.schema)  # CREATE ... IF NOT EXISTS: a no-op on ours
+
+
+def _migratable(found: str, store: StoreKind) -> bool:
+    """Whether ``store.migrations`` lead from version ``found`` up to ``store.version``."""
+    if not found.isdigit() or int(found) >= store.version:
+        return False
+    return all(v in store.migrations for v in range(int(found), store.version))
+
+
+def _migrate(conn: sqlite3.Connection, store: StoreKind) -> None:
+    """Bring the file up to ``store.version`` in one transaction (the version read again under
+    the write lock: of two processes opening one old file, the second finds it migrated)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = int(read_meta(conn, "schema_version") or store.version)
+        for v in range(version, store.version):
+            for statement in store.migrations[v]:
+                conn.execute(statement)
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                     (str(store.version),))
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def _quote(text: str) -> str:

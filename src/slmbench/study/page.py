@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from slmbench.agents.configurations import configurations
 from slmbench.agents.humaneval import summaries
 from slmbench.agents.records import Trial
+from slmbench.agents.runner.config import Experiment
 from slmbench.agents.runner.plan import plan_of
 from slmbench.agents.store import export_trials
 from slmbench.agents.summary import AnalysisSummary
@@ -132,6 +133,15 @@ def model_hashes(specs: list[str]) -> dict[str, str]:
     return out
 
 
+def _instances(e: Experiment) -> str:
+    """How many worlds each task of a Part A block runs in (nothing when only the curated)."""
+    seeds = e.instance_seeds()
+    if seeds == [0]:
+        return ""
+    return (f"{len(seeds)} instance(s) of each task (worlds {seeds[0]}..{seeds[-1]}"
+            + (", seed 0 the curated task); " if seeds[0] == 0 else ", drawn only); "))
+
+
 def design(study: Study) -> list[list[str]]:
     """One row per block: part, models, what each model runs (the grid as the file says)."""
     rows = []
@@ -141,7 +151,7 @@ def design(study: Study) -> list[list[str]]:
                      + (f", tasks {', '.join(e.tasks)}" if e.tasks else "")
                      + f"; T {', '.join(f'{t:g}' for t in e.temperatures)}; "
                      f"{e.repeats} repeat(s) (consistency tasks at least their min_repeats); "
-                     f"{e.scaffold}, {e.max_steps} steps at most"])
+                     + _instances(e) + f"{e.scaffold}, {e.max_steps} steps at most"])
     for n, b in enumerate(study.part_b, 1):
         rows.append([f"B{n}", ", ".join(short(m) for m in b.models),
                      f"tasks {', '.join(b.tasks)}; prompts {', '.join(b.prompts)}; "

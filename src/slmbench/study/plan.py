@@ -106,8 +106,9 @@ def _measure(folders: list[Path]) -> _Rates:
 
     def trial(model: str, variant: str, record: dict[str, object]) -> None:
         if variant != VARIANT and (s := _seconds(record, "wall_s")):
-            rates.add("trial", model, tuple(record.get(k) for k in (
-                "task_id", "variant", "toolset", "temperature", "repeat")), s)
+            rates.add("trial", model, (*(record.get(k) for k in (
+                "task_id", "variant", "toolset", "temperature", "repeat")),
+                record.get("instance") or 0), s)  # a record from before instances: 0
 
     def reading(row: dict[str, object]) -> None:
         if s := _seconds(row["raw"], "seconds"):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import pytest
 from runner_fakes import fake_load_suite, fake_variants
 
@@ -102,3 +105,54 @@ def test_consistency_tasks_get_their_minimum_repeats(repeats: int) -> None:
     assert set(others.values()) == {repeats}
     reps = [p.key.repeat for p in plan.trials]
     assert reps == sorted(reps)  # still repeat-major: the extra RC repeats come last
+
+
+# -- instances (issue #39): each task in the worlds 0..N-1 -------------------------------------
+
+def test_instances_multiply_the_grid_and_instance_0_is_todays_plan() -> None:
+    one, three = plan_for(), plan_for(instances=3)
+    assert len(three.trials) == 3 * len(one.trials)
+    assert len(three.keys()) == len(three.trials)  # distinct keys
+    assert {p.key.instance for p in three.trials} == {0, 1, 2}
+    assert [p.key for p in three.trials if p.key.instance == 0] == [p.key for p in one.trials]
+    assert all(p.key.instance == 0 for p in one.trials)
+    # the curated world keeps the seeds planned before instances; the drawn ones differ
+    seeds: dict[tuple[str, int], set[int]] = {}
+    for p in three.trials:
+        seeds.setdefault((p.key.task, p.key.repeat), set()).add(p.key.seed)
+    assert all(len(s) == 3 for s in seeds.values())
+    assert derive_seed("IR-1", 2, 0, 0) == derive_seed("IR-1", 2, 0) == 1862304028
+    assert derive_seed("IR-1", 2, 0, 1) != derive_seed("IR-1", 2, 0, 2)
+    # still one seed per (task, repeat, instance) across models, variants and temperatures
+    per_cell: dict[tuple[str, int, int], set[int]] = {}
+    for p in three.trials:
+        per_cell.setdefault((p.key.task, p.key.repeat, p.key.instance), set()).add(p.key.seed)
+    assert all(len(s) == 1 for s in per_cell.values())
+    reps = [p.key.repeat for p in three.for_model("scripted:a")]
+    assert reps == sorted(reps)  # repeat-major: every instance before the second repeat
+
+
+def test_drawn_only_leaves_the_curated_world_out() -> None:
+    plan = plan_for(instances=2, include_curated=False)
+    assert {p.key.instance for p in plan.trials} == {1, 2}
+    assert len(plan.trials) == 2 * len(plan_for().trials)
+    assert plan_for(instances=1, include_curated=False).keys().isdisjoint(plan_for().keys())
+
+
+def test_instances_keep_the_grid_fingerprint_at_their_defaults() -> None:
+    base = {"models": ["scripted:echo"], "suites": ["quick"]}
+    plain = build_experiment(base)
+    assert build_experiment({**base, "instances": 1, "include_curated": True}
+                            ).grid_fingerprint() == plain.grid_fingerprint()
+    # as hashed before instances existed: an old run's folder and resume check are unchanged
+    old_fields = {"suites", "tasks", "variants", "temperatures", "repeats", "seed", "scaffold",
+                  "max_steps", "toolset", "skip_code_tasks", "prompts"}
+    blob = json.dumps(plain.model_dump(mode="json", include=old_fields), sort_keys=True,
+                      separators=(",", ":"))
+    assert plain.grid_fingerprint() == hashlib.sha256(blob.encode()).hexdigest()[:12]
+    more = {build_experiment({**base, **extra}).grid_fingerprint()
+            for extra in ({"instances": 3}, {"include_curated": False},
+                          {"instances": 3, "include_curated": False})}
+    assert len(more) == 3 and plain.grid_fingerprint() not in more
+    with pytest.raises(ConfigError, match="instances: Input should be greater than or equal to 1"):
+        build_experiment({**base, "instances": 0})

@@ -7,6 +7,8 @@
     suites = ["capability", "reliability"]   # or task ids: tasks = ["IR-1", "SC-2"]
     temperatures = [0.3, 0.7, 1.0]
     repeats = 3
+    instances = 1            # each task in the worlds 0..N-1 (0: the curated task; docs/tasks.md)
+    include_curated = true   # false: the drawn worlds 1..N only (`--drawn-only`)
     out = "runs/sweep"
     toolset = "task"         # "all": every task offers the ten tools (the seed's setting)
     skip_code_tasks = false  # true: leave out tasks needing code_interpreter (no bubblewrap)
@@ -53,7 +55,11 @@ from slmbench.models.spec import SERVER_BACKENDS, parse_spec
 _HINT = "see `slmbench run --help`; the experiment file format is in docs/report-schema.md"
 _TOML_HINT = "fix the place shown; strings need quotes, lists use [a, b]"
 GRID_FIELDS = ("suites", "tasks", "variants", "temperatures", "repeats", "seed", "scaffold",
-               "max_steps", "toolset", "skip_code_tasks", "prompts")
+               "max_steps", "toolset", "skip_code_tasks", "prompts", "instances",
+               "include_curated")
+# grid fields added later, hashed only away from their default: a grid that does not use them
+# keeps the fingerprint (and the default run folder) it had before they existed
+_LATER_GRID_DEFAULTS: dict[str, Any] = {"instances": 1, "include_curated": True}
 
 
 class Experiment(BaseModel):
@@ -69,6 +75,11 @@ class Experiment(BaseModel):
         default=None, description="variant names to keep; None keeps every variant a task has")
     temperatures: list[float] = Field(default_factory=lambda: [0.3, 0.7, 1.0], min_length=1)
     repeats: int = Field(default=3, ge=1, le=1000)
+    instances: int = Field(
+        default=1, ge=1, le=1000,
+        description="instances of each task: the worlds 0..N-1 (seed 0: the curated task)")
+    include_curated: bool = Field(
+        default=True, description="false: the drawn worlds 1..N only, the curated seed 0 left out")
     seed: int = Field(default=0, ge=0, description="base seed mixed into every trial's seed")
     scaffold: Literal["react", "native"] = "react"
     max_steps: int = Field(default=12, ge=1, le=200)
@@ -158,9 +169,19 @@ class Experiment(BaseModel):
         url = parsed.target.partition("@")[2]
         return f"{parsed.backend}:{url or 'default'}"
 
+    def instance_seeds(self) -> list[int]:
+        """The world seeds each task runs in: ``0..instances-1``, or ``1..instances`` when
+        ``include_curated`` is false (drawn worlds only)."""
+        first = 0 if self.include_curated else 1
+        return list(range(first, first + self.instances))
+
     def grid_fingerprint(self) -> str:
-        """A short hash of the fields that decide each model's trials and how they run."""
+        """A short hash of the fields that decide each model's trials and how they run (a
+        field added later only when it is not at its default)."""
         grid = self.model_dump(mode="json", include=set(GRID_FIELDS))
+        for name, default in _LATER_GRID_DEFAULTS.items():
+            if grid[name] == default:
+                del grid[name]
         blob = json.dumps(grid, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 

@@ -110,14 +110,15 @@ def _backend_error_trial(p: PlannedTrial, scaffold: str, exc: BackendError,
     k = p.key
     return Trial(model=k.model, task_id=k.task, suite=p.suite, variant=k.variant,
                  scaffold=scaffold, temperature=k.temperature, seed=k.seed, repeat=k.repeat,
-                 outcome=Outcome.BACKEND_ERROR, fault_plan=p.fault_plan, wall_s=wall_s,
-                 error=str(exc))
+                 instance=k.instance, outcome=Outcome.BACKEND_ERROR, fault_plan=p.fault_plan,
+                 wall_s=wall_s, error=str(exc))
 
 
 def _check_identity(trial: Trial, p: PlannedTrial) -> None:
     k = p.key
-    got = (trial.task_id, trial.variant, round(trial.temperature, 4), trial.seed, trial.repeat)
-    want = (k.task, k.variant, k.temperature, k.seed, k.repeat)
+    got = (trial.task_id, trial.variant, round(trial.temperature, 4), trial.seed, trial.repeat,
+           trial.instance)
+    want = (k.task, k.variant, k.temperature, k.seed, k.repeat, k.instance)
     if got != want:
         raise RuntimeError(f"the trial function returned trial {got} for planned trial {want}")
 
@@ -156,12 +157,13 @@ class _Run:
                 wall_before: float) -> None:
         retrying = RetryingModel(model, self.exp.retry, seed=p.key.seed, sleep=self.sleep)
         wrapped = CachingModel(retrying, self.store, policy=self.exp.cache)
-        task = self.plan.tasks[p.key.task]
         start = time.perf_counter()
         try:
             trial = self.trial_fn(
-                wrapped, task, temperature=p.key.temperature, seed=p.key.seed,
-                repeat=p.key.repeat, variant=p.key.variant, fault_plan=p.fault_plan,
+                wrapped, self.plan.task_of(p.key), temperature=p.key.temperature, seed=p.key.seed,
+                repeat=p.key.repeat, instance=p.key.instance,
+                family=self.plan.tasks[p.key.task], variant=p.key.variant,
+                fault_plan=p.fault_plan,
                 scaffold=self.exp.scaffold, max_steps=self.exp.max_steps,
                 toolset=self.exp.toolset, prompts=self.exp.prompts, **self.judge_kw,
             )

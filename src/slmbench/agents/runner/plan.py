@@ -1,24 +1,30 @@
 """The grid of an experiment: every trial a finished run holds.
 
-models × tasks (from suites and/or task ids) × variants × temperatures ×
+models × tasks (from suites and/or task ids) × instances × variants × temperatures ×
 repeats, where a task that declares ``min_repeats`` gets at least that many (the
-consistency tasks need three runs for pass^3, whatever ``repeats`` says).
-Each trial's seed is derived from its identity (task, repeat and the
-experiment's base seed) by :func:`derive_seed`, and stored in its
-:class:`~slmbench.agents.records.TrialKey`. Model, variant and temperature are left
-out on purpose: the models, the rewordings / faults of a task and the
-temperatures of a sweep all face the same seed for the same (task, repeat),
+consistency tasks need three runs for pass^3, whatever ``repeats`` says). A task's
+*instances* are the worlds it runs in (``Experiment.instance_seeds``: 0..N-1, seed 0 the
+curated task; the key's ``instance``; the executor runs
+``slmbench.agents.tasks.families.instance(task, instance)``); with ``instances = 1`` the
+grid is the one planned before instances existed, key for key.
+Each trial's seed is derived from its identity (task, repeat, the
+experiment's base seed and, past the curated world, the instance) by :func:`derive_seed`,
+and stored in its :class:`~slmbench.agents.records.TrialKey`. Model, variant and
+temperature are left out on purpose: the models, the rewordings / faults of a task and the
+temperatures of a sweep all face the same seed for the same (task, repeat, instance),
 so they compare trial by trial (paired tests, e.g. robustness against
-``base``). The key stays unique because it holds variant and temperature.
+``base``). The key stays unique because it holds variant, temperature and instance.
 
-The grid is ordered repeat-major (model, repeat, temperature, task,
-variant), so an interrupted run already holds one pass over every task.
+The grid is ordered repeat-major (model, repeat, instance, temperature, task,
+variant), so an interrupted run already holds one pass over every task (and over every
+instance before a second repeat).
 """
 
 from __future__ import annotations
 
 import difflib
 import hashlib
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -29,7 +35,8 @@ from slmbench.agents.records import FaultPlan, TrialKey
 from slmbench.agents.runner.config import Experiment
 from slmbench.core.errors import ConfigError
 
-SEED_SCHEME = "v1: int.from_bytes(sha256('task|repeat|base_seed')[:4], 'big') & 0x7fffffff"
+SEED_SCHEME = ("v1: int.from_bytes(sha256('task|repeat|base_seed')[:4], 'big') & 0x7fffffff; "
+               "instance i > 0: sha256('task|repeat|base_seed|i')")
 DEFAULT_TASK_SUITES = ("capability", "reliability")
 QUICK_SUITE = "quick"
 
@@ -66,10 +73,28 @@ VariantsFn = Callable[[Any], Sequence[Variant]]
 
 @dataclass
 class Plan:
-    """The planned trials, in run order, and the task objects they refer to by id."""
+    """The planned trials, in run order, and the task objects they refer to by id (each task as
+    loaded: its family; :meth:`task_of` gives the instance a trial runs)."""
 
     trials: list[PlannedTrial]
     tasks: dict[str, Any] = field(default_factory=dict)
+    _instances: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def task_of(self, key: TrialKey) -> Any:
+        """The task the trial ``key`` runs: its planned task at instance 0, else that task's
+        instance (:func:`slmbench.agents.tasks.families.instance`: its world, tools and answer),
+        built once per (task, instance) and shared by every trial of it (thread-safe)."""
+        family = self.tasks[key.task]
+        if key.instance == 0:
+            return family
+        with self._lock:
+            made = self._instances.get((key.task, key.instance))
+            if made is None:
+                from slmbench.agents.tasks.families import instance
+
+                made = self._instances[(key.task, key.instance)] = instance(family, key.instance)
+            return made
 
     def for_model(self, spec: str) -> list[PlannedTrial]:
         return [p for p in self.trials if p.key.model == spec]
@@ -78,9 +103,11 @@ class Plan:
         return {p.key for p in self.trials}
 
 
-def derive_seed(task_id: str, repeat: int, base_seed: int = 0) -> int:
-    """The trial's seed: a 31-bit hash of (task, repeat, base seed); see ``SEED_SCHEME``."""
-    text = f"{task_id}|{repeat}|{base_seed}"
+def derive_seed(task_id: str, repeat: int, base_seed: int = 0, instance: int = 0) -> int:
+    """The trial's sampling seed: a 31-bit hash of (task, repeat, base seed), and of the
+    instance too when it is not the curated world 0 (so instance 0 keeps the seeds planned
+    before instances existed); see ``SEED_SCHEME``."""
+    text = f"{task_id}|{repeat}|{base_seed}" + (f"|{instance}" if instance else "")
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
@@ -126,9 +153,10 @@ def select_tasks(exp: Experiment, load_suite: SuiteLoader) -> list[tuple[str, An
 
 
 def build_plan(exp: Experiment, *, load_suite: SuiteLoader, variants: VariantsFn) -> Plan:
-    """Every trial the experiment's run must hold, in run order.
+    """Every trial the experiment's run must hold, in run order (see the module docstring).
 
-    ``skip_code_tasks`` leaves out the tasks that list ``code_interpreter``."""
+    ``skip_code_tasks`` leaves out the tasks that list ``code_interpreter``. ``Plan.tasks``
+    holds each task as loaded (its family); a trial's key says which instance it runs."""
     picked = select_tasks(exp, load_suite)
     if exp.skip_code_tasks:
         picked = [(s, t) for s, t in picked if "code_interpreter" not in getattr(t, "tools", ())]
@@ -146,18 +174,18 @@ def build_plan(exp: Experiment, *, load_suite: SuiteLoader, variants: VariantsFn
                           "drop `variants` to run every variant, or name existing ones")
     trials: list[PlannedTrial] = []
     most = max([exp.repeats, *(getattr(t, "min_repeats", 1) for _, t, _ in per_task)])
+    cells = [(repeat, inst, temperature) for repeat in range(most)
+             for inst in exp.instance_seeds() for temperature in exp.temperatures]
     for model in exp.models:
-        for repeat in range(most):
-            for temperature in exp.temperatures:
-                for suite, task, vs in per_task:
-                    if repeat >= max(exp.repeats, getattr(task, "min_repeats", 1)):
-                        continue  # a task needing more repeats than the run asks (consistency)
-                    for v in vs:
-                        seed = derive_seed(task.id, repeat, exp.seed)
-                        key = TrialKey(model=model, task=task.id, variant=v.name,
-                                       temperature=temperature, seed=seed, repeat=repeat)
-                        trials.append(PlannedTrial(key=key, suite=suite,
-                                                   fault_plan=v.fault_plan))
+        for repeat, inst, temperature in cells:
+            for suite, task, vs in per_task:
+                if repeat >= max(exp.repeats, getattr(task, "min_repeats", 1)):
+                    continue  # a task needing more repeats than the run asks (consistency)
+                seed = derive_seed(task.id, repeat, exp.seed, inst)
+                trials += [PlannedTrial(key=TrialKey(model=model, task=task.id, variant=v.name,
+                                                     temperature=temperature, seed=seed,
+                                                     repeat=repeat, instance=inst),
+                                        suite=suite, fault_plan=v.fault_plan) for v in vs]
     return Plan(trials=trials, tasks={task.id: task for _, task, _ in per_task})
 
 

@@ -1,6 +1,6 @@
 """What would stop a run before its first trial, checked before any run folder exists: each
-model (``check_ready``), the plan (task files, ``--task`` filters) and the sandbox when code
-tasks are planned."""
+model (``check_ready``), the plan (task files, ``--task`` filters, drawn instances only of
+shipped tasks) and the sandbox when code tasks are planned."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from slmbench.agents.runner.plan import (
     default_suite_loader,
     default_variants,
 )
+from slmbench.core.errors import ConfigError
 from slmbench.models.readiness import check_ready
 
 
@@ -46,6 +47,25 @@ def check_sandbox(exp: Experiment, plan: Plan) -> None:
         ) from exc
 
 
+def check_instances(exp: Experiment, plan: Plan) -> None:
+    """ConfigError when drawn worlds (an instance past 0) are planned for a task that is not a
+    shipped task as shipped: only those are families (a template over the world, or a task the
+    same in every world); another task's answer is its own world's."""
+    if exp.instance_seeds() == [0]:
+        return
+    from slmbench.agents.tasks import Task, load_tasks
+
+    shipped = load_tasks()
+    odd = [tid for tid, task in plan.tasks.items()
+           if isinstance(task, Task) and shipped.get(tid) != task]
+    if odd:
+        raise ConfigError(
+            f"instances past 0 are drawn from the shipped task families; {', '.join(odd[:3])}"
+            f"{', ...' if len(odd) > 3 else ''} is not a shipped task as shipped",
+            "run your own tasks with instances = 1 (the world they were written for), or the "
+            "shipped suites with --instances")
+
+
 def preflight(exp: Experiment, *, load_suite: SuiteLoader | None = None,
               variants: VariantsFn | None = None, check_servers: bool = True,
               wait_ready_s: float | None = None,
@@ -55,7 +75,8 @@ def preflight(exp: Experiment, *, load_suite: SuiteLoader | None = None,
     Checked before any run folder exists, so a run that cannot start writes nothing: each
     model with :func:`~slmbench.models.readiness.check_ready` (local executor and ``check_servers``
     only: a Ray actor checks its own model), the plan (task files, ``--task`` filters), and
-    the sandbox when code tasks are planned (:func:`check_sandbox`).
+    the sandbox when code tasks are planned (:func:`check_sandbox`), and that drawn instances
+    are planned only for shipped tasks (:func:`check_instances`).
     """
     if check_servers and exp.executor == "local":
         for spec in exp.models:
@@ -63,5 +84,6 @@ def preflight(exp: Experiment, *, load_suite: SuiteLoader | None = None,
                         native_tools=exp.scaffold == "native")
     plan = build_plan(exp, load_suite=load_suite or default_suite_loader(),
                       variants=variants or default_variants())
+    check_instances(exp, plan)
     check_sandbox(exp, plan)
     return plan

@@ -89,7 +89,8 @@ class PlainProgress:
         with self._t.lock:
             self._t.add(key.model, outcome)
             done, total = sum(self._t.done.values()), sum(self._t.totals.values())
-            line = (f"[{done}/{total}] {key.model} {key.task} {key.variant} "
+            task = f"{key.task}@{key.instance}" if key.instance else key.task  # a drawn world
+            line = (f"[{done}/{total}] {key.model} {task} {key.variant} "
                     f"T={key.temperature:g} r{key.repeat} -> {outcome} | "
                     f"{self._t.rate(key.model)} | ETA {self._t.eta()}")
         self.console.print(line, markup=False, highlight=False, soft_wrap=True)

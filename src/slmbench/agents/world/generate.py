@@ -26,7 +26,13 @@ from slmbench.agents.world import data
 from slmbench.agents.world.records import Employee, Event, Product
 from slmbench.agents.world.slots import Slot
 
-__all__ = ["TRADES", "Drawn", "draw"]
+__all__ = ["GENERATOR_VERSION", "TRADES", "Drawn", "draw"]
+
+#: bump it with any change to what a seed >= 1 draws: this module's records and slots, and the
+#: task families' templates and binders that fill an instance from them
+#: (``slmbench.agents.tasks.families``). It is in the harness fingerprint
+#: (``slmbench.agents.harness``), so a run never mixes instances drawn before and after.
+GENERATOR_VERSION = 1
 
 _FIRST = ("Aisha", "Bruno", "Carla", "Dmitri", "Elena", "Farid", "Greta", "Hugo", "Ines",
           "Jonas", "Kira", "Leon", "Maya", "Nils", "Omar", "Paula", "Quentin", "Rosa", "Sven",
