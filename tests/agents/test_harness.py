@@ -182,7 +182,14 @@ def test_the_fingerprint_covers_prompts_tools_tasks_and_toolset(
 
     assert generate.GENERATOR_VERSION == harness.GENERATOR_VERSION == 1
     monkeypatch.setattr(harness, "GENERATOR_VERSION", harness.GENERATOR_VERSION + 1)
-    assert harness.fingerprint([TASKS["IR-1"]]) != loop_bumped
+    generator_bumped = harness.fingerprint([TASKS["IR-1"]])
+    assert generator_bumped != loop_bumped
+    # ... and the family template its instances are filled from (families/*.yaml)
+    template = harness.template_of(TASKS["IR-1"])
+    assert template is not None
+    edited = {**template, "instruction": "Who heads {{department}}? Be brief."}
+    monkeypatch.setattr(harness, "template_of", lambda task: edited)
+    assert harness.fingerprint([TASKS["IR-1"]]) != generator_bumped
 
 
 def test_a_store_of_trials_from_before_fingerprints_is_not_resumed(tmp_path: Path) -> None:

@@ -15,7 +15,8 @@ trials made before and after such a change. :func:`fingerprint` hashes:
 * :data:`~slmbench.agents.world.generate.GENERATOR_VERSION` (bumped with any change to what a
   world seed >= 1 draws, or to how a task family fills an instance from it): the tasks'
   content below is their curated form, so a drawn instance is pinned by it and this;
-* the content of the tasks (their full records, sorted by id);
+* the content of the tasks (their full records, sorted by id, each with its family template
+  from ``agents/tasks/families/*.yaml`` where it has one);
 * the toolset (``task``: each task's own tools; ``all``: the ten, as in the seed).
 
 The run store keeps the run's fingerprint in its meta (``harness_fingerprint``)
@@ -31,6 +32,8 @@ from typing import Any
 
 from slmbench.agents.loop.native import NATIVE_SYSTEM_PROMPT
 from slmbench.agents.loop.prompts import PROMPT_SETS
+from slmbench.agents.tasks.families import template_of
+from slmbench.agents.tasks.model import Task
 from slmbench.agents.tools.toolbox import TOOL_NAMES, WorldToolbox
 from slmbench.agents.world import World
 from slmbench.agents.world.generate import GENERATOR_VERSION
@@ -52,8 +55,14 @@ def offered_tools(task_tools: Iterable[str], toolset: str) -> list[str]:
 
 
 def _task_content(task: Any) -> Any:
-    dump = getattr(task, "model_dump", None)
-    return dump(mode="json") if callable(dump) else repr(task)
+    """A task's full record, with its family template where it has one (what its drawn
+    instances are filled from; the binders' code is pinned by GENERATOR_VERSION)."""
+    if not isinstance(task, Task):
+        dump = getattr(task, "model_dump", None)
+        return dump(mode="json") if callable(dump) else repr(task)
+    content = task.model_dump(mode="json")
+    template = template_of(task)
+    return content if template is None else {**content, "family_template": template}
 
 
 def fingerprint(tasks: Iterable[Any], *, toolset: str = "task", prompts: str = "neutral",
