@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from slmbench.cli.console import wide_console
-from slmbench.cli.tables import print_plan, print_summary
+from slmbench.cli.tables import print_plan, print_power, print_summary
 from slmbench.study import (
     Study,
     check_models,
@@ -18,6 +18,7 @@ from slmbench.study import (
     load_study,
     run_study,
     size_plan,
+    size_power,
 )
 
 _OUT_HELP = ("keep every store of the study under this folder instead of the file's `out` "
@@ -66,6 +67,7 @@ def register(app: typer.Typer) -> None:
         console = wide_console()
         if plan_only:
             print_plan(size_plan(plan, rates or []), console)
+            print_power(size_power(plan), console)
             return
         if export is not None:
             for path, n in export_study(plan, export).stores.items():

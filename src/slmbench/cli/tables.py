@@ -1,4 +1,5 @@
-"""The rich tables the Part A and study commands print: a run's summary and a study's plan."""
+"""The rich tables the Part A and study commands print: a run's summary and a study's plan
+and power."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from rich.console import Console
 from rich.table import Table
 
 from slmbench.agents.runner.executor import RunSummary
+from slmbench.core.stats import MDD_ALPHA, MDD_POWER
 from slmbench.study.plan import PlanRow
+from slmbench.study.power import BlockPower
 
 
 def print_summary(summary: RunSummary, console: Console) -> None:
@@ -59,3 +62,24 @@ def print_plan(rows: list[PlanRow], console: Console) -> None:
                   + (f"; {missing} block model(s) without a rate not counted" if missing else "")
                   + ("; sequential Part B blocks are upper bounds" if any(r.at_most for r in rows)
                      else ""), highlight=False)
+
+
+def _mdd(points: float | None) -> str:
+    if points is None:
+        return "–"
+    return f"{points:.1f}" if points <= 100 else "over 100: no difference is detectable"
+
+
+def print_power(rows: list[BlockPower], console: Console) -> None:
+    """Each Part A block's design and the smallest difference between its models it detects."""
+    if not rows:
+        return
+    table = Table("block", "models", "families", "instances", "trials an instance",
+                  "MDD (points)", box=None)
+    for r in rows:
+        table.add_row(r.block, str(r.models), str(r.families), str(r.instances), str(r.trials),
+                      r.note or _mdd(r.mdd))
+    console.print(table)
+    console.print("MDD: the smallest true difference in capability success (paired by family; "
+                  f"two-sided, α {MDD_ALPHA:g}, power {MDD_POWER:g}) at the variance components of "
+                  f"{rows[0].source} (docs/tasks.md, 'Power')", highlight=False)

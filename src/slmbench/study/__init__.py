@@ -106,6 +106,7 @@ from slmbench.study.eligibility import write_eligibility_page
 from slmbench.study.export import ImportSummary, export_study
 from slmbench.study.page import StoredPartB, page_blocker, stored_part_b, write_page
 from slmbench.study.plan import PlanRow, size_plan
+from slmbench.study.power import BlockPower, size_power
 from slmbench.study.run import check_can_run, run_cascades, run_part_a, run_part_b
 from slmbench.study.spec import (
     READINGS_NAME,
@@ -121,6 +122,7 @@ from slmbench.study.workflow import StudyRun, run_study
 __all__ = [
     "READINGS_NAME",
     "AgreementBlock",
+    "BlockPower",
     "CascadeBlock",
     "DemoRun",
     "ImportSummary",
@@ -144,6 +146,7 @@ __all__ = [
     "run_part_b",
     "run_study",
     "size_plan",
+    "size_power",
     "stored_part_b",
     "write_agreement_file",
     "write_agreement_page",

@@ -1,0 +1,79 @@
+"""``--plan``'s power: the minimum detectable difference between each Part A block's models,
+at its design (families, instances, trials an instance) and the variance components of the
+trials stored so far (``agents.power``), or its stated defaults until there are some."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pydantic import BaseModel, ConfigDict
+
+from slmbench.agents import power
+from slmbench.agents.loading import load_trials
+from slmbench.agents.records import Trial
+from slmbench.agents.runner.plan import plan_of
+from slmbench.agents.store import DB_NAME, read_trials
+from slmbench.core.stats import VarianceComponents
+from slmbench.study.carry import IMPORT_HINT
+from slmbench.study.spec import TRIALS_EXPORT, Study, assets_dir, part_a_experiment
+
+
+class BlockPower(BaseModel):
+    """One Part A block's paired comparison: its design, per model, on the capability
+    suite's base variant, and the MDD in points (None: no comparison; ``note`` says why)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    block: str
+    models: int
+    families: int
+    instances: int  # the fewest a family has
+    trials: int  # the fewest an instance has (temperatures × repeats)
+    mdd: float | None
+    source: str  # where the variance components come from
+    note: str = ""
+
+
+def stored_trials(study: Study) -> list[Trial]:
+    """Every trial of the study's Part A stores and of the export beside its page."""
+    out = [t for b in range(len(study.part_a)) if (study.part_a_dir(b) / DB_NAME).is_file()
+           for t in load_trials(study.part_a_dir(b))]
+    if study.page is not None and (dump := assets_dir(study) / TRIALS_EXPORT).is_file():
+        out += read_trials(dump, IMPORT_HINT)
+    return out
+
+
+def components_of(trials: list[Trial]) -> tuple[VarianceComponents, str]:
+    """The components a design is sized with, and where they come from: the most variable
+    pair of ``trials`` (its family term split by the instance share they measure, if any),
+    else :data:`agents.power.DEFAULT_COMPONENTS`."""
+    pair = power.most_variable_pair(trials)
+    if pair is None:
+        return power.DEFAULT_COMPONENTS, f"defaults: {power.DEFAULT_SOURCE}"
+    source = f"this study's stored trials, {pair.a} − {pair.b} ({pair.pairs} pairs)"
+    share = power.instance_share(trials)
+    if share is None or pair.components.instance is not None:
+        return pair.components, source
+    return (power.split_by_instances(pair.components, share[0]),
+            f"{source}; family term split {share[0]:.0%} to instances as {share[1]}'s")
+
+
+def size_power(study: Study) -> list[BlockPower]:
+    """:class:`BlockPower` of every Part A block."""
+    components, source = components_of(stored_trials(study))
+    rows = []
+    for block, exp in enumerate(study.part_a):
+        cells = [p.key for p in plan_of(part_a_experiment(study, block, exp.models[:1])).trials
+                 if p.suite == power.SUITE and p.key.variant == power.VARIANT]
+        per_instance = Counter((k.task, k.instance) for k in cells)
+        per_family = Counter(task for task, _ in per_instance)
+        families = len(per_family)
+        instances = min(per_family.values(), default=0)
+        trials = min(per_instance.values(), default=0)
+        note = ("one model: nothing to compare" if len(exp.models) < 2 else
+                "no capability base trials" if families < 2 else "")
+        mdd = None if note else power.planned(components, families, instances, trials)
+        rows.append(BlockPower(block=f"A{block + 1}", models=len(exp.models),
+                               families=families, instances=instances, trials=trials,
+                               mdd=mdd, source=source, note=note))
+    return rows
