@@ -19,6 +19,10 @@ export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DCMAKE_C_FLAGS='$(GGML_FLAGS)' -DCMAKE_C
 LLAMA_CPP_PYTHON := $(shell sed -n 's/.*llama-cpp-python\[server\]==\([0-9.]*\).*/\1/p' pyproject.toml)
 SLMBENCH_HOME := $(shell python3 -c "import runpy; print(runpy.run_path('src/slmbench/core/paths.py')['home']())")
 LLAMA_WHEEL_DIR = $(SLMBENCH_HOME)/wheels/llama-cpp-python-$(LLAMA_CPP_PYTHON)-$(BUILD_TAG)
+# The confseq pin (pyproject.toml) and its wheel's folder, per CPython version (install-demo).
+CONFSEQ := $(shell sed -n 's/.*"confseq==\([0-9.]*\)".*/\1/p' pyproject.toml)
+PYTAG := $(shell python3 -c "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')")
+CONFSEQ_WHEEL_DIR = $(SLMBENCH_HOME)/wheels/confseq-$(CONFSEQ)-$(PYTAG)
 DEMO_MODEL ?= qwen2.5-coder-0.5b
 # the 0.5B's trained context, as slmbench.agents.runner.config.DEMO_MODEL (4096 is the default)
 DEMO_N_CTX ?= 32768
@@ -37,15 +41,22 @@ install: install-demo
 	$(PY) -m pip install -q -e '.[embedded,hf,ray,test]'
 
 # What `make demo` needs and no more: the package with the embedded backend (no torch, Ray or
-# test tools, which only the tests and the hf/ray backends use).
-# confseq (anytime-valid confidence sequences, Part B) ships source only: its isolated build
-# fails on Python 3.11 (its build pins a pybind11 too old for 3.11), so it is built against a
-# current pybind11 without isolation, with Boost headers from build-deps (libboost-dev).
-install-demo: $(PY) build-deps $(LLAMA_WHEEL_DIR)/built
-	$(PY) -m pip install -q scikit-build cmake ninja 'pybind11>=2.11'
-	$(PY) -m pip install -q --no-build-isolation confseq==0.0.11
+# test tools, which only the tests and the hf/ray backends use), from the two cached wheels.
+install-demo: $(PY) $(LLAMA_WHEEL_DIR)/built $(CONFSEQ_WHEEL_DIR)/built
 	$(PY) -m pip install -q --no-deps --force-reinstall $(LLAMA_WHEEL_DIR)/llama_cpp_python-*.whl
-	$(PY) -m pip install -q -e '.[embedded]'
+	$(PY) -m pip install -q $(CONFSEQ_WHEEL_DIR)/confseq-*.whl -e '.[embedded]'
+
+# confseq (anytime-valid confidence sequences, Part B) ships source only: its isolated build
+# fails on Python 3.11 (its build pins a pybind11 too old for 3.11), so it is built once against
+# a current pybind11 without isolation, with Boost headers from build-deps (libboost-dev), into
+# the slmbench home beside the llama.cpp wheel (per Python version: it is a CPython extension).
+# A warm install then needs neither the build tools nor Boost.
+$(CONFSEQ_WHEEL_DIR)/built: | $(PY) build-deps
+	@set -euo pipefail; rm -rf "$(@D)" "$(@D).tmp"; mkdir -p "$(@D).tmp"; \
+	echo "building confseq==$(CONFSEQ) (once; cached in $(@D))"; \
+	$(PY) -m pip install -q scikit-build cmake ninja 'pybind11>=2.11'; \
+	$(PY) -m pip wheel -q --no-deps --no-build-isolation "confseq==$(CONFSEQ)" -w "$(@D).tmp"; \
+	mv "$(@D).tmp" "$(@D)"; touch "$@"
 
 # The llama-cpp-python wheel, compiled once with the flags above into the slmbench home (pip's
 # own wheel cache would hand back a wheel built with other flags). Never committed.

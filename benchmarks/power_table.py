@@ -1,5 +1,6 @@
-"""The power table of docs/tasks.md: the minimum detectable difference of a paired comparison of
-two models against families, instances and trials, at the variance components measured so far.
+"""The power sections of docs/tasks.md: the minimum detectable difference of a paired comparison
+of two models against families, instances and trials, at the variance components measured so
+far; and one model's success under the reference study's design and the instances run's.
 
 The pair's components come from the committed exports in ``PAIRS`` (the most variable pair
 of models, ``agents.power.most_variable_pair``); the share of the family term that lies
@@ -29,7 +30,14 @@ DOC = ROOT / "docs" / "tasks.md"
 START, END = "<!-- power-table: start (benchmarks/power_table.py) -->", "<!-- power-table: end -->"
 PAIRS = {"reference study v2 (docs/results/reference-study)":
          "docs/results/reference-study/trials.jsonl.gz"}
-INSTANCE_RUNS: dict[str, str] = {}  # label -> committed export of a run over instances
+# the stored trials of experiments/instances-qwen2.5-coder-1.5b.toml, as its sittings carry them
+INSTANCE_RUNS = {"the 1.5B over five drawn worlds (experiments/instances-q15-stored)":
+                 "experiments/instances-q15-stored/trials.jsonl.gz"}
+# The designs section: one model's success under the reference study's design (its tasks at one
+# temperature) and under the instances run's, as run and at one repeat.
+DESIGN_MODEL, DESIGN_TEMPERATURE = "llamacpp:qwen2.5-coder-1.5b", 0.7
+DESIGNS_START = "<!-- power-designs: start (benchmarks/power_table.py) -->"
+DESIGNS_END = "<!-- power-designs: end -->"
 HINT = "regenerate the export with `slmbench study ... --export`"
 
 
@@ -37,21 +45,50 @@ def _trials(paths: dict[str, str]) -> list[Trial]:
     return [t for p in paths.values() for t in read_trials(ROOT / p, HINT)]
 
 
-def section() -> str:
-    """The section's Markdown, between its markers."""
+def _pair() -> power.PairComponents:
     pair = power.most_variable_pair(_trials(PAIRS))
     if pair is None:
         raise SystemExit(f"no pair of models in {sorted(PAIRS.values())} has enough cells")
-    share = power.instance_share(_trials(INSTANCE_RUNS)) if INSTANCE_RUNS else None
-    return power.render_power_table(pair, share, " and ".join(PAIRS))
+    return pair
 
 
-def replaced(doc: str, body: str) -> str:
-    """``doc`` with the text between the markers replaced by ``body``."""
-    if doc.count(START) != 1 or doc.count(END) != 1 or doc.index(START) > doc.index(END):
-        raise SystemExit(f"{DOC}: expected one '{START}' before one '{END}'")
-    head, rest = doc.split(START)
-    return f"{head}{START}\n\n{body}\n{END}{rest.split(END, 1)[1]}"
+def _share() -> tuple[float, str] | None:
+    return power.instance_share(_trials(INSTANCE_RUNS)) if INSTANCE_RUNS else None
+
+
+def section() -> str:
+    """The power table's Markdown, between its markers."""
+    return power.render_power_table(_pair(), _share(), " and ".join(PAIRS))
+
+
+def designs() -> str:
+    """The designs section's Markdown: :data:`DESIGN_MODEL` at :data:`DESIGN_TEMPERATURE`
+    under the reference study's design and the instances run's (as run, and its repeat 0),
+    each with the MDD of a paired comparison at the power table's components."""
+    pair, share = _pair(), _share()
+    sizing = pair.components if share is None else power.split_by_instances(
+        pair.components, share[0])
+    at = [t for t in _trials(PAIRS) if t.temperature == DESIGN_TEMPERATURE]
+    drawn = _trials(INSTANCE_RUNS)
+    rows = [power.design_row("31 tasks, repeats (reference study v2)", at, DESIGN_MODEL, sizing),
+            power.design_row("31 families × 5 drawn instances, 1 repeat", [
+                t for t in drawn if t.repeat == 0], DESIGN_MODEL, sizing),
+            power.design_row("31 families × 5 drawn instances, 2 repeats (as run)", drawn,
+                             DESIGN_MODEL, sizing)]
+    return power.render_designs(rows)
+
+
+def replaced(doc: str, body: str, start: str = START, end: str = END) -> str:
+    """``doc`` with the text between the markers ``start`` and ``end`` replaced by ``body``."""
+    if doc.count(start) != 1 or doc.count(end) != 1 or doc.index(start) > doc.index(end):
+        raise SystemExit(f"{DOC}: expected one '{start}' before one '{end}'")
+    head, rest = doc.split(start)
+    return f"{head}{start}\n\n{body}\n{end}{rest.split(end, 1)[1]}"
+
+
+def regenerated(doc: str) -> str:
+    """``doc`` with both generated sections made again."""
+    return replaced(replaced(doc, section()), designs(), DESIGNS_START, DESIGNS_END)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="only compare, write nothing")
     args = parser.parse_args(argv)
     doc = DOC.read_text(encoding="utf-8")
-    new = replaced(doc, section())
+    new = regenerated(doc)
     if args.check:
         if new != doc:
             print(f"{DOC} is stale: run python benchmarks/power_table.py", file=sys.stderr)

@@ -40,13 +40,16 @@ __all__ = [
     "FAMILIES",
     "INSTANCES",
     "TRIALS",
+    "DesignRow",
     "PairComponents",
     "PowerRow",
+    "design_row",
     "difference_components",
     "instance_share",
     "most_variable_pair",
     "planned",
     "power_table",
+    "render_designs",
     "render_power_table",
     "split_by_instances",
 ]
@@ -228,4 +231,65 @@ def render_power_table(pair: PairComponents, share: tuple[float, str] | None,
         for r in TRIALS:
             got = [row.mdd for row in rows if (row.families, row.trials) == (f, r)]
             lines.append(f"| {f} | {r} | " + " | ".join(_points(v) for v in got) + " |")
+    return "\n".join(lines) + "\n"
+
+
+class DesignRow(BaseModel):
+    """One model's capability success under one design: its family-level rate, how its
+    successes vary (``within``: between the trials of a family, instances and repeats
+    together; ``components``: the three terms, None when no instance has two trials) and
+    the MDD of a paired comparison run to this design."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    model: str
+    rate: stats.ClusteredEstimate
+    families: int
+    instances: int  # the fewest a family has
+    trials: int  # the fewest an instance has
+    between: float  # between families
+    within: float
+    components: VarianceComponents | None
+    mdd: float | None
+
+
+def design_row(label: str, trials: Sequence[Trial], model: str,
+               sizing: VarianceComponents) -> DesignRow:
+    """:class:`DesignRow` of ``model``'s capability base trials among ``trials``; the MDD at
+    ``sizing`` (the components of a pair's differences). StatsInputError below 2 families."""
+    cells = _passed(trials)[model]
+    nested = _nest({k: float(v) for k, v in cells.items()})
+    two = stats.variance_components([[[v for c in fam for v in c]] for fam in nested])
+    try:
+        three: VarianceComponents | None = stats.variance_components(nested)
+    except StatsInputError:
+        three = None
+    if three is not None and three.instance is None:
+        three = None
+    instances = min(len(fam) for fam in nested)
+    per = min(len(c) for fam in nested for c in fam)
+    rate = stats.task_level_rate([(sum(len(c) for c in fam), int(sum(sum(c) for c in fam)))
+                                  for fam in nested])
+    return DesignRow(label=label, model=model, rate=rate, families=len(nested),
+                     instances=instances, trials=per, between=two.family, within=two.trial,
+                     components=three, mdd=planned(sizing, len(nested), instances, per))
+
+
+def _term(v: float | None) -> str:
+    return "–" if v is None else f"{v:.4f}"
+
+
+def render_designs(rows: Sequence[DesignRow]) -> str:
+    """The Markdown table of :class:`DesignRow` s, one a line."""
+    lines = ["| design | model | success, family level (95%) | families × instances × trials "
+             "| between families | within a family | of which between instances "
+             "| of which between trials | MDD (points) |", "|" + "---|" * 9]
+    for r in rows:
+        c = r.components
+        lines.append(
+            f"| {r.label} | {r.model} | {r.rate.formatted()} ({r.rate.design()}) | "
+            f"{r.families} × {r.instances} × {r.trials} | {r.between:.4f} | {r.within:.4f} | "
+            f"{_term(None if c is None else c.instance)} | {_term(None if c is None else c.trial)}"
+            f" | {_points(r.mdd)} |")
     return "\n".join(lines) + "\n"
