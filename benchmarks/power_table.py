@@ -24,6 +24,7 @@ from pathlib import Path
 from slmbench.agents import power
 from slmbench.agents.records import Trial
 from slmbench.agents.store import read_trials
+from slmbench.core.stats import VarianceComponents
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "tasks.md"
@@ -45,31 +46,16 @@ def _trials(paths: dict[str, str]) -> list[Trial]:
     return [t for p in paths.values() for t in read_trials(ROOT / p, HINT)]
 
 
-def _pair() -> power.PairComponents:
-    pair = power.most_variable_pair(_trials(PAIRS))
-    if pair is None:
-        raise SystemExit(f"no pair of models in {sorted(PAIRS.values())} has enough cells")
-    return pair
-
-
-def _share() -> tuple[float, str] | None:
-    return power.instance_share(_trials(INSTANCE_RUNS)) if INSTANCE_RUNS else None
-
-
-def section() -> str:
+def section(pair: power.PairComponents, share: tuple[float, str] | None) -> str:
     """The power table's Markdown, between its markers."""
-    return power.render_power_table(_pair(), _share(), " and ".join(PAIRS))
+    return power.render_power_table(pair, share, " and ".join(PAIRS))
 
 
-def designs() -> str:
+def designs(pairs: list[Trial], drawn: list[Trial], sizing: VarianceComponents) -> str:
     """The designs section's Markdown: :data:`DESIGN_MODEL` at :data:`DESIGN_TEMPERATURE`
-    under the reference study's design and the instances run's (as run, and its repeat 0),
-    each with the MDD of a paired comparison at the power table's components."""
-    pair, share = _pair(), _share()
-    sizing = pair.components if share is None else power.split_by_instances(
-        pair.components, share[0])
-    at = [t for t in _trials(PAIRS) if t.temperature == DESIGN_TEMPERATURE]
-    drawn = _trials(INSTANCE_RUNS)
+    under the reference study's design (``pairs``) and the instances run's (``drawn``, as run
+    and its repeat 0), each with the MDD of a paired comparison at ``sizing``."""
+    at = [t for t in pairs if t.temperature == DESIGN_TEMPERATURE]
     rows = [power.design_row("31 tasks, repeats (reference study v2)", at, DESIGN_MODEL, sizing),
             power.design_row("31 families × 5 drawn instances, 1 repeat", [
                 t for t in drawn if t.repeat == 0], DESIGN_MODEL, sizing),
@@ -87,8 +73,14 @@ def replaced(doc: str, body: str, start: str = START, end: str = END) -> str:
 
 
 def regenerated(doc: str) -> str:
-    """``doc`` with both generated sections made again."""
-    return replaced(replaced(doc, section()), designs(), DESIGNS_START, DESIGNS_END)
+    """``doc`` with both generated sections made again (each export read once)."""
+    pairs, drawn = _trials(PAIRS), _trials(INSTANCE_RUNS)
+    pair = power.most_variable_pair(pairs)
+    if pair is None:
+        raise SystemExit(f"no pair of models in {sorted(PAIRS.values())} has enough cells")
+    share = power.instance_share(drawn) if drawn else None
+    body = designs(pairs, drawn, power.sizing(pair, share))
+    return replaced(replaced(doc, section(pair, share)), body, DESIGNS_START, DESIGNS_END)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -51,6 +51,7 @@ __all__ = [
     "power_table",
     "render_designs",
     "render_power_table",
+    "sizing",
     "split_by_instances",
 ]
 
@@ -96,24 +97,27 @@ class PairComponents(BaseModel):
         return self.components.family_sd(1, 1)
 
 
-def difference_components(trials: Sequence[Trial], a: str, b: str) -> PairComponents:
-    """:class:`PairComponents` of models ``a`` and ``b`` on the cells both ran.
-    StatsInputError when they share fewer than 2 families or no replicated cell."""
-    ok = _passed(trials)
+def _difference(ok: dict[str, dict[Cell, bool]], a: str, b: str) -> PairComponents:
     shared = sorted(ok[a].keys() & ok[b].keys())
     diffs = {c: float(ok[a][c]) - float(ok[b][c]) for c in shared}
     return PairComponents(a=a, b=b, pairs=len(diffs),
                           components=stats.variance_components(_nest(diffs)))
 
 
+def difference_components(trials: Sequence[Trial], a: str, b: str) -> PairComponents:
+    """:class:`PairComponents` of models ``a`` and ``b`` on the cells both ran.
+    StatsInputError when they share fewer than 2 families or no replicated cell."""
+    return _difference(_passed(trials), a, b)
+
+
 def most_variable_pair(trials: Sequence[Trial]) -> PairComponents | None:
     """Of every pair of models with enough shared cells, the one whose single cell varies
     most (:attr:`PairComponents.cell_sd`); None when no pair has enough, or none varies (two
     models that never differ in the cells stored say nothing of how far others would)."""
-    found = []
-    for a, b in combinations(sorted(_passed(trials)), 2):
+    ok, found = _passed(trials), []
+    for a, b in combinations(sorted(ok), 2):
         try:
-            found.append(difference_components(trials, a, b))
+            found.append(_difference(ok, a, b))
         except StatsInputError:
             continue
     best = max(found, key=lambda p: (p.cell_sd, p.a, p.b), default=None)
@@ -148,6 +152,12 @@ def split_by_instances(components: VarianceComponents, share: float) -> Variance
     return components.model_copy(update={
         "family": components.family * (1 - share), "instance": components.family * share,
         "method": f"{components.method}; family term split {share:.2f} to instances"})
+
+
+def sizing(pair: PairComponents, share: tuple[float, str] | None) -> VarianceComponents:
+    """The components a design is sized with: ``pair``'s, its unseparated family term split by
+    the measured instance ``share`` (:func:`instance_share`) when there is one."""
+    return pair.components if share is None else split_by_instances(pair.components, share[0])
 
 
 # The components a design is sized with until a study's stores hold some: those of
@@ -200,8 +210,7 @@ def render_power_table(pair: PairComponents, share: tuple[float, str] | None,
     """The Markdown of the power table (docs/tasks.md): where the components come from, what
     they are, and the MDD of each design."""
     c = pair.components
-    split = c if share is None else split_by_instances(c, share[0])
-    rows = power_table(split)
+    rows = power_table(sizing(pair, share))
     inst = ("not separated (one instance per family): it is inside the family term"
             if c.instance is None else f"{c.instance:.4f}")
     lines = [

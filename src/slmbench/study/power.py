@@ -52,10 +52,9 @@ def components_of(trials: list[Trial]) -> tuple[VarianceComponents, str]:
         return power.DEFAULT_COMPONENTS, f"defaults: {power.DEFAULT_SOURCE}"
     source = f"this study's stored trials, {pair.a} − {pair.b} ({pair.pairs} pairs)"
     share = power.instance_share(trials)
-    if share is None or pair.components.instance is not None:
-        return pair.components, source
-    return (power.split_by_instances(pair.components, share[0]),
-            f"{source}; family term split {share[0]:.0%} to instances as {share[1]}'s")
+    if share is not None and pair.components.instance is None:
+        source += f"; family term split {share[0]:.0%} to instances as {share[1]}'s"
+    return power.sizing(pair, share), source
 
 
 def size_power(study: Study) -> list[BlockPower]:
