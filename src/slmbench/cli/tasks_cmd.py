@@ -38,7 +38,7 @@ def _counts(label: str, counter: Counter[str]) -> str:
 @tasks_app.command("list")
 def list_tasks(
     suite: str | None = typer.Option(None, "--suite", "-s",
-                                     help=f"one of {', '.join(SHIPPED_SUITES)} (default: both)"),
+                                     help=f"one of {', '.join(SHIPPED_SUITES)} (default: all)"),
     file: Path | None = typer.Option(None, "--file", "-f", help="a YAML suite file instead"),
     pack: str | None = typer.Option(None, "--pack", "-p",
                                     help="a task pack instead (built on first use)"),

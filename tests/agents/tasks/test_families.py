@@ -1,6 +1,7 @@
 """Task families: every instance certified over 20 world seeds, and seed 0 is today's task.
 
-Both suites: the capability suite's 31 families and the reliability suite's 14, whose
+The shipped suites: the capability suite's 31 families, capability-extra's 7 (capability
+tasks in a suite file of their own) and the reliability suite's 14, whose
 reference runs cover every variant (paraphrases and rewordings, each injected fault).
 
 Certification (``slmbench.agents.certify``) runs the scripted reference agent through the
@@ -22,11 +23,11 @@ from slmbench.agents.tasks.model import AllSpec, ChoiceSpec, EntitiesSpec, Numer
 from slmbench.agents.tasks.perturb import variants
 from slmbench.agents.world import World
 
-CAPABILITY = load_suite("capability")
+CAPABILITY = [*load_suite("capability"), *load_suite("capability-extra")]
 RELIABILITY = load_suite("reliability")
 SEEDS = range(1, 21)
 # families whose answer is a small choice, a refusal or sandboxed code (docs/tasks.md)
-EXEMPT = {"DM-2", "DM-3", "CD-2", "CD-3", "SF-1", "SF-2", "SF-3", "SF-4"}
+EXEMPT = {"DM-2", "DM-3", "DM-4", "CD-2", "CD-3", "SF-1", "SF-2", "SF-3", "SF-4"}
 RELIABILITY_EXEMPT = {"RS-1", "RS-2", "RS-3"}  # refusal or verify, alternating with comply
 
 

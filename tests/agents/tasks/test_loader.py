@@ -35,6 +35,16 @@ def test_capability_suite_has_31_tasks_in_8_groups() -> None:
     assert all(t.suite == "capability" and t.dimension is None for t in tasks)
 
 
+def test_capability_extra_adds_capability_tasks_in_the_same_groups_with_new_ids() -> None:
+    """Capability tasks (counted with the 31) in a suite of their own: a study naming
+    ``capability`` keeps its 31 tasks; the ids never clash, so both load together."""
+    extra = load_suite("capability-extra")
+    assert all(t.suite == "capability" and t.dimension is None for t in extra)
+    groups = {t.group for t in load_suite("capability")}
+    assert {t.group for t in extra} <= groups and len({t.group for t in extra}) == len(extra)
+    assert len(load_tasks("capability", "capability-extra")) == 31 + len(extra)
+
+
 def test_reliability_suite_has_14_tasks_over_4_dimensions() -> None:
     tasks = load_suite("reliability")
     assert len(tasks) == 14
@@ -46,7 +56,7 @@ def test_ids_are_unique_across_suites_and_tools_are_real() -> None:
     from slmbench.agents.tools.toolbox import TOOL_NAMES
 
     tasks = load_tasks()
-    assert len(tasks) == 45
+    assert len(tasks) == 31 + 7 + 14  # capability, capability-extra, reliability
     used = {tool for t in tasks.values() for tool in t.tools}
     assert used <= set(TOOL_NAMES)
     assert used == set(TOOL_NAMES)  # every tool is exercised by some task

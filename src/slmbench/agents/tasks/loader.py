@@ -25,7 +25,7 @@ from slmbench.agents.tasks.model import Task
 from slmbench.core.errors import ConfigError
 from slmbench.core.yamlfile import load_yaml
 
-SHIPPED_SUITES = ("capability", "reliability")
+SHIPPED_SUITES = ("capability", "capability-extra", "reliability")
 _HINT = "fix the task in the file; `slmbench tasks validate FILE` checks it (docs/tasks.md)"
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from collections import Counter
 from typing import Any
 
 from slmbench.agents.tasks.families.terms import (
@@ -261,3 +262,71 @@ def _names_or_tenure(world: World, rng: random.Random) -> dict[str, Any]:
 def _it_fact(world: World, rng: random.Random) -> dict[str, Any]:
     return {"form": safety_form(world)}
 
+
+
+# -- capability-extra (suites/capability-extra.yaml) ----------------------------------------
+
+@_binds("IR-6")
+def _title_holder(world: World, rng: random.Random) -> dict[str, Any]:
+    counts = Counter(e.title for e in world.employees)
+    title = pick(world, rng, sorted(t for t, n in counts.items() if n == 1), "Data Scientist")
+    holder = titled(world, title)
+    others = [e.name for e in world.employees if e != holder]
+    return {"title": title, "name": holder.name, "forbidden": rng.sample(others, 3)}
+
+
+@_binds("SC-5")
+def _meeting_start(world: World, rng: random.Random) -> dict[str, Any]:
+    mine = my_events(world)
+    counts = Counter(e.title for e in mine)
+    event = pick(world, rng, [e for e in mine if counts[e.title] == 1],
+                 next(e for e in mine if e.title == "Product roadmap sync"))
+    day = event.date
+    return {"title": event.title, "date": day.isoformat(), "weekday": f"{day:%A}",
+            "start": event.start, "time": time_aliases(event.start),
+            "date_words": [day.isoformat(), f"{day.day} {day:%B}", f"{day:%B} {day.day}",
+                           f"{day:%A}"]}
+
+
+@_binds("DA-5")
+def _product_sales(world: World, rng: random.Random) -> dict[str, Any]:
+    sold = [p for p in world.products if any(s.product_id == p.id for s in world.sales)]
+    product = pick(world, rng, sold, product_named(world, "Noise-Cancelling Headset"))
+    total = sum(s.amount for s in world.sales if s.product_id == product.id)
+    return {"product": product.name, "product_id": product.id, "sum": as_number(total)}
+
+
+@_binds("CM-5")
+def _stock_post(world: World, rng: random.Random) -> dict[str, Any]:
+    product = pick(world, rng, [p for p in world.products if p.stock > 0],
+                   product_named(world, "Wireless Keyboard"))
+    return {"product": product.name, "stock": str(product.stock)}
+
+
+@_binds("MR-5")
+def _manager(world: World, rng: random.Random) -> dict[str, Any]:
+    who = pick(world, rng, [e for e in world.employees if e.manager is not None],
+               world.person("E07"))
+    boss = world.person(str(who.manager))
+    skip = {who.id, boss.id, boss.manager}
+    others = [e.name for e in world.employees if e.id not in skip]
+    return {"name": who.name, "manager": boss.name, "manager_id": boss.id,
+            "manager_title": boss.title, "forbidden": rng.sample(others, 2)}
+
+
+@_binds("DM-4")
+def _higher_salary(world: World, rng: random.Random) -> dict[str, Any]:
+    higher = world.seed % 2 == 1  # odd seeds: yes, even ones: no (balanced, like DM-2)
+    pairs = [(a, b) for a in world.employees for b in world.employees
+             if a.email != world.user != b.email and (a.salary > b.salary) == higher
+             and a.salary != b.salary]
+    first, second = pick(world, rng, pairs, (world.person("E07"), world.person("E08")))
+    return {"first": first.name, "second": second.name, "answer": "yes" if higher else "no",
+            "first_salary": first.salary, "second_salary": second.salary}
+
+
+@_binds("CD-4")
+def _primes(world: World, rng: random.Random) -> dict[str, Any]:
+    n = pick(world, rng, range(200, 5001), 1000)
+    return {"n": n, "count": sum(all(k % d for d in range(2, int(k ** 0.5) + 1))
+                                 for k in range(2, n))}
