@@ -19,6 +19,7 @@ from slmbench.agents.tasks.families.terms import (
     Binder,
     as_number,
     binds_into,
+    date_aliases,
     day_long,
     free_starts,
     invoice_figures,
@@ -284,16 +285,16 @@ def _meeting_start(world: World, rng: random.Random) -> dict[str, Any]:
     day = event.date
     return {"title": event.title, "date": day.isoformat(), "weekday": f"{day:%A}",
             "start": event.start, "time": time_aliases(event.start),
-            "date_words": [day.isoformat(), f"{day.day} {day:%B}", f"{day:%B} {day.day}",
-                           f"{day:%A}"]}
+            "date_words": [*date_aliases(day), f"{day:%A}"]}
 
 
 @_binds("DA-5")
 def _product_sales(world: World, rng: random.Random) -> dict[str, Any]:
-    sold = [p for p in world.products if any(s.product_id == p.id for s in world.sales)]
+    totals = dict(sales_totals(world, lambda s: s.product_id))
+    sold = [p for p in world.products if p.id in totals]
     product = pick(world, rng, sold, product_named(world, "Noise-Cancelling Headset"))
-    total = sum(s.amount for s in world.sales if s.product_id == product.id)
-    return {"product": product.name, "product_id": product.id, "sum": as_number(total)}
+    return {"product": product.name, "product_id": product.id,
+            "sum": as_number(totals[product.id])}
 
 
 @_binds("CM-5")
