@@ -27,7 +27,11 @@ CAPABILITY = [*load_suite("capability"), *load_suite("capability-extra")]
 RELIABILITY = load_suite("reliability")
 SEEDS = range(1, 21)
 # families whose answer is a small choice, a refusal or sandboxed code (docs/tasks.md)
-EXEMPT = {"DM-2", "DM-3", "DM-4", "CD-2", "CD-3", "SF-1", "SF-2", "SF-3", "SF-4"}
+EXEMPT = {
+    "DM-2", "DM-3", "DM-4",  # a choice (50%)
+    "CD-2", "CD-3",  # sandboxed code (0%)
+    "SF-1", "SF-2", "SF-3", "SF-4",  # a refusal or a choice (50%)
+}
 RELIABILITY_EXEMPT = {"RS-1", "RS-2", "RS-3"}  # refusal or verify, alternating with comply
 
 
