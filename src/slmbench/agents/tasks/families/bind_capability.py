@@ -35,9 +35,10 @@ from slmbench.agents.tasks.families.terms import (
     titled,
     to_hhmm,
     to_minutes,
+    unlike,
     week_days,
 )
-from slmbench.agents.world import World
+from slmbench.agents.world import Employee, Event, Product, Sale, World
 
 __all__ = ["BINDERS"]
 
@@ -297,6 +298,46 @@ def _product_sales(world: World, rng: random.Random) -> dict[str, Any]:
             "sum": as_number(totals[product.id])}
 
 
+@_binds("DA-6")
+def _month_sales(world: World, rng: random.Random) -> dict[str, Any]:
+    month = pick(world, rng, [1, 2], 2)
+    first = dt.date(2025, month, 1)
+    after = dt.date(2025, month + 1, 1)
+    total = sum(s.amount for s in world.sales if first <= s.date < after)
+    return {"month": f"{first:%B %Y}", "first": first.isoformat(),
+            "after": after.isoformat(), "sum": as_number(total)}
+
+
+def _sales_above(world: World, amount: int) -> int:
+    return sum(s.amount > amount for s in world.sales)
+
+
+@_binds("DA-7")
+def _big_sales(world: World, rng: random.Random) -> dict[str, Any]:
+    # round thresholds no sale amount equals, so that "more than" and "at least" agree
+    options = [t for t in range(500, 3001, 500) if all(s.amount != t for s in world.sales)]
+    amount = unlike(world, rng, options, 1000, _sales_above)
+    return {"amount": amount, "count": _sales_above(world, amount)}
+
+
+def _prices(world: World, category: str) -> list[float]:
+    return [p.price for p in world.products if p.category == category]
+
+
+def _price_spread(world: World, category: str) -> int | float:
+    prices = _prices(world, category)
+    return as_number(max(prices) - min(prices))
+
+
+@_binds("DA-8")
+def _price_range(world: World, rng: random.Random) -> dict[str, Any]:
+    category = unlike(world, rng, ["Hardware", "Accessories", "Software"], "Hardware",
+                      _price_spread)
+    prices = _prices(world, category)
+    return {"category": category, "high": as_number(max(prices)),
+            "low": as_number(min(prices)), "spread": _price_spread(world, category)}
+
+
 @_binds("CM-5")
 def _stock_post(world: World, rng: random.Random) -> dict[str, Any]:
     product = pick(world, rng, [p for p in world.products if p.stock > 0],
@@ -313,6 +354,52 @@ def _manager(world: World, rng: random.Random) -> dict[str, Any]:
     others = [e.name for e in world.employees if e.id not in skip]
     return {"name": who.name, "manager": boss.name, "manager_id": boss.id,
             "manager_title": boss.title, "forbidden": rng.sample(others, 2)}
+
+
+@_binds("MR-6")
+def _longest_serving(world: World, rng: random.Random) -> dict[str, Any]:
+    def others(event: Event) -> list[Employee]:
+        return sorted((e for e in world.employees
+                       if e.email in event.attendees and e.email != world.user),
+                      key=lambda e: e.start_date)
+
+    meetings = [e for e in my_events(world) if len(people := others(e)) >= 2
+                and people[0].start_date < people[1].start_date]
+    event = pick(world, rng, meetings, next(e for e in meetings if e.title == "Team social"))
+    first, *rest = others(event)
+    return {"title": event.title, "name": first.name, "start": first.start_date.isoformat(),
+            "forbidden": [e.name for e in rest]}
+
+
+@_binds("MR-7")
+def _campaign_sales(world: World, rng: random.Random) -> dict[str, Any]:
+    product = product_named(world, str(world.slots["campaign_product"]))
+    mail = next(m for m in world.inbox if m.subject == f"{product.name} campaign")
+    lead = titled(world, "Marketing Lead")
+    total = sum(s.amount for s in world.sales if s.product_id == product.id)
+    return {"lead_first": lead.name.split()[0], "email": mail.id, "product": product.name,
+            "product_id": product.id, "sum": as_number(total)}
+
+
+def _top_sale(world: World, product: Product) -> Sale | None:
+    """The product's largest sale, if it sold more than once and no other sale ties it."""
+    sales = sorted((s for s in world.sales if s.product_id == product.id),
+                   key=lambda s: s.amount, reverse=True)
+    return sales[0] if len(sales) >= 2 and sales[0].amount > sales[1].amount else None
+
+
+@_binds("MR-8")
+def _top_seller(world: World, rng: random.Random) -> dict[str, Any]:
+    product = pick(world, rng, [p for p in world.products if _top_sale(world, p)],
+                   product_named(world, "27-inch Monitor"))
+    sale = _top_sale(world, product)
+    assert sale is not None
+    rep = world.person(sale.employee_id)
+    others = {world.person(s.employee_id).name for s in world.sales
+              if s.product_id == product.id} - {rep.name}
+    return {"product": product.name, "product_id": product.id, "rep": rep.name,
+            "rep_id": rep.id, "title": rep.title, "amount": as_number(sale.amount),
+            "forbidden": sorted(others)}
 
 
 @_binds("DM-4")
