@@ -390,10 +390,10 @@ def _top_sale(world: World, product: Product) -> Sale | None:
 
 @_binds("MR-8")
 def _top_seller(world: World, rng: random.Random) -> dict[str, Any]:
-    product = pick(world, rng, [p for p in world.products if _top_sale(world, p)],
+    tops = {p.id: sale for p in world.products if (sale := _top_sale(world, p))}
+    product = pick(world, rng, [p for p in world.products if p.id in tops],
                    product_named(world, "27-inch Monitor"))
-    sale = _top_sale(world, product)
-    assert sale is not None
+    sale = tops[product.id]
     rep = world.person(sale.employee_id)
     others = {world.person(s.employee_id).name for s in world.sales
               if s.product_id == product.id} - {rep.name}
