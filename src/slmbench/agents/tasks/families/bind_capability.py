@@ -128,8 +128,7 @@ def _attendees(world: World, rng: random.Random) -> dict[str, Any]:
     names = [p.name for p in people]
     return {"title": event.title, "date": event.date.isoformat(),
             "required": [person_aliases(p) for p in people],
-            "forbidden": rng.sample(others, 2),
-            "names": and_list(names)}
+            "forbidden": rng.sample(others, 2), "names": and_list(names)}
 
 
 @_binds("SC-7")
