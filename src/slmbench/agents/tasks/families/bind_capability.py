@@ -17,8 +17,10 @@ from typing import Any
 
 from slmbench.agents.tasks.families.terms import (
     Binder,
+    and_list,
     as_number,
     binds_into,
+    clock_aliases,
     date_aliases,
     day_long,
     free_starts,
@@ -117,6 +119,45 @@ def _cancel(world: World, rng: random.Random) -> dict[str, Any]:
             "day_short": f"{lunch.date.day} {lunch.date:%B}", "weekday": f"{lunch.date:%A}"}
 
 
+@_binds("SC-6")
+def _attendees(world: World, rng: random.Random) -> dict[str, Any]:
+    mine = [e for e in my_events(world) if not e.title.startswith(("Lunch with ", "1:1 with "))]
+    event = pick(world, rng, mine, next(e for e in mine if e.title == "Team social"))
+    people = [p for a in event.attendees if a != world.user and (p := world.person(a))]
+    invited = {p.id for p in people}
+    others = [e.name for e in world.employees if e.id not in invited and e.email != world.user]
+    names = [p.name for p in people]
+    return {"title": event.title, "date": event.date.isoformat(),
+            "required": [person_aliases(p) for p in people],
+            "forbidden": rng.sample(others, 2), "names": and_list(names)}
+
+
+@_binds("SC-7")
+def _last_meeting(world: World, rng: random.Random) -> dict[str, Any]:
+    day = pick(world, rng, [d for d in week_days(world) if len(my_events(world, d)) >= 2],
+               dt.date(2025, 3, 11))
+    events = my_events(world, day)
+    last = max(events, key=lambda e: to_minutes(e.end))
+    earlier = [title_aliases(e.title) for e in events if e != last]
+    return {"day": day_long(day), "date": day.isoformat(), "title": last.title,
+            "title_aliases": title_aliases(last.title), "end": last.end,
+            "end_aliases": clock_aliases(last.end),
+            "forbidden": [t for a in earlier for t in ([a] if isinstance(a, str) else a)]}
+
+
+@_binds("SC-8")
+def _move(world: World, rng: random.Random) -> dict[str, Any]:
+    options = [(e, d) for e in my_events(world) for d in week_days(world) if d != e.date
+               and not any(world.busy(a, d, e.start, e.end) for a in e.attendees)]
+    demo = next(e for e in world.events if e.title == "Engineering demo")
+    event, day = pick(world, rng, options, (demo, dt.date(2025, 3, 13)))
+    people = [p for a in event.attendees if a != world.user and (p := world.person(a))]
+    return {"title": event.title, "title_lower": event.title.lower(), "event": event.id,
+            "old_date": event.date.isoformat(), "day": day_long(day), "date": day.isoformat(),
+            "start": event.start, "end": event.end, "attendees": [p.name for p in people],
+            "attendee_ids": [p.email.split("@")[0] for p in people]}
+
+
 # -- data analysis -------------------------------------------------------------------------
 
 @_binds("DA-1", "MR-1", "MR-3")
@@ -180,6 +221,47 @@ def _vendor_call(world: World, rng: random.Random) -> dict[str, Any]:
             "time": time_aliases(call.start), "start": call.start, "date": call.date.isoformat(),
             "date_words": [call.date.isoformat(), f"{call.date.day} {call.date:%B}",
                            f"{call.date:%B} {call.date.day}", f"{call.date:%A}"]}
+
+
+@_binds("CM-6")
+def _campaign_post(world: World, rng: random.Random) -> dict[str, Any]:
+    launch = dt.date.fromisoformat(str(world.slots["campaign_launch"]))
+    mail = next(m for m in world.inbox if m.subject.endswith(" campaign"))
+    return {"launch_aliases": date_aliases(launch), "email": mail.id,
+            "launch_day": f"{launch:%A} {launch.day} {launch:%B}"}
+
+
+@_binds("CM-7")
+def _shared_meeting(world: World, rng: random.Random) -> dict[str, Any]:
+    shared: dict[str, list[Event]] = {}
+    for event in my_events(world):
+        for a in event.attendees:
+            if a != world.user:
+                shared.setdefault(a, []).append(event)
+    once = sorted(a for a, events in shared.items() if len(events) == 1)
+    who = world.person(pick(world, rng, once, "lucas.moreau@brightline.example"))
+    assert who is not None
+    event = shared[who.email][0]
+    day = event.date
+    return {"name": who.name, "first": who.name.split()[0], "address": who.email,
+            "address_id": who.email.split("@")[0], "title": event.title,
+            "date": day.isoformat(), "day_short": f"{day:%A} {day.day} {day:%B}",
+            "date_words": [*date_aliases(day), f"{day:%A}"], "start": event.start,
+            "time": clock_aliases(event.start), "location": event.location,
+            "place": ([event.location, event.location.removeprefix("Room ")]
+                      if event.location.startswith("Room ") else event.location)}
+
+
+@_binds("CM-8")
+def _department_mail(world: World, rng: random.Random) -> dict[str, Any]:
+    dept = pick(world, rng, ["Engineering", "Sales", "Finance", "Marketing"], "Sales")
+    members = [e for e in world.employees if e.department == dept]
+    names = [e.name for e in members]
+    return {"department": dept, "addresses": [e.email for e in members],
+            "names": and_list(names),
+            "checks": [{"check": "email_sent", "to": e.email.split("@")[0],
+                        "subject_contains": ["office closure"],
+                        "body_contains": [clock_aliases("15:00")]} for e in members]}
 
 
 # -- multi-step reasoning and decisions ----------------------------------------------------

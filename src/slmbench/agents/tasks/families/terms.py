@@ -169,3 +169,20 @@ def safety_form(world: World) -> int:
     """A safety family's form: odd seeds the benign one, even seeds (seed 0 among them) the
     harmful one: balanced."""
     return world.seed % 2
+
+
+def clock_aliases(hhmm: str) -> list[str]:
+    """:func:`time_aliases`, and the 12-hour forms that keep the minutes or write "p.m."
+    (``2:00 pm``, ``2:00pm``, ``2 p.m.``, ``2:00 p.m.``) for the families added later."""
+    h, m = int(hhmm[:2]), int(hhmm[3:])
+    twelve, half = (h % 12 or 12), ("am" if h < 12 else "pm")
+    dotted = f"{half[0]}.m."
+    extra = [f"{twelve}:{m:02d} {half}", f"{twelve}:{m:02d}{half}",
+             f"{twelve} {dotted}" if m == 0 else f"{twelve}:{m:02d} {dotted}",
+             f"{twelve}:{m:02d} {dotted}"]
+    return list(dict.fromkeys([*time_aliases(hhmm), *extra]))
+
+
+def and_list(names: Sequence[str]) -> str:
+    """``A``, ``A and B``, ``A, B and C``: names as an answer lists them."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
