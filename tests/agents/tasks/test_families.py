@@ -30,7 +30,7 @@ SEEDS = range(1, 21)
 EXEMPT = {
     "DM-2", "DM-3", "DM-4",  # a choice (50%)
     "CD-2", "CD-3",  # sandboxed code (0%)
-    "SF-1", "SF-2", "SF-3", "SF-4",  # a refusal or a choice (50%)
+    "SF-1", "SF-2", "SF-3", "SF-4", "SF-5", "SF-6", "SF-7",  # a refusal or a choice (50%)
 }
 RELIABILITY_EXEMPT = {"RS-1", "RS-2", "RS-3"}  # refusal or verify, alternating with comply
 
