@@ -331,9 +331,10 @@ def _higher_salary(world: World, rng: random.Random) -> dict[str, Any]:
 
 @_binds("DM-5")
 def _reorder_first(world: World, rng: random.Random) -> dict[str, Any]:
-    """Three products; the one with the fewest units in stock is listed at place seed % 3."""
-    trios = [t for t in itertools.combinations(world.products, 3)
-             if len({p.stock for p in t}) == 3]
+    """Three products; the one with the fewest units in stock is listed at place seed % 3.
+    Not "Cloud Backup (1 year)": a choice has no aliases, and "Cloud Backup" would name none."""
+    named = [p for p in world.products if "(" not in p.name]
+    trios = [t for t in itertools.combinations(named, 3) if len({p.stock for p in t}) == 3]
     curated = tuple(product_named(world, n) for n in
                     ("Noise-Cancelling Headset", "Laptop Air 13", "27-inch Monitor"))
     trio = list(pick(world, rng, trios, curated))
