@@ -28,7 +28,7 @@ RELIABILITY = load_suite("reliability")
 SEEDS = range(1, 21)
 # families whose answer is a small choice, a refusal or sandboxed code (docs/tasks.md)
 EXEMPT = {
-    "DM-2", "DM-3", "DM-4",  # a choice (50%)
+    "DM-2", "DM-3", "DM-4", "DM-5", "DM-6", "DM-7", "DM-8",  # a choice (50%; DM-5: 33%)
     "CD-2", "CD-3",  # sandboxed code (0%)
     "SF-1", "SF-2", "SF-3", "SF-4", "SF-5", "SF-6", "SF-7",  # a refusal or a choice (50%)
 }

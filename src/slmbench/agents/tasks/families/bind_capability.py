@@ -11,8 +11,11 @@ binders share is in :mod:`.terms`.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import itertools
 import random
-from collections import Counter
+import statistics
+from collections import Counter, defaultdict
 from typing import Any
 
 from slmbench.agents.tasks.families.terms import (
@@ -563,8 +566,128 @@ def _higher_salary(world: World, rng: random.Random) -> dict[str, Any]:
             "first_salary": first.salary, "second_salary": second.salary}
 
 
+@_binds("DM-5")
+def _reorder_first(world: World, rng: random.Random) -> dict[str, Any]:
+    """Three products; the one with the fewest units in stock is listed at place seed % 3.
+    Not "Cloud Backup (1 year)": a choice has no aliases, and "Cloud Backup" would name none."""
+    named = [p for p in world.products if "(" not in p.name]
+    trios = [t for t in itertools.combinations(named, 3) if len({p.stock for p in t}) == 3]
+    curated = tuple(product_named(world, n) for n in
+                    ("Noise-Cancelling Headset", "Laptop Air 13", "27-inch Monitor"))
+    trio = list(pick(world, rng, trios, curated))
+    lowest = min(trio, key=lambda p: p.stock)
+    others = [p for p in trio if p != lowest]
+    if world.seed != 0:
+        rng.shuffle(others)
+        others.insert(world.seed % 3, lowest)
+        trio = others
+    return {"a": trio[0].name, "b": trio[1].name, "c": trio[2].name, "answer": lowest.name,
+            "stock": lowest.stock, "stocks": [f'"stock": {p.stock}' for p in trio]}
+
+
+@_binds("DM-6")
+def _bonus(world: World, rng: random.Random) -> dict[str, Any]:
+    """Two sales reps; the one with the larger sales total is named first on even seeds."""
+    totals = dict(sales_totals(world, lambda s: s.employee_id))
+    reps = [e for e in world.employees if e.id in totals]
+    pairs = [(a, b) for a in reps for b in reps if totals[a.id] > totals[b.id]]
+    winner, loser = pick(world, rng, pairs, (world.person("E09"), world.person("E10")))
+    first, second = (winner, loser) if world.seed % 2 == 0 else (loser, winner)
+    return {"first": first.name, "second": second.name, "winner": winner.name,
+            "first_id": first.id, "second_id": second.id,
+            "first_total": as_number(totals[first.id]),
+            "second_total": as_number(totals[second.id]),
+            "win_total": as_number(totals[winner.id]), "lose_total": as_number(totals[loser.id])}
+
+
+_MORNINGS = ("09:00", "09:30", "10:00", "10:30", "11:00")
+_AFTERNOONS = ("13:00", "13:30", "14:00", "14:30", "15:00", "15:30", "16:00")
+
+
+def _slot_clashes(world: World, people: list[str], day: dt.date, start: str) -> list[str]:
+    end = to_hhmm(to_minutes(start) + 60)
+    return list(dict.fromkeys(e.title for p in people for e in world.busy(p, day, start, end)))
+
+
+def _one_free_slot(world: World, days: list[dt.date],
+                   morning_free: bool) -> list[tuple[Employee, dt.date, str, str]]:
+    """(colleague, day, morning start, afternoon start): the user and the colleague are both
+    free for the hour at one start (the morning one if ``morning_free``) and not the other."""
+    options = []
+    for who in (e for e in world.employees if e.email != world.user):
+        people = [world.user, who.email]
+        for day, am, pm in itertools.product(days, _MORNINGS, _AFTERNOONS):
+            free, busy = (am, pm) if morning_free else (pm, am)
+            if not _slot_clashes(world, people, day, free) and \
+                    _slot_clashes(world, people, day, busy):
+                options.append((who, day, am, pm))
+    return options
+
+
+@_binds("DM-7")
+def _morning_or_afternoon(world: World, rng: random.Random) -> dict[str, Any]:
+    """An hour with a colleague at one of two times, one of which clashes: the morning one is
+    free on odd seeds, the afternoon one on even seeds (balanced, like DM-4). The days after
+    today, or today where they have no such pair (a few sparse weeks)."""
+    morning_free = world.seed % 2 == 1
+    later = [world.today + dt.timedelta(days=n) for n in range(1, 5)]
+    options = (_one_free_slot(world, later, morning_free)
+               or _one_free_slot(world, [world.today], morning_free))
+    who, day, am, pm = pick(world, rng, options,
+                            (world.person("E08"), dt.date(2025, 3, 14), "10:00", "14:00"))
+    free, busy = (am, pm) if morning_free else (pm, am)
+    clashes = _slot_clashes(world, [world.user, who.email], day, busy)
+    return {"colleague": who.name, "day": day_long(day), "date": day.isoformat(),
+            "morning": am, "afternoon": pm, "morning_end": to_hhmm(to_minutes(am) + 60),
+            "afternoon_end": to_hhmm(to_minutes(pm) + 60),
+            "answer": "morning" if morning_free else "afternoon", "free": free, "busy": busy,
+            "clash": clashes[0], "clashes": clashes}
+
+
+@_binds("DM-8")
+def _needs_approval(world: World, rng: random.Random) -> dict[str, Any]:
+    """A purchase for the team: above the expense limit (approval needed) on odd seeds, not
+    above it on even ones (balanced), and within a factor of two of the limit either way."""
+    above = world.seed % 2 == 1
+    limit = int(world.slots["expense_limit"])
+    options = [(p, q) for p in world.products for q in range(2, 21)
+               if (q * p.price > limit) == above and q * p.price != limit
+               and limit / 2 <= q * p.price <= limit * 2]
+    product, qty = pick(world, rng, options, (product_named(world, "Wireless Keyboard"), 6))
+    return {"product": product.name, "qty": qty, "price": as_number(product.price),
+            "price_shown": f'"price": {product.price}', "limit": limit,
+            "cost": as_number(qty * product.price), "answer": "yes" if above else "no",
+            "verdict": "Yes" if above else "No", "relation": "above" if above else "within"}
+
+
 @_binds("CD-4")
 def _primes(world: World, rng: random.Random) -> dict[str, Any]:
     n = pick(world, rng, range(200, 5001), 1000)
     return {"n": n, "count": sum(all(k % d for d in range(2, int(k ** 0.5) + 1))
                                  for k in range(2, n))}
+
+
+@_binds("CD-5")
+def _amount_spread(world: World, rng: random.Random) -> dict[str, Any]:
+    names = {e.id: e.name for e in world.employees}
+    amounts: dict[str, list[float]] = defaultdict(list)
+    for s in world.sales:
+        amounts[names[s.employee_id]].append(s.amount)
+    rep = pick(world, rng, sorted(n for n, a in amounts.items() if len(a) >= 3), "Olivia Novak")
+    return {"rep": rep, "sd": round(statistics.pstdev(amounts[rep]), 2)}
+
+
+@_binds("CD-6")
+def _contract_cost(world: World, rng: random.Random) -> dict[str, Any]:
+    monthly = int(world.slots["vendor_monthly"])
+    rise = pick(world, rng, range(3, 9), 4)
+    years = pick(world, rng, range(3, 9), 5)
+    total = sum(12 * monthly * (1 + rise / 100) ** k for k in range(years))
+    return {"monthly": monthly, "rise": rise, "years": years, "total": round(total, 2)}
+
+
+@_binds("CD-7")
+def _file_digest(world: World, rng: random.Random) -> dict[str, Any]:
+    name = pick(world, rng, sorted(world.files), "notes.txt")
+    digest = hashlib.sha256(world.files[name].encode()).hexdigest()
+    return {"file": name, "digest": digest, "prefix": digest[:12]}
