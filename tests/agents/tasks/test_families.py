@@ -1,6 +1,6 @@
 """Task families: every instance certified over 20 world seeds, and seed 0 is today's task.
 
-The shipped suites: the capability suite's 31 families, capability-extra's 7 (capability
+The shipped suites: the capability suite's 31 families, capability-extra's 31 (capability
 tasks in a suite file of their own) and the reliability suite's 14, whose
 reference runs cover every variant (paraphrases and rewordings, each injected fault).
 
