@@ -60,7 +60,12 @@ def test_qwen_runs_a_capability_task_and_the_record_explains_the_outcome(
     if trial.outcome == Outcome.SUCCESS:
         assert trial.final_answer is not None and "4,612" in trial.final_answer
         assert trial.forensics.cause is None
-    else:  # measured: a loop on its own call; whatever it is, the record says why
-        assert trial.forensics.cause is not None
+    else:  # whatever the model did, the record says why, in a cause its own steps show
+        # (measured: a loop; on the AVX-512 build the 0.5B repeats a successful call,
+        # `repeated_call`; under `make test-portable`'s generic x86-64 kernels the greedy text
+        # differs and it repeats invalid arguments, `invalid_arguments`: the model's words
+        # are not asserted across builds, docs/results/chunking-drift.md)
+        cause = trial.forensics.cause
+        assert cause is not None
         if trial.outcome == Outcome.LOOP:
-            assert trial.forensics.cause == "repeated_call"
+            assert any(cause in labels for labels in trial.forensics.steps), trial.forensics
