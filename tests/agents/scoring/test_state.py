@@ -56,6 +56,21 @@ def test_email_notification_and_nothing_sent() -> None:
                      world.snapshot()).passed
 
 
+def test_a_number_in_a_state_check_is_not_part_of_a_longer_one() -> None:
+    """"2 April" was found in "12 April" and "2 pm" in "12 pm": a wrong date or time in a
+    message passed. A name still matches inside an address, and a time before "am"."""
+    world = World.create(0)
+    world.notifications.append(Notification(id="N1", channel="slack", recipient="#marketing",
+                                            message="Launch on 12 April at 12 pm, see priya.raman"))
+    def posted(*wanted: object) -> bool:
+        spec = _spec({"check": "notification", "channel": "slack", "contains": list(wanted)})
+        return score(spec, None, world.snapshot()).passed
+    assert not posted("2 April") and not posted(["2 pm", "14:00"])
+    assert posted("12 April") and posted("12 pm") and posted("Priya")
+    world.notifications[0] = world.notifications[0].model_copy(update={"message": "at 10:00am"})
+    assert posted(["10:00", "10 am"])
+
+
 def test_file_content() -> None:
     world = World.create(0)
     spec = _spec({"check": "file", "path": "summary.txt", "contains": ["84674"]})

@@ -90,6 +90,17 @@ def test_entities_match_whole_words_only() -> None:
     assert score(spec, "Tom Becker, tomorrow").passed
 
 
+def test_a_dash_with_no_ascii_form_separates_words_as_a_hyphen_does() -> None:
+    """An en or em dash between two times or names was dropped, gluing "12:00–13:00" into
+    one token, so a right end time written as a range failed; a non-ASCII letter is still
+    dropped on both sides alike."""
+    spec = EntitiesSpec(required=[["13:00", "1 pm"]])
+    for dash in ("-", "\u2013", "\u2014"):
+        assert score(spec, f"Product roadmap sync, 12:00{dash}13:00").passed, dash
+    assert score(EntitiesSpec(required=["Søren Berg"]), "Ask S\u00f8ren Berg.").passed
+    assert not score(EntitiesSpec(required=["Tom"]), "Tom\u00e9 Becker").passed
+
+
 def test_entities_partial_credit_is_a_value_not_a_pass() -> None:
     spec = EntitiesSpec(required=["Hannah Schmidt", "Olivia Novak"])
     result = score(spec, "Hannah Schmidt sold the most")

@@ -1,8 +1,9 @@
 """World-state checks, read from the post-trial snapshot (``World.snapshot()``).
 
 Strings match by case-insensitive containment (``"Priya"`` matches
-``priya.raman@brightline.example``), except that an expected number
-(``"84674"``) matches the same value however it is written (``$84,674.00``);
+``priya.raman@brightline.example``; a digit at either end of the expected string is never
+the middle of a longer number, so ``"2 April"`` is not in ``"12 April"``), except that an
+expected number (``"84674"``) matches the same value however it is written (``$84,674.00``);
 a list of expected values must each be contained in some element of the actual
 list (attendees, recipients). In ``contains`` lists, an entry that is itself a
 list is a set of aliases, any one of which will do (``["09:00", "9:00", "9 am"]``).
@@ -29,6 +30,14 @@ from slmbench.agents.tasks.model import (
 _NUMBER = re.compile(r"^-?\d[\d,]*(?:\.\d+)?$")
 
 
+def _within(want: str, text: str) -> bool:
+    """``want`` in ``text``, but a digit at either end of ``want`` is not the middle of a
+    longer number there ("2 april" is not in "12 april", nor "EV10" in "EV100")."""
+    before = r"(?<!\d)" if want[:1].isdigit() else ""
+    after = r"(?!\d)" if want[-1:].isdigit() else ""
+    return re.search(before + re.escape(want) + after, text) is not None
+
+
 def _contains(actual: Any, expected: Any) -> bool:
     if isinstance(actual, list):
         wanted = expected if isinstance(expected, list) else [expected]
@@ -39,7 +48,7 @@ def _contains(actual: Any, expected: Any) -> bool:
         want = float(expected.strip().replace(",", ""))
         return any(abs(q.value - want) < 1e-6 for q in extract_quantities(str(actual)))
     if isinstance(expected, str):
-        return expected.strip().lower() in str(actual).lower()
+        return _within(expected.strip().lower(), str(actual).lower())
     return bool(actual == expected)
 
 

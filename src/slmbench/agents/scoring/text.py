@@ -11,10 +11,19 @@ from slmbench.agents.tasks.model import ChoiceSpec, EntitiesSpec, NumericSpec
 
 
 def normalise(text: str) -> str:
-    """Lower case, accents stripped, punctuation to spaces, single-spaced, padded."""
-    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    """Lower case, accents stripped, punctuation to spaces, single-spaced, padded.
+
+    A character with no ASCII form is dropped when it is a letter or a combining mark
+    ("Søren" reads "sren" on both sides) and is a space otherwise: a dash between two
+    times ("12:00–13:00") separates them, as a hyphen does."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    plain = "".join(c if c.isascii() else _non_ascii(c) for c in decomposed)
     words = re.sub(r"[^a-z0-9@.+]+", " ", plain.lower()).replace(". ", " ").strip(" .")
     return f" {' '.join(words.split())} "
+
+
+def _non_ascii(c: str) -> str:
+    return "" if unicodedata.category(c)[0] in "LM" else " "
 
 
 def mentions(text: str, phrase: str) -> bool:
