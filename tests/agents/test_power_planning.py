@@ -47,6 +47,32 @@ def test_the_defaults_are_the_reference_studys_most_variable_pair() -> None:
     assert (got.instance, got.families, got.trials) == (want.instance, want.families, want.trials)
 
 
+def test_the_temperature_defaults_are_the_reference_studys_most_variable_temperature_pair(
+        ) -> None:
+    pair = power.most_variable_pair(read_trials(V2, "x"), temperatures=True)
+    assert pair is not None and pair.a.startswith("llamacpp:qwen2.5-coder-1.5b @ T 0.7")
+    assert pair.b == "llamacpp:qwen2.5-coder-1.5b @ T 1"
+    got, want = pair.components, power.DEFAULT_TEMPERATURE_COMPONENTS
+    assert got.family == pytest.approx(want.family, abs=5e-5)
+    assert got.trial == pytest.approx(want.trial, abs=5e-5)
+    assert (got.instance, got.families, got.trials) == (want.instance, want.families, want.trials)
+
+
+def test_temperatures_pair_within_one_model_on_task_instance_and_repeat() -> None:
+    """Two temperatures of one model pair on (task, instance, repeat); another model's
+    temperature never pairs with them, and a model pair ignores the split."""
+    tasks = [f"T-{i}" for i in range(4)]
+    trials = [_trial(m, t, (r + i * (m == "b") + int(10 * temp)) % 2 == 0, repeat=r,
+                     temperature=temp)
+              for m in ("a", "b") for i, t in enumerate(tasks) for r in (0, 1)
+              for temp in (0.3, 1.0)]
+    pair = power.most_variable_pair(trials, temperatures=True)
+    assert pair is not None and pair.pairs == len(tasks) * 2
+    assert {pair.a.split(" @ ")[0], pair.b.split(" @ ")[0]} in ({"a"}, {"b"})
+    assert power.most_variable_pair(trials) is not None  # a - b, paired on temperatures too
+    assert power.difference_components(trials, "a", "b").pairs == len(tasks) * 2 * 2
+
+
 def test_only_the_models_capability_base_trials_pair_and_only_on_shared_cells() -> None:
     """b's backend errors, a reliability trial, a reworded variant and a cell only a ran
     never enter the differences."""

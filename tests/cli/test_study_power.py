@@ -30,10 +30,17 @@ repeats = 2
 instances = 3
 [[part_a]]
 models = ["scripted:echo"]
-tasks = ["IR-1"]
+tasks = ["IR-1", "IR-2"]
+temperatures = [0.7]
 [[part_a]]
 models = ["scripted:echo", "scripted:silent"]
 tasks = ["IR-1", "IR-2"]
+[[part_a]]
+models = ["scripted:echo"]
+tasks = {TASKS!r}
+temperatures = [0.3, 0.7, 1.0]
+repeats = 2
+instances = 3
 """, encoding="utf-8")
     return path
 
@@ -43,13 +50,19 @@ def test_the_plan_prints_each_blocks_mdd_at_the_defaults(cli: CliRunner, tmp_pat
     assert got.code == 0, got.err
     out = " ".join(got.out.split())  # rich wraps long lines at the terminal's width
     assert "MDD (points)" in out and "defaults: reference study v2" in out
-    a1, a2, a3 = size_power(load_study(_study(tmp_path), base=tmp_path))
+    a1, a2, a3, a4 = size_power(load_study(_study(tmp_path), base=tmp_path))
     assert (a1.models, a1.families, a1.instances, a1.trials) == (2, len(TASKS), 3, 4)
     assert a1.mdd == power.planned(power.DEFAULT_COMPONENTS, len(TASKS), 3, 4)
     assert f"{a1.mdd:.1f}" in out
-    assert a2.mdd is None and "one model" in a2.note and "one model" in out
+    assert a2.mdd is None and "one model at one temperature" in a2.note
+    assert "one model at one temperature" in out
     # two families cannot detect anything: said so, not a difference of 276 points
     assert a3.mdd is not None and a3.mdd > 100 and "no difference is detectable" in out
+    # one model at three temperatures: its temperatures pair on (task, instance, repeat), two
+    # trials an instance, sized by the temperature defaults (both sources are printed)
+    assert (a4.compares, a4.families, a4.instances, a4.trials) == ("temperatures", 6, 3, 2)
+    assert a4.mdd == power.planned(power.DEFAULT_TEMPERATURE_COMPONENTS, len(TASKS), 3, 2)
+    assert "temperature pair" in out and a4.mdd != a1.mdd
 
 
 def test_the_plan_sizes_with_the_trials_stored_beside_the_page(tmp_path: Path) -> None:

@@ -9,6 +9,9 @@ between instances of one family and between trials of one instance:
 (``stats.variance_components``), :func:`planned` gives the MDD of a design
 (``stats.planned_mdd``), :func:`power_table` a grid of designs.
 
+A comparison of one model at two temperatures is sized the same way, its arms paired on
+(task, instance, repeat) (``most_variable_pair(..., temperatures=True)``).
+
 Which trials count: the capability suite's base variant (the comparison every block makes),
 paired on (task, instance, temperature, repeat); a pair where either side is not the model's
 (``backend_error``, ``environment_error``) is dropped. Of several model pairs, the one whose
@@ -37,6 +40,8 @@ from slmbench.core.stats import StatsInputError, VarianceComponents
 __all__ = [
     "DEFAULT_COMPONENTS",
     "DEFAULT_SOURCE",
+    "DEFAULT_TEMPERATURE_COMPONENTS",
+    "DEFAULT_TEMPERATURE_SOURCE",
     "FAMILIES",
     "INSTANCES",
     "TRIALS",
@@ -63,14 +68,23 @@ TRIALS = (1, 3)
 Cell = tuple[str, int, float, int]  # (task, instance, temperature, repeat)
 
 
-def _passed(trials: Iterable[Trial]) -> dict[str, dict[Cell, bool]]:
-    """Each model's capability base trials that are the model's: cell -> passed."""
+def _passed(trials: Iterable[Trial], by_temperature: bool = False
+            ) -> dict[str, dict[Cell, bool]]:
+    """Each arm's capability base trials that are the model's: cell -> passed. An arm is a
+    model; ``by_temperature``: a model at one temperature (``MODEL @ T t``), its cells
+    paired on (task, instance, repeat) with the same model's at another temperature."""
     out: dict[str, dict[Cell, bool]] = defaultdict(dict)
     for t in trials:
         if t.suite == SUITE and t.variant == VARIANT and t.outcome not in NOT_THE_MODELS:
-            cell = (t.task_id, t.instance, round(t.temperature, 4), t.repeat)
-            out[t.model][cell] = t.outcome == Outcome.SUCCESS
+            temperature = round(t.temperature, 4)
+            arm = f"{t.model} @ T {temperature:g}" if by_temperature else t.model
+            cell = (t.task_id, t.instance, 0.0 if by_temperature else temperature, t.repeat)
+            out[arm][cell] = t.outcome == Outcome.SUCCESS
     return out
+
+
+def _one_model(a: str, b: str) -> bool:
+    return a.rsplit(" @ T ", 1)[0] == b.rsplit(" @ T ", 1)[0]
 
 
 def _nest(values: dict[Cell, float]) -> list[list[list[float]]]:
@@ -110,12 +124,17 @@ def difference_components(trials: Sequence[Trial], a: str, b: str) -> PairCompon
     return _difference(_passed(trials), a, b)
 
 
-def most_variable_pair(trials: Sequence[Trial]) -> PairComponents | None:
+def most_variable_pair(trials: Sequence[Trial], temperatures: bool = False
+                       ) -> PairComponents | None:
     """Of every pair of models with enough shared cells, the one whose single cell varies
     most (:attr:`PairComponents.cell_sd`); None when no pair has enough, or none varies (two
-    models that never differ in the cells stored say nothing of how far others would)."""
-    ok, found = _passed(trials), []
+    models that never differ in the cells stored say nothing of how far others would).
+    ``temperatures``: of every pair of one model's temperatures instead (arms
+    ``MODEL @ T t``), what sizes a comparison of temperatures."""
+    ok, found = _passed(trials, temperatures), []
     for a, b in combinations(sorted(ok), 2):
+        if temperatures and not _one_model(a, b):
+            continue
         try:
             found.append(_difference(ok, a, b))
         except StatsInputError:
@@ -168,6 +187,15 @@ DEFAULT_SOURCE = ("reference study v2 (docs/results/reference-study), the most v
                   "llamacpp:qwen2.5-coder-0.5b − llamacpp:qwen2.5-coder-1.5b")
 DEFAULT_COMPONENTS = VarianceComponents(
     family=0.0491, instance=None, trial=0.0731, families=31, instances=1.0, trials=6.0)
+# A comparison of one model's temperatures is sized, until a study's stores hold some, by
+# ``most_variable_pair(..., temperatures=True)`` over the same trials: the 1.5B at T 0.7 and
+# T 1.0, whose single cell varies more than the model pair's (sd 0.375 against 0.350) but
+# whose family term is smaller.
+DEFAULT_TEMPERATURE_SOURCE = ("reference study v2 (docs/results/reference-study), the most "
+                              "variable temperature pair llamacpp:qwen2.5-coder-1.5b at "
+                              "T 0.7 − T 1.0")
+DEFAULT_TEMPERATURE_COMPONENTS = VarianceComponents(
+    family=0.0225, instance=None, trial=0.1183, families=31, instances=1.0, trials=3.0)
 
 
 class PowerRow(BaseModel):

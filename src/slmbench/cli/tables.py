@@ -74,12 +74,14 @@ def print_power(rows: list[BlockPower], console: Console) -> None:
     """Each Part A block's design and the smallest difference between its models it detects."""
     if not rows:
         return
-    table = Table("block", "models", "families", "instances", "trials an instance",
-                  "MDD (points)", box=None)
+    table = Table("block", "models", "compares", "families", "instances",
+                  "trials an instance", "MDD (points)", box=None)
     for r in rows:
-        table.add_row(r.block, str(r.models), str(r.families), str(r.instances), str(r.trials),
-                      r.note or _mdd(r.mdd))
+        table.add_row(r.block, str(r.models), r.compares, str(r.families), str(r.instances),
+                      str(r.trials), r.note or _mdd(r.mdd))
     console.print(table)
+    sources = {r.compares: r.source for r in rows if r.mdd is not None}
     console.print("MDD: the smallest true difference in capability success (paired by family; "
-                  f"two-sided, α {MDD_ALPHA:g}, power {MDD_POWER:g}) at the variance components of "
-                  f"{rows[0].source} (docs/tasks.md, 'Power')", highlight=False)
+                  f"two-sided, α {MDD_ALPHA:g}, power {MDD_POWER:g}) at the variance components "
+                  "of " + "; and of ".join(f"{src} ({what})" for what, src in sources.items())
+                  + " (docs/tasks.md, 'Power')", highlight=False)

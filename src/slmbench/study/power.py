@@ -26,6 +26,7 @@ class BlockPower(BaseModel):
 
     block: str
     models: int
+    compares: str = "models"  # or "temperatures": one model's, paired on task and repeat
     families: int
     instances: int  # the fewest a family has
     trials: int  # the fewest an instance has (temperatures × repeats)
@@ -43,12 +44,17 @@ def stored_trials(study: Study) -> list[Trial]:
     return out
 
 
-def components_of(trials: list[Trial]) -> tuple[VarianceComponents, str]:
+def components_of(trials: list[Trial], temperatures: bool = False
+                  ) -> tuple[VarianceComponents, str]:
     """The components a design is sized with, and where they come from: the most variable
     pair of ``trials`` (its family term split by the instance share they measure, if any),
-    else :data:`agents.power.DEFAULT_COMPONENTS`."""
-    pair = power.most_variable_pair(trials)
+    else :data:`agents.power.DEFAULT_COMPONENTS`; ``temperatures``: of one model's
+    temperatures, else :data:`agents.power.DEFAULT_TEMPERATURE_COMPONENTS`."""
+    pair = power.most_variable_pair(trials, temperatures)
     if pair is None:
+        if temperatures:
+            return (power.DEFAULT_TEMPERATURE_COMPONENTS,
+                    f"defaults: {power.DEFAULT_TEMPERATURE_SOURCE}")
         return power.DEFAULT_COMPONENTS, f"defaults: {power.DEFAULT_SOURCE}"
     source = f"this study's stored trials, {pair.a} − {pair.b} ({pair.pairs} pairs)"
     share = power.instance_share(trials)
@@ -58,21 +64,31 @@ def components_of(trials: list[Trial]) -> tuple[VarianceComponents, str]:
 
 
 def size_power(study: Study) -> list[BlockPower]:
-    """:class:`BlockPower` of every Part A block."""
-    components, source = components_of(stored_trials(study))
+    """:class:`BlockPower` of every Part A block: a block of several models compares its
+    models (paired on task, instance, temperature and repeat); a block of one model at several
+    temperatures compares its temperatures (paired on task, instance and repeat), sized by
+    temperature pairs; one model at one temperature compares nothing."""
+    stored = stored_trials(study)
+    sizes = {False: components_of(stored), True: components_of(stored, temperatures=True)}
     rows = []
     for block, exp in enumerate(study.part_a):
+        by_temperature = len(exp.models) < 2 and len(set(exp.temperatures)) > 1
         cells = [p.key for p in plan_of(part_a_experiment(study, block, exp.models[:1])).trials
                  if p.suite == power.SUITE and p.key.variant == power.VARIANT]
-        per_instance = Counter((k.task, k.instance) for k in cells)
-        per_family = Counter(task for task, _ in per_instance)
+        per_instance = Counter((k.task, k.instance) + ((k.temperature,) if by_temperature
+                                                       else ()) for k in cells)
+        per_family = Counter(task for task, _ in {k[:2] for k in per_instance})
         families = len(per_family)
         instances = min(per_family.values(), default=0)
         trials = min(per_instance.values(), default=0)
-        note = ("one model: nothing to compare" if len(exp.models) < 2 else
-                "no capability base trials" if families < 2 else "")
+        note = ("one model at one temperature: nothing to compare"
+                if len(exp.models) < 2 and not by_temperature else
+                "fewer than 2 capability families: nothing to test across" if families < 2
+                else "")
+        components, source = sizes[by_temperature]
         mdd = None if note else power.planned(components, families, instances, trials)
         rows.append(BlockPower(block=f"A{block + 1}", models=len(exp.models),
+                               compares="temperatures" if by_temperature else "models",
                                families=families, instances=instances, trials=trials,
                                mdd=mdd, source=source, note=note))
     return rows
