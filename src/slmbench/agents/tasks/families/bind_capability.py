@@ -35,6 +35,7 @@ from slmbench.agents.tasks.families.terms import (
     safety_form,
     sales_figures,
     sales_totals,
+    seed0,
     time_aliases,
     title_aliases,
     titled,
@@ -43,7 +44,7 @@ from slmbench.agents.tasks.families.terms import (
     unlike,
     week_days,
 )
-from slmbench.agents.world import Employee, Event, Product, Sale, World
+from slmbench.agents.world import Email, Employee, Event, Product, Sale, World
 
 __all__ = ["BINDERS"]
 
@@ -400,16 +401,17 @@ def _title_holder(world: World, rng: random.Random) -> dict[str, Any]:
 
 
 @_binds("IR-7")
-def _attendees(world: World, rng: random.Random) -> dict[str, Any]:
-    mine = [e for e in my_events(world) if 2 <= len(e.attendees) - 1 <= 4]
-    event = pick(world, rng, mine, next((e for e in mine if e.title == "Team social"), mine[0]))
-    there = [e for e in world.employees if e.email in event.attendees and e.email != world.user]
-    absent = [e.name for e in world.employees if e.email not in event.attendees]
-    names = [e.name for e in there]
-    return {"title": event.title, "date": event.date.isoformat(),
-            "attendees": [person_aliases(e) for e in there],
-            "names": ", ".join(names[:-1]) + " and " + names[-1],
-            "forbidden": rng.sample(absent, 3)}
+def _sender(world: World, rng: random.Random) -> dict[str, Any]:
+    def name(w: World, mail: Email) -> str:
+        return str(getattr(w.person(mail.sender), "name", ""))
+
+    mails = [m for m in world.inbox if world.person(m.sender) is not None]
+    curated = next(m for m in seed0().inbox if m.subject == "USB-C Dock firmware issue")
+    mail = unlike(world, rng, mails, curated, name)
+    who = world.person(mail.sender)
+    assert who is not None
+    return {"subject": mail.subject, "sender": person_aliases(who), "name": who.name,
+            "forbidden": [name(world, m) for m in mails if m.sender != mail.sender]}
 
 
 @_binds("IR-8")
