@@ -49,6 +49,7 @@ def list_tasks(
     from slmbench.agents.evaluator import load_task_file
 
     wide = wide_console(MIN_WIDTH)
+    capability: Counter[str] = Counter()
     for source in sources:
         tasks = load_task_file(source)
         wide.print(_table(f"{source}: {len(tasks)} tasks", tasks))
@@ -56,6 +57,11 @@ def list_tasks(
         dims = Counter(t.dimension for t in tasks if t.dimension)
         if dims:
             console.print(_counts("dimensions", dims))
+        if isinstance(source, str) and source in SHIPPED_SUITES:
+            capability.update(t.group for t in tasks if t.suite == "capability")
+    if len(sources) > 1 and capability:  # the shipped suites: the families rates count over
+        console.print(_counts(f"capability families in all ({capability.total()}), groups",
+                              capability))
 
 
 @tasks_app.command("validate")
