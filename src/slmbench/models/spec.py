@@ -109,6 +109,9 @@ BACKENDS: dict[str, str] = {
 
 #: backends that talk to a model server (a client per model, many requests in flight)
 SERVER_BACKENDS = frozenset({"openai", "ollama", "llamaserver"})
+#: of those, the servers slmbench starts itself on this machine: they compute on its cores,
+#: as an in-process model does
+LOCAL_SERVER_BACKENDS = frozenset({"llamaserver"})
 
 
 def plugin_backends() -> dict[str, EntryPoint]:

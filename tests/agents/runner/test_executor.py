@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -195,6 +196,75 @@ def test_in_process_models_run_one_trial_at_a_time(tmp_path: Path, fakes) -> Non
     summary = execute(experiment(models=["scripted:a"]), run_dir=tmp_path,
                       model_loader=lambda s: probe, progress=quiet(), **fakes)
     assert summary.complete and probe.peak == 1
+
+
+class LaneProbe:
+    """Models whose generate calls record which models are in flight at once. Each model's
+    first call waits, up to ``patience`` seconds, until every other model has a call in
+    flight too; ``met`` says whether they all were at once."""
+
+    def __init__(self, specs: tuple[str, ...], patience: float) -> None:
+        self.lock = threading.Lock()
+        self.active: Counter[str] = Counter()
+        self.most_at_once = 0
+        self.barrier = threading.Barrier(len(specs), timeout=patience)
+        self.met: bool | None = None
+        self.waited: set[str] = set()
+
+    def _first_call(self) -> None:
+        try:
+            self.barrier.wait()
+            met = True
+        except threading.BrokenBarrierError:  # the others never came while this one waited
+            met = False
+        with self.lock:
+            self.met = met if self.met is None else self.met and met
+
+    def model(self, spec: str) -> Any:
+        probe, inner = self, ScriptedModel(lambda msgs: "ok", spec=spec)
+
+        class Model:
+            supports_logprobs = supports_native_tools = False
+
+            def generate(self, messages: Any, **kw: Any) -> Any:
+                with probe.lock:
+                    probe.active[spec] += 1
+                    probe.most_at_once = max(probe.most_at_once, len(+probe.active))
+                    first = spec not in probe.waited
+                    probe.waited.add(spec)
+                try:
+                    if first:
+                        probe._first_call()
+                    return inner.generate(messages, **kw)
+                finally:
+                    with probe.lock:
+                        probe.active[spec] -= 1
+
+            def close(self) -> None:
+                return None
+
+        Model.spec = spec  # type: ignore[attr-defined]
+        return Model()
+
+
+def test_a_server_slmbench_starts_here_shares_the_local_lane(tmp_path: Path, fakes) -> None:
+    """``llamaserver:`` computes on this machine's cores: it never runs beside an in-process
+    model (each alone is fast; side by side on 2 cores both crawl). The in-process model's
+    first call waits a second for the server's to be in flight too: it never is."""
+    server = "llamaserver:qwen2.5-coder-0.5b"
+    probe = LaneProbe(("scripted:a", server), patience=1.0)
+    exp = experiment(models=["scripted:a", server], concurrency={server: 3})
+    summary = execute(exp, run_dir=tmp_path, model_loader=probe.model, progress=quiet(),
+                      check_servers=False, **fakes)
+    assert summary.complete and probe.met is False and probe.most_at_once == 1
+
+
+def test_a_server_at_an_address_runs_beside_the_local_lane(tmp_path: Path, fakes) -> None:
+    remote = "openai:m@http://127.0.0.1:9/v1"
+    probe = LaneProbe(("scripted:a", remote), patience=10.0)
+    summary = execute(experiment(models=["scripted:a", remote]), run_dir=tmp_path,
+                      model_loader=probe.model, progress=quiet(), check_servers=False, **fakes)
+    assert summary.complete and probe.met is True and probe.most_at_once == 2
 
 
 def test_plain_progress_prints_one_line_per_trial(tmp_path: Path, fakes) -> None:
