@@ -78,6 +78,21 @@ def test_agree_writes_its_study_runs_it_and_the_page_regenerates_from_the_export
     run_study(fresh, file, page_only=True)
     again = page.read_text(encoding="utf-8")
     assert _without_made(again) == _without_made(text)
+    # the README entry, like every study's: between its markers, refused without them
+    readme = tmp_path / "README.md"
+    readme.write_text("# r\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="study:agreement"):
+        run_study(fresh, file, page_only=True, readme=readme)
+    assert readme.read_text(encoding="utf-8") == "# r\n"  # nothing half-written
+    readme.write_text("# r\n<!-- study:agreement -->\n<!-- /study:agreement -->\nend\n",
+                      encoding="utf-8")
+    run_study(fresh, file, page_only=True, readme=readme)
+    entry = readme.read_text(encoding="utf-8")
+    assert entry.startswith("# r\n<!-- study:agreement -->\n- **Backend agreement: scripted**")
+    assert entry.endswith("<!-- /study:agreement -->\nend\n")
+    assert "(docs/agreement.md)" in entry and "--page-only --readme README.md" in entry
+    assert f"`{specs[0]}` against `{specs[1]}`: cannot tell at this n" in entry
+    assert "Part B approval · p0 (8 items)" in entry and "decisions agree on 8/8" in entry
     # the same command again writes the same file; another study at that path is refused
     assert write_agreement_file(file, name="scripted", out=Path("runs/q"), page=page,
                                 block=block) == file

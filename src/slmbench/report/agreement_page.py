@@ -19,7 +19,8 @@ from slmbench.microtasks.agreement import ReadingAgreement
 from slmbench.models.base import Message
 from slmbench.report.study_facts import num, pct, pval, table
 
-__all__ = ["AgreementFacts", "FloorA", "FloorB", "TemplateShown", "agreement_markdown"]
+__all__ = ["AgreementFacts", "FloorA", "FloorB", "TemplateShown", "agreement_markdown",
+           "agreement_readme_block"]
 
 FACTS_VERSION = 1
 
@@ -208,3 +209,26 @@ def agreement_markdown(facts: AgreementFacts) -> str:
     if facts.notes:
         lines += ["## Notes", "", *[f"- {n}" for n in facts.notes], ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def agreement_readme_block(facts: AgreementFacts, *, page: str, markers: tuple[str, str],
+                           command: str) -> str:
+    """The README's entry of an agreement page, between ``markers``: where the page is, then
+    each cross-runtime pair's Part A verdict and Part B decision agreement, from ``facts``
+    (the page's own); ``command`` is the one that writes it again."""
+    begin, end = markers
+    lines = [begin,
+             f"- **{facts.title}** ([`{page}`]({page}), made by `{facts.command}`; this entry is "
+             f"generated from the same stores by `{command}`, do not edit between the markers):"]
+    lines += [f"  - Part A ({facts.suite}, T 0, {p.pairs} paired trials): `{p.a}` against "
+              f"`{p.b}`: {_verdict(p)}; the same outcome in {pct(p.same_outcome)}, "
+              f"identical transcripts in {pct(p.identical)}." for p in facts.part_a]
+    for r in facts.part_b:
+        agreed, kappa = _agreement(r.decisions)
+        lines.append(f"  - Part B {r.task} · {r.prompt_id} ({r.items} items): `{r.a}` against "
+                     f"`{r.b}`: decisions agree on {agreed}, κ {kappa}; cell verdicts: "
+                     f"{_verdicts(r)}.")
+    if not facts.part_a and not facts.part_b:
+        lines.append("  - Nothing is compared yet: not every runtime's trials or readings are "
+                     "stored.")
+    return "\n".join([*lines, end])

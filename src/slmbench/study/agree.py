@@ -22,6 +22,7 @@ from slmbench.agents import agreement as part_a
 from slmbench.agents.records import Trial
 from slmbench.agents.runner.plan import plan_of
 from slmbench.core.errors import ConfigError
+from slmbench.core.paths import shown_path
 from slmbench.core.tomlfile import first_error
 from slmbench.microtasks import agreement as part_b
 from slmbench.microtasks.matrix import MatrixRun
@@ -35,7 +36,10 @@ from slmbench.report.agreement_page import (
     FloorB,
     TemplateShown,
     agreement_markdown,
+    agreement_readme_block,
 )
+from slmbench.report.readme import with_block
+from slmbench.report.study_page import readme_markers, relative
 from slmbench.study.export import export_study, stored_trials
 from slmbench.study.page import versions
 from slmbench.study.run import Unread, block_matrix, unread
@@ -178,11 +182,21 @@ def agreement_facts(study: Study, *, command: str) -> AgreementFacts:
                                                 if k != "commit")])
 
 
-def write_agreement_page(study: Study, *, command: str) -> Path:
+def write_agreement_page(study: Study, *, command: str, readme: Path | None = None) -> Path:
     """Write the study's page, its facts beside it (``<page stem>/agreement.json``) and the
-    exports a fresh clone regenerates it from (``trials.jsonl.gz``, ``readings.jsonl.gz``)."""
+    exports a fresh clone regenerates it from (``trials.jsonl.gz``, ``readings.jsonl.gz``).
+
+    With ``readme``, also replace the study's entry in that file (between the lines of
+    :func:`~slmbench.report.study_page.readme_markers`); ConfigError, before anything is
+    written, if it lacks them."""
     if study.page is None:
         raise ConfigError(f"study {study.name!r} names no page", "give it a `page`")
+    markers = readme_markers(study.page.name)
+    text = readme.read_text(encoding="utf-8") if readme is not None and readme.is_file() else ""
+    if readme is not None and with_block(text, "\n".join(markers)) is None:
+        raise ConfigError(f"{shown_path(readme)} has no {markers[0]} ... {markers[1]} lines "
+                          "around the study's entry", "put the two lines where the entry goes, "
+                                                      "once")
     facts = agreement_facts(study, command=command)
     assets = assets_dir(study)
     assets.mkdir(parents=True, exist_ok=True)
@@ -190,6 +204,11 @@ def write_agreement_page(study: Study, *, command: str) -> Path:
     (assets / FACTS_NAME).write_text(facts.model_dump_json(indent=1) + "\n", encoding="utf-8")
     study.page.parent.mkdir(parents=True, exist_ok=True)
     study.page.write_text(agreement_markdown(facts), encoding="utf-8")
+    if readme is not None:
+        again = f"{command} --page-only --readme {shown_path(readme, published=True)}"
+        block = agreement_readme_block(facts, page=relative(study.page, readme.parent),
+                                       markers=markers, command=again)
+        readme.write_text(with_block(text, block) or text, encoding="utf-8")
     return study.page
 
 

@@ -63,6 +63,6 @@ def run_study(study: Study, study_file: Path, *, part: str = "all",
     if study.agreement is not None:
         if not merge and not page_only:
             render_templates(study)
-        return StudyRun(merged, write_agreement_page(study, command=command))
+        return StudyRun(merged, write_agreement_page(study, command=command, readme=readme))
     return StudyRun(merged, write_page(study, study_file=study_file, command=command,
                                        readme=readme))
