@@ -221,12 +221,13 @@ def agreement_readme_block(facts: AgreementFacts, *, page: str, markers: tuple[s
              f"- **{facts.title}** ([`{page}`]({page}), made by `{facts.command}`; this entry is "
              f"generated from the same stores by `{command}`, do not edit between the markers):"]
     lines += [f"  - Part A ({facts.suite}, T 0, {p.pairs} paired trials): `{p.a}` against "
-              f"`{p.b}`: {_verdict(p)}; the same outcome in {pct(p.same_outcome)}, "
-              f"identical transcripts in {pct(p.identical)}." for p in facts.part_a]
+              f"`{p.b}`: {_verdict(p)} (success {pct(p.success_a)}% against "
+              f"{pct(p.success_b)}%); the same outcome in {pct(p.same_outcome)}%, identical "
+              f"transcripts in {pct(p.identical)}%." for p in facts.part_a]
     for r in facts.part_b:
         agreed, kappa = _agreement(r.decisions)
         lines.append(f"  - Part B {r.task} · {r.prompt_id} ({r.items} items): `{r.a}` against "
-                     f"`{r.b}`: decisions agree on {agreed}, κ {kappa}; cell verdicts: "
+                     f"`{r.b}`: decisions agree on {agreed}%, κ {kappa}; cell verdicts: "
                      f"{_verdicts(r)}.")
     if not facts.part_a and not facts.part_b:
         lines.append("  - Nothing is compared yet: not every runtime's trials or readings are "
