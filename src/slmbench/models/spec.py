@@ -114,6 +114,15 @@ SERVER_BACKENDS = frozenset({"openai", "ollama", "llamaserver"})
 LOCAL_SERVER_BACKENDS = frozenset({"llamaserver"})
 
 
+def computes_here(spec: str) -> bool:
+    """Whether ``spec`` computes on this machine's cores: an in-process model, or a server
+    slmbench starts here (``llamaserver:``). A runner keeps two such models from running side
+    by side (measured: ``llamacpp:`` beside ``llamaserver:``, two threads each on 2 cores,
+    about 75 s a trial of the 0.5B against 12-17 s alone)."""
+    backend = parse_spec(spec).backend
+    return backend not in SERVER_BACKENDS or backend in LOCAL_SERVER_BACKENDS
+
+
 def plugin_backends() -> dict[str, EntryPoint]:
     """The backends installed packages declare (entry points in ``slmbench.backends``, name →
     ``module:Class``), read once; PluginError if one claims a built-in's name."""

@@ -128,6 +128,15 @@ def test_fill_keeps_types_formats_and_single_braces() -> None:
         fill({"x": "{{missing}}"}, values, where="T")
 
 
+def test_each_capability_suite_file_has_its_own_binders_and_none_is_bound_twice() -> None:
+    from slmbench.agents.tasks.families import bind_capability, bind_capability_extra
+
+    core, extra = set(bind_capability.BINDERS), set(bind_capability_extra.BINDERS)
+    assert not core & extra
+    assert core <= {t.id for t in load_suite("capability")}
+    assert extra == {t.id for t in load_suite("capability-extra")}  # every extra family moves
+
+
 def test_chance_shares() -> None:
     by_id = {t.id: t for t in CAPABILITY}
     assert chance_share(by_id["DM-2"].scorer) == 0.5

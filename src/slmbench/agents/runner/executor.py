@@ -15,13 +15,11 @@ Server models (``openai:``, ``ollama:``, ``llamaserver:``) each get a thread poo
 ``concurrency``, and the models of one server take turns: ``server_parallel_models`` (default
 1) of them run at once, so nine Ollama tags on one GPU are not loaded and evicted in turn.
 In-process models (``llamacpp:``, ``hf:``, ``scripted:``) run one at a time, one trial at a
-time, in a single lane (one loaded model in memory); a ``llamaserver:`` model, a server
-slmbench starts on this machine, runs in that lane too (its trials in flight as its
-``concurrency`` allows), so two models never contend for this machine's cores. The lanes of
-servers reached at an address (``openai:``, ``ollama:``) and the local lane run side by side.
-With ``executor = "ray"`` (``ray_cluster.py`` over ``models/ray.py``) each
-model's replicas are Ray actors and every model is its own lane of ``replicas × concurrency``
-threads; the trials and the store stay here.
+time, in a single lane (one loaded model in memory), with ``llamaserver:`` models (started
+here: ``computes_here``), so two models never contend for this machine's cores; the lanes of
+servers at an address (``openai:``, ``ollama:``) run beside it. With ``executor = "ray"``
+(``ray_cluster.py`` over ``models/ray.py``) each model's replicas are Ray actors and every
+model is its own lane of ``replicas × concurrency`` threads; the trials and the store stay here.
 
 Before anything is written, each model is checked (``check_ready``: a server answers and
 has the model), so a run against an absent server stops with one line and leaves no run
@@ -59,7 +57,7 @@ from slmbench.core.errors import BackendError, SlmbenchError
 from slmbench.models.base import Model
 from slmbench.models.factory import load_model
 from slmbench.models.faults import ConfigurationFault
-from slmbench.models.spec import LOCAL_SERVER_BACKENDS, SERVER_BACKENDS, parse_spec
+from slmbench.models.spec import computes_here
 
 TrialFn = Callable[..., Trial]
 # Runner counters (retries, cache hits, throughput) are saved at most this often and at the
@@ -126,16 +124,6 @@ def _check_identity(trial: Trial, p: PlannedTrial) -> None:
         raise RuntimeError(f"the trial function returned trial {got} for planned trial {want}")
 
 
-def _on_this_machine(spec: str) -> bool:
-    """Whether ``spec`` computes on this machine's cores: an in-process model, or a server
-    slmbench starts here (``llamaserver:``). Such models share the one local lane: two of
-    them side by side would contend for the same cores (measured: ``llamacpp:`` beside
-    ``llamaserver:``, two threads each on 2 cores, about 75 s a trial of the 0.5B against
-    12-17 s alone)."""
-    backend = parse_spec(spec).backend
-    return backend not in SERVER_BACKENDS or backend in LOCAL_SERVER_BACKENDS
-
-
 class _Run:
     def __init__(self, exp: Experiment, store: RunStore, plan: Plan, *, trial_fn: TrialFn,
                  model_loader: ModelLoader, progress: RunProgress,
@@ -144,7 +132,7 @@ class _Run:
         self.exp, self.store, self.plan = exp, store, plan
         # trials of a model in flight at once; whether it shares the one in-process lane
         self.workers = workers or exp.workers
-        self.one_lane = one_lane or _on_this_machine
+        self.one_lane = one_lane or computes_here
         self.trial_fn, self.model_loader, self.progress = trial_fn, model_loader, progress
         self.sleep = sleep
         self.stop = threading.Event()

@@ -3,7 +3,8 @@
 An *instance* is (family, world seed). Seed 0 is the curated task of ``suites/*.yaml``,
 unchanged. Any other seed fills the family's template (``<suite>.yaml`` beside this module,
 :mod:`.render`) from that seed's world (``World.create(seed)``): its slots plus what the
-family's binder (``bind_<suite>.py``, sharing :mod:`.terms`) computes from the world's
+family's binder (``bind_<suite>.py``; ``bind_capability_extra.py`` for the tasks of
+``suites/capability-extra.yaml``; sharing :mod:`.terms`) computes from the world's
 records, among them the expected answer. A task with no template (a code task written
 against fixed tests, a refusal of a fixed request) is the same task in every world.
 
@@ -20,14 +21,20 @@ from typing import Any
 
 import yaml
 
-from slmbench.agents.tasks.families import bind_capability, bind_reliability
+from slmbench.agents.tasks.families import (
+    bind_capability,
+    bind_capability_extra,
+    bind_reliability,
+)
 from slmbench.agents.tasks.families.render import fill
 from slmbench.agents.tasks.model import Task
 from slmbench.agents.world import World
 
 __all__ = ["has_template", "instance", "template_of", "values_for"]
 
-_BINDERS = {"capability": bind_capability.BINDERS, "reliability": bind_reliability.BINDERS}
+# capability-extra's tasks are capability tasks (suite "capability"): one registry, two modules
+_BINDERS = {"capability": {**bind_capability.BINDERS, **bind_capability_extra.BINDERS},
+            "reliability": bind_reliability.BINDERS}
 
 
 @cache
