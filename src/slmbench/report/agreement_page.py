@@ -18,6 +18,7 @@ from slmbench.core.stats import Agreement, McNemarResult, TaskComparison
 from slmbench.microtasks.agreement import ReadingAgreement
 from slmbench.models.base import Message
 from slmbench.report.study_facts import num, pct, pval, table
+from slmbench.report.study_page import readme_markers
 
 __all__ = ["AgreementFacts", "FloorA", "FloorB", "TemplateShown", "agreement_markdown",
            "agreement_readme_block"]
@@ -211,12 +212,12 @@ def agreement_markdown(facts: AgreementFacts) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def agreement_readme_block(facts: AgreementFacts, *, page: str, markers: tuple[str, str],
-                           command: str) -> str:
-    """The README's entry of an agreement page, between ``markers``: where the page is, then
-    each cross-runtime pair's Part A verdict and Part B decision agreement, from ``facts``
-    (the page's own); ``command`` is the one that writes it again."""
-    begin, end = markers
+def agreement_readme_block(facts: AgreementFacts, *, page: str, command: str) -> str:
+    """The README's entry of an agreement page, between its markers (as a study page's,
+    :func:`~slmbench.report.study_page.readme_markers`): where the page is, then each
+    cross-runtime pair's Part A verdict and Part B decision agreement, from ``facts`` (the
+    page's own); ``command`` is the one that writes it again."""
+    begin, end = readme_markers(page)
     lines = [begin,
              f"- **{facts.title}** ([`{page}`]({page}), made by `{facts.command}`; this entry is "
              f"generated from the same stores by `{command}`, do not edit between the markers):"]

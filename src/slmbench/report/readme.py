@@ -27,6 +27,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from slmbench.core.errors import ConfigError
+from slmbench.core.paths import shown_path
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.microtasks.diagnostics.probes import ProbeReport
 from slmbench.microtasks.diagnostics.routes import Route, RoutingTable
@@ -36,8 +37,10 @@ from slmbench.report.cascade_page import cascade_findings
 from slmbench.report.eligibility_page import verdict_counts
 from slmbench.report.partb import unread_undecided, verdict_text
 from slmbench.report.study_facts import short
+from slmbench.report.study_page import readme_markers, relative
 
-__all__ = ["RESULT_MARKER", "refresh_results", "result_block", "with_block"]
+__all__ = ["RESULT_MARKER", "checked_entry", "refresh_results", "result_block", "with_block",
+           "write_entry"]
 
 #: the first line of a generated entry; its source path is the group
 RESULT_MARKER = re.compile(r"^<!-- result:(\S+) -->$", re.MULTILINE)
@@ -54,6 +57,27 @@ def with_block(text: str, block: str) -> str | None:
     if not begin or not end:
         return None
     return head + block + tail
+
+
+def checked_entry(readme: Path, page: Path) -> str:
+    """``readme``'s text, which must hold the entry markers of the study page ``page``
+    (:func:`~slmbench.report.study_page.readme_markers`); ConfigError where it lacks them, so
+    a caller checks before it writes anything."""
+    begin, end = readme_markers(page.name)
+    text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+    if with_block(text, f"{begin}\n{end}") is None:
+        raise ConfigError(f"{shown_path(readme)} has no {begin} ... {end} lines around the "
+                          "study's entry", "put the two lines where the entry goes, once")
+    return text
+
+
+def write_entry(readme: Path, text: str, page: Path, command: str,
+                entry: Callable[[str, str], str]) -> None:
+    """Replace ``page``'s entry in ``readme`` (its ``text``, from :func:`checked_entry`) by
+    ``entry(the page's path from the README, the command that writes the entry again)``."""
+    again = f"{command} --page-only --readme {shown_path(readme, published=True)}"
+    block = entry(relative(page, readme.parent), again)
+    readme.write_text(with_block(text, block) or text, encoding="utf-8")
 
 
 def _route(r: Route) -> str:

@@ -22,7 +22,6 @@ from slmbench.agents import agreement as part_a
 from slmbench.agents.records import Trial
 from slmbench.agents.runner.plan import plan_of
 from slmbench.core.errors import ConfigError
-from slmbench.core.paths import shown_path
 from slmbench.core.tomlfile import first_error
 from slmbench.microtasks import agreement as part_b
 from slmbench.microtasks.matrix import MatrixRun
@@ -38,8 +37,7 @@ from slmbench.report.agreement_page import (
     agreement_markdown,
     agreement_readme_block,
 )
-from slmbench.report.readme import with_block
-from slmbench.report.study_page import readme_markers, relative
+from slmbench.report.readme import checked_entry, write_entry
 from slmbench.study.export import export_study, stored_trials
 from slmbench.study.page import versions
 from slmbench.study.run import Unread, block_matrix, unread
@@ -191,12 +189,7 @@ def write_agreement_page(study: Study, *, command: str, readme: Path | None = No
     written, if it lacks them."""
     if study.page is None:
         raise ConfigError(f"study {study.name!r} names no page", "give it a `page`")
-    markers = readme_markers(study.page.name)
-    text = readme.read_text(encoding="utf-8") if readme is not None and readme.is_file() else ""
-    if readme is not None and with_block(text, "\n".join(markers)) is None:
-        raise ConfigError(f"{shown_path(readme)} has no {markers[0]} ... {markers[1]} lines "
-                          "around the study's entry", "put the two lines where the entry goes, "
-                                                      "once")
+    text = "" if readme is None else checked_entry(readme, study.page)
     facts = agreement_facts(study, command=command)
     assets = assets_dir(study)
     assets.mkdir(parents=True, exist_ok=True)
@@ -205,10 +198,8 @@ def write_agreement_page(study: Study, *, command: str, readme: Path | None = No
     study.page.parent.mkdir(parents=True, exist_ok=True)
     study.page.write_text(agreement_markdown(facts), encoding="utf-8")
     if readme is not None:
-        again = f"{command} --page-only --readme {shown_path(readme, published=True)}"
-        block = agreement_readme_block(facts, page=relative(study.page, readme.parent),
-                                       markers=markers, command=again)
-        readme.write_text(with_block(text, block) or text, encoding="utf-8")
+        write_entry(readme, text, study.page, command,
+                    lambda where, again: agreement_readme_block(facts, page=where, command=again))
     return study.page
 
 

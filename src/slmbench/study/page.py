@@ -41,11 +41,10 @@ from slmbench.models.pull import read_record
 from slmbench.models.spec import parse_spec
 from slmbench.report import report_trials
 from slmbench.report.partb import unread_undecided, verdict_changes
-from slmbench.report.readme import with_block
+from slmbench.report.readme import checked_entry, write_entry
 from slmbench.report.study_facts import BlockTime, ReadingTally, StudyFacts, group_costs, short
 from slmbench.report.study_page import (
     readme_block,
-    readme_markers,
     relative,
     render_study_page,
 )
@@ -233,13 +232,7 @@ def write_page(study: Study, *, study_file: Path, command: str,
     of :func:`~slmbench.report.study_page.readme_markers`); ConfigError, before anything is
     written, if it lacks them."""
     assert study.page is not None
-    text = ""
-    if readme is not None:
-        begin, end = readme_markers(study.page.name)
-        text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
-        if with_block(text, f"{begin}\n{end}") is None:
-            raise ConfigError(f"{shown_path(readme)} has no {begin} ... {end} lines around the "
-                              "study's entry", "put the two lines where the entry goes, once")
+    text = "" if readme is None else checked_entry(readme, study.page)
     facts = _Facts()
     planned = collect_part_a(study, facts)
     readings = collect_part_b(study, facts)
@@ -269,9 +262,8 @@ def write_page(study: Study, *, study_file: Path, command: str,
     study.page.parent.mkdir(parents=True, exist_ok=True)
     study.page.write_text(render_study_page(page), encoding="utf-8")
     if readme is not None:
-        again = f"{command} --page-only --readme {shown_path(readme, published=True)}"
-        block = readme_block(page, page=relative(study.page, readme.parent), command=again)
-        readme.write_text(with_block(text, block) or text, encoding="utf-8")
+        write_entry(readme, text, study.page, command,
+                    lambda where, again: readme_block(page, page=where, command=again))
     return study.page
 
 
