@@ -83,10 +83,6 @@ def _passed(trials: Iterable[Trial], by_temperature: bool = False
     return out
 
 
-def _one_model(a: str, b: str) -> bool:
-    return a.rsplit(" @ T ", 1)[0] == b.rsplit(" @ T ", 1)[0]
-
-
 def _nest(values: dict[Cell, float]) -> list[list[list[float]]]:
     """``values`` as ``[family][instance][trial]`` (sorted, so the same data nest the same)."""
     nested: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -131,14 +127,15 @@ def most_variable_pair(trials: Sequence[Trial], temperatures: bool = False
     models that never differ in the cells stored say nothing of how far others would).
     ``temperatures``: of every pair of one model's temperatures instead (arms
     ``MODEL @ T t``), what sizes a comparison of temperatures."""
-    ok, found = _passed(trials, temperatures), []
-    for a, b in combinations(sorted(ok), 2):
-        if temperatures and not _one_model(a, b):
-            continue
-        try:
-            found.append(_difference(ok, a, b))
-        except StatsInputError:
-            continue
+    models = sorted({t.model for t in trials}) if temperatures else [None]
+    found = []
+    for model in models:  # a temperature pair is one model's: pair within each model's trials
+        ok = _passed([t for t in trials if model in (None, t.model)], temperatures)
+        for a, b in combinations(sorted(ok), 2):
+            try:
+                found.append(_difference(ok, a, b))
+            except StatsInputError:
+                continue
     best = max(found, key=lambda p: (p.cell_sd, p.a, p.b), default=None)
     return best if best is not None and best.cell_sd > 0 else None
 

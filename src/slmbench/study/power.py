@@ -69,7 +69,7 @@ def size_power(study: Study) -> list[BlockPower]:
     temperatures compares its temperatures (paired on task, instance and repeat), sized by
     temperature pairs; one model at one temperature compares nothing."""
     stored = stored_trials(study)
-    sizes = {False: components_of(stored), True: components_of(stored, temperatures=True)}
+    sizes: dict[bool, tuple[VarianceComponents, str]] = {}  # by_temperature -> components
     rows = []
     for block, exp in enumerate(study.part_a):
         by_temperature = len(exp.models) < 2 and len(set(exp.temperatures)) > 1
@@ -85,6 +85,8 @@ def size_power(study: Study) -> list[BlockPower]:
                 if len(exp.models) < 2 and not by_temperature else
                 "fewer than 2 capability families: nothing to test across" if families < 2
                 else "")
+        if by_temperature not in sizes:  # each kind of comparison sized once, and only if asked
+            sizes[by_temperature] = components_of(stored, temperatures=by_temperature)
         components, source = sizes[by_temperature]
         mdd = None if note else power.planned(components, families, instances, trials)
         rows.append(BlockPower(block=f"A{block + 1}", models=len(exp.models),
