@@ -57,9 +57,8 @@ def list_tasks(
         dims = Counter(t.dimension for t in tasks if t.dimension)
         if dims:
             console.print(_counts("dimensions", dims))
-        if isinstance(source, str) and source in SHIPPED_SUITES:
-            capability.update(t.group for t in tasks if t.suite == "capability")
-    if len(sources) > 1 and capability:  # the shipped suites: the families rates count over
+        capability.update(t.group for t in tasks if t.suite == "capability")
+    if len(sources) > 1:  # the shipped suites: the capability families rates count over
         console.print(_counts(f"capability families in all ({capability.total()}), groups",
                               capability))
 

@@ -157,7 +157,7 @@ def _month_sales(world: World, rng: random.Random) -> dict[str, Any]:
     month = pick(world, rng, [1, 2], 2)
     first = dt.date(2025, month, 1)
     after = dt.date(2025, month + 1, 1)
-    total = sum(s.amount for s in world.sales if first <= s.date < after)
+    total = dict(sales_totals(world, lambda s: f"{s.date:%Y-%m}")).get(f"{first:%Y-%m}", 0.0)
     return {"month": f"{first:%B %Y}", "first": first.isoformat(),
             "after": after.isoformat(), "sum": as_number(total)}
 
@@ -275,7 +275,7 @@ def _campaign_sales(world: World, rng: random.Random) -> dict[str, Any]:
     product = product_named(world, str(world.slots["campaign_product"]))
     mail = next(m for m in world.inbox if m.subject == f"{product.name} campaign")
     lead = titled(world, "Marketing Lead")
-    total = sum(s.amount for s in world.sales if s.product_id == product.id)
+    total = dict(sales_totals(world, lambda s: s.product_id))[product.id]
     return {"lead_first": lead.name.split()[0], "email": mail.id, "product": product.name,
             "product_id": product.id, "sum": as_number(total)}
 

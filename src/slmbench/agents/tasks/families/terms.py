@@ -178,8 +178,7 @@ def clock_aliases(hhmm: str) -> list[str]:
     twelve, half = (h % 12 or 12), ("am" if h < 12 else "pm")
     dotted = f"{half[0]}.m."
     extra = [f"{twelve}:{m:02d} {half}", f"{twelve}:{m:02d}{half}",
-             f"{twelve} {dotted}" if m == 0 else f"{twelve}:{m:02d} {dotted}",
-             f"{twelve}:{m:02d} {dotted}"]
+             *([f"{twelve} {dotted}"] if m == 0 else []), f"{twelve}:{m:02d} {dotted}"]
     return list(dict.fromkeys([*time_aliases(hhmm), *extra]))
 
 
