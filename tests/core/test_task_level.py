@@ -182,15 +182,70 @@ def test_two_identical_sides_get_an_open_interval_and_no_mdd() -> None:
 
 
 def test_tost_calls_two_identical_sides_equivalent_when_the_tasks_allow() -> None:
-    """Exact at no spread: equivalent within ±0.1 once 0.9^n < 0.05 (n >= 29 tasks)."""
-    assert stats.tost_tasks([0.0] * 31, 0.1).equivalent
-    assert stats.tost_tasks([0.0] * 31, 0.1).p_value == pytest.approx(0.9 ** 31)
+    """Exact: equivalent within ±0.1 once 0.9^n < 0.05 (n >= 29 tasks), with the interval
+    that decided inside the margin."""
+    same = stats.tost_tasks([0.0] * 31, 0.1)
+    assert same.equivalent and same.p_value == pytest.approx(0.9 ** 31)
+    assert same.interval == pytest.approx((-(1 - 0.05 ** (1 / 31)), 1 - 0.05 ** (1 / 31)))
+    assert same.formatted_interval() == "90% CI [-9.2, 9.2]"
     assert not stats.tost_tasks([0.0] * 14, 0.1).equivalent
     assert not stats.tost_tasks([0.2] * 31, 0.1).equivalent
     # the old trial-level TOST refuses the same data (kept for its callers)
     assert not stats.tost_paired([0.0] * 31, [0.0] * 31, 0.1).equivalent
-    spread = stats.tost_tasks([0.02, -0.02] * 20, 0.1)
-    assert spread.equivalent and spread.p_lower is not None
+    one_ahead = stats.tost_tasks([1.0] + [0.0] * 61, 0.1)
+    assert one_ahead.equivalent and one_ahead.interval[1] > one_ahead.mean_difference  # type: ignore[index]
+    # direction, not size, is what the bound can see: many small two-way differences decide
+    # nothing (the documented price of exactness)
+    assert not stats.tost_tasks([0.02, -0.02] * 20, 0.1).equivalent
+    with pytest.raises(stats.StatsInputError):
+        stats.tost_tasks([1.5, 0.0], 0.1)
+
+
+def test_tost_decides_exactly_when_its_interval_lies_inside_the_margin() -> None:
+    rng = np.random.default_rng(40)
+    for _ in range(300):
+        n = int(rng.integers(1, 80))
+        d = rng.choice([-1.0, -1 / 3, 0.0, 0.0, 0.0, 1 / 3, 1.0], size=n)
+        margin = float(rng.choice([0.05, 0.1, 0.2]))
+        r = stats.tost_tasks(d, margin)
+        low, high = r.interval  # type: ignore[misc]
+        assert r.equivalent == (-margin < low and high < margin), (d, margin, r)
+        assert low <= r.mean_difference <= high
+
+
+def _boundary_draws(kind: str, n: int, margin: float, rng: np.random.Generator,
+                    draws: int) -> np.ndarray:
+    """``draws`` designs of ``n`` per-task differences whose true mean is exactly ``margin``."""
+    if kind == "sparse, one way":  # the worst case for a t interval: few tasks differ, all up
+        return (rng.random((draws, n)) < margin).astype(float)
+    if kind == "sparse, both ways":
+        u = rng.random((draws, n))
+        return np.where(u < margin + 0.05, 1.0, 0.0) - np.where(u > 0.95, 1.0, 0.0)
+    if kind == "3 instances a task":
+        return (rng.random((draws, n, 3)) < margin).mean(axis=2)
+    # dense: every task differs a little, around the margin
+    return np.clip(rng.uniform(margin - 0.3, margin + 0.3, size=(draws, n)), -1, 1)
+
+
+@pytest.mark.parametrize("kind", ["sparse, one way", "sparse, both ways", "3 instances a task",
+                                  "dense"])
+def test_tost_claims_equivalence_at_the_margin_at_most_alpha_of_the_time(kind: str) -> None:
+    """At a true difference of exactly +margin (and, mirrored, -margin) equivalence may be
+    claimed at most 5% of the time (plus Monte Carlo slack), and the 90% interval covers the
+    true difference at least 90% of the time. A paired t TOST fails the first: 18% on sparse
+    one-way differences at 31 tasks."""
+    rng = np.random.default_rng(41)
+    draws, margin = 2_000, 0.1
+    for n in (14, 31, 62):
+        for sign in (1.0, -1.0):
+            sims = sign * _boundary_draws(kind, n, margin, rng, draws)
+            results = [stats.tost_tasks(d, margin) for d in sims]
+            claimed = np.mean([r.equivalent for r in results])
+            covered = np.mean([r.interval[0] <= sign * margin <= r.interval[1]  # type: ignore[index]
+                               for r in results])
+            slack = 3 * np.sqrt(0.05 * 0.95 / draws)
+            assert claimed <= 0.05 + slack, (kind, n, sign, claimed)
+            assert covered >= 0.90 - slack, (kind, n, sign, covered)
 
 
 def test_task_level_rate_is_never_zero_width_on_small_designs() -> None:

@@ -7,6 +7,7 @@ from synthetic_run import make_trials
 from slmbench.agents.analysis import analyze
 from slmbench.agents.records import Trial
 from slmbench.agents.summary import AnalysisSummary
+from slmbench.core import stats
 from slmbench.microtasks import tasks as registry
 from slmbench.report.findings import findings
 from slmbench.report.study_facts import StudyFacts
@@ -213,19 +214,29 @@ def test_a_cell_read_until_decided_prints_its_anytime_interval_the_fixed_tau_and
 
 
 def test_no_temperature_effect_is_claimed_only_by_an_equivalence_test() -> None:
-    """A floor at both temperatures is within ±10 points by TOST, and the line says it is a
-    floor; a model whose effect is open says the TOST does not settle it either."""
+    """A floor at both temperatures is within ±10 points only where the exact TOST says so,
+    and the line says it is a floor with the 90% interval that decided; 16 tasks (3 of them
+    differing) cannot say so; a model whose effect is open says the TOST does not settle it
+    either, with its interval."""
     floor = make_trials({"ollama:floor-1b": (1.0, 0.02)}, temperatures=(0.3, 1.0),
                         reliability=False)
     summary, lines = summarise(floor, {"ollama:floor-1b": 1.0})
     [t] = summary.temperature
-    assert t.equivalence is not None and t.equivalence.equivalent
+    assert t.equivalence is not None and not t.equivalence.equivalent  # 16 tasks: too few
     [line] = [x for x in lines if x.startswith("floor-1b")]
-    assert "at its floor" in line and "by less than 10 points (TOST p " in line
+    assert "cannot tell" in line and t.equivalence.formatted_interval() in line
+    # the same floor over 31 tasks that all end alike: the exact TOST decides
+    decided = t.model_copy(update={"equivalence": stats.tost_tasks([0.0] * 31, 0.1)})
+    facts = StudyFacts(name="n", study_file="f", command="c", created="t", versions={},
+                       model_hashes={},
+                       summary=summary.model_copy(update={"temperature": [decided]}))
+    [line] = [x for x in findings(facts) if x.startswith("floor-1b")]
+    assert "at its floor" in line and "by less than 10 points (TOST p 0.038" in line
+    assert "highest − lowest 90% CI [-9.2, 9.2] points" in line
     mid = make_trials({"ollama:mid-1b": (1.0, 0.5)}, temperatures=(0.3, 1.0), reliability=False)
     summary, lines = summarise(mid, {"ollama:mid-1b": 1.0})
     [t] = summary.temperature
     assert t.equivalence is not None and not t.equivalence.equivalent
     [line] = [x for x in lines if x.startswith("mid-1b")]
     assert "cannot tell" in line and "not shown within ±10 points either, TOST p " in line
-    assert "MDD " in line
+    assert "MDD " in line and "90% CI [" in line

@@ -10,8 +10,9 @@ left out; a task (every instance of its family) is the unit of inference. Per pa
   the *same outcome*, each a task-level rate (``stats.task_level_rate``: a task's variants are
   correlated);
 - success paired by task (``stats.task_paired``) with its minimum detectable difference, and
-  the TOST of equivalence within ``±margin`` (``stats.tost_tasks``, exact at no spread, so two
-  identical runtimes come out equivalent);
+  the TOST of equivalence within ``±margin`` (``stats.tost_tasks``: exact for any
+  distribution of per-task differences, so two identical runtimes come out equivalent once
+  there are tasks enough, 29 at ±10 points), with the interval that decided it;
 - the verdict: ``equivalent`` (TOST), ``different`` (the sign test across tasks, Holm over the
   pairs compared together), else ``cannot tell``;
 - against the noise floor (one runtime under two settings, :func:`against_floor`): whether

@@ -122,12 +122,20 @@ def _a_rows(pairs: Sequence[RuntimePair]) -> list[list[str]]:
              str(p.excluded), pct(p.identical), pct(p.same_outcome), pct(p.success_a),
              pct(p.success_b), pct(p.by_task.difference),
              "–" if p.by_task.mdd is None else f"{100 * p.by_task.mdd:.1f}",
-             pval(p.equivalence.p_value), pval(p.p_holm), _verdict(p)] for p in pairs]
+             _tost(p), pval(p.p_holm), _verdict(p)] for p in pairs]
+
+
+def _tost(p: RuntimePair) -> str:
+    """The TOST's p and the interval that decided it (``0.038 [-9.2, 9.2]``)."""
+    e = p.equivalence
+    return pval(e.p_value) + ("" if e.interval is None else
+                              " " + e.formatted_interval(level=False))
 
 
 A_HEADER = ("a", "b", "paired trials", "excluded", "identical transcripts % [95% CI]",
             "same outcome %", "success a %", "success b %", "a − b by task, points [95% CI]",
-            "MDD (points)", "TOST p", "sign test p (Holm)", "verdict")
+            "MDD (points)", "TOST p [90% CI that decides, points]", "sign test p (Holm)",
+            "verdict")
 
 
 def _part_a(facts: AgreementFacts) -> list[str]:
@@ -138,7 +146,10 @@ def _part_a(facts: AgreementFacts) -> list[str]:
              "sampled transcripts are not comparable), paired trial by trial. Rates are "
              "task-level (a task's variants are correlated); the verdict is the TOST of "
              f"equivalence within ±{facts.margin * 100:g} points on per-task success "
-             "differences, else *different* where the sign test across tasks rejects no "
+             "differences (exact: a task differs by at most 1 either way, so the 90% interval "
+             "that decides bounds the shares of tasks ahead and behind; equivalent when it "
+             "lies inside the margin), else *different* where the sign test across tasks "
+             "rejects no "
              "difference (Holm over the pairs), else *cannot tell* with the design's minimum "
              "detectable difference (MDD, 80% power).", ""]
     lines += _with_floor(facts, A_HEADER, _a_rows(facts.part_a), _a_rows(facts.part_a_floor))
@@ -222,7 +233,8 @@ def agreement_readme_block(facts: AgreementFacts, *, page: str, command: str) ->
              f"- **{facts.title}** ([`{page}`]({page}), made by `{facts.command}`; this entry is "
              f"generated from the same stores by `{command}`, do not edit between the markers):"]
     lines += [f"  - Part A ({facts.suite}, T 0, {p.pairs} paired trials): `{p.a}` against "
-              f"`{p.b}`: {_verdict(p)} (success {pct(p.success_a)}% against "
+              f"`{p.b}`: {_verdict(p)} (a − b {p.equivalence.formatted_interval()}; "
+              f"success {pct(p.success_a)}% against "
               f"{pct(p.success_b)}%); the same outcome in {pct(p.same_outcome)}%, identical "
               f"transcripts in {pct(p.identical)}%." for p in facts.part_a]
     for r in facts.part_b:

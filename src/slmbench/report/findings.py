@@ -122,13 +122,14 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
             floor = (f" at its floor (it solves {solved[0]} and {solved[1]} tasks)"
                      if max(solved) < MIN_TASKS else "")
             out.append(f"{short(t.model)}{floor}: temperature changes its accuracy by less "
-                       f"than {100 * same.margin:.0f} points (TOST p {pval(same.p_value)}; "
-                       f"{seen}).")
+                       f"than {100 * same.margin:.0f} points (TOST p {pval(same.p_value)}, "
+                       f"highest − lowest {same.formatted_interval()} points; {seen}).")
         else:
             out.append(f"{short(t.model)}: cannot tell whether temperature changes its "
                        f"accuracy ({seen}"
                        + (f"; not shown within ±{100 * same.margin:.0f} points either, TOST "
-                          f"p {pval(same.p_value)}" if same is not None else "") + ").")
+                          f"p {pval(same.p_value)}, {same.formatted_interval()} points"
+                          if same is not None else "") + ").")
     for z in s.size:
         if z.spearman is not None and z.spearman.estimate is not None:
             out.append(f"Size vs {z.metric}: Spearman ρ {z.spearman.estimate:+.2f} over "
