@@ -4,12 +4,15 @@ to the page, regenerated from the exports on a fresh checkout."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
+from slmbench.agents.tasks.loader import load_suite
+from slmbench.agents.tasks.reference import reference_replies
 from slmbench.cli.main import main
 from slmbench.core.errors import ConfigError
 from slmbench.study import (
@@ -134,3 +137,76 @@ def test_a_runtime_with_part_of_its_grid_stored_is_not_compared_yet(
         conn.execute("DELETE FROM trials WHERE model = ? AND task = 'IR-2'", (specs[1],))
     facts = agreement_facts(study, command="c")
     assert facts.part_a == [] and any("Part A not shown" in n for n in facts.notes)
+
+
+#: a ChatML-like template: the one the script below was "trained" on
+CHATML = ("{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + m.content + "
+          "'<|im_end|>\\n' }}{% endfor %}"
+          "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def _solver_script(tasks: int) -> dict[str, object]:
+    """A script that solves the first ``tasks`` curated capability tasks (each one's reference
+    solution, a step per rule keyed on the task's prompt and the reply before it) only when its
+    prompt is rendered by :data:`CHATML`: every rule ends at ChatML's generation prompt, so
+    under another template nothing matches and every answer is "I don't know"."""
+    rules: list[dict[str, str]] = []
+    solved = 0
+    for task in load_suite("capability"):
+        replies = reference_replies(task)
+        if solved == tasks or len(set(replies)) < len(replies):
+            continue
+        solved += 1
+        for j in reversed(range(len(replies))):
+            after = "" if j == 0 else ".*" + re.escape(replies[j - 1])
+            rules.append({"match": f"(?s){re.escape(task.instruction)}{after}.*"
+                                   f"{re.escape('<|im_start|>assistant')}\\n\\Z",
+                          "reply": replies[j]})
+    assert solved == tasks
+    return {"rules": rules, "default": "Final Answer: I don't know"}
+
+
+def test_a_broken_chat_template_is_named_and_its_runtime_called_different_while_two_identical_runtimes_are_equivalent(  # noqa: E501
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three scripted runtimes of one script over the 31 capability tasks: two behind the
+    template it was written for (identical: equivalent within ±10 points, exactly), one fed
+    the built-in ``plain`` template instead (it solves none of the 8 tasks the others solve:
+    different). The page shows the template difference first. Made to differ (the second
+    runtime broken too), the identical pair is no longer called equivalent."""
+    monkeypatch.chdir(tmp_path)
+    write_approval(tmp_path / "data")
+    script, template = tmp_path / "solver.json", tmp_path / "chatml.jinja"
+    script.write_text(json.dumps(_solver_script(8)), encoding="utf-8")
+    template.write_text(CHATML, encoding="utf-8")
+    good = f"scripted:{script}?chat_format={template}"
+    twin = f"scripted:{script}?chat_format={template}&delay=0"  # another label, same runtime
+    broken = f"scripted:{script}?chat_format=plain"
+
+    def agree(specs: list[str], name: str) -> str:
+        page = tmp_path / f"{name}.md"
+        block = AgreementBlock(specs=specs, tasks=["approval"], limit=4,
+                               source=tmp_path / "data")
+        file = write_agreement_file(tmp_path / f"{name}.toml", name=name,
+                                    out=Path(f"runs/{name}"), page=page, block=block)
+        run_study(load_study(file), file)
+        return page.read_text(encoding="utf-8")
+
+    text = agree([good, twin, broken], "three")
+    templates = text[text.index("## The chat template"):text.index("## Part A")]
+    assert f"`{twin}`: the same text as `{good}`" in templates
+    assert f"`{broken}`: **differs** from `{good}`" in templates
+    assert "\n-<|im_start|>user\n" in templates and "\n+User:\n" in templates  # the diff
+    part_a = text[text.index("## Part A"):text.index("## Part B")]
+    rows = {(r.split(" | ")[0][3:-1], r.split(" | ")[1][1:-1]): r
+            for r in part_a.splitlines() if r.startswith("| `")}
+    assert "**equivalent within ±10 points**" in rows[(good, twin)]
+    assert "0.038 [-9.2, 9.2]" in rows[(good, twin)]  # the exact TOST's interval at 31 tasks
+    for pair in ((good, broken), (twin, broken)):
+        assert rows[pair].endswith("| **different** |"), rows[pair]
+        assert "| 25.8 [" in rows[pair] and "| 0.0 [" in rows[pair]  # 8 of 31 against 0
+
+    # made to differ: the second runtime broken too, the first pair is no longer equivalent
+    text = agree([good, broken], "two")
+    [row] = [r for r in text[text.index("## Part A"):text.index("## Part B")].splitlines()
+             if r.startswith("| `")]
+    assert "**equivalent" not in row and row.endswith("| **different** |")

@@ -7,7 +7,7 @@ from extras import need
 
 chat_format = need("llama_cpp.llama_chat_format", "embedded")
 
-from slmbench.models.llamacpp import BUILTIN_TEMPLATES, TEMPLATE_DIR
+from slmbench.models.base import BUILTIN_TEMPLATES, TEMPLATE_DIR
 
 TURNS = [
     {"role": "system", "content": "Answer in one word."},

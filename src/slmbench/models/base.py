@@ -8,6 +8,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from slmbench.core.errors import ConfigError, ContextOverflowError, LogprobsUnsupportedError
@@ -142,6 +143,11 @@ class Request:
             return completion
         return completion.model_copy(update={"text": completion.text[:end],
                                              "finish_reason": "stop"})
+
+
+#: slmbench's own chat templates (``templates/NAME.jinja``), named by ``?chat_format=NAME``
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+BUILTIN_TEMPLATES = ("plain",)
 
 
 @runtime_checkable

@@ -68,8 +68,6 @@ OPTIONS = ("n_ctx", "threads", "chat_format", "n_gpu_layers", "chunking", *THINK
 CHUNKINGS = ("messages", "prompt", "tokens")
 CHUNKING_SETTINGS = {"messages": "each message, then the generation prompt",
                      "prompt": "the prompt in one chunk", "tokens": "one token at a time"}
-TEMPLATE_DIR = Path(__file__).parent / "templates"
-BUILTIN_TEMPLATES = ("plain",)
 
 
 if TYPE_CHECKING:
@@ -184,15 +182,15 @@ class LlamaCppModel(base.Backend):
         name = (chat_format or "default").removeprefix("chat_template.")
         if name in templates:
             template = templates[name]
-        elif name in BUILTIN_TEMPLATES:
-            template = (TEMPLATE_DIR / f"{name}.jinja").read_text(encoding="utf-8")
+        elif name in base.BUILTIN_TEMPLATES:
+            template = (base.TEMPLATE_DIR / f"{name}.jinja").read_text(encoding="utf-8")
         elif chat_format and Path(chat_format).expanduser().is_file():
             template = Path(chat_format).expanduser().read_text(encoding="utf-8")
         elif chat_format:
             raise ModelSpecError(
                 f"chat_format {chat_format!r} is neither a template in {self.path.name} "
                 f"({', '.join(templates) or 'it has none'}), a built-in template "
-                f"({', '.join(BUILTIN_TEMPLATES)}) nor a template file",
+                f"({', '.join(base.BUILTIN_TEMPLATES)}) nor a template file",
                 "name one of these templates or give a Jinja2 template file")
         else:
             raise ModelSpecError(f"{self.path.name} has no chat template in its metadata "

@@ -17,7 +17,13 @@ A script is a JSON or YAML file (or a Python object passed directly):
 
 Built-in scripts: ``scripted:echo`` (repeats the last message) and
 ``scripted:silent`` (always the empty string). Options: ``delay`` (seconds
-per call, to make runs long enough to interrupt in tests).
+per call, to make runs long enough to interrupt in tests) and ``chat_format`` (a
+built-in template, ``plain``, or a Jinja2 template file, as for ``llamacpp:``): the
+model then renders each conversation through that template, shows the text as its
+``render_prompt`` (what ``slmbench agree`` compares first) and matches its rules against
+the whole rendered prompt instead of the last message. A script written for one template
+then fails under another, as a real model fed a wrong template does: what the tests of
+backend agreement need.
 
 With no ``logprobs`` the model does not support ``score`` and says so.
 """
@@ -32,11 +38,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from jinja2 import TemplateError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from slmbench.core.errors import ConfigError, LogprobsUnsupportedError, ModelNotFoundError
 from slmbench.core.yamlfile import load_yaml
-from slmbench.models.base import StopRule
+from slmbench.models.base import BUILTIN_TEMPLATES, TEMPLATE_DIR, StopRule
 from slmbench.models.records import CandidateScore, Completion, Message, as_messages
 from slmbench.models.spec import ModelSpec
 
@@ -57,7 +65,7 @@ class Script(BaseModel):
     logprobs: dict[str, float] | None = None
 
 
-OPTIONS = ("delay",)
+OPTIONS = ("delay", "chat_format")
 
 _BUILTIN: dict[str, Responder] = {
     "echo": lambda msgs: msgs[-1].content if msgs else "",
@@ -97,7 +105,14 @@ class ScriptedModel:
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> ScriptedModel:
         spec.check_options(OPTIONS)
-        delay = spec.seconds_option("delay", 0.0, allow_zero=True)
+        model = cls._load(spec, spec.seconds_option("delay", 0.0, allow_zero=True))
+        chat_format = spec.option("chat_format")
+        return (model if chat_format is None else
+                TemplatedScriptedModel(model, _template(chat_format), spec=spec.raw))
+
+    @classmethod
+    def _load(cls, spec: ModelSpec, delay: float) -> ScriptedModel:
+        """The built-in or file script ``spec`` names."""
         if spec.target in _BUILTIN:
             return cls(_BUILTIN[spec.target], spec=spec.raw, delay_s=delay)
         path = Path(spec.target).expanduser()
@@ -130,9 +145,12 @@ class ScriptedModel:
     def _reply(self, msgs: list[Message]) -> str:
         if self._responder is not None:
             return self._responder(msgs)
-        last = msgs[-1].content if msgs else ""
+        return self._scripted(msgs[-1].content if msgs else "")
+
+    def _scripted(self, text: str) -> str:
+        """The first rule matching ``text``, else the next of ``replies``, else ``default``."""
         for pattern, reply in self._rules:
-            if pattern.search(last):
+            if pattern.search(text):
                 return reply
         idx = self._calls - 1
         if idx < len(self._script.replies):
@@ -200,3 +218,42 @@ class ScriptedModel:
 
     def close(self) -> None:
         return None
+
+
+def _template(chat_format: str) -> str:
+    """The Jinja2 source ``chat_format`` names: a built-in template or a file."""
+    if chat_format in BUILTIN_TEMPLATES:
+        return (TEMPLATE_DIR / f"{chat_format}.jinja").read_text(encoding="utf-8")
+    path = Path(chat_format).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"scripted: chat_format {chat_format!r} is neither a built-in "
+                          f"template ({', '.join(BUILTIN_TEMPLATES)}) nor a template file",
+                          "name a built-in template or give a Jinja2 template file")
+    return path.read_text(encoding="utf-8")
+
+
+class TemplatedScriptedModel(ScriptedModel):
+    """A scripted model behind a chat template (``?chat_format=``): its rules read the whole
+    prompt the template renders, so the same script answers otherwise under another
+    template; it shows that prompt as ``render_prompt``, as the real runtimes do."""
+
+    def __init__(self, inner: ScriptedModel, template: str, *, spec: str) -> None:
+        super().__init__(inner._script, spec=spec, delay_s=inner.delay_s)
+        self._responder = inner._responder
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+        try:
+            self._template = env.from_string(template)
+        except TemplateError as exc:
+            raise ConfigError(f"{spec}: its chat template does not parse: {exc}",
+                              "check the Jinja2 template file") from exc
+
+    def render_prompt(self, messages: Sequence[Message]) -> str:
+        """The template applied to ``messages``, with the generation prompt opened."""
+        return self._template.render(
+            messages=[{"role": m.role, "content": m.content} for m in messages],
+            add_generation_prompt=True, bos_token="", eos_token="")
+
+    def _reply(self, msgs: list[Message]) -> str:
+        if self._responder is not None:
+            return self._responder([Message(role="user", content=self.render_prompt(msgs))])
+        return self._scripted(self.render_prompt(msgs))
