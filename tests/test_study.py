@@ -1118,3 +1118,28 @@ def test_a_cascade_block_on_a_backend_without_log_probabilities_is_refused_befor
         path.write_text(path.read_text() + 'task = "tools"\nturns = 4\n', encoding="utf-8")
         load_study(path, base=tmp_path)
 
+
+def test_a_study_naming_a_previous_page_compares_with_its_verdicts(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from slmbench.report.since import VERDICTS_NAME
+    from slmbench.report.study_facts import PageVerdicts
+
+    first = load_study(write_study(tmp_path), base=tmp_path)
+    run_part_a(first, None, Console(quiet=True))
+    write_page(first, study_file=tmp_path / "study.toml", command="c")
+    stored = tmp_path / "docs" / "tiny" / VERDICTS_NAME
+    assert PageVerdicts.model_validate_json(stored.read_bytes()).name == "tiny study"
+
+    later = first.model_copy(update={"name": "tiny study v2", "page": tmp_path / "docs/v2.md",
+                                     "previous": tmp_path / "docs/tiny.md"})
+    text = write_page(later, study_file=tmp_path / "study.toml",
+                      command="c").read_text(encoding="utf-8")
+    assert "## What changed since tiny study\n" in text and "](tiny.md)" in text
+    assert "No verdict moved." in text  # the same stores, judged by the same rules
+
+    stored.unlink()  # a previous page made before pages wrote their verdicts
+    (tmp_path / "docs" / "v2.md").unlink()
+    with pytest.raises(ConfigError, match=r"verdicts\.json does not exist") as exc:
+        write_page(later, study_file=tmp_path / "study.toml", command="c")
+    assert "--page-only" in exc.value.hint and not (tmp_path / "docs" / "v2.md").exists()

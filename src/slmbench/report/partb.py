@@ -17,11 +17,11 @@ from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation, TaskRecommendation
 from slmbench.report.study_facts import StudyFacts, num, short, table
 
-__all__ = ["MATRIX_HEADER", "RECOMMEND_HEADER", "RULE_TEXT", "cost_text",
-           "evidence", "family_headline", "family_text", "family_verdict", "matrix_markdown",
-           "matrix_rows", "part_b_family", "part_b_section", "recommend_rows",
-           "recommend_section", "survival_section",
-           "unread_undecided", "verdict_changes", "verdict_text"]
+__all__ = ["MATRIX_HEADER", "RECOMMEND_HEADER", "RULE_TEXT", "cell_key", "cell_verdict",
+           "cost_text", "evidence", "family_headline", "family_text", "family_verdict",
+           "matrix_markdown", "matrix_rows", "part_b_family", "part_b_section",
+           "recommend_rows", "recommend_section", "survival_section", "unread_undecided",
+           "verdict_changes", "verdict_text"]
 
 RECOMMEND_HEADER = ("task", "deploy", "decider", "score [95% CI] (n)", "baseline (τ, fixed)",
                     "Δ vs baseline on the items read [95% CI]", "family-wise", "cost", "why")
@@ -223,7 +223,9 @@ def survival_section(cells: Sequence[EligibilityCell]) -> list[str]:
                    rows)]
 
 
-def _label(c: EligibilityCell) -> str:
+def cell_verdict(c: EligibilityCell) -> str:
+    """A cell's verdict as pages compare it: constant, eligible (family-wise, or cell by cell
+    only), or the cell's own verdict."""
     if c.constant:
         return "constant"
     if c.eligible:
@@ -236,19 +238,20 @@ def verdict_changes(before: Sequence[EligibilityCell], after: Sequence[Eligibili
                     ) -> list[str]:
     """Each cell of ``before`` (a previous export) whose verdict differs in ``after``, or that
     ``after`` no longer shows: ``model · task · prompt · reading · metric: old -> new``."""
-    def key(c: EligibilityCell) -> tuple[str, ...]:
-        return (c.model, c.task, c.prompt_id, c.reading, c.metric)
-
-    now = {key(c): c for c in after}
+    now = {cell_key(c): c for c in after}
     out = []
     for c in before:
-        new = now.get(key(c))
+        new = now.get(cell_key(c))
         label = "not shown (its block is not settled by the stored readings)" if new is None \
-            else _label(new)
-        if label != _label(c):
-            out.append(f"{short(c.model)} · {c.task} · {c.prompt_id} · {c.reading} · "
-                       f"{c.metric}: {_label(c)} → {label}")
+            else cell_verdict(new)
+        if label != cell_verdict(c):
+            out.append(f"{cell_key(c)}: {cell_verdict(c)} → {label}")
     return out
+
+
+def cell_key(c: EligibilityCell) -> str:
+    """``model · task · prompt · reading · metric``, the model without its backend."""
+    return f"{short(c.model)} · {c.task} · {c.prompt_id} · {c.reading} · {c.metric}"
 
 
 def part_b_section(m: MatrixRun, block: int = 0, blocks: int = 1) -> list[str]:

@@ -21,8 +21,8 @@ from slmbench.microtasks.diagnostics.cascade import CascadeReport
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation
 
-__all__ = ["DIMENSIONS", "BlockTime", "ModelCost", "ReadingTally", "StudyFacts", "group_costs",
-           "num", "pct", "pval", "short", "table"]
+__all__ = ["DIMENSIONS", "BlockTime", "ModelCost", "PageVerdicts", "ReadingTally", "Stated",
+           "StudyFacts", "group_costs", "num", "pct", "pval", "short", "table"]
 
 DIMENSIONS = ("consistency", "robustness", "fault_tolerance", "safety")
 
@@ -89,6 +89,28 @@ def group_costs(trials: Sequence[Trial], planned: Mapping[str, int],
     return out
 
 
+class Stated(BaseModel):
+    """One verdict a page states, and what it rests on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    verdict: str
+    basis: str | None = None  # tasks and cells, items read; None: the page says (seed claims)
+
+
+class PageVerdicts(BaseModel):
+    """The verdicts of one study page, by kind, each keyed the same way on every page."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: int = 1
+    name: str  # the study's
+    claims: dict[str, Stated]
+    pairs: dict[str, Stated]  # "a vs b at T 0.7" (a, b in name order)
+    temperature: dict[str, Stated]  # "model, T 0.3 vs 1"
+    cells: dict[str, Stated]  # "model · task · prompt · reading · metric"
+
+
 class StudyFacts(BaseModel):
     """Everything the page shows, gathered from the stores by
     :func:`slmbench.study.page.write_page`."""
@@ -116,6 +138,9 @@ class StudyFacts(BaseModel):
     block_times: list[BlockTime] = Field(default_factory=list)  # model time per block
     verdict_changes: list[str] | None = None  # Part B cells whose verdict changed since the
     #                                           previous export (None: no export to compare)
+    # an earlier page's verdicts (its verdicts.json) and the link to it from this page
+    previous: PageVerdicts | None = None
+    previous_link: str | None = None
 
 
 def pct(est: Estimate | None) -> str:

@@ -6,6 +6,9 @@
     out = "runs/reference-study"          # part-a/<n>/ (RunStores), part-b/ (ReadingStore)
     page = "docs/results/reference-study.md"
     humaneval = ["runs/humaneval-q05"]    # HumanEval run dirs shown on the page
+    previous = "docs/results/reference-study-v1.md"  # an earlier page: "What changed since"
+                                          # lists every verdict the two state differently
+                                          # (report.since; each page writes verdicts.json)
     executor = "ray"                      # every block's models on Ray actors (docs/scale-out.md);
     ray_address = "ray://head:10001"      # a block's own executor / ray_address / retry wins
     retry = {attempts = 5}                # Part A: [retry] of each block; Part B: the tries of

@@ -42,7 +42,15 @@ from slmbench.models.spec import parse_spec
 from slmbench.report import report_trials
 from slmbench.report.partb import unread_undecided, verdict_changes
 from slmbench.report.readme import checked_entry, write_entry
-from slmbench.report.study_facts import BlockTime, ReadingTally, StudyFacts, group_costs, short
+from slmbench.report.since import VERDICTS_NAME, page_verdicts
+from slmbench.report.study_facts import (
+    BlockTime,
+    PageVerdicts,
+    ReadingTally,
+    StudyFacts,
+    group_costs,
+    short,
+)
 from slmbench.report.study_page import (
     readme_block,
     relative,
@@ -233,6 +241,7 @@ def write_page(study: Study, *, study_file: Path, command: str,
     written, if it lacks them."""
     assert study.page is not None
     text = "" if readme is None else checked_entry(readme, study.page)
+    previous = previous_verdicts(study)  # refused before anything is written
     facts = _Facts()
     planned = collect_part_a(study, facts)
     readings = collect_part_b(study, facts)
@@ -258,13 +267,35 @@ def write_page(study: Study, *, study_file: Path, command: str,
         costs=group_costs(facts.trials, planned, readings), incomplete=facts.incomplete,
         exports=facts.exports, summary=facts.summary, trials=facts.trials,
         figures=facts.figures, html_report=facts.html_report, matrices=facts.matrices,
-        verdict_changes=facts.verdict_changes, cascades=cascades, recommendation=recommendation)
+        verdict_changes=facts.verdict_changes, cascades=cascades, recommendation=recommendation,
+        previous=previous, previous_link=(
+            relative(study.previous, study.page.parent) if study.previous else None))
     study.page.parent.mkdir(parents=True, exist_ok=True)
     study.page.write_text(render_study_page(page), encoding="utf-8")
+    assets_dir(study).mkdir(parents=True, exist_ok=True)
+    (assets_dir(study) / VERDICTS_NAME).write_text(
+        page_verdicts(page).model_dump_json(indent=1) + "\n", encoding="utf-8")
     if readme is not None:
         write_entry(readme, text, study.page, command,
                     lambda where, again: readme_block(page, page=where, command=again))
     return study.page
+
+
+def previous_verdicts(study: Study) -> PageVerdicts | None:
+    """The verdicts of the page ``study.previous`` names (its ``verdicts.json``); None when
+    the study names none. ConfigError when that page has none to compare with."""
+    if study.previous is None:
+        return None
+    path = study.previous.parent / study.previous.stem / VERDICTS_NAME
+    try:
+        return PageVerdicts.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        raise ConfigError(f"previous = {str(study.previous)!r}: {path} does not exist",
+                          "regenerate that page with this checkout (slmbench study FILE "
+                          "--page-only) so that it writes its verdicts") from None
+    except ValidationError as exc:
+        raise ConfigError(f"{path} is not a page's verdicts: {exc}".splitlines()[0],
+                          "regenerate that page with this checkout") from exc
 
 
 def block_times(study: Study) -> list[BlockTime]:

@@ -147,6 +147,9 @@ class Study(BaseModel):
     name: str = Field(min_length=1)
     out: Path
     page: Path | None = None
+    # an earlier study's page: this page's "What changed since" section compares its
+    # verdicts.json with this page's verdicts
+    previous: Path | None = None
     humaneval: list[Path] = Field(default_factory=list)
     executor: Literal["local", "ray"] | None = None  # the default of every block
     ray_address: str | None = None
@@ -222,6 +225,7 @@ class Study(BaseModel):
                   for b in self.part_b]
         return self.model_copy(update={
             "out": fix(self.out), "page": fix(self.page) if self.page else None,
+            "previous": fix(self.previous) if self.previous else None,
             "humaneval": [fix(p) for p in self.humaneval], "part_b": part_b})
 
 

@@ -1,0 +1,103 @@
+"""What changed since a previous study page: its verdicts beside this page's.
+
+Every study page writes the verdicts it states to ``verdicts.json`` beside it
+(:func:`page_verdicts`): each seed claim's, each Part A model pair's (the sign test across
+tasks, Holm), each model's temperature effect and each Part B cell's, with what each rests on
+(tasks and cells, items read). A study file's ``previous = "PAGE"`` names an earlier page; this
+page's "What changed since" section (:func:`since_section`) lists every verdict the two state
+differently, or that only one states, with both bases side by side, so a reader sees which
+verdicts moved and on how much more (or other) data. Both files are written by the rules of
+the checkout that last regenerated each page: a move is a change of data or design, unless the
+earlier page was made by older rules (it says so in its own ``verdict-changes.json``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from slmbench.agents.summary import AnalysisSummary
+from slmbench.report.partb import cell_key, cell_verdict
+from slmbench.report.seed_claims import check_claims
+from slmbench.report.study_facts import PageVerdicts, Stated, StudyFacts, short, table
+
+__all__ = ["VERDICTS_NAME", "page_verdicts", "since_section"]
+
+VERDICTS_NAME = "verdicts.json"
+
+
+def _pairs(s: AnalysisSummary) -> dict[str, Stated]:
+    out = {}
+    for p in s.pairwise:
+        a, b = sorted((short(p.a), short(p.b)))
+        ahead = short(p.a if p.comparison.mean_difference > 0 else p.b)
+        temps = ", ".join(p.temperatures)
+        out[f"{a} vs {b}" + (f" at T {temps}" if temps else "")] = Stated(
+            verdict=f"{ahead} ahead" if p.differs else "not shown",
+            basis=f"{p.tasks} tasks, {p.cells} cells")
+    return out
+
+
+def _temperature(s: AnalysisSummary) -> dict[str, Stated]:
+    out = {}
+    for t in s.temperature:
+        if t.comparison is None or t.lowest is None or t.highest is None:
+            continue
+        if t.p_holm is not None and t.p_holm < 0.05:
+            verdict = ("lower" if t.comparison.mean_difference < 0 else "higher") + \
+                f" at T {t.highest:g}"
+        elif t.equivalence is not None and t.equivalence.equivalent:
+            verdict = f"within ±{100 * t.equivalence.margin:.0f} points"
+        else:
+            verdict = "cannot tell"
+        out[f"{short(t.model)}, T {t.lowest:g} vs {t.highest:g}"] = Stated(
+            verdict=verdict, basis=f"{t.comparison.tasks} tasks, {t.comparison.cells} cells")
+    return out
+
+
+def page_verdicts(f: StudyFacts) -> PageVerdicts:
+    """The verdicts the page made of ``f`` states (what ``verdicts.json`` holds)."""
+    s = f.summary
+    cells = {cell_key(c): Stated(verdict=cell_verdict(c), basis=f"{c.n_items} items")
+             for m in f.matrices for c in m.cells}
+    return PageVerdicts(
+        name=f.name, claims={c.claim: Stated(verdict=k.verdict) for c, k in check_claims(f)},
+        pairs=_pairs(s) if s else {}, temperature=_temperature(s) if s else {}, cells=cells)
+
+
+KINDS = (("claims", "seed claim"), ("pairs", "Part A pair"),
+         ("temperature", "temperature effect"), ("cells", "Part B cell"))
+
+
+def _moved(before: dict[str, Stated], now: dict[str, Stated]) -> list[tuple[str, str, str]]:
+    """(key, before, now) for every key whose verdict differs or that one side lacks."""
+    def shown(x: Stated | None) -> str:
+        if x is None:
+            return "not stated"
+        return x.verdict if x.basis is None else f"{x.verdict} ({x.basis})"
+
+    return [(k, shown(before.get(k)), shown(now.get(k))) for k in sorted(before | now)
+            if (before.get(k) is None or now.get(k) is None
+                or before[k].verdict != now[k].verdict)]
+
+
+def since_section(before: PageVerdicts, now: PageVerdicts, *, link: str) -> list[str]:
+    """The page's "What changed since" section: each verdict ``before`` (the page at ``link``)
+    and ``now`` state differently, or that one of them does not state, by kind; then how many
+    of each kind stand unchanged."""
+    lines = [f"## What changed since {before.name}", "",
+             f"Every verdict of [{before.name}]({link}) (its `{VERDICTS_NAME}`) beside this "
+             "page's, where they differ or only one page states it, with what each rests on. "
+             "Both are judged by the rules of the checkout that last regenerated the page; a "
+             "move is one of data or design, unless the earlier page names rule changes of its "
+             "own (its `verdict-changes.json`).", ""]
+    rows: list[Sequence[str]] = []
+    kept = []
+    for field, label in KINDS:
+        b, n = getattr(before, field), getattr(now, field)
+        moved = _moved(b, n)
+        rows += [[label, k, x, y] for k, x, y in moved]
+        same = len(set(b) & set(n)) - sum(1 for k, _, _ in moved if k in b and k in n)
+        kept.append(f"{same} {label}{'' if same == 1 else 's'}")
+    lines += (table(["kind", "what", before.name, "here"], rows) if rows
+              else ["No verdict moved.", ""])
+    return [*lines, f"Unchanged: {', '.join(kept)}.", ""]
