@@ -21,8 +21,9 @@ def test_a_page_states_each_claim_pair_and_temperature_effect_with_its_basis() -
     v = page_verdicts(_facts({"ollama:strong-3b": (3.0, 0.9), "ollama:weak-1b": (1.0, 0.1)},
                              "v1"))
     assert v.name == "v1" and len(v.claims) == 8
-    [pair] = [p for k, p in v.pairs.items() if k.startswith("strong-3b vs weak-1b")]
-    assert pair.verdict == "strong-3b ahead" and pair.basis.startswith("16 tasks, ")
+    pair = v.pairs["strong-3b vs weak-1b"]
+    assert pair.verdict == "strong-3b ahead" and pair.basis is not None
+    assert pair.basis.startswith("16 tasks, ") and pair.basis.endswith(", T 0.3, 1")
     assert set(v.temperature) == {"strong-3b, T 0.3 vs 1", "weak-1b, T 0.3 vs 1"}
     assert PageVerdicts.model_validate_json(v.model_dump_json()) == v
 

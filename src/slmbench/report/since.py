@@ -31,9 +31,9 @@ def _pairs(s: AnalysisSummary) -> dict[str, Stated]:
         a, b = sorted((short(p.a), short(p.b)))
         ahead = short(p.a if p.comparison.mean_difference > 0 else p.b)
         temps = ", ".join(p.temperatures)
-        out[f"{a} vs {b}" + (f" at T {temps}" if temps else "")] = Stated(
+        out[f"{a} vs {b}"] = Stated(
             verdict=f"{ahead} ahead" if p.differs else "not shown",
-            basis=f"{p.tasks} tasks, {p.cells} cells")
+            basis=f"{p.tasks} tasks, {p.cells} cells" + (f", T {temps}" if temps else ""))
     return out
 
 

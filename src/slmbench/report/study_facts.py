@@ -106,7 +106,7 @@ class PageVerdicts(BaseModel):
     version: int = 1
     name: str  # the study's
     claims: dict[str, Stated]
-    pairs: dict[str, Stated]  # "a vs b at T 0.7" (a, b in name order)
+    pairs: dict[str, Stated]  # "a vs b" (in name order; the temperatures in the basis)
     temperature: dict[str, Stated]  # "model, T 0.3 vs 1"
     cells: dict[str, Stated]  # "model · task · prompt · reading · metric"
 
