@@ -10,7 +10,6 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
-from statsmodels.stats.weightstats import ttost_paired
 
 from slmbench.core import stats
 from slmbench.core.errors import SlmbenchError
@@ -258,30 +257,20 @@ def test_mcnemar_all_ties_gives_p_one() -> None:
     assert single.p_value == pytest.approx(1.0)
 
 
-def test_tost_matches_statsmodels_and_decides() -> None:
-    rng = np.random.default_rng(3)
-    a = rng.normal(0.7, 0.1, 60)
-    b = a + rng.normal(0.0, 0.02, 60)
-    res = stats.tost_paired(a, b, margin=0.05)
-    p, lo, hi = ttost_paired(a, b, -0.05, 0.05)
-    assert res.p_value == pytest.approx(p)
-    assert res.p_lower == pytest.approx(lo[1]) and res.p_upper == pytest.approx(hi[1])
-    assert res.equivalent
-    far = stats.tost_paired(a, a - 0.2 + rng.normal(0, 0.02, 60), margin=0.05)
-    assert not far.equivalent
+def test_tost_of_paired_items_bounds_the_discordant_shares_exactly() -> None:
+    """0/1 outcomes of two sides on the same items: the items only one side got right are the
+    units that differ, each by 1; p is the binomial at the margin of the larger count."""
+    from scipy.stats import binom
 
-
-def test_tost_paired_proportions_and_zero_variance() -> None:
     a = [1, 0, 1, 1, 0, 1, 1, 1, 0, 1] * 5
-    b = [1, 0, 1, 0, 0, 1, 1, 1, 1, 1] * 5
-    res = stats.tost_paired(a, b, margin=0.2)
+    b = [1, 0, 1, 0, 0, 1, 1, 1, 1, 1] * 5  # 5 items only a, 5 only b, of 50
+    res = stats.tost([x - y for x, y in zip(a, b, strict=True)], margin=0.2)
     assert res.mean_difference == pytest.approx(0.0)
-    assert res.p_value == pytest.approx(ttost_paired(np.array(a, float), np.array(b, float),
-                                                     -0.2, 0.2)[0])
-    same = stats.tost_paired([1, 0, 1], [1, 0, 1], margin=0.1)
-    assert same.p_value is None and not same.equivalent and same.note
+    assert res.p_value == pytest.approx(binom.cdf(5, 50, 0.2)) and res.equivalent
+    assert res.interval is not None and res.interval[0] > -0.2 and res.interval[1] < 0.2
+    assert not stats.tost([0.0] * 40, margin=0.05).equivalent  # 0.95^40 > 0.05: too few
     with pytest.raises(stats.StatsInputError):
-        stats.tost_paired([1], [1], margin=0.0)
+        stats.tost([0.0], margin=0.0)
 
 
 # -- pass@k, pass^k, flips --------------------------------------------------------------

@@ -184,21 +184,19 @@ def test_two_identical_sides_get_an_open_interval_and_no_mdd() -> None:
 def test_tost_calls_two_identical_sides_equivalent_when_the_tasks_allow() -> None:
     """Exact: equivalent within ±0.1 once 0.9^n < 0.05 (n >= 29 tasks), with the interval
     that decided inside the margin."""
-    same = stats.tost_tasks([0.0] * 31, 0.1)
+    same = stats.tost([0.0] * 31, 0.1)
     assert same.equivalent and same.p_value == pytest.approx(0.9 ** 31)
     assert same.interval == pytest.approx((-(1 - 0.05 ** (1 / 31)), 1 - 0.05 ** (1 / 31)))
     assert same.formatted_interval() == "90% CI [-9.2, 9.2]"
-    assert not stats.tost_tasks([0.0] * 14, 0.1).equivalent
-    assert not stats.tost_tasks([0.2] * 31, 0.1).equivalent
-    # the old trial-level TOST refuses the same data (kept for its callers)
-    assert not stats.tost_paired([0.0] * 31, [0.0] * 31, 0.1).equivalent
-    one_ahead = stats.tost_tasks([1.0] + [0.0] * 61, 0.1)
+    assert not stats.tost([0.0] * 14, 0.1).equivalent
+    assert not stats.tost([0.2] * 31, 0.1).equivalent
+    one_ahead = stats.tost([1.0] + [0.0] * 61, 0.1)
     assert one_ahead.equivalent and one_ahead.interval[1] > one_ahead.mean_difference  # type: ignore[index]
     # direction, not size, is what the bound can see: many small two-way differences decide
     # nothing (the documented price of exactness)
-    assert not stats.tost_tasks([0.02, -0.02] * 20, 0.1).equivalent
+    assert not stats.tost([0.02, -0.02] * 20, 0.1).equivalent
     with pytest.raises(stats.StatsInputError):
-        stats.tost_tasks([1.5, 0.0], 0.1)
+        stats.tost([1.5, 0.0], 0.1)
 
 
 def test_tost_decides_exactly_when_its_interval_lies_inside_the_margin() -> None:
@@ -207,7 +205,7 @@ def test_tost_decides_exactly_when_its_interval_lies_inside_the_margin() -> None
         n = int(rng.integers(1, 80))
         d = rng.choice([-1.0, -1 / 3, 0.0, 0.0, 0.0, 1 / 3, 1.0], size=n)
         margin = float(rng.choice([0.05, 0.1, 0.2]))
-        r = stats.tost_tasks(d, margin)
+        r = stats.tost(d, margin)
         low, high = r.interval  # type: ignore[misc]
         assert r.equivalent == (-margin < low and high < margin), (d, margin, r)
         assert low <= r.mean_difference <= high
@@ -239,7 +237,7 @@ def test_tost_claims_equivalence_at_the_margin_at_most_alpha_of_the_time(kind: s
     for n in (14, 31, 62):
         for sign in (1.0, -1.0):
             sims = sign * _boundary_draws(kind, n, margin, rng, draws)
-            results = [stats.tost_tasks(d, margin) for d in sims]
+            results = [stats.tost(d, margin) for d in sims]
             claimed = np.mean([r.equivalent for r in results])
             covered = np.mean([r.interval[0] <= sign * margin <= r.interval[1]  # type: ignore[index]
                                for r in results])

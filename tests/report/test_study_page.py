@@ -226,7 +226,7 @@ def test_no_temperature_effect_is_claimed_only_by_an_equivalence_test() -> None:
     [line] = [x for x in lines if x.startswith("floor-1b")]
     assert "cannot tell" in line and t.equivalence.formatted_interval() in line
     # the same floor over 31 tasks that all end alike: the exact TOST decides
-    decided = t.model_copy(update={"equivalence": stats.tost_tasks([0.0] * 31, 0.1)})
+    decided = t.model_copy(update={"equivalence": stats.tost([0.0] * 31, 0.1)})
     facts = StudyFacts(name="n", study_file="f", command="c", created="t", versions={},
                        model_hashes={},
                        summary=summary.model_copy(update={"temperature": [decided]}))

@@ -10,7 +10,7 @@ left out; a task (every instance of its family) is the unit of inference. Per pa
   the *same outcome*, each a task-level rate (``stats.task_level_rate``: a task's variants are
   correlated);
 - success paired by task (``stats.task_paired``) with its minimum detectable difference, and
-  the TOST of equivalence within ``±margin`` (``stats.tost_tasks``: exact for any
+  the TOST of equivalence within ``±margin`` (``stats.tost``: exact for any
   distribution of per-task differences, so two identical runtimes come out equivalent once
   there are tasks enough, 29 at ±10 points), with the interval that decided it;
 - the verdict: ``equivalent`` (TOST), ``different`` (the sign test across tasks, Holm over the
@@ -112,7 +112,7 @@ def _pair(sides: Mapping[str, Sequence[Trial]], a: str, b: str, margin: float
     tasks = sorted(ok_a)
     diffs = [(sum(ok_a[k]) - sum(ok_b[k])) / len(ok_a[k]) for k in tasks]
     test = stats.task_paired(diffs, cells=len(kept))
-    tost = stats.tost_tasks(diffs, margin)
+    tost = stats.tost(diffs, margin)
     p = test.sign_test.p_value
     return RuntimePair(a=a, b=b, pairs=len(kept), excluded=len(shared) - len(kept),
                        unpaired=len(set(left) ^ set(right)), identical=_rate(same),

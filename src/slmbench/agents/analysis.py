@@ -153,7 +153,7 @@ def _temperature(model: str, trials: list[Trial]) -> TemperatureEffect:
                                  note="no task ran at both temperatures")
     return TemperatureEffect(model=model, per_temperature=per, lowest=lo, highest=hi,
                              comparison=stats.task_paired(diffs, cells=cells), solved=solved,
-                             equivalence=stats.tost_tasks(diffs, EQUIVALENCE_MARGIN))
+                             equivalence=stats.tost(diffs, EQUIVALENCE_MARGIN))
 
 
 def _one_per_model(models: Iterable[str], weight: Mapping[str, int]) -> tuple[list[str],

@@ -26,7 +26,6 @@ from scipy.special import comb
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint, proportion_effectsize
-from statsmodels.stats.weightstats import DescrStatsW, ttost_paired
 
 from slmbench.core.errors import SlmbenchError
 
@@ -625,41 +624,6 @@ def mcnemar(a: Sequence[bool], b: Sequence[bool]) -> McNemarResult:
         statistic=stat if math.isfinite(stat) else None, p_value=float(res.pvalue),
         method="mcnemar exact" if exact else "mcnemar chi2 (continuity corrected)",
     )
-
-
-def tost_paired(a: Sequence[float], b: Sequence[float], margin: float, *,
-                alpha: float = 0.05) -> TostResult:
-    """Two one-sided paired t-tests: is the mean of ``a − b`` within ``(−margin, margin)``?
-
-    Works for paired scores and for paired 0/1 outcomes (a paired difference of
-    proportions). Equivalence is claimed when the larger one-sided p < alpha.
-    With zero variance in the differences the t statistic is undefined: no
-    p-value is reported and equivalence is not claimed.
-    """
-    if margin <= 0:
-        raise StatsInputError(f"an equivalence margin must be > 0 (got {margin})",
-                              "choose the largest difference you would call negligible")
-    x, y = _paired(a, b)
-    d = x - y
-    mean = float(d.mean())
-    method = f"TOST paired t (margin ±{margin})"
-    if x.size < 2 or np.ptp(d) == 0:
-        return TostResult(mean_difference=mean, margin=margin, p_value=None, p_lower=None,
-                          p_upper=None, equivalent=False, alpha=alpha, method=method,
-                          n=int(x.size), note="no variance in the paired differences "
-                          "(every pair differs by the same amount): the test is undefined")
-    p, lower, upper = ttost_paired(x, y, -margin, margin)
-    return TostResult(mean_difference=mean, margin=margin, p_value=float(p),
-                      p_lower=float(lower[1]), p_upper=float(upper[1]),
-                      equivalent=bool(p < alpha), alpha=alpha, method=method, n=int(x.size),
-                      interval=_t_interval(d, alpha))
-
-
-def _t_interval(d: np.ndarray, alpha: float) -> tuple[float, float]:
-    """The ``1 − 2·alpha`` t interval of the mean of ``d``: the one a paired TOST at
-    ``alpha`` decides on (equivalent exactly when it lies inside the margin)."""
-    low, high = DescrStatsW(d).tconfint_mean(alpha=2 * alpha)
-    return float(low), float(high)
 
 
 # -- repeats: pass@k, pass^k, flips ----------------------------------------------------
@@ -1444,16 +1408,18 @@ def task_paired(differences: Sequence[float], *, cells: int | None = None,
                           mdd=minimum_detectable_difference(sd or 0.0, n), note=note)
 
 
-def tost_tasks(differences: Sequence[float], margin: float, *, alpha: float = 0.05
-               ) -> TostResult:
-    """Equivalence of paired per-task differences (in [−1, 1]) within ``(−margin, margin)``.
+def tost(differences: Sequence[float], margin: float, *, alpha: float = 0.05) -> TostResult:
+    """Equivalence of paired differences (in [−1, 1]) within ``(−margin, margin)``: the one
+    TOST, for per-task differences of rates (Part A, across tasks) and per-item differences
+    of 0/1 outcomes (items scored by two precisions) alike.
 
-    Exact for any distribution of the differences, sparse ones included: a task differs by at
-    most 1 either way, so the mean lies between minus the share of tasks behind and the share
-    ahead. Each share's one-sided exact binomial (Clopper–Pearson) bound at ``alpha`` gives the
-    ``1 − 2·alpha`` ``interval`` that decides: equivalent exactly when it lies inside the
-    margin, i.e. when ``p = max(P(Bin(n, margin) ≤ ahead), P(Bin(n, margin) ≤ behind))`` is
-    under ``alpha``. Two identical sides are called equivalent once ``(1 − margin)^n < alpha``
+    Exact for any distribution of the differences, sparse ones included: a unit (task, item)
+    differs by at most 1 either way, so the mean lies between minus the share of units behind
+    and the share ahead. Each share's one-sided exact binomial (Clopper–Pearson) bound at
+    ``alpha`` gives the ``1 − 2·alpha`` ``interval`` that decides: equivalent exactly when it
+    lies inside the margin, i.e. when
+    ``p = max(P(Bin(n, margin) ≤ ahead), P(Bin(n, margin) ≤ behind))`` is under ``alpha``.
+    Two identical sides are called equivalent once ``(1 − margin)^n < alpha``
     (n ≥ 29 tasks at ±10 points).
 
     A paired t TOST is not used: where few tasks differ, all one way, its interval is too
@@ -1467,11 +1433,11 @@ def tost_tasks(differences: Sequence[float], margin: float, *, alpha: float = 0.
                               "choose the largest difference you would call negligible")
     d = np.asarray(differences, dtype=float)
     if d.ndim != 1 or d.size == 0:
-        raise StatsInputError("an equivalence test needs at least one shared task",
-                              "compare sides that ran some task in the same cells")
+        raise StatsInputError("an equivalence test needs at least one shared task or item",
+                              "compare sides that ran some task (or item) in the same cells")
     if np.any(np.abs(d) > 1):
-        raise StatsInputError("per-task differences of rates lie in [−1, 1]",
-                              "pass differences of per-task success rates")
+        raise StatsInputError("paired differences of rates or 0/1 outcomes lie in [−1, 1]",
+                              "pass differences of per-task success rates or of 0/1 outcomes")
     n, ahead, behind = int(d.size), int(np.sum(d > 0)), int(np.sum(d < 0))
     p_upper = float(sps.binom.cdf(ahead, n, margin))  # H0: mean >= margin
     p_lower = float(sps.binom.cdf(behind, n, margin))  # H0: mean <= -margin

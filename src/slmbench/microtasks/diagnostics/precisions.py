@@ -104,7 +104,7 @@ class PrecisionComparison(BaseModel):
     accuracy: float
     difference: stats.Estimate  # precision - reference, stats.paired_difference
     mcnemar: stats.McNemarResult
-    tost: stats.TostResult | None  # None when the items are too few or all identical
+    tost: stats.TostResult | None  # exact TOST on the per-item differences (None: no item)
     eligibility_changed: bool | None  # None: no eligibility cell for one of them
 
 
@@ -124,7 +124,9 @@ def compare(task: TaskName, reading: Reading, reference: str, precision: str,
     """Paired tests of ``hits`` (this precision) against ``ref_hits`` on the same items."""
     a = [float(h) for h in hits]
     b = [float(h) for h in ref_hits]
-    tost = stats.tost_paired(a, b, margin) if len(a) >= 2 else None
+    # each item is a unit that differs by at most 1 either way: the exact TOST of per-unit
+    # differences bounds the shares of items only this precision and only the reference got
+    tost = stats.tost([x - y for x, y in zip(a, b, strict=True)], margin) if a else None
     e_ref, e_new = ref_eligible, eligible
     return PrecisionComparison(
         task=task, reading=reading, reference=reference, precision=precision, n_items=len(a),
