@@ -97,9 +97,10 @@ def pairwise_table(s: AnalysisSummary) -> str:
     header = ["A", "B", "Tasks", "Cells", "A ahead", "B ahead", "A$-$B (pp) [95\\% CI]",
               "$p$ (sign)", "$p_{\\mathrm{Holm}}$", "MDD (pp)"]
     return _table("Comparisons paired by task: per-task differences averaged over the cells "
-                  "both ran; exact sign test across tasks, Holm-adjusted; paired t interval of "
-                  "the mean difference; MDD: minimum detectable difference (two-sided alpha "
-                  "0.05, power 0.8; -- with no spread).", "tab:pairwise",
+                  "both ran; exact sign test across tasks, Holm-adjusted; interval of the mean "
+                  "difference: hull of paired t and the bounded-mean posterior; MDD: minimum "
+                  "detectable difference (two-sided alpha 0.05, power 0.8; -- with no spread).",
+                  "tab:pairwise",
                   "llrrrrrrrr", header, rows)
 
 
