@@ -189,8 +189,8 @@ def test_paired_interval_covers_95_percent_where_a_t_interval_alone_fails(
     """The printed 95% interval of a − b by task covers the true difference 95% of the time
     (less 3 Monte Carlo standard errors). The paired t interval alone covers ~86% on sparse
     one-way differences (checked here, so the case stays the hard one); the bounded-mean
-    posterior alone ~92% where 62 tasks all differ a little (dense at 31 here: a quarter of the
-    time); the hull holds in all five."""
+    posterior alone ~92% where 62 tasks all differ a little (the dense case runs at 31 tasks
+    here, for the suite's time); the hull holds in all five."""
     draws = 400
     sims = _boundary_draws(kind, tasks, truth, np.random.default_rng(43), draws)
     covered = np.mean([c.difference.low <= truth <= c.difference.high  # type: ignore[operator]
