@@ -186,6 +186,18 @@ def test_only_core_sqlite_imports_sqlite3() -> None:
     assert offenders == []
 
 
+def test_only_agents_exclusion_decides_which_trials_no_rate_counts() -> None:
+    # agents/RULES.md: a rate that filtered on NOT_THE_MODELS itself would count an overflow
+    # of a window we set too small as the model's failure
+    offenders = [f"{path.relative_to(SRC)}:{node.lineno}"
+                 for path in sorted(SRC.rglob("*.py"))
+                 if path not in (SRC / "agents" / "records.py", SRC / "agents" / "exclusion.py")
+                 for node in ast.walk(_tree(path))
+                 if (isinstance(node, ast.Name) and node.id == "NOT_THE_MODELS")
+                 or (isinstance(node, ast.alias) and node.name == "NOT_THE_MODELS")]
+    assert offenders == []
+
+
 def test_study_imports_at_module_level_and_never_uses_any() -> None:
     # study/ only composes the layers below it: every import it needs is at the top of its
     # module (no cycle forces one into a function), and every value has its real type

@@ -31,7 +31,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.agents.records import NOT_THE_MODELS, Outcome, Trial
+from slmbench.agents.exclusion import excluded_as
+from slmbench.agents.records import Outcome, Trial
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import ClusteredEstimate, TaskComparison, TostResult
@@ -95,8 +96,8 @@ def _pair(sides: Mapping[str, Sequence[Trial]], a: str, b: str, margin: float
     """The pair ``a``/``b`` with its own (unadjusted) sign-test p as ``p_holm``."""
     left, right = _greedy(sides[a], a), _greedy(sides[b], b)
     shared = sorted(set(left) & set(right))
-    kept = [(left[k], right[k]) for k in shared if left[k].outcome not in NOT_THE_MODELS
-            and right[k].outcome not in NOT_THE_MODELS]
+    kept = [(left[k], right[k]) for k in shared
+            if excluded_as(left[k]) is None and excluded_as(right[k]) is None]
     if not kept:
         raise ConfigError(f"{a} and {b} share no trial both measured",
                           "run the same grid on both specs (slmbench agree does)")

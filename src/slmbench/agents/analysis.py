@@ -48,10 +48,11 @@ from pathlib import Path
 
 from slmbench.agents.configurations import configurations, params_of, spec_of, target_of
 from slmbench.agents.dimensions import dimension_scores, reliability_views
+from slmbench.agents.exclusion import excluded_as, rated
 from slmbench.agents.forensics import breakdown
 from slmbench.agents.loading import load_trials, registry_params, shipped_tasks
 from slmbench.agents.rates import by, passed, task_counts, task_rate
-from slmbench.agents.records import NOT_THE_MODELS, Outcome, Trial
+from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.summary import (
     EQUIVALENCE_MARGIN,
     AnalysisSummary,
@@ -290,16 +291,18 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
                           "run `slmbench run` first, or resume it until trials are stored")
     tasks = shipped_tasks() if tasks is None else tasks
     trials = configurations(trials)
-    excluded = Counter((t.model, t.outcome.value) for t in trials if t.outcome in NOT_THE_MODELS)
+    excluded = Counter((t.model, why) for t in trials if (why := excluded_as(t)))
     not_the_models: dict[str, dict[str, int]] = defaultdict(dict)
     for (model, outcome), k in sorted(excluded.items()):
         not_the_models[model][outcome] = k
     failures = [breakdown(m, ts, {i: t.tools for i, t in tasks.items()})
                 for m, ts in sorted(by(trials, lambda t: t.model).items())]
-    trials = [t for t in trials if t.outcome not in NOT_THE_MODELS]
+    trials = rated(trials)
     if not trials:
-        raise ConfigError(f"run {run_dir or '(in memory)'} holds only backend or environment "
-                          "errors", "fix the backend or install bubblewrap, then resume the run")
+        raise ConfigError(f"run {run_dir or '(in memory)'} holds only trials that are not the "
+                          "model's (backend, environment or context-window errors)",
+                          "fix the backend or install bubblewrap, then resume the run; or "
+                          "run again with ?n_ctx= at the model's trained window")
     unknown = sorted({t.task_id for t in trials} - set(tasks))
     sizes = {**registry_params(), **(params or {})}
     notes: list[str] = []

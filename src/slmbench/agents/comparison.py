@@ -23,7 +23,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.agents.records import NOT_THE_MODELS, Outcome, Trial
+from slmbench.agents.exclusion import excluded_as
+from slmbench.agents.records import Outcome, Trial
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import ClusteredEstimate, Estimate, TaskComparison
@@ -41,7 +42,7 @@ class PairedComparison(BaseModel):
     a: str
     b: str
     pairs: int
-    excluded: int  # pairs dropped: a side ended as backend_error / environment_error
+    excluded: int  # pairs dropped: a side is not the model's (agents.exclusion)
     unpaired: int  # trials only one side holds
     success_a: ClusteredEstimate | Estimate  # Estimate (undefined) only with no pairs
     success_b: ClusteredEstimate | Estimate
@@ -67,8 +68,7 @@ def compare_trials(a: Sequence[Trial], b: Sequence[Trial], *, label_a: str = "a"
                    label_b: str = "b") -> PairedComparison:
     """Success of ``a`` and ``b`` on their shared trials, and the paired difference."""
     pairs, unpaired = pair_trials(a, b)
-    kept = [(x, y) for x, y in pairs if x.outcome not in NOT_THE_MODELS
-            and y.outcome not in NOT_THE_MODELS]
+    kept = [(x, y) for x, y in pairs if excluded_as(x) is None and excluded_as(y) is None]
     by_task: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     for x, y in kept:
         by_task[x.task_id].append((x.outcome == Outcome.SUCCESS, y.outcome == Outcome.SUCCESS))

@@ -40,8 +40,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from slmbench.agents.exclusion import rated
 from slmbench.agents.loop.react import FORMAT_FAILURE_AFTER
-from slmbench.agents.records import NOT_THE_MODELS, Forensics, Outcome, Step, Trial
+from slmbench.agents.records import Forensics, Outcome, Step, Trial
 from slmbench.agents.scoring import classify
 from slmbench.core import stats
 from slmbench.core.stats import ClusteredEstimate, Estimate
@@ -172,7 +173,7 @@ class FailureBreakdown(BaseModel):
 def breakdown(model: str, trials: Sequence[Trial],
               task_tools: Mapping[str, Collection[str]] | None = None) -> FailureBreakdown:
     """The :class:`FailureBreakdown` of ``model``'s ``trials`` (``task_tools``: id -> tools)."""
-    counted = [t for t in trials if t.outcome not in NOT_THE_MODELS]
+    counted = rated(trials)
     # recomputed from the steps (the stored Trial.forensics is what the rules said then)
     found = [diagnose(t, (task_tools or {}).get(t.task_id)) for t in counted]
     causes = Counter(f.cause for f in found if f.cause)

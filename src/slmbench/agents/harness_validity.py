@@ -18,9 +18,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from slmbench.agents.comparison import PairedComparison, compare_trials, pair_trials
+from slmbench.agents.exclusion import rated
 from slmbench.agents.forensics import FailureBreakdown, breakdown, diagnose
 from slmbench.agents.loading import load_trials, shipped_tasks
-from slmbench.agents.records import NOT_THE_MODELS, Trial
+from slmbench.agents.records import Trial
 from slmbench.agents.store import RunStore
 from slmbench.core import stats
 from slmbench.core.jsonl import write_jsonl_gz
@@ -78,7 +79,7 @@ def _by_task(trials: Sequence[Trial]) -> list[list[Trial]]:
 def _tolerant_share(trials: Sequence[Trial]) -> ClusteredEstimate | None:
     """The task-level share of counted trials with a reply only a tolerant rule reads (None: no
     counted trial)."""
-    counted = [t for t in trials if t.outcome not in NOT_THE_MODELS]
+    counted = rated(trials)
     if not counted:
         return None
     return stats.task_level_rate(

@@ -33,7 +33,8 @@ from itertools import combinations
 
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.agents.records import NOT_THE_MODELS, Outcome, Trial
+from slmbench.agents.exclusion import excluded_as
+from slmbench.agents.records import Outcome, Trial
 from slmbench.core import stats
 from slmbench.core.stats import StatsInputError, VarianceComponents
 
@@ -75,7 +76,7 @@ def _passed(trials: Iterable[Trial], by_temperature: bool = False
     paired on (task, instance, repeat) with the same model's at another temperature."""
     out: dict[str, dict[Cell, bool]] = defaultdict(dict)
     for t in trials:
-        if t.suite == SUITE and t.variant == VARIANT and t.outcome not in NOT_THE_MODELS:
+        if t.suite == SUITE and t.variant == VARIANT and excluded_as(t) is None:
             temperature = round(t.temperature, 4)
             arm = f"{t.model} @ T {temperature:g}" if by_temperature else t.model
             cell = (t.task_id, t.instance, 0.0 if by_temperature else temperature, t.repeat)

@@ -44,12 +44,14 @@ class Outcome(StrEnum):
     # a reply cut by the token cap before an action could be read (docs/scoring.md): the
     # model's own behaviour under the budget, counted as a failure, never a format failure
     TRUNCATED = "truncated"
-    # the conversation outgrew the model's context window during the trial (every backend:
-    # refused, or cut by the server and caught); counted as a failure, like step_limit
+    # the conversation outgrew the context window during the trial (every backend: refused,
+    # or cut by the server and caught); a failure, like step_limit, where the window was the
+    # model's own; below the window it was trained for, ours (agents/exclusion.py)
     CONTEXT_OVERFLOW = "context_overflow"
 
 
-# Outcomes that are never the model's: excluded from every rate, counted on their own.
+# Outcomes that are never the model's: excluded from every rate, counted on their own (with
+# the overflows that agents/exclusion.py finds are the window's, not the model's).
 NOT_THE_MODELS = frozenset({Outcome.BACKEND_ERROR, Outcome.ENVIRONMENT_ERROR})
 
 

@@ -177,7 +177,7 @@ class AnalysisSummary(_Frozen):
     audit: ItemAudit
     failures: list[FailureBreakdown] = Field(default_factory=list)  # forensics per model
     not_the_models: dict[str, dict[str, int]] = Field(
-        default_factory=dict)  # model -> backend_error / environment_error -> trials (no rate)
+        default_factory=dict)  # model -> why (agents.exclusion.excluded_as) -> trials (no rate)
     notes: list[str] = Field(default_factory=list)
 
     def accuracy_of(self, model: str) -> ModelAccuracy | None:

@@ -89,6 +89,9 @@ class RegistryEntry(BaseModel):
     # native tool calling through its chat template (None: not known); a native-scaffold run
     # of a model marked false stops at the preflight
     tools: bool | None = None
+    # the context window it was trained for, in tokens (a GGUF's <arch>.context_length; None:
+    # not known): an overflow below it is the window we set, never the model's failure
+    context: int | None = Field(default=None, gt=0)
 
     @property
     def spec(self) -> str:

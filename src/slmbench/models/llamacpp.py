@@ -3,7 +3,9 @@
 ``llamacpp:NAME`` loads a registry model pulled with ``slmbench pull NAME``;
 ``llamacpp:/path/to/file.gguf`` loads any GGUF file. Options:
 
-* ``n_ctx`` - context window in tokens (default 4096);
+* ``n_ctx`` - context window in tokens (default 4096; each trial records it beside the window
+  the GGUF says the model was trained for, ``n_ctx_train``: an overflow below that one is the
+  setting's, not the model's, ``slmbench.agents.exclusion``);
 * ``threads`` - CPU threads (default 2);
 * ``chat_format`` - which chat template renders the prompt: a template name
   from the GGUF metadata (``default``, or e.g. ``tool_use``), ``plain`` (built
@@ -99,6 +101,13 @@ def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return out
 
 
+def trained_context(metadata: dict[str, str]) -> int | None:
+    """The context window a GGUF's metadata says its model was trained for (its
+    ``<architecture>.context_length``), or None where the file does not say."""
+    value = metadata.get(f"{metadata.get('general.architecture', '')}.context_length", "")
+    return int(value) if str(value).isdigit() and int(value) > 0 else None
+
+
 def _check_chunking(chunking: str) -> str:
     """``chunking`` when it is one of ``CHUNKINGS``, else ModelSpecError naming them."""
     if chunking not in CHUNKINGS:
@@ -167,7 +176,8 @@ class LlamaCppModel(base.Backend):
     @property
     def settings(self) -> dict[str, Any]:
         """What every generation uses (recorded in each trial)."""
-        return {"backend": "llamacpp", "n_ctx": self._llm.n_ctx(), **base.PINNED.settings(),
+        return {"backend": "llamacpp", "n_ctx": self._llm.n_ctx(),
+                "n_ctx_train": trained_context(self._llm.metadata), **base.PINNED.settings(),
                 **self.thinking.settings(), "n_gpu_layers": self.n_gpu_layers or 0,
                 "stops": "the template's, then the caller's", "not_honoured": [],
                 "prompt_chunks": CHUNKING_SETTINGS[self.chunking]}

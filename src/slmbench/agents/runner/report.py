@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.agents.records import NOT_THE_MODELS, Outcome, Trial
+from slmbench.agents.exclusion import rated as rated_trials
+from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.store import RunStore
 from slmbench.core.sqlite import writing
 from slmbench.core.stats import ClusteredEstimate, Estimate, task_level_rate, wilson
@@ -148,7 +149,7 @@ def build_model_report(trials: Sequence[Trial], *, model: str, run_dir: Path,
     """One model's :class:`ModelReport` from its stored trials (every rate over several tasks
     task-level; a task's own success rate Wilson over its trials)."""
     # backend and environment errors are never the model's: no rate counts them
-    rated = [t for t in trials if t.outcome not in NOT_THE_MODELS]
+    rated = rated_trials(trials)
     by_suite: dict[str, list[Trial]] = defaultdict(list)
     by_temp: dict[str, list[Trial]] = defaultdict(list)
     by_variant: dict[str, list[Trial]] = defaultdict(list)
@@ -162,7 +163,7 @@ def build_model_report(trials: Sequence[Trial], *, model: str, run_dir: Path,
     task_rows = []
     for task_id, ts in sorted(by_task.items()):
         scores = [t.score.value for t in ts if t.score is not None]
-        counted = [t for t in ts if t.outcome not in NOT_THE_MODELS]
+        counted = rated_trials(ts)
         task_rows.append(TaskOutcomes(
             task_id=task_id, suite=ts[0].suite, n=len(ts),
             success=wilson(sum(t.outcome == Outcome.SUCCESS for t in counted), len(counted))
