@@ -180,11 +180,12 @@ def sizing(pair: PairComponents, share: tuple[float, str] | None) -> VarianceCom
 # The components a design is sized with until a study's stores hold some: those of
 # ``most_variable_pair`` over the reference study v2's committed trials
 # (docs/results/reference-study/trials.jsonl.gz; tests/agents/test_power_planning.py
-# recomputes them).
+# recomputes them). 181 pairs of 186: 5 of the 0.5B's trials overflowed a window set below its own
+# and are not the model's (agents/exclusion.py), so 5.84 trials an instance on average.
 DEFAULT_SOURCE = ("reference study v2 (docs/results/reference-study), the most variable pair "
                   "llamacpp:qwen2.5-coder-0.5b − llamacpp:qwen2.5-coder-1.5b")
 DEFAULT_COMPONENTS = VarianceComponents(
-    family=0.0491, instance=None, trial=0.0731, families=31, instances=1.0, trials=6.0)
+    family=0.0495, instance=None, trial=0.0756, families=31, instances=1.0, trials=181 / 31)
 # A comparison of one model's temperatures is sized, until a study's stores hold some, by
 # ``most_variable_pair(..., temperatures=True)`` over the same trials: the 1.5B at T 0.7 and
 # T 1.0, whose single cell varies more than the model pair's (sd 0.375 against 0.350) but
