@@ -124,6 +124,9 @@ def test_score_with_cache_equals_one_full_pass(hf: HFModel) -> None:
 
 def test_a_prompt_past_the_position_embeddings_is_a_context_overflow(hf: HFModel) -> None:
     assert hf.n_ctx == 8192  # SmolLM2's max_position_embeddings
+    # recorded as the trained window too, so the analysis counts such an overflow as the
+    # model's (agents/exclusion.py), not as a window we set too small
+    assert hf.settings["n_ctx"] == hf.settings["n_ctx_train"] == 8192
     huge = [Message(role="user", content="word " * 9000)]
     with pytest.raises(ContextOverflowError, match="do not fit its context of 8192"):
         hf.generate(huge, max_tokens=4)

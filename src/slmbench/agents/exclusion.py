@@ -10,7 +10,8 @@ apart as ``context_unattributed``. Only an overflow at or past the model's own w
 model's failure, like ``step_limit``: the conversation it wrote outgrew what it can read.
 
 The trained window is the trial's recorded ``settings["n_ctx_train"]`` (the llama.cpp
-backend reads it from the GGUF), else the model registry's ``context`` for the model (trials
+backend reads it from the GGUF; ``hf:`` runs in the model's own window and records it as
+both), else the model registry's ``context`` for the model (trials
 stored before the backend recorded it). The set window is ``settings["n_ctx"]`` (Ollama's
 ``num_ctx``).
 

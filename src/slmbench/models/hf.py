@@ -165,7 +165,9 @@ class HFModel(base.Backend):
     def settings(self) -> dict[str, Any]:
         """What every generation uses (recorded in each trial)."""
         return {"backend": "hf", "device": self.device, "dtype": str(self.model.dtype),
-                "n_ctx": self.n_ctx, **base.PINNED.settings(), **self.thinking.settings(),
+                # the window is the model's own: an overflow here is the model's failure
+                "n_ctx": self.n_ctx, "n_ctx_train": self.n_ctx, **base.PINNED.settings(),
+                **self.thinking.settings(),
                 "stops": "the model's end-of-turn tokens, then the caller's",
                 "not_honoured": []}
 
