@@ -148,7 +148,7 @@ def build_model_report(trials: Sequence[Trial], *, model: str, run_dir: Path,
                        tasks: Mapping[str, Any]) -> ModelReport:
     """One model's :class:`ModelReport` from its stored trials (every rate over several tasks
     task-level; a task's own success rate Wilson over its trials)."""
-    # backend and environment errors are never the model's: no rate counts them
+    # trials that are not the model's (agents/exclusion.py): no rate counts them
     rated = rated_trials(trials)
     by_suite: dict[str, list[Trial]] = defaultdict(list)
     by_temp: dict[str, list[Trial]] = defaultdict(list)
