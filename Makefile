@@ -143,7 +143,7 @@ demo: install-demo sandbox-deps
 
 test: install system-deps models llama-server
 	$(PY) -m ruff check src tests benchmarks
-	$(PY) -m pytest --durations=25
+	$(PY) -m pytest -n auto --dist loadfile --durations=25
 
 # llama.cpp's own server, built from the llama.cpp that the pinned llama-cpp-python sdist vendors,
 # so `llamaserver:` runs the same kernels as `llamacpp:`. Cached under the slmbench home: a second
