@@ -13,9 +13,17 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings
 
 if TYPE_CHECKING:
     from slmbench.models.llamacpp import LlamaCppModel
+
+
+# No property test is timed (speed goes in benchmarks/, not in asserts): Hypothesis's default
+# 200 ms deadline per example would fail a test on a loaded machine, or on a worker sharing
+# its cores (`make test` runs on every core), for nothing the test is about.
+settings.register_profile("slmbench", deadline=None)
+settings.load_profile("slmbench")
 
 
 def _load(name: str) -> Iterator[LlamaCppModel]:
