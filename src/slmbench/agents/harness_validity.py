@@ -1,5 +1,6 @@
 """The ReAct wording before and after issue #15, paired: what ``docs/results/harness-validity.md``
-shows, computed from two run directories of the same grid (``benchmarks/harness_validity.py``).
+shows, computed from two runs of the same grid (``benchmarks/harness_validity.py``), as each
+run exports itself beside the page (:func:`export_arm`, :func:`read_exported`).
 
 ``legacy`` is the old prompt (it told the model to start with 'Final Answer:' after every tool
 result), ``neutral`` the prompt the harness uses now. :func:`harness_validity` pairs their
@@ -15,20 +16,22 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from slmbench.agents.comparison import PairedComparison, compare_trials, pair_trials
 from slmbench.agents.exclusion import rated
 from slmbench.agents.forensics import FailureBreakdown, breakdown, diagnose
-from slmbench.agents.loading import load_trials, shipped_tasks
+from slmbench.agents.loading import shipped_tasks
 from slmbench.agents.records import Trial
 from slmbench.agents.store import RunStore
 from slmbench.core import stats
-from slmbench.core.jsonl import write_jsonl_gz
+from slmbench.core.errors import ConfigError
+from slmbench.core.jsonl import read_jsonl_gz, validated, write_jsonl_gz
 from slmbench.core.stats import ClusteredEstimate
+from slmbench.core.tomlfile import first_error
 
-__all__ = ["Arm", "HarnessValidity", "TrialPair", "export_trials", "harness_validity",
-           "read_harness_validity"]
+__all__ = ["ARMS", "Arm", "ArmRun", "HarnessValidity", "TrialPair", "export_arm",
+           "harness_validity", "read_exported"]
 
 
 class Arm(BaseModel):
@@ -115,25 +118,53 @@ def harness_validity(legacy: Sequence[Trial], neutral: Sequence[Trial], *,
         models=sorted({t.model for t in [*legacy, *neutral]}))
 
 
-def read_harness_validity(legacy_run: str | Path, neutral_run: str | Path) -> HarnessValidity:
-    """:func:`harness_validity` of two run directories: their trials, and the fingerprint and
-    planned trials each store records."""
-    prints, planned = [], []
-    for run in (legacy_run, neutral_run):
-        with RunStore(run) as store:
-            prints.append(store.get_meta("harness_fingerprint"))
-            planned.append(sum((store.get_meta("planned", {}) or {}).values()) or None)
-    return harness_validity(load_trials(legacy_run), load_trials(neutral_run),
-                            fingerprints=(prints[0], prints[1]),
-                            planned=(planned[0], planned[1]),
-                            runs=(str(legacy_run), str(neutral_run)))
+class ArmRun(BaseModel):
+    """What a run's store records beside its trials, exported as ``ARM-run.json``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run: str  # the run directory, as the page names it
+    fingerprint: str | None  # the harness fingerprint its store records
+    planned: int | None  # trials its store plans (None: not recorded)
 
 
-def export_trials(legacy_run: str | Path, neutral_run: str | Path, folder: Path) -> None:
-    """Every stored trial of both runs into ``folder`` (``legacy-trials.jsonl.gz``,
-    ``neutral-trials.jsonl.gz``: one stored trial per line, key, outcome and full record)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for arm, run in (("legacy", legacy_run), ("neutral", neutral_run)):
-        with RunStore(run) as store:
-            write_jsonl_gz(folder / f"{arm}-trials.jsonl.gz",
-                           [stored.model_dump_json() for stored in store.trials()])
+ARMS = ("legacy", "neutral")
+EXPORT_HINT = ("run `python benchmarks/harness_validity.py run ARM` for each arm (it exports "
+               "the arm when it finishes), or restore docs/results/harness-validity/ from git")
+
+
+def export_arm(run: str | Path, arm: str, folder: Path) -> None:
+    """One run's stored trials and its store's record into ``folder``:
+    ``ARM-trials.jsonl.gz`` (one stored trial per line, key, outcome and full record) and
+    ``ARM-run.json`` (:class:`ArmRun`). The page is built from these alone
+    (:func:`read_exported`), so it regenerates on a clone that never ran a model."""
+    with RunStore(run) as store:
+        write_jsonl_gz(folder / f"{arm}-trials.jsonl.gz",
+                       [stored.model_dump_json() for stored in store.trials()])
+        meta = ArmRun(run=str(run), fingerprint=store.get_meta("harness_fingerprint"),
+                      planned=sum((store.get_meta("planned", {}) or {}).values()) or None)
+    (folder / f"{arm}-run.json").write_text(meta.model_dump_json(indent=2) + "\n",
+                                            encoding="utf-8")
+
+
+def _read_arm(folder: Path, arm: str) -> tuple[ArmRun, list[Trial]]:
+    meta_path, trials_path = folder / f"{arm}-run.json", folder / f"{arm}-trials.jsonl.gz"
+    for path in (meta_path, trials_path):
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such export", EXPORT_HINT)
+    try:
+        meta = ArmRun.model_validate_json(meta_path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise ConfigError(f"{meta_path}: not an arm's run record: {first_error(exc)}",
+                          EXPORT_HINT) from None
+    rows = read_jsonl_gz(trials_path, EXPORT_HINT)
+    return meta, validated(Trial, trials_path, (r.get("record") for r in rows), EXPORT_HINT)
+
+
+def read_exported(folder: str | Path) -> HarnessValidity:
+    """:func:`harness_validity` of the two arms :func:`export_arm` wrote into ``folder``:
+    their trials, and the run, fingerprint and planned trials each store recorded.
+    ConfigError naming the file when one is missing or malformed."""
+    (m_old, old), (m_new, new) = (_read_arm(Path(folder), arm) for arm in ARMS)
+    return harness_validity(old, new, fingerprints=(m_old.fingerprint, m_new.fingerprint),
+                            planned=(m_old.planned, m_new.planned), runs=(m_old.run, m_new.run))
