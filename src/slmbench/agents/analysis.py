@@ -58,8 +58,8 @@ from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.summary import (
     EQUIVALENCE_MARGIN,
     AnalysisSummary,
-    GroupAccuracy,
     ExclusionBounds,
+    GroupAccuracy,
     ItemAudit,
     ModelAccuracy,
     OutcomeBreakdown,
