@@ -21,6 +21,7 @@ from slmbench.agents.tasks import load_tasks
 from slmbench.models.catalog import load_registry
 from slmbench.models.llamacpp import trained_context
 from slmbench.models.scripted import ScriptedModel
+from slmbench.report.parta import failures
 
 TASKS = load_tasks()
 
@@ -84,6 +85,31 @@ def test_the_analysis_counts_it_apart_and_no_rate_sees_it() -> None:
     # the same trial at the model's own window is a failure that the rates count
     own = lost.model_copy(update={"settings": {"n_ctx": 32768, "n_ctx_train": 32768}})
     assert analyze([ok, own]).n_trials == 2
+
+
+def test_the_page_bounds_the_accuracy_had_the_excluded_trials_counted_either_way() -> None:
+    # excluding them is not ignorable, so the summary and the page say how far it could move
+    below = {"n_ctx": 4096, "n_ctx_train": 32768}
+    trials = [_trial("scripted:test", Outcome.SUCCESS, **below),
+              _trial("scripted:test", Outcome.CONTEXT_OVERFLOW, **below).model_copy(
+                  update={"task_id": "DA-2"}),
+              _trial("scripted:test", Outcome.WRONG_ANSWER, **below).model_copy(
+                  update={"task_id": "DA-3"})]
+    summary = analyze(trials)
+    (bounds,) = summary.exclusion_bounds
+    assert (bounds.model, bounds.excluded) == ("scripted:test", 1)
+    reported = summary.accuracy_of("scripted:test")
+    assert reported is not None and reported.accuracy.estimate == pytest.approx(1 / 2)
+    assert bounds.as_failures.estimate == pytest.approx(1 / 3)
+    assert bounds.as_successes.estimate == pytest.approx(2 / 3)
+    assert bounds.as_failures.tasks == bounds.as_successes.tasks == 3
+    line = next(x for x in failures(summary, trials) if x.startswith("Had they counted"))
+    assert "test, 1 trial(s): 50.0 [" in line
+    assert "33.3 [" in line and "all failures" in line and "66.7 [" in line
+    # nothing counted apart: no bounds, no line
+    kept = [trials[0], trials[2]]
+    assert analyze(kept).exclusion_bounds == []
+    assert not any(x.startswith("Had they counted") for x in failures(analyze(kept), kept))
 
 
 def test_a_paired_comparison_drops_the_pair_it_ends() -> None:

@@ -27,8 +27,10 @@ Which trials feed which figure:
   tasks solved unfaulted, robustness on solved base tasks, safety on trials that reached a
   decision); below 3 tasks a dimension is not measurable and the model has no composite.
   The seed's unconditional figure is kept beside each (``DimensionScores.seed``).
-- trials that are never the model's (``backend_error``, ``environment_error``)
-  feed no rate: they are counted per model in ``not_the_models``;
+- trials that are never the model's (:mod:`slmbench.agents.exclusion`: backend and
+  environment errors, a context window set below the trained one) feed no rate: they are
+  counted per model in ``not_the_models``, and ``exclusion_bounds`` gives each
+  configuration's capability accuracy had they all counted as failures, or as successes;
 - *failures* (:mod:`slmbench.agents.forensics`) cover every counted trial.
 
 A row is a *configuration*: a model spec under one toolset. Trials of the same spec under the
@@ -56,6 +58,7 @@ from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.summary import (
     EQUIVALENCE_MARGIN,
     AnalysisSummary,
+    ExclusionBounds,
     GroupAccuracy,
     ItemAudit,
     ModelAccuracy,
@@ -87,6 +90,23 @@ def _accuracy(model: str, trials: list[Trial], params: float | None) -> ModelAcc
         mean_latency_s=sum(t.latency_s for t in trials) / len(trials),
         mean_completion_tokens=sum(t.completion_tokens for t in trials) / len(trials),
     )
+
+
+def _exclusion_bounds(trials: Sequence[Trial]) -> list[ExclusionBounds]:
+    """Per configuration with capability trials counted apart: its capability accuracy had
+    every one of them counted as a failure, and as a success (``trials``: before
+    :func:`~slmbench.agents.exclusion.rated`; every trial when none is a capability trial,
+    as the accuracy itself)."""
+    pool = [t for t in trials if _is_capability(t)] or list(trials)  # as accuracy counts
+    out = []
+    for model, ts in sorted(by(pool, lambda t: t.model).items()):
+        excluded = sum(excluded_as(t) is not None for t in ts)
+        if excluded:
+            out.append(ExclusionBounds(
+                model=model, excluded=excluded,
+                as_failures=task_rate(ts, passed),
+                as_successes=task_rate(ts, lambda t: passed(t) or excluded_as(t) is not None)))
+    return out
 
 
 def _outcomes(model: str, trials: list[Trial]) -> OutcomeBreakdown:
@@ -297,6 +317,7 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
         not_the_models[model][outcome] = k
     failures = [breakdown(m, ts, {i: t.tools for i, t in tasks.items()})
                 for m, ts in sorted(by(trials, lambda t: t.model).items())]
+    bounds = _exclusion_bounds(trials)
     trials = rated(trials)
     if not trials:
         raise ConfigError(f"run {run_dir or '(in memory)'} holds only trials that are not the "
@@ -355,7 +376,8 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
         safety=[sb for m in models if (sb := views[m][2]) is not None],
         temperature=temperature, size=size, pairwise=pairwise,
         by_temperature=_by_temperature(cap_by_model), audit=_audit(capability, cap_by_model),
-        failures=failures, not_the_models=dict(not_the_models), notes=notes,
+        failures=failures, not_the_models=dict(not_the_models), exclusion_bounds=bounds,
+        notes=notes,
     )
 
 

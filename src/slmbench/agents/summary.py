@@ -145,6 +145,18 @@ class PairwiseComparison(_Frozen):
         return self.p_holm < ALPHA
 
 
+class ExclusionBounds(_Frozen):
+    """How far a configuration's capability accuracy could move had its trials that are not
+    the model's (:mod:`slmbench.agents.exclusion`) counted: every one a failure, or every one
+    a success. Dropping them is not ignorable missingness, so the page shows both beside the
+    accuracy it reports."""
+
+    model: str
+    excluded: int  # capability trials counted apart
+    as_failures: ClusteredEstimate  # every excluded trial counted, as a failure
+    as_successes: ClusteredEstimate  # every excluded trial counted, as a success
+
+
 class ItemAudit(_Frozen):
     all_models_fail: list[str]  # task ids no model ever passed
     all_models_pass: list[str]
@@ -178,6 +190,8 @@ class AnalysisSummary(_Frozen):
     failures: list[FailureBreakdown] = Field(default_factory=list)  # forensics per model
     not_the_models: dict[str, dict[str, int]] = Field(
         default_factory=dict)  # model -> why (agents.exclusion.excluded_as) -> trials (no rate)
+    # per configuration with excluded capability trials: its accuracy had they counted
+    exclusion_bounds: list[ExclusionBounds] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
     def accuracy_of(self, model: str) -> ModelAccuracy | None:

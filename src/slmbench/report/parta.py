@@ -202,7 +202,17 @@ def failures(s: AnalysisSummary, trials: Sequence[Trial]) -> list[str]:
         lines += ["Not the model's (no rate counts them): " + "; ".join(
             f"{short(m)} " + ", ".join(f"{k} {o}" for o, k in c.items())
             for m, c in s.not_the_models.items()), ""]
+    if s.exclusion_bounds:
+        lines += ["Had they counted (capability accuracy, task-level, 95% CI): " + "; ".join(
+            f"{short(b.model)}, {b.excluded} trial(s): {_reported(s, b.model)} as reported, "
+            f"{pct(b.as_failures)} all failures, {pct(b.as_successes)} all successes"
+            for b in s.exclusion_bounds) + ".", ""]
     return lines
+
+
+def _reported(s: AnalysisSummary, model: str) -> str:
+    a = s.accuracy_of(model)
+    return pct(None if a is None else a.accuracy)
 
 
 def _determinism(c: Consistency) -> str:
