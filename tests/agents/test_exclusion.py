@@ -19,12 +19,12 @@ from slmbench.agents.comparison import compare_trials
 from slmbench.agents.evaluator import run_trial
 from slmbench.agents.exclusion import BELOW_TRAINED, UNATTRIBUTED, excluded_as, rated
 from slmbench.agents.records import Outcome, Trial
-from slmbench.agents.runner.retry import RetryingModel, RetryPolicy
 from slmbench.agents.runner.report import RunnerStats, build_model_report
+from slmbench.agents.runner.retry import RetryingModel, RetryPolicy
 from slmbench.agents.tasks import load_tasks
+from slmbench.models.base import trained_context
 from slmbench.models.catalog import load_registry
 from slmbench.models.ollama import OllamaModel
-from slmbench.models.base import trained_context
 from slmbench.models.scripted import ScriptedModel
 
 TASKS = load_tasks()
