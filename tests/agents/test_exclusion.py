@@ -7,8 +7,11 @@ for); below it, or where nobody can tell, it is counted apart and no rate sees i
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from slmbench.agents.analysis import analyze
@@ -17,9 +20,11 @@ from slmbench.agents.evaluator import run_trial
 from slmbench.agents.exclusion import BELOW_TRAINED, UNATTRIBUTED, excluded_as, rated
 from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.runner.report import RunnerStats, build_model_report
+from slmbench.agents.runner.retry import RetryingModel, RetryPolicy
 from slmbench.agents.tasks import load_tasks
+from slmbench.models.base import trained_context
 from slmbench.models.catalog import load_registry
-from slmbench.models.llamacpp import trained_context
+from slmbench.models.ollama import OllamaModel
 from slmbench.models.scripted import ScriptedModel
 from slmbench.report.parta import failures
 
@@ -129,6 +134,38 @@ def test_the_run_report_rates_only_the_models_trials(tmp_path: Any) -> None:
                                 runner=RunnerStats(), tasks=TASKS)
     row = report.tasks[0]
     assert row.n == 1 and row.success is None and row.outcomes == {"context_overflow": 1}
+
+
+OLLAMA = Path(__file__).parents[1] / "models" / "fixtures" / "ollama"
+
+
+def _ollama(num_ctx: int) -> OllamaModel:
+    """A qwen3 tag (trained for 40,960 tokens) whose server answers the first request in
+    prose, then fills the window (1,026 prompt tokens evaluated) on every later one."""
+    shown = json.loads((OLLAMA / "show_qwen3.json").read_text())
+    replies = [json.loads((OLLAMA / name).read_text())
+               for name in ("chat_answer.json", "chat_prompt_cut.json")]
+    replies[0]["prompt_eval_count"] = 1000  # the task's first prompt, whole in 1,024 tokens
+    chats: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/show":
+            return httpx.Response(200, json=shown)
+        chats.append(1)
+        return httpx.Response(200, json=replies[min(len(chats), 2) - 1])
+
+    return OllamaModel("qwen3:4b", "http://127.0.0.1:11434", num_ctx=num_ctx,
+                       transport=httpx.MockTransport(handler))
+
+
+def test_an_ollama_trial_records_both_windows_through_the_runner_so_its_overflow_is_told(
+        ) -> None:
+    # the runner's wrapper shows the backend's settings as they are when the trial ends
+    wrapped = RetryingModel(_ollama(num_ctx=1024), RetryPolicy(attempts=1), seed=0)
+    trial = run_trial(wrapped, TASKS["IR-1"])
+    assert trial.outcome == Outcome.CONTEXT_OVERFLOW, trial.error
+    assert (trial.settings["num_ctx"], trial.settings["n_ctx_train"]) == (1024, 40960)
+    assert excluded_as(trial) == BELOW_TRAINED
 
 
 def test_trained_context_reads_the_architectures_length_or_says_it_does_not_know() -> None:

@@ -20,6 +20,7 @@ import pytest
 
 from slmbench.core.errors import ModelNotFoundError, ModelSpecError
 from slmbench.models import llamaserver
+from slmbench.models.catalog import load_registry
 from slmbench.models.factory import load_model
 from slmbench.models.llamaserver import PINNED_LLAMA_CPP_PYTHON, LlamaServerModel
 from slmbench.models.readiness import check_ready
@@ -93,6 +94,10 @@ def test_a_real_generate_and_the_server_stops_on_close() -> None:
     assert isinstance(model, LlamaServerModel)
     pid = model.pid
     assert pid is not None and _alive(pid)
+    # each slot's window and the one the server says the model was trained for, recorded in
+    # every trial: an overflow in 2048 tokens is ours, not SmolLM2's (trained for 8192)
+    assert model.settings["n_ctx"] == 2048 and model.settings["slots"] == 2
+    assert model.settings["n_ctx_train"] == load_registry().get("smollm2-135m").context == 8192
     out = model.generate([{"role": "user", "content": "Say hello."}], max_tokens=8)
     assert out.text.strip() and out.completion_tokens > 0 and out.prompt_tokens > 0
     again = model.generate([{"role": "user", "content": "Say hello."}], max_tokens=8)

@@ -99,6 +99,19 @@ def test_think_option_reaches_the_server(think: str, sent: bool, num_predict: in
     assert model.settings["think"] == think
 
 
+def test_settings_record_the_window_the_tag_was_trained_for_once_the_server_showed_it() -> None:
+    model, _ = replay("chat_answer.json", num_ctx=2048)
+    assert model.settings["num_ctx"] == 2048
+    assert "n_ctx_train" not in model.settings  # nothing asked of the server yet
+    model.generate(FRANCE)
+    # the recorded qwen3 tag's model_info: "qwen3.context_length": 40960
+    assert model.settings["n_ctx_train"] == 40960
+    plain, _ = replay("chat_answer.json", show="show_llama2.json")
+    plain.generate(FRANCE)
+    assert plain.settings["n_ctx_train"] == json.loads(
+        (FIXTURES / "show_llama2.json").read_text())["model_info"]["llama.context_length"]
+
+
 def test_a_prompt_the_server_cut_is_context_truncated() -> None:
     model, _ = replay("chat_prompt_cut.json", num_ctx=2048)
     long = [Message(role="system", content="tool description " * 1000), *FRANCE]

@@ -6,7 +6,7 @@ backend extends (the records it returns are in :mod:`slmbench.models.records`; s
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -22,6 +22,14 @@ from slmbench.models.records import (
     as_messages,
 )
 from slmbench.models.thinking import OPEN, Thinking
+
+
+def trained_context(metadata: Mapping[str, Any]) -> int | None:
+    """The context window a GGUF's metadata says its model was trained for (its
+    ``<architecture>.context_length``: what llama.cpp reads from the file, and Ollama's
+    ``/api/show`` ``model_info``), or None where it does not say."""
+    value = metadata.get(f"{metadata.get('general.architecture', '')}.context_length", "")
+    return int(value) if str(value).isdigit() and int(value) > 0 else None
 
 
 @runtime_checkable

@@ -101,13 +101,6 @@ def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def trained_context(metadata: dict[str, str]) -> int | None:
-    """The context window a GGUF's metadata says its model was trained for (its
-    ``<architecture>.context_length``), or None where the file does not say."""
-    value = metadata.get(f"{metadata.get('general.architecture', '')}.context_length", "")
-    return int(value) if str(value).isdigit() and int(value) > 0 else None
-
-
 def _check_chunking(chunking: str) -> str:
     """``chunking`` when it is one of ``CHUNKINGS``, else ModelSpecError naming them."""
     if chunking not in CHUNKINGS:
@@ -177,7 +170,7 @@ class LlamaCppModel(base.Backend):
     def settings(self) -> dict[str, Any]:
         """What every generation uses (recorded in each trial)."""
         return {"backend": "llamacpp", "n_ctx": self._llm.n_ctx(),
-                "n_ctx_train": trained_context(self._llm.metadata), **base.PINNED.settings(),
+                "n_ctx_train": base.trained_context(self._llm.metadata), **base.PINNED.settings(),
                 **self.thinking.settings(), "n_gpu_layers": self.n_gpu_layers or 0,
                 "stops": "the template's, then the caller's", "not_honoured": [],
                 "prompt_chunks": CHUNKING_SETTINGS[self.chunking]}

@@ -7,7 +7,8 @@
 
 * ``slots`` - parallel sequences the server decodes in one batch (``-np``, default 8);
 * ``threads`` - CPU threads (default 2);
-* ``n_ctx`` - context window *per slot* in tokens (default 4096, as ``llamacpp:``);
+* ``n_ctx`` - context window *per slot* in tokens (default 4096, as ``llamacpp:``); each
+  trial records it with the window the server says the model was trained for (``n_ctx_train``);
 * ``timeout`` - seconds per request (default 300); ``load_timeout`` - seconds to wait
   for the server to load the model (default 120);
 * ``n_gpu_layers`` - layers offloaded to the GPU (``-ngl``; a CUDA build of llama-server);
@@ -189,7 +190,7 @@ class LlamaServerModel(OpenAIModel):
     def __init__(self, path: Path, *, spec: str, slots: int = DEFAULT_SLOTS, threads: int = 2,
                  n_ctx: int = 4096, timeout: float = 300.0, load_timeout: float = 120.0,
                  n_gpu_layers: int | None = None, thinking: Thinking | None = None) -> None:
-        self.path, self.slots = path, slots
+        self.path, self.slots, self.n_ctx = path, slots, n_ctx
         self._proc: subprocess.Popen[bytes] | None = None
         self._log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log")  # noqa: SIM115
         self._close_lock = threading.Lock()
@@ -208,10 +209,21 @@ class LlamaServerModel(OpenAIModel):
         self._http = httpx.Client(base_url=base, timeout=timeout)
         try:
             self._wait_healthy(load_timeout)
+            self.n_ctx_train = self._trained_window()
         except BaseException:
             self.close()
             raise
         super().__init__(path.stem, f"{base}/v1", spec=spec, timeout=timeout, thinking=thinking)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The server backend's settings, with the window each slot has (``n_ctx``) and the
+        one the model was trained for (``n_ctx_train``, as the server reports it): whose
+        limit a context overflow was is read from these (``agents/exclusion.py``)."""
+        window = {"n_ctx": self.n_ctx, "slots": self.slots}
+        if self.n_ctx_train is not None:
+            window["n_ctx_train"] = self.n_ctx_train
+        return {**super().settings, **window}
 
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> LlamaServerModel:
@@ -254,6 +266,16 @@ class LlamaServerModel(OpenAIModel):
             time.sleep(0.1)
         raise BackendError(f"llama-server did not load {self.path.name} in {load_timeout:g} s",
                            "raise ?load_timeout= or use a smaller n_ctx/slots")
+
+    def _trained_window(self) -> int | None:
+        """The context window the model was trained for, as the server reports it
+        (``/v1/models``: ``data[0].meta.n_ctx_train``); None where it does not say."""
+        try:
+            listed = self._http.get("/v1/models", timeout=10.0).json()
+            value = listed["data"][0]["meta"]["n_ctx_train"]
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+            return None
+        return value if isinstance(value, int) and value > 0 else None
 
     def counters(self) -> dict[str, float]:
         """The server's cumulative counters from ``/metrics`` (``prompt_tokens_total``: prompt

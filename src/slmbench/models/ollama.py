@@ -6,7 +6,9 @@ Spec: ``ollama:TAG[@HOST]``, e.g. ``ollama:qwen2.5:7b`` or
 
 * ``num_ctx`` - context window in tokens, always sent (default 8192). Ollama's own default
   (4096; 2048 on older builds) would silently cut the *front* of a long agent prompt: the
-  system prompt, the tools and the task;
+  system prompt, the tools and the task. Each trial records it beside the window the model
+  was trained for (``n_ctx_train``: ``/api/show``'s ``model_info``, read before the first
+  request), so an overflow is attributed as ``llamacpp:``'s is;
 * ``think`` - ``off|on|auto`` (Ollama's ``think`` flag; ``on`` also adds ``think_tokens``,
   default 2048, to each reply's token cap);
 * ``timeout`` - seconds per request (default 300).
@@ -143,15 +145,18 @@ class OllamaModel(base.Backend):
         self.num_ctx = num_ctx
         extra: dict[str, Any] = {"transport": transport} if transport else {}
         self._client = ollama.Client(host=self.host, timeout=timeout, **extra)
-        self._stops: list[str] | None = None
-        self._stops_lock = threading.Lock()
+        self._shown: ollama.ShowResponse | None = None  # the tag's /api/show, read once
+        self._show_lock = threading.Lock()
 
     @property
     def settings(self) -> dict[str, Any]:
         """What this backend sends with every request (recorded in each trial)."""
-        return {"backend": "ollama", "num_ctx": self.num_ctx, **base.PINNED.settings(),
-                **self.thinking.settings(), "stops": "the Modelfile's, then the caller's",
-                "not_honoured": []}
+        trained = None if self._shown is None else base.trained_context(
+            self._shown.modelinfo or {})
+        return {"backend": "ollama", "num_ctx": self.num_ctx,
+                **({} if trained is None else {"n_ctx_train": trained}),
+                **base.PINNED.settings(), **self.thinking.settings(),
+                "stops": "the Modelfile's, then the caller's", "not_honoured": []}
 
     @classmethod
     def preflight(cls, spec: ModelSpec, wait_ready_s: float | None = None, *,
@@ -213,16 +218,17 @@ class OllamaModel(base.Backend):
         return BackendError(f"bad answer from {where}: {exc}", "check the server's version")
 
     def _template_stops(self) -> list[str]:
-        """The tag's own stop strings (read once: a request's ``stop`` replaces them)."""
-        with self._stops_lock:
-            if self._stops is None:
+        """The tag's own stop strings (a request's ``stop`` replaces them), from its
+        ``/api/show``, read once, before the first request: the same answer gives the window
+        the model was trained for (``model_info``), which :attr:`settings` records."""
+        with self._show_lock:
+            if self._shown is None:
                 try:
-                    shown = self._client.show(self.tag)
+                    self._shown = self._client.show(self.tag)
                 except (ConnectionError, httpx.TransportError, ollama.ResponseError,
                         ValueError) as exc:  # ValueError: an answer that is not a model's show
                     raise self._error(exc) from exc
-                self._stops = modelfile_stops(shown.parameters)
-            return self._stops
+            return modelfile_stops(self._shown.parameters)
 
     def _check_context(self, sent: list[dict[str, Any]], evaluated: int | None) -> None:
         """Raise ContextOverflowError (``context_truncated``) when the server cut the prompt."""

@@ -86,10 +86,12 @@ class ModelActor:
         return self.model
 
     def ready(self) -> dict[str, Any]:
-        """What the driver's proxy needs: the model's capabilities, and where it runs."""
+        """What the driver's proxy needs: the model's capabilities, its settings (what its
+        backend sends, recorded in each trial as a local run records it), and where it runs."""
         model = self._loaded()
         return {"supports_logprobs": model.supports_logprobs,
                 "supports_native_tools": model.supports_native_tools, "pid": os.getpid(),
+                "settings": dict(getattr(model, "settings", {}) or {}),
                 "load_report": getattr(model, "load_report", None)}
 
     def generate(self, messages: list[Message], kwargs: dict[str, Any]) -> Completion:
@@ -118,7 +120,8 @@ class RayModel:
     ``workers`` (``replicas × concurrency``) threads each actor serves ``concurrency`` of
     them. ``actors`` are the live handles (a dead or hung one is replaced when a call finds
     it so). ``attempts``: how often a replica that dies while starting is replaced.
-    ``load_report``: the first replica's model's ``load_report`` (None if it has none).
+    ``load_report``: the first replica's model's ``load_report`` (None if it has none);
+    ``settings``: its backend's settings, as the local model would show them.
     """
 
     def __init__(self, spec: str, *, loader: ModelLoader, options: RayModelOptions,
@@ -153,6 +156,7 @@ class RayModel:
             raise
         self.supports_logprobs = bool(info[0]["supports_logprobs"])
         self.supports_native_tools = bool(info[0]["supports_native_tools"])
+        self.settings: dict[str, Any] = info[0]["settings"]
         self.load_report: Any = info[0]["load_report"]
 
     @property

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import random
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -33,6 +34,8 @@ from slmbench.agents.runner.plan import build_plan, plan_of
 from slmbench.agents.runner.progress import PlainProgress
 from slmbench.agents.store import RunStore
 from slmbench.core.errors import ConfigError, ModelNotFoundError
+from slmbench.models.base import Model
+from slmbench.models.factory import load_model
 from slmbench.models.placement import RayModelOptions, resources_of
 from slmbench.models.ray import NAMESPACE
 
@@ -114,6 +117,31 @@ def test_ray_stores_the_records_the_local_executor_stores(
     got = records(tmp_path / "run")
     assert got.keys() == local_records.keys() == plan_of(build_experiment(GRID)).keys()
     assert got == local_records
+
+
+# what a real backend records of itself (llamacpp: its window and the one it was trained for)
+SETTINGS = {"backend": "test", "n_ctx": 4096, "n_ctx_train": 32768, "top_k": 40}
+
+
+def with_settings(spec: str) -> Model:
+    model = load_model(spec)
+    model.settings = dict(SETTINGS)  # type: ignore[attr-defined]
+    return model
+
+
+def test_a_trial_on_ray_records_its_backends_settings_as_a_local_trial_does(
+        cluster: str, tmp_path: Path) -> None:
+    # a trial without them has no window: its overflow could not be told ours or the model's
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the loader, to actors
+    grid = {"models": [MODEL], "tasks": ["IR-1", "IR-2"], "temperatures": [0.7],
+            "repeats": 1}
+    for name, over in (("local", {}), ("ray", {"executor": "ray"})):
+        summary = execute(build_experiment({**grid, **over}), run_dir=tmp_path / name,
+                          model_loader=with_settings, progress=quiet())
+        assert summary.complete and summary.stored == 2
+        with RunStore(tmp_path / name) as store:
+            settings = [Trial.model_validate(row.record).settings for row in store.trials()]
+        assert settings == [SETTINGS, SETTINGS], name
 
 
 def run_in_thread(exp: Any, run_dir: Path) -> tuple[threading.Thread, list[RunSummary]]:

@@ -1,8 +1,8 @@
 """The base of a model that wraps another one for the runner (retries, the response cache).
 
-A :class:`WrappedModel` shows the inner model's spec, capabilities and settings as its own,
-scores through it unless a subclass says otherwise, and never closes it: the wrapped model
-belongs to the executor, which closes it.
+A :class:`WrappedModel` shows the inner model's spec, capabilities and settings (as they are
+now) as its own, scores through it unless a subclass says otherwise, and never closes it: the
+wrapped model belongs to the executor, which closes it.
 """
 
 from __future__ import annotations
@@ -23,8 +23,13 @@ class WrappedModel:
         self.spec = inner.spec
         self.supports_logprobs = inner.supports_logprobs
         self.supports_native_tools = inner.supports_native_tools
-        self.settings: dict[str, Any] = dict(getattr(inner, "settings", {}) or {})
         self._lock = threading.Lock()  # guards the subclass's counters across threads
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The inner model's settings as they are now: a backend may learn some only from
+        its server, on its first request (Ollama's trained window), before a trial ends."""
+        return dict(getattr(self.inner, "settings", {}) or {})
 
     def score(
         self,
