@@ -120,7 +120,8 @@ def render_harness_page(h: HarnessValidity) -> str:
               "success rate weighs each trial (they agree when every task has as many trials).",
               ""]
     lines += [f"Verdict: {_verdict(cmp)}. Interval: {cmp.difference.method}; "
-              f"{cmp.excluded} pair(s) dropped for a backend or environment error, "
+              f"{cmp.excluded} pair(s) dropped as not the model's (a backend, environment or "
+              "context-window error: docs/scoring.md), "
               f"{cmp.unpaired} trial(s) unpaired.", ""]
     lines += ["## Format failures: tolerant parser vs strict grammar", "",
               "*Tolerant* is what the runs scored (the parser reads every unambiguous shape). "

@@ -36,7 +36,7 @@ class TaskOutcomes(BaseModel):
     task_id: str
     suite: str
     n: int
-    success: Estimate | None  # Wilson 95%; None when every trial was a backend or environment error
+    success: Estimate | None  # Wilson 95%; None when no trial is the model's (agents.exclusion)
     outcomes: dict[str, int]
     mean_score: float | None  # mean Score.value over trials that have a score
     mean_steps: float
