@@ -44,7 +44,7 @@ from slmbench.agents.tasks.perturb import fault_plan_for, instruction_for, varia
 from slmbench.agents.tools.toolbox import WorldToolbox
 from slmbench.agents.world import World
 from slmbench.core.errors import ConfigError
-from slmbench.models.base import Model
+from slmbench.models.base import Model, settings_of
 
 __all__ = ["check_derivable", "judge", "load_task_file", "rescore", "run_trial", "variants",
            "world_after", "world_changes"]
@@ -155,7 +155,7 @@ def run_trial(
         completion_tokens=result.completion_tokens, latency_s=result.latency_s,
         wall_s=time.perf_counter() - start, error=result.error,
         world_state=world_changes(world, task.world_seed),
-        settings=dict(getattr(model, "settings", {}) or {}),
+        settings=settings_of(model),
     )
     return trial.model_copy(update={"forensics": diagnose(trial, task.tools)})
 

@@ -32,6 +32,12 @@ def trained_context(metadata: Mapping[str, Any]) -> int | None:
     return int(value) if str(value).isdigit() and int(value) > 0 else None
 
 
+def settings_of(model: object) -> dict[str, Any]:
+    """A copy of what ``model``'s backend records of itself in each trial (its ``settings``:
+    window, pinned sampling, ...); empty for a model that has none (a scripted one)."""
+    return dict(getattr(model, "settings", {}) or {})
+
+
 @runtime_checkable
 class StopRule(Protocol):
     """Where a reply ends, read off the reply so far (the agent loop gives its parser's rule:

@@ -28,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Self, TypeVar
 
 from slmbench.core.errors import BackendError, ConfigError
-from slmbench.models.base import Model, StopRule
+from slmbench.models.base import Model, StopRule, settings_of
 from slmbench.models.placement import (
     RayModelOptions,
     bundle_of,
@@ -91,7 +91,7 @@ class ModelActor:
         model = self._loaded()
         return {"supports_logprobs": model.supports_logprobs,
                 "supports_native_tools": model.supports_native_tools, "pid": os.getpid(),
-                "settings": dict(getattr(model, "settings", {}) or {}),
+                "settings": settings_of(model),
                 "load_report": getattr(model, "load_report", None)}
 
     def generate(self, messages: list[Message], kwargs: dict[str, Any]) -> Completion:

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from slmbench.models.base import Model
+from slmbench.models.base import Model, settings_of
 from slmbench.models.records import CandidateScore, Message
 
 
@@ -29,7 +29,7 @@ class WrappedModel:
     def settings(self) -> dict[str, Any]:
         """The inner model's settings as they are now: a backend may learn some only from
         its server, on its first request (Ollama's trained window), before a trial ends."""
-        return dict(getattr(self.inner, "settings", {}) or {})
+        return settings_of(self.inner)
 
     def score(
         self,
