@@ -127,8 +127,9 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
         else:
             out.append(f"{short(t.model)}: cannot tell whether temperature changes its "
                        f"accuracy ({seen}"
-                       + (f"; not shown within ±{100 * same.margin:.0f} points either, TOST "
-                          f"p {pval(same.p_value)}, {same.formatted_interval()} points"
+                       + (f"; not shown within ±{100 * same.margin:.0f} points either: exact "
+                          f"TOST p {pval(same.p_value)}, {same.formatted_interval()} points, a "
+                          "bound from the share of tasks ahead and behind, not by how much"
                           if same is not None else "") + ").")
     for z in s.size:
         if z.spearman is not None and z.spearman.estimate is not None:

@@ -67,6 +67,23 @@ DESIGN_NOTE = ("Every interval is task-level: the task is the unit that repeats,
                "tasks like the suite's.")
 
 
+def _families_note(trials: Sequence[Trial]) -> list[str]:
+    """Where tasks ran as families (issue #39), what a "task" is on the page: one family,
+    its drawn instances being trials of it (analysis.py clusters them so)."""
+    drawn = [t for t in trials if t.instance]
+    if not drawn:
+        return []
+    worlds = sorted({t.instance for t in drawn})
+    per_family = max(len({t.instance for t in drawn if t.task_id == f})
+                     for f in {t.task_id for t in drawn})
+    return [f"Tasks ran as families: a task here is one family, and its instances (the "
+            f"family drawn in worlds {', '.join(map(str, worlds))}; up to {per_family} a "
+            "family) with its repeats and temperatures are trials of that task, never tasks "
+            "of their own. So *tasks × trials* reads families × (instances × repeats × "
+            "temperatures), and two sides pair by family, within the (variant, temperature, "
+            "instance) cells both ran.", ""]
+
+
 def _accuracy_tables(s: AnalysisSummary) -> list[str]:
     outcomes = {o.model: o for o in s.outcomes}
     lines = table(
@@ -154,12 +171,14 @@ def _temperature_table(s: AnalysisSummary) -> list[str]:
                           "MDD (points)"], rows)
 
 
-def part_a_section(s: AnalysisSummary) -> list[str]:
+def part_a_section(s: AnalysisSummary, trials: Sequence[Trial] = ()) -> list[str]:
+    """The Part A section of a page from its analysis (``trials``: those it analysed, to say
+    what a task is where tasks ran as families)."""
     lines = ["## Part A: agent reliability", "",
              f"{s.n_trials} trials. Accuracy counts {s.capability_scope}. {DESIGN_NOTE} "
              "Every fact in the world is invented: a right answer that no successful tool "
              "result supports is *ungrounded*, shown beside accuracy and never counted as a "
-             "success.", ""]
+             "success.", "", *_families_note(trials)]
     lines += _accuracy_tables(s)
     if s.dimensions:
         lines += _dimension_tables(s)
