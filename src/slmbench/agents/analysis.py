@@ -236,7 +236,8 @@ def _pairwise(by_model: Mapping[str, list[Trial]]) -> list[PairwiseComparison]:
         comparison = stats.task_paired(diffs, cells=n_cells)
         out.append(PairwiseComparison(a=a, b=b, tasks=comparison.tasks, cells=n_cells,
                                       temperatures=temps, comparison=comparison,
-                                      p_holm=comparison.sign_test.p_value))
+                                      p_holm=comparison.sign_test.p_value,
+                                      equivalence=stats.tost(diffs, EQUIVALENCE_MARGIN)))
     return out
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from slmbench.agents.reliability import MIN_TASKS
-from slmbench.agents.summary import AnalysisSummary, PairwiseComparison
+from slmbench.agents.summary import EQUIVALENCE_MARGIN, AnalysisSummary, PairwiseComparison
 from slmbench.report.parta import mdd
 from slmbench.report.partb import (
     family_headline,
@@ -29,7 +29,8 @@ def _best_is_decided(s: AnalysisSummary, best: str) -> str:
     others = [p for a in s.accuracy if a.model != best and (p := s.pair(best, a.model))]
     if not others:
         return ""
-    tied = [p for p in others if not p.differs]
+    tied = [p for p in others if not p.differs and not p.equivalent]
+    same = [p for p in others if not p.differs and p.equivalent]
     ahead = [p for p in others if p.differs and (p.comparison.mean_difference > 0) == (p.a == best)]
     if len(ahead) == len(others):
         worst = pval(max(p.p_holm for p in others))
@@ -39,6 +40,9 @@ def _best_is_decided(s: AnalysisSummary, best: str) -> str:
     if ahead:
         text += "; ahead of " + ", ".join(f"{_other(p, best)} (Holm p {pval(p.p_holm)})"
                                          for p in ahead)
+    if same:
+        text += f"; within ±{100 * EQUIVALENCE_MARGIN:.0f} points of " + ", ".join(
+            f"{_other(p, best)} ({_tost(p)})" for p in same)
     if tied:
         text += "; cannot tell it from " + ", ".join(
             f"{_other(p, best)} (Holm p {pval(p.p_holm)}, "
@@ -49,6 +53,11 @@ def _best_is_decided(s: AnalysisSummary, best: str) -> str:
 
 def _other(p: PairwiseComparison, best: str) -> str:
     return short(p.b if p.a == best else p.a)
+
+
+def _tost(p: PairwiseComparison) -> str:
+    e = p.equivalence
+    return "" if e is None else f"exact TOST p {pval(e.p_value)}, {e.note}"
 
 
 def _pair_line(p: PairwiseComparison) -> str:
@@ -100,9 +109,14 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
                        "successes.")
     if s.pairwise:
         sig = [p for p in s.pairwise if p.differs]
+        same = [p for p in s.pairwise if not p.differs and p.equivalent]
         out.append(f"{len(sig)} of {len(s.pairwise)} model pairs differ (paired by task: exact "
                    "sign test across tasks, Holm over the page's comparisons)"
-                   + (": " + "; ".join(_pair_line(p) for p in sig) if sig else "") + ".")
+                   + (": " + "; ".join(_pair_line(p) for p in sig) if sig else "")
+                   + (f"; {len(same)} shown within ±{100 * EQUIVALENCE_MARGIN:.0f} points (exact "
+                      "TOST on the same per-task "
+                      "differences): " + "; ".join(f"{short(p.a)} vs {short(p.b)} ({_tost(p)})"
+                                                   for p in same) if same else "") + ".")
     for t in s.temperature:
         c = t.comparison
         if c is None or t.lowest is None or t.highest is None:

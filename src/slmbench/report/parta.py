@@ -12,7 +12,12 @@ from collections.abc import Sequence
 from slmbench.agents.dimensions import DIMENSION_INTERVALS
 from slmbench.agents.records import Trial
 from slmbench.agents.reliability import MIN_TASKS, Consistency
-from slmbench.agents.summary import AnalysisSummary, DimensionScores, PairwiseComparison
+from slmbench.agents.summary import (
+    EQUIVALENCE_MARGIN,
+    AnalysisSummary,
+    DimensionScores,
+    PairwiseComparison,
+)
 from slmbench.core.stats import ClusteredEstimate, Correlation, TaskComparison
 from slmbench.report.study_facts import (
     DIMENSIONS,
@@ -23,7 +28,7 @@ from slmbench.report.study_facts import (
     table,
 )
 
-__all__ = ["COMPARISON_HEAD", "DESIGN_NOTE", "failures", "mdd", "outcomes_per_task",
+__all__ = ["COMPARISON_HEAD", "DESIGN_NOTE", "equivalence", "failures", "mdd", "outcomes_per_task",
            "part_a_section"]
 
 
@@ -47,15 +52,22 @@ def mdd(c: TaskComparison) -> str:
     return "– (no spread)" if c.tasks >= 2 else "– (one task)"
 
 
+def equivalence(p: PairwiseComparison) -> str:
+    """Whether the pair is shown within the margin, with the TOST's p (``–``: not tested)."""
+    e = p.equivalence
+    return "–" if e is None else f"{'yes' if e.equivalent else 'not shown'} (p {pval(e.p_value)})"
+
+
 def _comparison_row(p: PairwiseComparison) -> list[str]:
     c = p.comparison
     return [short(p.a), short(p.b), str(p.tasks), str(p.cells), ", ".join(p.temperatures),
             f"{c.a_ahead} : {c.b_ahead}", pct(c.difference), pval(c.sign_test.p_value),
-            pval(p.p_holm), mdd(c)]
+            pval(p.p_holm), mdd(c), equivalence(p)]
 
 
 COMPARISON_HEAD = ["a", "b", "tasks", "cells", "at T", "tasks a : b ahead",
-                   "a − b points [95% CI]", "sign test p", "p (Holm)", "MDD (points)"]
+                   "a − b points [95% CI]", "sign test p", "p (Holm)", "MDD (points)",
+                   f"within ±{100 * EQUIVALENCE_MARGIN:.0f} points (exact TOST p)"]
 
 
 DESIGN_NOTE = ("Every interval is task-level: the task is the unit that repeats, so trials of "
@@ -195,7 +207,11 @@ def part_a_section(s: AnalysisSummary, trials: Sequence[Trial] = ()) -> list[str
                   "the minimum detectable difference (MDD: two-sided α 0.05 before Holm, "
                   "power 0.8, paired t on the per-task differences, their sd from the data; "
                   "none when every task differs by the same amount, where the interval is an "
-                  "exact bound instead).", ""]
+                  "exact bound instead), and whether the pair is shown within "
+                  f"±{100 * EQUIVALENCE_MARGIN:.0f} points: the exact TOST on the same "
+                  "per-task differences, a bound from the share of tasks ahead and behind, so "
+                  "it shows equivalence only where few tasks differ (a pair neither shown to "
+                  "differ nor within the margin reads with its MDD).", ""]
         lines += table(COMPARISON_HEAD, [_comparison_row(p) for p in s.pairwise])
     if s.notes:
         lines += ["Notes from the analysis:", ""] + [f"- {n}" for n in s.notes] + [""]
