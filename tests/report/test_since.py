@@ -83,11 +83,11 @@ def test_a_pair_no_task_separates_is_within_ten_points_only_on_enough_tasks() ->
     said = " ".join(findings(wide))
     assert "1 shown within ±10 points (exact TOST" in said and "0 of 32 tasks ahead" in said
     row = next(x for x in part_a_section(wide.summary) if x.startswith("| floor-a | floor-b"))
-    assert row.endswith("| yes (p 0.034) |")
+    assert row.endswith("| yes (p 0.034, Holm 0.034) |")  # the page's one TOST
     narrow = _floors(1)  # 16 tasks: the same floors cannot be shown within the margin
     assert narrow.summary is not None
     [pair] = narrow.summary.pairwise
     assert not pair.equivalent
     assert page_verdicts(narrow).pairs["floor-a vs floor-b"].verdict == "not shown"
     row = next(x for x in part_a_section(narrow.summary) if x.startswith("| floor-a | floor-b"))
-    assert "| not shown (p 0.185) |" in row
+    assert "| not shown (p 0.185, Holm 0.185) |" in row

@@ -226,12 +226,13 @@ def test_no_temperature_effect_is_claimed_only_by_an_equivalence_test() -> None:
     [line] = [x for x in lines if x.startswith("floor-1b")]
     assert "cannot tell" in line and t.equivalence.formatted_interval() in line
     # the same floor over 31 tasks that all end alike: the exact TOST decides
-    decided = t.model_copy(update={"equivalence": stats.tost([0.0] * 31, 0.1)})
+    tost = stats.tost([0.0] * 31, 0.1)  # the page's one TOST: its Holm p is its p
+    decided = t.model_copy(update={"equivalence": tost, "equivalence_p_holm": tost.p_value})
     facts = StudyFacts(name="n", study_file="f", command="c", created="t", versions={},
                        model_hashes={},
                        summary=summary.model_copy(update={"temperature": [decided]}))
     [line] = [x for x in findings(facts) if x.startswith("floor-1b")]
-    assert "at its floor" in line and "by less than 10 points (TOST p 0.038" in line
+    assert "at its floor" in line and "by less than 10 points (TOST p 0.038, Holm 0.038" in line
     assert "highest − lowest 90% CI [-9.2, 9.2] points" in line
     mid = make_trials({"ollama:mid-1b": (1.0, 0.5)}, temperatures=(0.3, 1.0), reliability=False)
     summary, lines = summarise(mid, {"ollama:mid-1b": 1.0})

@@ -114,6 +114,14 @@ class TemperatureEffect(_Frozen):
     p_holm: float | None = None  # the sign test's p, Holm over the summary's comparisons
     solved: dict[str, int] = Field(default_factory=dict)  # tasks solved at least once, per T
     note: str | None = None
+    # the TOST's p, Holm over every TOST of the summary (pairs and temperature effects)
+    equivalence_p_holm: float | None = None
+
+    @property
+    def equivalent(self) -> bool:
+        """Whether the TOST shows the effect within ±EQUIVALENCE_MARGIN, Holm over the
+        summary's TOSTs (α 0.05)."""
+        return self.equivalence_p_holm is not None and self.equivalence_p_holm < ALPHA
 
 
 class SizeCorrelation(_Frozen):
@@ -140,6 +148,8 @@ class PairwiseComparison(_Frozen):
     comparison: TaskComparison
     p_holm: float  # the sign test's p, Holm over the summary's comparisons
     equivalence: TostResult | None = None  # None: a summary written before pairs had it
+    # the TOST's p, Holm over every TOST of the summary (pairs and temperature effects)
+    equivalence_p_holm: float | None = None
 
     @property
     def differs(self) -> bool:
@@ -148,8 +158,9 @@ class PairwiseComparison(_Frozen):
 
     @property
     def equivalent(self) -> bool:
-        """Whether the TOST shows the two within ±EQUIVALENCE_MARGIN (α 0.05)."""
-        return self.equivalence is not None and self.equivalence.equivalent
+        """Whether the TOST shows the two within ±EQUIVALENCE_MARGIN, Holm over the
+        summary's TOSTs (α 0.05)."""
+        return self.equivalence_p_holm is not None and self.equivalence_p_holm < ALPHA
 
 
 class ExclusionBounds(_Frozen):

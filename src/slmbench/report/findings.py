@@ -57,7 +57,8 @@ def _other(p: PairwiseComparison, best: str) -> str:
 
 def _tost(p: PairwiseComparison) -> str:
     e = p.equivalence
-    return "" if e is None else f"exact TOST p {pval(e.p_value)}, {e.note}"
+    return "" if e is None else (f"exact TOST p {pval(e.p_value)}, Holm "
+                                 f"{pval(p.equivalence_p_holm)}, {e.note}")
 
 
 def _pair_line(p: PairwiseComparison) -> str:
@@ -131,19 +132,21 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
         if changed:
             out.append(f"{short(t.model)}: accuracy differs between its lowest and highest "
                        f"temperature ({seen}).")
-        elif same is not None and same.equivalent:
+        elif same is not None and t.equivalent:
             solved = [t.solved.get(_temp(x), 0) for x in (t.lowest, t.highest)]
             floor = (f" at its floor (it solves {solved[0]} and {solved[1]} tasks)"
                      if max(solved) < MIN_TASKS else "")
             out.append(f"{short(t.model)}{floor}: temperature changes its accuracy by less "
                        f"than {100 * same.margin:.0f} points (TOST p {pval(same.p_value)}, "
-                       f"highest − lowest {same.formatted_interval()} points; {seen}).")
+                       f"Holm {pval(t.equivalence_p_holm)}, highest − lowest "
+                       f"{same.formatted_interval()} points; {seen}).")
         else:
             out.append(f"{short(t.model)}: cannot tell whether temperature changes its "
                        f"accuracy ({seen}"
                        + (f"; not shown within ±{100 * same.margin:.0f} points either: exact "
-                          f"TOST p {pval(same.p_value)}, {same.formatted_interval()} points, a "
-                          "bound from the share of tasks ahead and behind, not by how much"
+                          f"TOST p {pval(same.p_value)}, Holm {pval(t.equivalence_p_holm)}, "
+                          f"{same.formatted_interval()} points, a bound from the share of tasks "
+                          "ahead and behind, not by how much"
                           if same is not None else "") + ").")
     for z in s.size:
         if z.spearman is not None and z.spearman.estimate is not None:

@@ -53,9 +53,13 @@ def mdd(c: TaskComparison) -> str:
 
 
 def equivalence(p: PairwiseComparison) -> str:
-    """Whether the pair is shown within the margin, with the TOST's p (``–``: not tested)."""
+    """Whether the pair is shown within the margin, with the TOST's p and its Holm p
+    (``–``: not tested)."""
     e = p.equivalence
-    return "–" if e is None else f"{'yes' if e.equivalent else 'not shown'} (p {pval(e.p_value)})"
+    if e is None:
+        return "–"
+    held = "" if p.equivalence_p_holm is None else f", Holm {pval(p.equivalence_p_holm)}"
+    return f"{'yes' if p.equivalent else 'not shown'} (p {pval(e.p_value)}{held})"
 
 
 def _comparison_row(p: PairwiseComparison) -> list[str]:
@@ -67,7 +71,7 @@ def _comparison_row(p: PairwiseComparison) -> list[str]:
 
 COMPARISON_HEAD = ["a", "b", "tasks", "cells", "at T", "tasks a : b ahead",
                    "a − b points [95% CI]", "sign test p", "p (Holm)", "MDD (points)",
-                   f"within ±{100 * EQUIVALENCE_MARGIN:.0f} points (exact TOST p)"]
+                   f"within ±{100 * EQUIVALENCE_MARGIN:.0f} points (exact TOST p, Holm)"]
 
 
 DESIGN_NOTE = ("Every interval is task-level: the task is the unit that repeats, so trials of "
@@ -210,8 +214,9 @@ def part_a_section(s: AnalysisSummary, trials: Sequence[Trial] = ()) -> list[str
                   "exact bound instead), and whether the pair is shown within "
                   f"±{100 * EQUIVALENCE_MARGIN:.0f} points: the exact TOST on the same "
                   "per-task differences, a bound from the share of tasks ahead and behind, so "
-                  "it shows equivalence only where few tasks differ (a pair neither shown to "
-                  "differ nor within the margin reads with its MDD).", ""]
+                  "it shows equivalence only where few tasks differ, Holm over the page's "
+                  "TOSTs (a pair neither shown to differ nor within the margin reads with its "
+                  "MDD).", ""]
         lines += table(COMPARISON_HEAD, [_comparison_row(p) for p in s.pairwise])
     if s.notes:
         lines += ["Notes from the analysis:", ""] + [f"- {n}" for n in s.notes] + [""]
