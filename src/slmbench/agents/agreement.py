@@ -97,7 +97,8 @@ def _rate(by_task: Mapping[str, list[bool]]) -> ClusteredEstimate:
 
 def _pair(sides: Mapping[str, Sequence[Trial]], a: str, b: str, margin: float
           ) -> RuntimePair:
-    """The pair ``a``/``b`` with its own (unadjusted) sign-test p as ``p_holm``."""
+    """The pair ``a``/``b`` with its own (unadjusted) sign-test and TOST p-values as
+    ``p_holm`` and ``equivalence_p_holm`` (:func:`compare_runtimes` adjusts them)."""
     left, right = _greedy(sides[a], a), _greedy(sides[b], b)
     shared = sorted(set(left) & set(right))
     kept = [(left[k], right[k]) for k in shared
