@@ -288,9 +288,14 @@ def test_part_b_resumes_from_its_store_and_the_page_holds_the_matrix(tmp_path: P
     [matrix] = json.loads((tmp_path / "docs" / "b" / "eligibility.json").read_text())
     p0 = [c for c in matrix["cells"] if c["prompt_id"] == "p0"]
     p1 = [c for c in matrix["cells"] if c["prompt_id"] == "p1"]
-    assert (f"on the frozen prompt p0: {sum(c['eligible'] for c in p0)} of {len(p0)} |"
-            in text)
-    assert f"on a paraphrase (p1-p3): {sum(c['eligible'] for c in p1)} of {len(p1)} |" in text
+    fw = [c for c in p0 if c["family"] is not None]  # the deciding metric's cells
+    assert (f"on the frozen prompt p0: {sum(c['eligible'] for c in p0)} of {len(p0)} cell by "
+            f"cell; {sum(bool(c['family_eligible']) for c in fw)} of {len(fw)} family-wise "
+            f"(Holm over {fw[0]['family']}) |" in text)
+    fw = [c for c in p1 if c["family"] is not None]
+    assert (f"on a paraphrase (p1-p3): {sum(c['eligible'] for c in p1)} of {len(p1)} cell by "
+            f"cell; {sum(bool(c['family_eligible']) for c in fw)} of {len(fw)} family-wise "
+            f"(Holm over {fw[0]['family']}) |" in text)
 
     rows = [json.loads(x) for x in gzip.decompress(
         (tmp_path / "docs" / "b" / "readings.jsonl.gz").read_bytes()).decode().splitlines()]

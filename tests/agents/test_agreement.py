@@ -67,9 +67,19 @@ def test_three_runtimes_give_three_pairs_holm_adjusted_together() -> None:
     pairs = compare_runtimes({A: _grid(A, set(range(1, 21))), B: _grid(B, set(range(1, 3))),
                               C: _grid(C, set(range(1, 21)))})
     assert [(p.a, p.b) for p in pairs] == runtime_pairs([A, B, C]) == [(A, B), (A, C), (B, C)]
-    assert [p.verdict for p in pairs] == ["different", "equivalent", "different"]
+    # A and C never differ, but 31 tasks give a TOST p of 0.038: after Holm over the three
+    # pairs' TOSTs (0.115) it is no claim; 39 tasks make it one
+    assert [p.verdict for p in pairs] == ["different", "cannot tell", "different"]
     raw = [p.by_task.sign_test.p_value for p in pairs]
     assert all(h >= r for h, r in zip((p.p_holm for p in pairs), raw, strict=True))
+    same = pairs[1]
+    assert same.equivalence.p_value == pytest.approx(0.9 ** 31)
+    assert same.equivalence_p_holm == pytest.approx(3 * 0.9 ** 31)
+    wider = compare_runtimes({A: _grid(A, set(range(1, 21)), 39),
+                              B: _grid(B, set(range(1, 3)), 39),
+                              C: _grid(C, set(range(1, 21)), 39)})
+    assert [p.verdict for p in wider] == ["different", "equivalent", "different"]
+    assert wider[1].equivalence_p_holm == pytest.approx(3 * 0.9 ** 39)
 
 
 def test_sampled_trials_are_refused_with_a_hint() -> None:

@@ -200,11 +200,19 @@ def test_pairwise_is_paired_by_task_with_holm_and_an_mdd(trials, summary) -> Non
             cells.append(wins[0] - wins[1])
         diffs.append(sum(cells) / 3)
     assert pair.comparison == stats.task_paired(diffs, cells=48)
+    assert pair.equivalence == stats.tost(diffs, 0.10)  # the same differences, within ±10
     assert (pair.tasks, pair.cells, pair.temperatures) == (16, 48, ["0.3", "0.7", "1"])
     raw = [p.comparison.sign_test.p_value for p in summary.pairwise]
     raw += [t.comparison.sign_test.p_value for t in summary.temperature]
     assert [p.p_holm for p in summary.pairwise] == stats.adjust_pvalues(raw, "holm")[:6]
     assert pair.comparison.difference.high < 0 and pair.comparison.mdd is not None
+    # the claims of no difference are a family of their own: Holm over every TOST
+    tosts = [p.equivalence.p_value for p in summary.pairwise if p.equivalence]
+    tosts += [t.equivalence.p_value for t in summary.temperature if t.equivalence]
+    held = [p.equivalence_p_holm for p in summary.pairwise]
+    held += [t.equivalence_p_holm for t in summary.temperature if t.equivalence]
+    assert len(tosts) == 6 + len(summary.temperature) and held == stats.adjust_pvalues(
+        tosts, "holm")
 
 
 def test_cli_analyze_writes_versioned_summary(tmp_path: Path) -> None:

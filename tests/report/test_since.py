@@ -54,3 +54,40 @@ def test_the_section_lists_what_moved_or_only_one_page_states_and_counts_the_res
                          "1 Part B cell.")
     same = "\n".join(since_section(before, before, link="p.md"))
     assert "No verdict moved." in same and "| kind |" not in same
+
+
+def _floors(copies: int) -> StudyFacts:
+    """Two models that fail every trial, on the synthetic tasks each copied ``copies`` times
+    (16 capability tasks a copy)."""
+    from slmbench.agents.records import Outcome, Score
+
+    base = make_trials({"ollama:floor-a": (1.0, 0.0), "ollama:floor-b": (2.0, 0.0)},
+                       temperatures=(0.7,), repeats=1, reliability=False)
+    failed = [t.model_copy(update={"outcome": Outcome.WRONG_ANSWER, "task_id": f"{t.task_id}-{k}",
+                                   "score": Score(value=0.0, passed=False, reason="no")})
+              for t in base for k in range(copies)]
+    return StudyFacts(name="n", study_file="f", command="c", created="t", versions={},
+                      model_hashes={}, summary=analyze(failed))
+
+
+def test_a_pair_no_task_separates_is_within_ten_points_only_on_enough_tasks() -> None:
+    from slmbench.report.findings import findings
+    from slmbench.report.parta import part_a_section
+
+    wide = _floors(2)  # 32 tasks, none differs: (0.9)^32 < 0.05, the exact TOST decides
+    assert wide.summary is not None
+    [pair] = wide.summary.pairwise
+    assert not pair.differs and pair.equivalent
+    assert pair.equivalence is not None and pair.equivalence.p_value < 0.05
+    assert page_verdicts(wide).pairs["floor-a vs floor-b"].verdict == "within ±10 points"
+    said = " ".join(findings(wide))
+    assert "1 shown within ±10 points (exact TOST" in said and "0 of 32 tasks ahead" in said
+    row = next(x for x in part_a_section(wide.summary) if x.startswith("| floor-a | floor-b"))
+    assert row.endswith("| yes (p 0.034, Holm 0.034) |")  # the page's one TOST
+    narrow = _floors(1)  # 16 tasks: the same floors cannot be shown within the margin
+    assert narrow.summary is not None
+    [pair] = narrow.summary.pairwise
+    assert not pair.equivalent
+    assert page_verdicts(narrow).pairs["floor-a vs floor-b"].verdict == "not shown"
+    row = next(x for x in part_a_section(narrow.summary) if x.startswith("| floor-a | floor-b"))
+    assert "| not shown (p 0.185, Holm 0.185) |" in row

@@ -226,17 +226,33 @@ def test_no_temperature_effect_is_claimed_only_by_an_equivalence_test() -> None:
     [line] = [x for x in lines if x.startswith("floor-1b")]
     assert "cannot tell" in line and t.equivalence.formatted_interval() in line
     # the same floor over 31 tasks that all end alike: the exact TOST decides
-    decided = t.model_copy(update={"equivalence": stats.tost([0.0] * 31, 0.1)})
+    tost = stats.tost([0.0] * 31, 0.1)  # the page's one TOST: its Holm p is its p
+    decided = t.model_copy(update={"equivalence": tost, "equivalence_p_holm": tost.p_value})
     facts = StudyFacts(name="n", study_file="f", command="c", created="t", versions={},
                        model_hashes={},
                        summary=summary.model_copy(update={"temperature": [decided]}))
     [line] = [x for x in findings(facts) if x.startswith("floor-1b")]
-    assert "at its floor" in line and "by less than 10 points (TOST p 0.038" in line
+    assert "at its floor" in line and "by less than 10 points (TOST p 0.038, Holm 0.038" in line
     assert "highest − lowest 90% CI [-9.2, 9.2] points" in line
     mid = make_trials({"ollama:mid-1b": (1.0, 0.5)}, temperatures=(0.3, 1.0), reliability=False)
     summary, lines = summarise(mid, {"ollama:mid-1b": 1.0})
     [t] = summary.temperature
     assert t.equivalence is not None and not t.equivalence.equivalent
     [line] = [x for x in lines if x.startswith("mid-1b")]
-    assert "cannot tell" in line and "not shown within ±10 points either, TOST p " in line
+    assert "cannot tell" in line and "not shown within ±10 points either: exact TOST p " in line
+    assert "share of tasks ahead and behind" in line  # why its bound is wider
     assert "MDD " in line and "90% CI [" in line
+
+
+def test_where_tasks_ran_as_families_the_page_says_what_a_task_is() -> None:
+    from slmbench.report.parta import part_a_section
+
+    curated = make_trials({"ollama:fam-1b": (1.0, 0.5)}, temperatures=(0.7,), reliability=False)
+    # the same trials as three drawn instances of each family (worlds 1..3)
+    drawn = [t.model_copy(update={"instance": 1 + i % 3}) for i, t in enumerate(curated)]
+    s = analyze(drawn)
+    text = "\n".join(part_a_section(s, drawn))
+    assert "a task here is one family" in text and "worlds 1, 2, 3; up to 3 a family" in text
+    assert f"{s.accuracy[0].accuracy.tasks} × " in text  # the families are the tasks counted
+    # curated tasks only (instance 0): no such note
+    assert "one family" not in "\n".join(part_a_section(analyze(curated), curated))

@@ -13,8 +13,10 @@ left out; a task (every instance of its family) is the unit of inference. Per pa
   the TOST of equivalence within ``±margin`` (``stats.tost``: exact for any
   distribution of per-task differences, so two identical runtimes come out equivalent once
   there are tasks enough, 29 at ±10 points), with the interval that decided it;
-- the verdict: ``equivalent`` (TOST), ``different`` (the sign test across tasks, Holm over the
-  pairs compared together), else ``cannot tell``;
+- the verdict: ``equivalent`` (the TOST, Holm over the pairs compared together: each pair's
+  "equivalent" is a claim of its own, so two identical runtimes of three need 39 tasks at ±10
+  points), ``different`` (the sign test across tasks, Holm over the pairs compared together),
+  else ``cannot tell``;
 - against the noise floor (one runtime under two settings, :func:`against_floor`): whether
   transcripts are identical less often across the runtimes than within one, paired by task.
 
@@ -67,6 +69,8 @@ class RuntimePair(BaseModel):
     margin: float
     p_holm: float  # by_task's sign test, Holm over the pairs compared together
     verdict: Verdict
+    # the TOST's p, Holm over the pairs compared together (None: facts written before it)
+    equivalence_p_holm: float | None = None
 
 
 def _key(t: Trial) -> PairKey:
@@ -93,7 +97,8 @@ def _rate(by_task: Mapping[str, list[bool]]) -> ClusteredEstimate:
 
 def _pair(sides: Mapping[str, Sequence[Trial]], a: str, b: str, margin: float
           ) -> RuntimePair:
-    """The pair ``a``/``b`` with its own (unadjusted) sign-test p as ``p_holm``."""
+    """The pair ``a``/``b`` with its own (unadjusted) sign-test and TOST p-values as
+    ``p_holm`` and ``equivalence_p_holm`` (:func:`compare_runtimes` adjusts them)."""
     left, right = _greedy(sides[a], a), _greedy(sides[b], b)
     shared = sorted(set(left) & set(right))
     kept = [(left[k], right[k]) for k in shared
@@ -120,11 +125,11 @@ def _pair(sides: Mapping[str, Sequence[Trial]], a: str, b: str, margin: float
                        identical_by_task={k: sum(v) / len(v) for k, v in sorted(same.items())},
                        same_outcome=_rate(outcome), success_a=_rate(ok_a),
                        success_b=_rate(ok_b), by_task=test, equivalence=tost, margin=margin,
-                       p_holm=p, verdict=_verdict(tost, p))
+                       p_holm=p, verdict=_verdict(tost.p_value, p), equivalence_p_holm=tost.p_value)
 
 
-def _verdict(equivalence: TostResult, p_holm: float) -> Verdict:
-    if equivalence.equivalent:
+def _verdict(tost_p_holm: float, p_holm: float) -> Verdict:
+    if tost_p_holm < ALPHA:
         return "equivalent"
     return "different" if p_holm < ALPHA else "cannot tell"
 
@@ -137,17 +142,19 @@ def runtime_pairs(labels: Sequence[str]) -> list[tuple[str, str]]:
 def compare_runtimes(sides: Mapping[str, Sequence[Trial]], *,
                      margin: float = DEFAULT_MARGIN) -> list[RuntimePair]:
     """One :class:`RuntimePair` per pair of ``sides`` (a label, e.g. the model spec, → that
-    runtime's trials of one grid), the sign tests Holm-adjusted together. ConfigError if
-    fewer than two sides, a trial was sampled, or a pair shares no measured trial."""
+    runtime's trials of one grid), the sign tests Holm-adjusted together, and the TOSTs.
+    ConfigError if fewer than two sides, a trial was sampled, or a pair shares no measured
+    trial."""
     pairs = runtime_pairs(list(sides))
     if not pairs:
         raise ConfigError(f"agreement needs two runtimes (got {list(sides)})",
                           "pass two or more model specs of the same model")
     computed = [_pair(sides, a, b, margin) for a, b in pairs]
     holm = stats.adjust_pvalues([r.p_holm for r in computed], "holm")
-    return [r.model_copy(update={"p_holm": float(p),
-                                 "verdict": _verdict(r.equivalence, float(p))})
-            for r, p in zip(computed, holm, strict=True)]
+    tost = stats.adjust_pvalues([r.equivalence.p_value for r in computed], "holm")
+    return [r.model_copy(update={"p_holm": float(p), "equivalence_p_holm": float(q),
+                                 "verdict": _verdict(float(q), float(p))})
+            for r, p, q in zip(computed, holm, tost, strict=True)]
 
 
 def against_floor(cross: RuntimePair, floor: RuntimePair) -> TaskComparison:

@@ -236,7 +236,8 @@ def _pairwise(by_model: Mapping[str, list[Trial]]) -> list[PairwiseComparison]:
         comparison = stats.task_paired(diffs, cells=n_cells)
         out.append(PairwiseComparison(a=a, b=b, tasks=comparison.tasks, cells=n_cells,
                                       temperatures=temps, comparison=comparison,
-                                      p_holm=comparison.sign_test.p_value))
+                                      p_holm=comparison.sign_test.p_value,
+                                      equivalence=stats.tost(diffs, EQUIVALENCE_MARGIN)))
     return out
 
 
@@ -250,7 +251,9 @@ def _by_temperature(by_model: Mapping[str, list[Trial]]) -> list[PairwiseCompari
         at = {m: [t for t in ts if _temp_key(t.temperature) == k] for m, ts in by_model.items()}
         pairs += _pairwise({m: ts for m, ts in at.items() if ts})
     holm = stats.adjust_pvalues([p.comparison.sign_test.p_value for p in pairs], "holm")
-    return [p.model_copy(update={"p_holm": h}) for p, h in zip(pairs, holm, strict=True)]
+    held = _holm_tost([p.model_copy(update={"p_holm": h})
+                       for p, h in zip(pairs, holm, strict=True)])
+    return [p for p in held if isinstance(p, PairwiseComparison)]
 
 
 def _holm(pairs: list[PairwiseComparison], temps: list[TemperatureEffect]
@@ -262,7 +265,21 @@ def _holm(pairs: list[PairwiseComparison], temps: list[TemperatureEffect]
     adjusted = iter(stats.adjust_pvalues(raw, "holm"))
     pairs = [p.model_copy(update={"p_holm": next(adjusted)}) for p in pairs]
     holm = {t.model: next(adjusted) for t in swept}
-    return pairs, [t.model_copy(update={"p_holm": holm.get(t.model)}) for t in temps]
+    temps = [t.model_copy(update={"p_holm": holm.get(t.model)}) for t in temps]
+    both = _holm_tost([*pairs, *temps])  # the claims of no difference: a family of their own
+    return ([x for x in both if isinstance(x, PairwiseComparison)],
+            [x for x in both if isinstance(x, TemperatureEffect)])
+
+
+def _holm_tost(found: Sequence[PairwiseComparison | TemperatureEffect]
+               ) -> list[PairwiseComparison | TemperatureEffect]:
+    """Each with ``equivalence_p_holm``: its TOST's p, Holm over every TOST among ``found``
+    (a page may state several claims of no difference; together they keep α)."""
+    tested = [x for x in found if x.equivalence is not None]
+    adjusted = iter(stats.adjust_pvalues(
+        [x.equivalence.p_value for x in tested if x.equivalence is not None], "holm"))
+    return [x.model_copy(update={"equivalence_p_holm": next(adjusted)})
+            if x.equivalence is not None else x for x in found]
 
 
 def _flip_cell(t: Trial) -> str:

@@ -25,6 +25,7 @@ where it stopped. pass@1 is the share passed, with a Wilson 95% interval.
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -39,6 +40,7 @@ from slmbench.agents.tasks.packs import ensure_pack
 from slmbench.agents.tasks.packs.humaneval import Problem, read_problems
 from slmbench.agents.tools.sandbox import Sandbox, SandboxLimits
 from slmbench.core.errors import ConfigError
+from slmbench.core.pysyntax import quiet_syntax_warnings
 from slmbench.core.stats import Estimate, wilson
 from slmbench.models.base import Model
 from slmbench.models.records import Message
@@ -136,10 +138,8 @@ def _parse(code: str) -> tuple[ast.Module, str, int] | None:
     lines = code.splitlines()
     for cut in range(len(lines)):
         text = "\n".join(lines[: len(lines) - cut])
-        try:
+        with quiet_syntax_warnings(), contextlib.suppress(SyntaxError):
             return ast.parse(text), text, cut
-        except SyntaxError:
-            continue
     return None
 
 

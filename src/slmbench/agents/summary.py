@@ -21,7 +21,7 @@ from slmbench.core.stats import (
 
 ANALYSIS_SCHEMA_VERSION = 2  # 2: task-level inference (issue #37)
 ALPHA = 0.05
-EQUIVALENCE_MARGIN = 0.10  # a temperature effect within ±10 points is called negligible
+EQUIVALENCE_MARGIN = 0.10  # a temperature effect or a pair within ±10 points: negligible
 
 # -- records -------------------------------------------------------------------
 
@@ -114,6 +114,14 @@ class TemperatureEffect(_Frozen):
     p_holm: float | None = None  # the sign test's p, Holm over the summary's comparisons
     solved: dict[str, int] = Field(default_factory=dict)  # tasks solved at least once, per T
     note: str | None = None
+    # the TOST's p, Holm over every TOST of the summary (pairs and temperature effects)
+    equivalence_p_holm: float | None = None
+
+    @property
+    def equivalent(self) -> bool:
+        """Whether the TOST shows the effect within ±EQUIVALENCE_MARGIN, Holm over the
+        summary's TOSTs (α 0.05)."""
+        return self.equivalence_p_holm is not None and self.equivalence_p_holm < ALPHA
 
 
 class SizeCorrelation(_Frozen):
@@ -129,7 +137,8 @@ class SizeCorrelation(_Frozen):
 class PairwiseComparison(_Frozen):
     """Configuration ``a`` against ``b``, paired by task over the cells (task, temperature)
     both ran: ``comparison`` holds the per-task sign test, the paired interval of the mean
-    difference ``a − b`` and the minimum detectable difference."""
+    difference ``a − b`` and the minimum detectable difference; ``equivalence`` the TOST of
+    the same per-task differences within ±EQUIVALENCE_MARGIN (a claim of no difference)."""
 
     a: str
     b: str
@@ -138,11 +147,20 @@ class PairwiseComparison(_Frozen):
     temperatures: list[str]  # the temperatures the shared cells are at
     comparison: TaskComparison
     p_holm: float  # the sign test's p, Holm over the summary's comparisons
+    equivalence: TostResult | None = None  # None: a summary written before pairs had it
+    # the TOST's p, Holm over every TOST of the summary (pairs and temperature effects)
+    equivalence_p_holm: float | None = None
 
     @property
     def differs(self) -> bool:
         """Whether the sign test across tasks rejects no difference after Holm (α 0.05)."""
         return self.p_holm < ALPHA
+
+    @property
+    def equivalent(self) -> bool:
+        """Whether the TOST shows the two within ±EQUIVALENCE_MARGIN, Holm over the
+        summary's TOSTs (α 0.05)."""
+        return self.equivalence_p_holm is not None and self.equivalence_p_holm < ALPHA
 
 
 class ExclusionBounds(_Frozen):

@@ -5,5 +5,5 @@ re-exports nothing, so importing ``slmbench.core.errors`` never loads scipy.
 See ``RULES.md`` beside this file.
 """
 
-__all__ = ["errors", "jsonl", "paths", "sources", "sqlite", "stats", "tomlfile", "version",
-           "yamlfile"]
+__all__ = ["errors", "jsonl", "paths", "plugins", "pysyntax", "sources", "sqlite", "stats",
+           "tomlfile", "version", "yamlfile"]

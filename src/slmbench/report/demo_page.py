@@ -75,7 +75,7 @@ def render_demo_page(*, model: str, command: str, summary: AnalysisSummary,
              f"Routing table (loads into `Cascade`): [{routes}]({routes}).", "",
              "## In short", ""]
     lines += in_short(trials=trials, rec=rec)
-    lines += part_a_section(summary) + failures(summary, trials)
+    lines += part_a_section(summary, trials) + failures(summary, trials)
     lines += part_b_section(matrix)
     lines += recommend_section(rec)
     return "\n".join(lines).rstrip() + "\n"

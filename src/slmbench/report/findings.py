@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from slmbench.agents.reliability import MIN_TASKS
-from slmbench.agents.summary import AnalysisSummary, PairwiseComparison
+from slmbench.agents.summary import EQUIVALENCE_MARGIN, AnalysisSummary, PairwiseComparison
 from slmbench.report.parta import mdd
 from slmbench.report.partb import (
     family_headline,
@@ -29,7 +29,8 @@ def _best_is_decided(s: AnalysisSummary, best: str) -> str:
     others = [p for a in s.accuracy if a.model != best and (p := s.pair(best, a.model))]
     if not others:
         return ""
-    tied = [p for p in others if not p.differs]
+    tied = [p for p in others if not p.differs and not p.equivalent]
+    same = [p for p in others if not p.differs and p.equivalent]
     ahead = [p for p in others if p.differs and (p.comparison.mean_difference > 0) == (p.a == best)]
     if len(ahead) == len(others):
         worst = pval(max(p.p_holm for p in others))
@@ -39,6 +40,9 @@ def _best_is_decided(s: AnalysisSummary, best: str) -> str:
     if ahead:
         text += "; ahead of " + ", ".join(f"{_other(p, best)} (Holm p {pval(p.p_holm)})"
                                          for p in ahead)
+    if same:
+        text += f"; within ±{100 * EQUIVALENCE_MARGIN:.0f} points of " + ", ".join(
+            f"{_other(p, best)} ({_tost(p)})" for p in same)
     if tied:
         text += "; cannot tell it from " + ", ".join(
             f"{_other(p, best)} (Holm p {pval(p.p_holm)}, "
@@ -49,6 +53,12 @@ def _best_is_decided(s: AnalysisSummary, best: str) -> str:
 
 def _other(p: PairwiseComparison, best: str) -> str:
     return short(p.b if p.a == best else p.a)
+
+
+def _tost(p: PairwiseComparison) -> str:
+    e = p.equivalence
+    return "" if e is None else (f"exact TOST p {pval(e.p_value)}, Holm "
+                                 f"{pval(p.equivalence_p_holm)}, {e.note}")
 
 
 def _pair_line(p: PairwiseComparison) -> str:
@@ -100,9 +110,14 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
                        "successes.")
     if s.pairwise:
         sig = [p for p in s.pairwise if p.differs]
+        same = [p for p in s.pairwise if not p.differs and p.equivalent]
         out.append(f"{len(sig)} of {len(s.pairwise)} model pairs differ (paired by task: exact "
                    "sign test across tasks, Holm over the page's comparisons)"
-                   + (": " + "; ".join(_pair_line(p) for p in sig) if sig else "") + ".")
+                   + (": " + "; ".join(_pair_line(p) for p in sig) if sig else "")
+                   + (f"; {len(same)} shown within ±{100 * EQUIVALENCE_MARGIN:.0f} points (exact "
+                      "TOST on the same per-task "
+                      "differences): " + "; ".join(f"{short(p.a)} vs {short(p.b)} ({_tost(p)})"
+                                                   for p in same) if same else "") + ".")
     for t in s.temperature:
         c = t.comparison
         if c is None or t.lowest is None or t.highest is None:
@@ -117,18 +132,21 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
         if changed:
             out.append(f"{short(t.model)}: accuracy differs between its lowest and highest "
                        f"temperature ({seen}).")
-        elif same is not None and same.equivalent:
+        elif same is not None and t.equivalent:
             solved = [t.solved.get(_temp(x), 0) for x in (t.lowest, t.highest)]
             floor = (f" at its floor (it solves {solved[0]} and {solved[1]} tasks)"
                      if max(solved) < MIN_TASKS else "")
             out.append(f"{short(t.model)}{floor}: temperature changes its accuracy by less "
                        f"than {100 * same.margin:.0f} points (TOST p {pval(same.p_value)}, "
-                       f"highest − lowest {same.formatted_interval()} points; {seen}).")
+                       f"Holm {pval(t.equivalence_p_holm)}, highest − lowest "
+                       f"{same.formatted_interval()} points; {seen}).")
         else:
             out.append(f"{short(t.model)}: cannot tell whether temperature changes its "
                        f"accuracy ({seen}"
-                       + (f"; not shown within ±{100 * same.margin:.0f} points either, TOST "
-                          f"p {pval(same.p_value)}, {same.formatted_interval()} points"
+                       + (f"; not shown within ±{100 * same.margin:.0f} points either: exact "
+                          f"TOST p {pval(same.p_value)}, Holm {pval(t.equivalence_p_holm)}, "
+                          f"{same.formatted_interval()} points, a bound from the share of tasks "
+                          "ahead and behind, not by how much"
                           if same is not None else "") + ").")
     for z in s.size:
         if z.spearman is not None and z.spearman.estimate is not None:

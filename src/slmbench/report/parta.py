@@ -12,7 +12,12 @@ from collections.abc import Sequence
 from slmbench.agents.dimensions import DIMENSION_INTERVALS
 from slmbench.agents.records import Trial
 from slmbench.agents.reliability import MIN_TASKS, Consistency
-from slmbench.agents.summary import AnalysisSummary, DimensionScores, PairwiseComparison
+from slmbench.agents.summary import (
+    EQUIVALENCE_MARGIN,
+    AnalysisSummary,
+    DimensionScores,
+    PairwiseComparison,
+)
 from slmbench.core.stats import ClusteredEstimate, Correlation, TaskComparison
 from slmbench.report.study_facts import (
     DIMENSIONS,
@@ -23,7 +28,7 @@ from slmbench.report.study_facts import (
     table,
 )
 
-__all__ = ["COMPARISON_HEAD", "DESIGN_NOTE", "failures", "mdd", "outcomes_per_task",
+__all__ = ["COMPARISON_HEAD", "DESIGN_NOTE", "equivalence", "failures", "mdd", "outcomes_per_task",
            "part_a_section"]
 
 
@@ -47,15 +52,26 @@ def mdd(c: TaskComparison) -> str:
     return "– (no spread)" if c.tasks >= 2 else "– (one task)"
 
 
+def equivalence(p: PairwiseComparison) -> str:
+    """Whether the pair is shown within the margin, with the TOST's p and its Holm p
+    (``–``: not tested)."""
+    e = p.equivalence
+    if e is None:
+        return "–"
+    held = "" if p.equivalence_p_holm is None else f", Holm {pval(p.equivalence_p_holm)}"
+    return f"{'yes' if p.equivalent else 'not shown'} (p {pval(e.p_value)}{held})"
+
+
 def _comparison_row(p: PairwiseComparison) -> list[str]:
     c = p.comparison
     return [short(p.a), short(p.b), str(p.tasks), str(p.cells), ", ".join(p.temperatures),
             f"{c.a_ahead} : {c.b_ahead}", pct(c.difference), pval(c.sign_test.p_value),
-            pval(p.p_holm), mdd(c)]
+            pval(p.p_holm), mdd(c), equivalence(p)]
 
 
 COMPARISON_HEAD = ["a", "b", "tasks", "cells", "at T", "tasks a : b ahead",
-                   "a − b points [95% CI]", "sign test p", "p (Holm)", "MDD (points)"]
+                   "a − b points [95% CI]", "sign test p", "p (Holm)", "MDD (points)",
+                   f"within ±{100 * EQUIVALENCE_MARGIN:.0f} points (exact TOST p, Holm)"]
 
 
 DESIGN_NOTE = ("Every interval is task-level: the task is the unit that repeats, so trials of "
@@ -65,6 +81,23 @@ DESIGN_NOTE = ("Every interval is task-level: the task is the unit that repeats,
                "one-way ANOVA; – where every trial ended the same way, and the worst case is "
                "taken) and the effective n. The estimand is the mean over a population of "
                "tasks like the suite's.")
+
+
+def _families_note(trials: Sequence[Trial]) -> list[str]:
+    """Where tasks ran as families (issue #39), what a "task" is on the page: one family,
+    its drawn instances being trials of it (analysis.py clusters them so)."""
+    drawn = [t for t in trials if t.instance]
+    if not drawn:
+        return []
+    worlds = sorted({t.instance for t in drawn})
+    per_family = max(len({t.instance for t in drawn if t.task_id == f})
+                     for f in {t.task_id for t in drawn})
+    return [f"Tasks ran as families: a task here is one family, and its instances (the "
+            f"family drawn in worlds {', '.join(map(str, worlds))}; up to {per_family} a "
+            "family) with its repeats and temperatures are trials of that task, never tasks "
+            "of their own. So *tasks × trials* reads families × (instances × repeats × "
+            "temperatures), and two sides pair by family, within the (variant, temperature, "
+            "instance) cells both ran.", ""]
 
 
 def _accuracy_tables(s: AnalysisSummary) -> list[str]:
@@ -154,12 +187,14 @@ def _temperature_table(s: AnalysisSummary) -> list[str]:
                           "MDD (points)"], rows)
 
 
-def part_a_section(s: AnalysisSummary) -> list[str]:
+def part_a_section(s: AnalysisSummary, trials: Sequence[Trial] = ()) -> list[str]:
+    """The Part A section of a page from its analysis (``trials``: those it analysed, to say
+    what a task is where tasks ran as families)."""
     lines = ["## Part A: agent reliability", "",
              f"{s.n_trials} trials. Accuracy counts {s.capability_scope}. {DESIGN_NOTE} "
              "Every fact in the world is invented: a right answer that no successful tool "
              "result supports is *ungrounded*, shown beside accuracy and never counted as a "
-             "success.", ""]
+             "success.", "", *_families_note(trials)]
     lines += _accuracy_tables(s)
     if s.dimensions:
         lines += _dimension_tables(s)
@@ -176,7 +211,12 @@ def part_a_section(s: AnalysisSummary) -> list[str]:
                   "the minimum detectable difference (MDD: two-sided α 0.05 before Holm, "
                   "power 0.8, paired t on the per-task differences, their sd from the data; "
                   "none when every task differs by the same amount, where the interval is an "
-                  "exact bound instead).", ""]
+                  "exact bound instead), and whether the pair is shown within "
+                  f"±{100 * EQUIVALENCE_MARGIN:.0f} points: the exact TOST on the same "
+                  "per-task differences, a bound from the share of tasks ahead and behind, so "
+                  "it shows equivalence only where few tasks differ, Holm over the page's "
+                  "TOSTs (a pair neither shown to differ nor within the margin reads with its "
+                  "MDD).", ""]
         lines += table(COMPARISON_HEAD, [_comparison_row(p) for p in s.pairwise])
     if s.notes:
         lines += ["Notes from the analysis:", ""] + [f"- {n}" for n in s.notes] + [""]

@@ -275,13 +275,14 @@ def part_b_section(m: MatrixRun, block: int = 0, blocks: int = 1) -> list[str]:
                     "Holm p (family)", "eligible (family-wise)"], rows)
     lines += [family_headline(m.cells) + ".", ""]
     if m.by_prompt:
-        lines += table(["prompt", "eligible (cell)", "eligible (family-wise)", "configurations"],
+        lines += table(["prompt", "eligible (cell)", "eligible (family-wise)",
+                        "cells (every metric)"],
                        [[p.prompt_id, str(p.eligible), str(p.family_eligible), str(p.total)]
                         for p in m.by_prompt])
     if m.tau_sweep:
-        lines += ["τ sweep (eligible configurations, cell by cell on the interval that applies, "
-                  "when τ is set to each anchor; no family-wise correction):", ""]
-        lines += table(["τ anchor", "eligible", "configurations"],
+        lines += ["τ sweep (eligible cells, on every metric, cell by cell on the interval that "
+                  "applies, when τ is set to each anchor; no family-wise correction):", ""]
+        lines += table(["τ anchor", "eligible", "cells"],
                        [[r.anchor, str(r.eligible), str(r.total)] for r in m.tau_sweep])
     return lines
 

@@ -215,8 +215,12 @@ def published_part_b(f: StudyFacts) -> list[str]:
     def count(found: list, what: str, eligible: bool, planned: bool) -> str:
         if not found:
             return f"– ({_unsettled(what, planned)})"
-        k = sum(c.eligible == eligible for c in found)
-        return f"{k} of {len(found)}"
+        text = f"{sum(c.eligible == eligible for c in found)} of {len(found)} cell by cell"
+        tested = [c for c in found if c.family is not None]
+        if eligible and tested:  # beside it, the count a summary may state
+            text += (f"; {sum(bool(c.family_eligible) for c in tested)} of {len(tested)} "
+                     f"family-wise (Holm over {tested[0].family})")
+        return text
 
     q, lm, para, cas = (p.get(k) for k in ("qwen3_eligible", "llama_ineligible",
                                             "paraphrases_passing", "cascade"))
@@ -243,4 +247,7 @@ def published_part_b(f: StudyFacts) -> list[str]:
             f"{p.source['setting']}. Ours count configurations (model × task × prompt × reading"
             " × metric) of this study's matrices, eligible by this study's rule: the seed's "
             "(the 95% lower bound above τ), and the paired interval of model − τ-baseline "
-            "above 0, and not constant.", "", *table(["seed finding", "seed", "here"], rows)]
+            "above 0, and not constant. Cell by cell, as the seed counted; beside it, the "
+            "count family-wise (each task's deciding metric, Holm over every configuration "
+            "tested together), the verdict this page's summary states.", "",
+            *table(["seed finding", "seed", "here"], rows)]

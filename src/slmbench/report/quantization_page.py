@@ -29,13 +29,14 @@ def _cells(report: QuantizationReport) -> list[list[str]]:
 
 def _comparisons(report: QuantizationReport) -> tuple[list[str], list[list[str]]]:
     header = ["task", "reading", "vs", "n", "accuracy", "Δ [95% CI]", "McNemar p",
-              f"TOST ±{report.margin} p [90% CI]", "equivalent", "eligibility changed"]
+              f"TOST ±{report.margin} p, Holm [90% CI]", "equivalent", "eligibility changed"]
     rows = [[c.task, c.reading, f"{c.precision} vs {c.reference}", str(c.n_items),
              f"{c.accuracy:.3f} vs {c.reference_accuracy:.3f}", num(c.difference),
              pval(c.mcnemar.p_value),
              "-" if c.tost is None else
-             f"{pval(c.tost.p_value)} {c.tost.formatted_interval(percent=False, level=False)}",
-             "-" if c.tost is None else ("yes" if c.tost.equivalent else "no"),
+             f"{pval(c.tost.p_value)}, Holm {pval(c.tost_p_holm)} "
+             f"{c.tost.formatted_interval(percent=False, level=False)}",
+             "-" if c.tost is None else ("yes" if c.equivalent else "no"),
              "-" if c.eligibility_changed is None else
              ("YES" if c.eligibility_changed else "no")] for c in report.comparisons]
     return header, rows

@@ -31,8 +31,11 @@ def _pairs(s: AnalysisSummary) -> dict[str, Stated]:
         a, b = sorted((short(p.a), short(p.b)))
         ahead = short(p.a if p.comparison.mean_difference > 0 else p.b)
         temps = ", ".join(p.temperatures)
+        e = p.equivalence
         out[f"{a} vs {b}"] = Stated(
-            verdict=f"{ahead} ahead" if p.differs else "not shown",
+            verdict=f"{ahead} ahead" if p.differs else
+            f"within ±{100 * e.margin:.0f} points" if e is not None and p.equivalent else
+            "not shown",
             basis=f"{p.tasks} tasks, {p.cells} cells" + (f", T {temps}" if temps else ""))
     return out
 
@@ -45,7 +48,7 @@ def _temperature(s: AnalysisSummary) -> dict[str, Stated]:
         if t.p_holm is not None and t.p_holm < 0.05:
             verdict = ("lower" if t.comparison.mean_difference < 0 else "higher") + \
                 f" at T {t.highest:g}"
-        elif t.equivalence is not None and t.equivalence.equivalent:
+        elif t.equivalence is not None and t.equivalent:
             verdict = f"within ±{100 * t.equivalence.margin:.0f} points"
         else:
             verdict = "cannot tell"

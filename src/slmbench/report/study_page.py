@@ -180,7 +180,7 @@ def render_study_page(f: StudyFacts) -> str:
         lines += since_section(f.previous, page_verdicts(f), link=f.previous_link)
     lines += _reproduce(f) + _costs(f) + block_time_section(f)
     if f.summary is not None:
-        lines += part_a_section(f.summary) + failures(f.summary, f.trials)
+        lines += part_a_section(f.summary, f.trials) + failures(f.summary, f.trials)
         lines += outcomes_per_task(f.trials)
     for i, m in enumerate(f.matrices):
         lines += part_b_section(m, i, len(f.matrices))

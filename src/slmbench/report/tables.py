@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from slmbench.agents.dimensions import DIMENSION_INTERVALS
-from slmbench.agents.summary import AnalysisSummary
+from slmbench.agents.summary import EQUIVALENCE_MARGIN, AnalysisSummary
 from slmbench.core.stats import Estimate
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -92,16 +92,18 @@ def pairwise_table(s: AnalysisSummary) -> str:
     rows = [[escape(p.a), escape(p.b), str(p.tasks), str(p.cells), str(p.comparison.a_ahead),
              str(p.comparison.b_ahead), ci(p.comparison.difference),
              pvalue(p.comparison.sign_test.p_value), pvalue(p.p_holm),
-             "--" if p.comparison.mdd is None else f"{100 * p.comparison.mdd:.1f}"]
+             "--" if p.comparison.mdd is None else f"{100 * p.comparison.mdd:.1f}",
+             "--" if p.equivalence is None else pvalue(p.equivalence.p_value)]
             for p in s.pairwise]
     header = ["A", "B", "Tasks", "Cells", "A ahead", "B ahead", "A$-$B (pp) [95\\% CI]",
-              "$p$ (sign)", "$p_{\\mathrm{Holm}}$", "MDD (pp)"]
+              "$p$ (sign)", "$p_{\\mathrm{Holm}}$", "MDD (pp)", "$p$ (TOST)"]
     return _table("Comparisons paired by task: per-task differences averaged over the cells "
                   "both ran; exact sign test across tasks, Holm-adjusted; interval of the mean "
                   "difference: hull of paired t and the bounded-mean posterior; MDD: minimum "
-                  "detectable difference (two-sided alpha 0.05, power 0.8; -- with no spread).",
+                  "detectable difference (two-sided alpha 0.05, power 0.8; -- with no spread); "
+                  f"TOST: exact, of equivalence within $\\pm${100 * EQUIVALENCE_MARGIN:.0f} pp.",
                   "tab:pairwise",
-                  "llrrrrrrrr", header, rows)
+                  "llrrrrrrrrr", header, rows)
 
 
 TABLES = {"headline": headline_table, "dimensions": dimensions_table,

@@ -104,6 +104,21 @@ def test_comparison_flags_a_change_of_eligibility_and_pairs_items() -> None:
     assert cmp_worse.eligibility_changed is True
 
 
+def test_no_material_loss_is_claimed_family_wise_over_the_reports_comparisons() -> None:
+    """Identical on 60 items: each TOST alone says equivalent within ±0.05 (0.95^60 = 0.046);
+    two such comparisons in one report are two claims, and after Holm (0.092) neither is."""
+    from slmbench.microtasks.diagnostics.precisions import _holm_tost
+
+    hits = [True] * 45 + [False] * 15
+    one = compare("approval", "logprob", "fp32", "rtn4", hits, hits, margin=0.05)
+    assert one.tost is not None and one.tost.equivalent and one.tost_p_holm is None
+    [alone] = _holm_tost([one])
+    assert alone.equivalent and alone.tost_p_holm == pytest.approx(0.95 ** 60)
+    two = _holm_tost([one, one.model_copy(update={"reading": "generation"})])
+    assert [c.equivalent for c in two] == [False, False]
+    assert [c.tost_p_holm for c in two] == pytest.approx([2 * 0.95 ** 60] * 2)
+
+
 class TinyTorchModel:
     """A Model whose approve/deny log-probs come from a small torch Linear (so RTN acts)."""
 

@@ -69,13 +69,13 @@ import contextlib
 import json
 import math
 import re
-import warnings
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from slmbench.agents.records import Action
 from slmbench.agents.tools.base import ToolSpec
+from slmbench.core.pysyntax import quiet_syntax_warnings
 
 __all__ = ["action_end", "format_action", "parse_action"]
 
@@ -277,8 +277,7 @@ def _decode(span: str, work: _Work, depth: int | None = None) -> tuple[Any, bool
         pass
     work.charge(len(span))
     try:
-        with warnings.catch_warnings():  # e.g. "invalid hexadecimal literal": not ours to show
-            warnings.simplefilter("ignore", SyntaxWarning)
+        with quiet_syntax_warnings():  # e.g. "invalid hexadecimal literal": not ours to show
             return _as_json(ast.literal_eval(span)), True
     except (ValueError, SyntaxError, TypeError, MemoryError) as exc:
         raise ValueError(str(exc)) from exc
@@ -602,8 +601,7 @@ def _find_calls(brackets: _Brackets, tool_names: Collection[str] | None) -> Iter
             continue
         work.charge(end - m.start())
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", SyntaxWarning)
+            with quiet_syntax_warnings():
                 call = ast.parse(text[m.start():end].strip(), mode="eval").body
             if not isinstance(call, ast.Call):
                 raise ValueError("not a call")

@@ -23,6 +23,7 @@ from slmbench.agents.tools.base import ToolError
 from slmbench.agents.tools.common import StrictParams, WorldTool
 from slmbench.agents.tools.sandbox import Sandbox, SandboxLimits
 from slmbench.agents.world import World
+from slmbench.core.pysyntax import quiet_syntax_warnings
 
 _SHOW = "__slmbench_value__ = ({expr})\nif __slmbench_value__ is not None:\n" \
     "    print(repr(__slmbench_value__))\n"
@@ -35,7 +36,8 @@ def repl_source(code: str) -> str:
     """
     source = textwrap.dedent(code).strip("\n") + "\n"
     try:
-        tree = ast.parse(source)
+        with quiet_syntax_warnings():
+            tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return source
     if not tree.body or not isinstance(last := tree.body[-1], ast.Expr):

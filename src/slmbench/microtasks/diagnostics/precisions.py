@@ -106,6 +106,14 @@ class PrecisionComparison(BaseModel):
     mcnemar: stats.McNemarResult
     tost: stats.TostResult | None  # exact TOST on the per-item differences (None: no item)
     eligibility_changed: bool | None  # None: no eligibility cell for one of them
+    # the TOST's p, Holm over every comparison of the report (None: no TOST, or a report
+    # written before it): "no material loss" is a claim per comparison, so they keep α
+    tost_p_holm: float | None = None
+
+    @property
+    def equivalent(self) -> bool:
+        """Shown within the margin, Holm over the report's TOSTs (α 0.05)."""
+        return self.tost_p_holm is not None and self.tost_p_holm < 1 - stats.CONFIDENCE
 
 
 def correct(readings: Sequence[ItemReading], golds: dict[str, str], reading: Reading
@@ -209,7 +217,15 @@ def score_readings(readings: dict[str, list[ItemReading]], levels: Sequence[str]
                     name, reading, ref, level, ref_hits, hits, margin=margin,
                     ref_eligible=by_level[(ref, reading)].eligible,
                     eligible=by_level[(level, reading)].eligible))
-    return cells, comparisons
+    return cells, _holm_tost(comparisons)
+
+
+def _holm_tost(comparisons: list[PrecisionComparison]) -> list[PrecisionComparison]:
+    """Each comparison with its TOST's p Holm-adjusted over every TOST of ``comparisons``."""
+    adjusted = iter(stats.adjust_pvalues([c.tost.p_value for c in comparisons if c.tost],
+                                         "holm"))
+    return [c.model_copy(update={"tost_p_holm": next(adjusted)}) if c.tost else c
+            for c in comparisons]
 
 
 def rescored(report: QuantizationReport, tasks: Sequence[MicroTask]) -> QuantizationReport:
