@@ -111,3 +111,17 @@ def test_transcripts_that_differ_more_across_runtimes_than_within_one_are_beyond
     assert beyond.a_ahead == 31 and beyond.sign_test.p_value < 0.001
     same = against_floor(floor, floor)
     assert same.ties == 31 and same.sign_test.p_value == 1.0
+
+
+def test_every_pair_a_page_states_is_one_family_of_equivalence_claims() -> None:
+    """A cross-runtime pair and a noise floor, each identical on 31 tasks: alone each TOST
+    (0.038) is a claim; stated on one page, Holm over both (0.076) makes neither one."""
+    from slmbench.agents.agreement import holm_equivalence
+
+    solved = set(range(1, 12))
+    (cross,) = compare_runtimes({A: _grid(A, solved), B: _grid(B, solved)})
+    (floor,) = compare_runtimes({"1": _grid(B, solved), "8": _grid(B, solved)})
+    assert cross.verdict == floor.verdict == "equivalent"
+    stated = holm_equivalence([cross, floor])
+    assert [p.verdict for p in stated] == ["cannot tell", "cannot tell"]
+    assert [p.equivalence_p_holm for p in stated] == pytest.approx([2 * 0.9 ** 31] * 2)

@@ -40,7 +40,7 @@ from slmbench.core.errors import ConfigError
 from slmbench.core.stats import ClusteredEstimate, TaskComparison, TostResult
 
 __all__ = ["DEFAULT_MARGIN", "RuntimePair", "Verdict", "against_floor", "compare_runtimes",
-           "runtime_pairs"]
+           "holm_equivalence", "runtime_pairs"]
 
 DEFAULT_MARGIN = 0.10
 ALPHA = 0.05
@@ -151,10 +151,18 @@ def compare_runtimes(sides: Mapping[str, Sequence[Trial]], *,
                           "pass two or more model specs of the same model")
     computed = [_pair(sides, a, b, margin) for a, b in pairs]
     holm = stats.adjust_pvalues([r.p_holm for r in computed], "holm")
-    tost = stats.adjust_pvalues([r.equivalence.p_value for r in computed], "holm")
-    return [r.model_copy(update={"p_holm": float(p), "equivalence_p_holm": float(q),
-                                 "verdict": _verdict(float(q), float(p))})
-            for r, p, q in zip(computed, holm, tost, strict=True)]
+    return holm_equivalence([r.model_copy(update={"p_holm": float(p)})
+                             for r, p in zip(computed, holm, strict=True)])
+
+
+def holm_equivalence(pairs: Sequence[RuntimePair]) -> list[RuntimePair]:
+    """``pairs`` with each TOST's p Holm-adjusted over all of them and the verdicts given
+    again: every pair whose verdict one page states is one family (the cross-runtime pairs
+    and the noise floors together)."""
+    adjusted = stats.adjust_pvalues([r.equivalence.p_value for r in pairs], "holm")
+    return [r.model_copy(update={"equivalence_p_holm": float(q),
+                                 "verdict": _verdict(float(q), r.p_holm)})
+            for r, q in zip(pairs, adjusted, strict=True)]
 
 
 def against_floor(cross: RuntimePair, floor: RuntimePair) -> TaskComparison:

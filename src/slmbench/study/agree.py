@@ -122,6 +122,8 @@ def _part_a(block: AgreementBlock, trials: dict[str, list[Trial]]
     floors = [pair for spec, floor, _ in block.floor_pairs() if trials.get(floor)
               for pair in part_a.compare_runtimes({spec: trials[spec], floor: trials[floor]},
                                                   margin=block.margin)]
+    stated = part_a.holm_equivalence([*cross, *floors])  # the page's TOSTs: one family
+    cross, floors = stated[:len(cross)], stated[len(cross):]
     beyond = [FloorA(cross=(c.a, c.b), floor=(f.a, f.b), comparison=part_a.against_floor(c, f))
               for f in floors for c in cross if f.a in (c.a, c.b)]
     return cross, floors, beyond
