@@ -42,12 +42,12 @@ once (its configuration with the most trials).
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from slmbench.agents import paired
 from slmbench.agents.configurations import configurations, params_of, spec_of, target_of
 from slmbench.agents.dimensions import dimension_scores, reliability_views
 from slmbench.agents.exclusion import excluded_as, rated
@@ -56,16 +56,13 @@ from slmbench.agents.loading import load_trials, registry_params, shipped_tasks
 from slmbench.agents.rates import by, passed, task_counts, task_rate
 from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.summary import (
-    EQUIVALENCE_MARGIN,
     AnalysisSummary,
     ExclusionBounds,
     GroupAccuracy,
     ItemAudit,
     ModelAccuracy,
     OutcomeBreakdown,
-    PairwiseComparison,
     SizeCorrelation,
-    TemperatureEffect,
 )
 from slmbench.agents.summary_file import SUMMARY_NAME, write_summary
 from slmbench.agents.tasks import Task
@@ -74,11 +71,6 @@ from slmbench.core.errors import ConfigError
 from slmbench.core.stats import ClusteredEstimate, FlipRate
 
 CAPABILITY = "capability"
-
-
-def _temp_key(t: float) -> str:
-    return f"{round(t, 4):g}"
-
 
 
 def _accuracy(model: str, trials: list[Trial], params: float | None) -> ModelAccuracy:
@@ -132,51 +124,6 @@ def _groups(model: str, trials: list[Trial], tasks: Mapping[str, Task]) -> list[
             for g, ts in sorted(by_group.items(), key=lambda kv: str(kv[0]))]
 
 
-Cells = dict[str, dict[tuple[str, ...], list[bool]]]  # task -> cell -> outcomes
-
-
-def _cells_of(trials: Iterable[Trial], cell: Callable[[Trial], tuple[str, ...]]) -> Cells:
-    out: Cells = defaultdict(lambda: defaultdict(list))
-    for t in trials:
-        out[t.task_id][cell(t)].append(passed(t))
-    return out
-
-
-def paired_by_task(a: Cells, b: Cells) -> tuple[list[float], int]:
-    """Per-task differences ``a − b``: each task's mean over the cells both sides ran of the
-    cell's success rate under ``a`` minus under ``b``; and how many cells that was."""
-    diffs, cells = [], 0
-    for task in sorted(set(a) & set(b)):
-        shared = sorted(set(a[task]) & set(b[task]))
-        if not shared:
-            continue
-        cells += len(shared)
-        diffs.append(sum(sum(a[task][c]) / len(a[task][c]) - sum(b[task][c]) / len(b[task][c])
-                         for c in shared) / len(shared))
-    return diffs, cells
-
-
-def _temperature(model: str, trials: list[Trial]) -> TemperatureEffect:
-    by_t = by(trials, lambda t: round(t.temperature, 4))
-    temps = sorted(by_t)
-    per = {_temp_key(t): task_rate(by_t[t]) for t in temps}
-    solved = {_temp_key(t): len({x.task_id for x in by_t[t] if passed(x)}) for t in temps}
-    if len(temps) < 2:
-        return TemperatureEffect(model=model, per_temperature=per, lowest=None, highest=None,
-                                 comparison=None, solved=solved,
-                                 note="one temperature only: no temperature effect to measure")
-    lo, hi = temps[0], temps[-1]
-    diffs, cells = paired_by_task(_cells_of(by_t[hi], lambda t: (t.variant, str(t.instance))),
-                                  _cells_of(by_t[lo], lambda t: (t.variant, str(t.instance))))
-    if not diffs:
-        return TemperatureEffect(model=model, per_temperature=per, lowest=lo, highest=hi,
-                                 comparison=None, solved=solved,
-                                 note="no task ran at both temperatures")
-    return TemperatureEffect(model=model, per_temperature=per, lowest=lo, highest=hi,
-                             comparison=stats.task_paired(diffs, cells=cells), solved=solved,
-                             equivalence=stats.tost(diffs, EQUIVALENCE_MARGIN))
-
-
 def _one_per_model(models: Iterable[str], weight: Mapping[str, int]) -> tuple[list[str],
                                                                                 list[str]]:
     """One configuration per model (its target): the one with the most trials; and the rest."""
@@ -217,76 +164,11 @@ def _size(metric: str, scores: Mapping[str, float], params: Mapping[str, float |
     )
 
 
-def _cell(t: Trial) -> tuple[str, ...]:
-    """The cell two models pair on within a task: (variant, temperature, instance)."""
-    return (t.variant, _temp_key(t.temperature), str(t.instance))
-
-
-def _pairwise(by_model: Mapping[str, list[Trial]]) -> list[PairwiseComparison]:
-    """Every pair of configurations, paired by task over the (task, variant, temperature,
-    instance) cells both ran (p_holm is set by :func:`_holm` over the summary's family)."""
-    cells = {m: _cells_of(ts, _cell) for m, ts in by_model.items()}
-    out = []
-    for a, b in itertools.combinations(sorted(by_model), 2):
-        diffs, n_cells = paired_by_task(cells[a], cells[b])
-        if not diffs:
-            continue
-        temps = sorted({c[1] for task in set(cells[a]) & set(cells[b])
-                        for c in set(cells[a][task]) & set(cells[b][task])}, key=float)
-        comparison = stats.task_paired(diffs, cells=n_cells)
-        out.append(PairwiseComparison(a=a, b=b, tasks=comparison.tasks, cells=n_cells,
-                                      temperatures=temps, comparison=comparison,
-                                      p_holm=comparison.sign_test.p_value,
-                                      equivalence=stats.tost(diffs, EQUIVALENCE_MARGIN)))
-    return out
-
-
-def _by_temperature(by_model: Mapping[str, list[Trial]]) -> list[PairwiseComparison]:
-    """Every pair at each temperature both ran (:func:`_pairwise` on that temperature's
-    trials), Holm-adjusted over this family."""
-    temps = sorted({_temp_key(t.temperature) for ts in by_model.values() for t in ts},
-                   key=float)
-    pairs: list[PairwiseComparison] = []
-    for k in temps:
-        at = {m: [t for t in ts if _temp_key(t.temperature) == k] for m, ts in by_model.items()}
-        pairs += _pairwise({m: ts for m, ts in at.items() if ts})
-    holm = stats.adjust_pvalues([p.comparison.sign_test.p_value for p in pairs], "holm")
-    held = _holm_tost([p.model_copy(update={"p_holm": h})
-                       for p, h in zip(pairs, holm, strict=True)])
-    return [p for p in held if isinstance(p, PairwiseComparison)]
-
-
-def _holm(pairs: list[PairwiseComparison], temps: list[TemperatureEffect]
-          ) -> tuple[list[PairwiseComparison], list[TemperatureEffect]]:
-    """Holm over one family: every model pair and every temperature effect of the summary."""
-    swept = [t for t in temps if t.comparison is not None]
-    raw = [p.comparison.sign_test.p_value for p in pairs]
-    raw += [t.comparison.sign_test.p_value for t in swept if t.comparison is not None]
-    adjusted = iter(stats.adjust_pvalues(raw, "holm"))
-    pairs = [p.model_copy(update={"p_holm": next(adjusted)}) for p in pairs]
-    holm = {t.model: next(adjusted) for t in swept}
-    temps = [t.model_copy(update={"p_holm": holm.get(t.model)}) for t in temps]
-    both = _holm_tost([*pairs, *temps])  # the claims of no difference: a family of their own
-    return ([x for x in both if isinstance(x, PairwiseComparison)],
-            [x for x in both if isinstance(x, TemperatureEffect)])
-
-
-def _holm_tost(found: Sequence[PairwiseComparison | TemperatureEffect]
-               ) -> list[PairwiseComparison | TemperatureEffect]:
-    """Each with ``equivalence_p_holm``: its TOST's p, Holm over every TOST among ``found``
-    (a page may state several claims of no difference; together they keep α)."""
-    tested = [x for x in found if x.equivalence is not None]
-    adjusted = iter(stats.adjust_pvalues(
-        [x.equivalence.p_value for x in tested if x.equivalence is not None], "holm"))
-    return [x.model_copy(update={"equivalence_p_holm": next(adjusted)})
-            if x.equivalence is not None else x for x in found]
-
-
 def _flip_cell(t: Trial) -> str:
     """The cell whose repeats a flip is counted over: ``TASK/VARIANT@T=0.7``, and ``#i`` after
     the task for a drawn instance (another world is another cell)."""
     task = f"{t.task_id}#{t.instance}" if t.instance else t.task_id
-    return f"{task}/{t.variant}@T={_temp_key(t.temperature)}"
+    return f"{task}/{t.variant}@T={paired.temp_key(t.temperature)}"
 
 
 def _audit(all_trials: list[Trial], by_model: Mapping[str, list[Trial]]) -> ItemAudit:
@@ -379,8 +261,9 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
                      "score")
     if len(models) < 2:
         notes.append("one model: no comparison between models")
-    pairwise, temperature = _holm(_pairwise(cap_by_model),
-                                  [_temperature(m, cap_by_model[m]) for m in cap_models])
+    pairwise, temperature = paired.holm(
+        paired.pairwise(cap_by_model),
+        [paired.temperature_effect(m, cap_by_model[m]) for m in cap_models])
 
     return AnalysisSummary(
         created_at=datetime.now(UTC).isoformat(timespec="seconds"), run_dir=str(run_dir),
@@ -392,7 +275,7 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
         perturbations=[c for m in models for c in views[m][1]],
         safety=[sb for m in models if (sb := views[m][2]) is not None],
         temperature=temperature, size=size, pairwise=pairwise,
-        by_temperature=_by_temperature(cap_by_model), audit=_audit(capability, cap_by_model),
+        by_temperature=paired.by_temperature(cap_by_model), audit=_audit(capability, cap_by_model),
         failures=failures, not_the_models=dict(not_the_models), exclusion_bounds=bounds,
         notes=notes,
     )
