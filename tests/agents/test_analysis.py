@@ -200,7 +200,7 @@ def test_pairwise_is_paired_by_task_with_holm_and_an_mdd(trials, summary) -> Non
             cells.append(wins[0] - wins[1])
         diffs.append(sum(cells) / 3)
     assert pair.comparison == stats.task_paired(diffs, cells=48)
-    assert pair.equivalence == stats.tost(diffs, 0.10)  # the same differences, within ±10
+    assert pair.equivalence == stats.task_tost(diffs, 0.10)  # the same differences, ±10
     assert (pair.tasks, pair.cells, pair.temperatures) == (16, 48, ["0.3", "0.7", "1"])
     raw = [p.comparison.sign_test.p_value for p in summary.pairwise]
     raw += [t.comparison.sign_test.p_value for t in summary.temperature]

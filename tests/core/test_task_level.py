@@ -268,6 +268,42 @@ def test_tost_claims_equivalence_at_the_margin_at_most_alpha_of_the_time(kind: s
             assert covered >= 0.90 - slack, (kind, n, sign, covered)
 
 
+@pytest.mark.parametrize("kind", ["sparse, one way", "sparse, both ways", "3 instances a task",
+                                  "dense"])
+def test_task_tost_keeps_alpha_at_the_margin_and_sees_small_differences(kind: str) -> None:
+    """The interval-inclusion TOST on the 90% hull: at a true difference of exactly +margin
+    it claims equivalence at most 5% of the time (plus Monte Carlo slack; its methods are
+    symmetric, so −margin is the mirror image), as the exact sign bound does. Where every task
+    differs a little (dense), it shows a true zero equivalent nearly always on 62 tasks, where
+    the sign bound never can: the reason to use it for per-task differences of rates."""
+    rng = np.random.default_rng(47)
+    draws, margin = 300, 0.1
+    slack = 3 * np.sqrt(0.05 * 0.95 / draws)
+    for n in (31, 62):
+        sims = _boundary_draws(kind, n, margin, rng, draws)
+        results = [stats.task_tost(d, margin) for d in sims]
+        claimed = np.mean([r.equivalent for r in results])
+        assert claimed <= 0.05 + slack, (kind, n, claimed)
+        assert all(r.equivalent == (-margin < r.interval[0] and r.interval[1] < margin)
+                   for r in results)  # type: ignore[index]  # the interval decides
+    if kind == "dense":
+        zero = _boundary_draws(kind, 62, margin, rng, 100) - margin
+        assert np.mean([stats.task_tost(d, margin).equivalent for d in zero]) >= 0.9
+        assert not any(stats.tost(d, margin).equivalent for d in zero)
+
+
+def test_task_tost_with_no_spread_is_the_exact_bound() -> None:
+    """Every task differs by the same c: p = ((1 − margin)/(1 − |c|))^n, the interval the
+    exact bound of task_paired at 90%."""
+    same = stats.task_tost([0.0] * 31, 0.1)
+    assert same.equivalent and same.p_value == pytest.approx(0.9 ** 31)
+    assert not stats.task_tost([0.0] * 28, 0.1).equivalent  # (0.9)^28 = 0.052
+    shifted = stats.task_tost([0.05] * 62, 0.1)
+    assert shifted.equivalent and shifted.p_value == pytest.approx((0.9 / 0.95) ** 62)
+    assert shifted.interval is not None and 0 <= shifted.interval[0] < 0.05 < shifted.interval[1]
+    assert not stats.task_tost([0.2] * 62, 0.1).equivalent
+
+
 def test_task_level_rate_is_never_zero_width_on_small_designs() -> None:
     """Every outcome of up to 4 tasks × 3 trials (and uneven sizes): low < high."""
     for tasks in range(1, 5):

@@ -10,9 +10,10 @@ left out; a task (every instance of its family) is the unit of inference. Per pa
   the *same outcome*, each a task-level rate (``stats.task_level_rate``: a task's variants are
   correlated);
 - success paired by task (``stats.task_paired``) with its minimum detectable difference, and
-  the TOST of equivalence within ``±margin`` (``stats.tost``: exact for any
-  distribution of per-task differences, so two identical runtimes come out equivalent once
-  there are tasks enough, 29 at ±10 points), with the interval that decided it;
+  the TOST of equivalence within ``±margin`` (``stats.task_tost``: interval inclusion on the
+  90% hull of the paired t and the bounded-mean posterior, the exact bound where no task
+  differs, so two identical runtimes come out equivalent once there are tasks enough, 29 at
+  ±10 points), with the interval that decided it;
 - the verdict: ``equivalent`` (the TOST, Holm over the pairs compared together: each pair's
   "equivalent" is a claim of its own, so two identical runtimes of three need 39 tasks at ±10
   points), ``different`` (the sign test across tasks, Holm over the pairs compared together),
@@ -118,7 +119,7 @@ def _pair(sides: Mapping[str, Sequence[Trial]], a: str, b: str, margin: float
     tasks = sorted(ok_a)
     diffs = [(sum(ok_a[k]) - sum(ok_b[k])) / len(ok_a[k]) for k in tasks]
     test = stats.task_paired(diffs, cells=len(kept))
-    tost = stats.tost(diffs, margin)
+    tost = stats.task_tost(diffs, margin)
     p = test.sign_test.p_value
     return RuntimePair(a=a, b=b, pairs=len(kept), excluded=len(shared) - len(kept),
                        unpaired=len(set(left) ^ set(right)), identical=_rate(same),

@@ -6,8 +6,9 @@ temperature, instance) within a task (:func:`pair_cell`; a temperature effect pa
 (variant, instance)): each task's difference is the mean over its shared cells of the cell's
 success rate under ``a`` minus under ``b`` (:func:`paired_by_task`), and the task is the unit
 of inference (``stats.task_paired``: the exact sign test across tasks, the paired interval,
-the minimum detectable difference). Each also carries the exact TOST of the same per-task
-differences within ±EQUIVALENCE_MARGIN (``stats.tost``): its claim of no difference.
+the minimum detectable difference). Each also carries the TOST of the same per-task
+differences within ±EQUIVALENCE_MARGIN (``stats.task_tost``, on the same hull at 90%): its
+claim of no difference.
 
 :func:`holm` makes the summary's two families: the sign tests of every pair and temperature
 effect together (``p_holm``: "differs"), and their TOSTs together (``equivalence_p_holm``:
@@ -75,7 +76,7 @@ def temperature_effect(model: str, trials: list[Trial]) -> TemperatureEffect:
                                  note="no task ran at both temperatures")
     return TemperatureEffect(model=model, per_temperature=per, lowest=lo, highest=hi,
                              comparison=stats.task_paired(diffs, cells=cells), solved=solved,
-                             equivalence=stats.tost(diffs, EQUIVALENCE_MARGIN))
+                             equivalence=stats.task_tost(diffs, EQUIVALENCE_MARGIN))
 
 
 def pair_cell(t: Trial) -> tuple[str, ...]:
@@ -98,7 +99,7 @@ def pairwise(by_model: Mapping[str, list[Trial]]) -> list[PairwiseComparison]:
         out.append(PairwiseComparison(a=a, b=b, tasks=comparison.tasks, cells=n_cells,
                                       temperatures=temps, comparison=comparison,
                                       p_holm=comparison.sign_test.p_value,
-                                      equivalence=stats.tost(diffs, EQUIVALENCE_MARGIN)))
+                                      equivalence=stats.task_tost(diffs, EQUIVALENCE_MARGIN)))
     return out
 
 

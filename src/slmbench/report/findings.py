@@ -57,7 +57,7 @@ def _other(p: PairwiseComparison, best: str) -> str:
 
 def _tost(p: PairwiseComparison) -> str:
     e = p.equivalence
-    return "" if e is None else (f"exact TOST p {pval(e.p_value)}, Holm "
+    return "" if e is None else (f"TOST p {pval(e.p_value)}, Holm "
                                  f"{pval(p.equivalence_p_holm)}, {e.note}")
 
 
@@ -114,8 +114,8 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
         out.append(f"{len(sig)} of {len(s.pairwise)} model pairs differ (paired by task: exact "
                    "sign test across tasks, Holm over the page's comparisons)"
                    + (": " + "; ".join(_pair_line(p) for p in sig) if sig else "")
-                   + (f"; {len(same)} shown within ±{100 * EQUIVALENCE_MARGIN:.0f} points (exact "
-                      "TOST on the same per-task "
+                   + (f"; {len(same)} shown within ±{100 * EQUIVALENCE_MARGIN:.0f} points (TOST "
+                      "on the same per-task "
                       "differences): " + "; ".join(f"{short(p.a)} vs {short(p.b)} ({_tost(p)})"
                                                    for p in same) if same else "") + ".")
     for t in s.temperature:
@@ -143,10 +143,9 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
         else:
             out.append(f"{short(t.model)}: cannot tell whether temperature changes its "
                        f"accuracy ({seen}"
-                       + (f"; not shown within ±{100 * same.margin:.0f} points either: exact "
+                       + (f"; not shown within ±{100 * same.margin:.0f} points either: "
                           f"TOST p {pval(same.p_value)}, Holm {pval(t.equivalence_p_holm)}, "
-                          f"{same.formatted_interval()} points, a bound from the share of tasks "
-                          "ahead and behind, not by how much"
+                          f"{same.formatted_interval()} points"
                           if same is not None else "") + ").")
     for z in s.size:
         if z.spearman is not None and z.spearman.estimate is not None:
