@@ -144,8 +144,8 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
             out.append(f"{short(t.model)}: cannot tell whether temperature changes its "
                        f"accuracy ({seen}"
                        + (f"; not shown within ±{100 * same.margin:.0f} points either: "
-                          f"TOST p {pval(same.p_value)}, Holm {pval(t.equivalence_p_holm)}, "
-                          f"{same.formatted_interval()} points"
+                          f"TOST p {pval(same.p_value)}, {same.formatted_interval()} points, "
+                          f"Holm over the page's TOSTs {pval(t.equivalence_p_holm)}"
                           if same is not None else "") + ").")
     for z in s.size:
         if z.spearman is not None and z.spearman.estimate is not None:
