@@ -195,6 +195,28 @@ def test_rewording_is_judged_family_wise_and_cannot_tell_while_a_paraphrase_is_u
     assert "1 more eligible cell by cell only" in checks["none_eligible"].evidence
 
 
+def test_a_paraphrase_past_holm_where_p0_clears_only_its_own_bound_is_not_a_rescue() -> None:
+    """p0 eligible cell by cell but not after Holm, p1 eligible family-wise: by the seed's
+    per-cell rule nothing was rescued, by the family-wise rule p1 was; cannot tell, with the
+    cells named. With p0 ineligible by both rules, the same p1 is a rescue."""
+    p1 = cell("a", "p1", 0.65, 0.9).model_copy(update={"family": 2, "p_holm": 0.01,
+                                                        "family_eligible": True})
+    near = cell("a", "p0", 0.62, 0.9).model_copy(update={"family": 2, "p_holm": 0.08,
+                                                          "family_eligible": False})
+    assert near.eligible
+    check = {c.check.__name__: k for c, k in check_claims(
+        facts(matrices=[matrix([near, p1])]))}["prompts_do_not_rescue"]
+    assert check.verdict == "cannot tell", check.evidence
+    assert ("0 eligible family-wise on a paraphrase where p0 is not; 1 eligible family-wise on "
+            "a paraphrase where p0 is eligible cell by cell") in check.evidence
+    out = cell("a", "p0", 0.2, 0.5).model_copy(update={"family": 2, "p_holm": 1.0,
+                                                        "family_eligible": False})
+    assert not out.eligible
+    check = {c.check.__name__: k for c, k in check_claims(
+        facts(matrices=[matrix([out, p1])]))}["prompts_do_not_rescue"]
+    assert check.verdict == "does not hold", check.evidence
+
+
 def test_undecided_configurations_are_counted_apart() -> None:
     f = facts(matrices=[matrix([cell("a", "p0", 0.3, 0.7), cell("a", "p1", 0.1, 0.5)])])
     _, check = next((c, k) for c, k in check_claims(f) if c.check.__name__ == "none_eligible")

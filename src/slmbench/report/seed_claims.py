@@ -317,7 +317,10 @@ def _family_eligible(c: EligibilityCell) -> bool:
 def prompts_do_not_rescue(f: StudyFacts) -> Check:
     """Tested only on configurations (model, task, reading, deciding metric) whose frozen
     prompt p0 and at least one paraphrase were read: does rewording make one eligible
-    (family-wise) where p0 is not?"""
+    (family-wise) where p0 is not? Only where p0 is settled not eligible by both rules: a p0
+    eligible cell by cell but not after Holm (or undecided with items left) against a
+    paraphrase eligible family-wise is cannot tell, not a rescue (as for ``none_eligible``,
+    the seed's per-cell rule and the family-wise rule disagree there)."""
     cells = [c for m in f.matrices for c in m.cells]
     deciding = deciding_metrics(cells)
     groups: dict[tuple[str, str, str], list[EligibilityCell]] = {}
@@ -328,29 +331,41 @@ def prompts_do_not_rescue(f: StudyFacts) -> Check:
               if any(c.prompt_id == "p0" for c in g) and any(c.prompt_id != "p0" for c in g)}
     if not paired:
         return Check("cannot tell", "no configuration has both p0 and a paraphrase read")
-    rescued, unsure = [], []
+    rescued, unsure, contested = [], [], []
     for g in paired.values():
-        if any(_family_eligible(c) for c in g if c.prompt_id == "p0"):
+        base = [c for c in g if c.prompt_id == "p0"]
+        if any(_family_eligible(c) for c in base):
             continue  # eligible already on p0: rewording cannot make it so
+        base_open = any(c.eligible or _readable(c) for c in base)
         for c in g:
             if c.prompt_id == "p0":
                 continue
             if _family_eligible(c):
-                rescued.append(c)
-            elif c.eligible or (c.verdict == "undecided" and c.n_split is not None
-                                and c.n_items < c.n_split):
+                (contested if base_open else rescued).append(c)
+            elif c.eligible or _readable(c):
                 unsure.append(c)
     prompts = sorted({c.prompt_id for g in paired.values() for c in g})
     text = (f"{len(paired)} configurations ({', '.join(sorted({short(m) for m, _, _ in paired}))}"
             f") read on p0 and a paraphrase ({', '.join(p for p in prompts if p != 'p0')}); "
             f"{len(rescued)} eligible family-wise on a paraphrase where p0 is not"
             + (f": {'; '.join(_named(c) for c in rescued)}" if rescued else ""))
+    if contested:
+        text += (f"; {len(contested)} eligible family-wise on a paraphrase where p0 is "
+                 "eligible cell by cell (or could still be read on), not after Holm: "
+                 + "; ".join(_named(c) for c in contested))
     if rescued:
         return Check("does not hold", text)
-    if unsure:
-        return Check("cannot tell", text + f"; {len(unsure)} paraphrase cells not settled "
-                     "family-wise: " + "; ".join(_named(c) for c in unsure))
+    if unsure or contested:
+        if unsure:
+            text += (f"; {len(unsure)} paraphrase cells not settled family-wise: "
+                     + "; ".join(_named(c) for c in unsure))
+        return Check("cannot tell", text)
     return Check("holds", text)
+
+
+def _readable(c: EligibilityCell) -> bool:
+    """Undecided with items of its split left to read: reading on could still decide it."""
+    return c.verdict == "undecided" and c.n_split is not None and c.n_items < c.n_split
 
 
 def _named(c: EligibilityCell) -> str:
