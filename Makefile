@@ -176,15 +176,16 @@ $(LLAMA_SERVER_BIN): | $(PY)
 	mkdir -p "$(@D)"; install -m 755 "$$tmp/build/bin/llama-server" "$@.tmp"; mv "$@.tmp" "$@"; \
 	echo "built $@ in $$(( $$(date +%s) - start )) s"
 
-# One sitting of a study that takes longer than a machine lasts (the reference study v2 by
-# default): what earlier machines stored comes in from CARRIED (`--merge`), the study runs for at
+# One sitting of a study that takes longer than a machine lasts (the reference study v3 by
+# default; v2's: STUDY=experiments/reference.toml CARRIED=experiments/reference-v2-stored):
+# what earlier machines stored comes in from CARRIED (`--merge`), the study runs for at
 # most MINUTES (then SIGTERM: trials under way finish or are dropped, nothing stored is lost;
 # `make study-stop` sends it sooner),
 # and everything stored goes back out to CARRIED (`--export`), to be committed. One model job at
 # a time: it takes the lock other model jobs here take. e.g. make study-sitting MINUTES=120
-STUDY ?= experiments/reference.toml
-CARRIED ?= experiments/reference-v2-stored
-STUDY_MODELS ?= qwen2.5-coder-0.5b qwen2.5-coder-1.5b smollm2-135m gemma3-270m
+STUDY ?= experiments/reference-v3.toml
+CARRIED ?= experiments/reference-v3-stored
+STUDY_MODELS ?= qwen2.5-coder-1.5b qwen2.5-coder-0.5b smollm2-135m gemma3-270m
 MINUTES ?= 120
 study-sitting: install sandbox-deps
 	@for m in $(STUDY_MODELS); do $(SLMBENCH) pull $$m >/dev/null || exit 1; done
