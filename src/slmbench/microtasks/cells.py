@@ -77,6 +77,12 @@ class EligibilityCell(BaseModel):
     version: Literal[2, 3, 4, 5] = CELL_VERSION
 
     @property
+    def undecided_with_items_left(self) -> bool:
+        """Undecided with items of its split never read: reading on could still decide it."""
+        return self.verdict == "undecided" and self.n_split is not None \
+            and self.n_items < self.n_split
+
+    @property
     def tau_text(self) -> str:
         """τ as every table prints it, a fixed number with its anchor and the items it was
         set on: ``0.766 (bm25, all 1043 items)``."""

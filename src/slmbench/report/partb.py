@@ -103,7 +103,7 @@ def verdict_text(c: EligibilityCell, deciding: bool = True) -> str:
             return (f"eligible cell by cell, **NOT SETTLED FAMILY-WISE WITH {unread} ITEMS "
                     "UNREAD**")
         return f"**UNDECIDED WITH {unread} ITEMS UNREAD**"
-    if c.verdict == "undecided" and c.n_split is not None and c.n_items < c.n_split:
+    if c.undecided_with_items_left:
         return "undecided (reading stopped when the deciding metric settled)"
     if c.verdict == "undecided" and c.n_split is not None:
         return (f"undecided after all {c.n_split} items: not shown better than the "

@@ -302,7 +302,7 @@ def none_eligible(f: StudyFacts) -> Check:
                  "not shown better than the baseline")
     if good:
         return Check("does not hold", text)
-    unread = [c for c in open_ if c.n_split is not None and c.n_items < c.n_split]
+    unread = [c for c in open_ if c.undecided_with_items_left]
     if lone or unread:  # the two rules disagree, or reading on could still decide
         return Check("cannot tell", text + "; the claim holds family-wise but "
                      + ("not cell by cell" if lone else "cells could still be read on"))
@@ -336,13 +336,13 @@ def prompts_do_not_rescue(f: StudyFacts) -> Check:
         base = [c for c in g if c.prompt_id == "p0"]
         if any(_family_eligible(c) for c in base):
             continue  # eligible already on p0: rewording cannot make it so
-        base_open = any(c.eligible or _readable(c) for c in base)
+        base_open = any(c.eligible or c.undecided_with_items_left for c in base)
         for c in g:
             if c.prompt_id == "p0":
                 continue
             if _family_eligible(c):
                 (contested if base_open else rescued).append(c)
-            elif c.eligible or _readable(c):
+            elif c.eligible or c.undecided_with_items_left:
                 unsure.append(c)
     prompts = sorted({c.prompt_id for g in paired.values() for c in g})
     text = (f"{len(paired)} configurations ({', '.join(sorted({short(m) for m, _, _ in paired}))}"
@@ -361,11 +361,6 @@ def prompts_do_not_rescue(f: StudyFacts) -> Check:
                      + "; ".join(_named(c) for c in unsure))
         return Check("cannot tell", text)
     return Check("holds", text)
-
-
-def _readable(c: EligibilityCell) -> bool:
-    """Undecided with items of its split left to read: reading on could still decide it."""
-    return c.verdict == "undecided" and c.n_split is not None and c.n_items < c.n_split
 
 
 def _named(c: EligibilityCell) -> str:
