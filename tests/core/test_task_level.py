@@ -19,6 +19,7 @@ from statsmodels.stats.power import TTestPower
 from statsmodels.stats.proportion import proportion_confint
 
 from slmbench.core import stats
+from slmbench.core.stats import task_level
 
 TASKS = (8, 14, 31)
 REPEATS = (1, 3, 6)
@@ -44,7 +45,7 @@ def _coverage(interval: str) -> dict[tuple[int, int, float, float], float]:
         k = rng.binomial(m, _chances(rng, tasks, icc, mean)).astype(float)
         n = np.full_like(k, m)
         if interval == "task":
-            rows = stats._task_level_rows(k, n)
+            rows = task_level._task_level_rows(k, n)
             low, high = rows["low"], rows["high"]
         else:  # Wilson over the trials, as if they were independent
             low, high = proportion_confint(k.sum(axis=1), n.sum(axis=1), method="wilson")
@@ -104,7 +105,7 @@ def test_the_cluster_t_part_is_statsmodels_cluster_robust_ols() -> None:
                                       use_t=True)
     low, high = fit.conf_int(alpha=0.05)[0]
     kk, nn = k[None, :].astype(float), np.full((1, 12), 4.0)
-    rows = stats._task_level_rows(kk, nn)
+    rows = task_level._task_level_rows(kk, nn)
     wil_low, wil_high = proportion_confint(rows["p"] * rows["neff"], rows["neff"],
                                            method="wilson")
     assert rows["low"][0] == pytest.approx(max(0.0, min(low, float(wil_low[0]))))
@@ -125,14 +126,14 @@ def test_icc_is_the_one_way_anova_estimator() -> None:
     p_i, p = k / 6, k.sum() / 24
     msb = 6 * ((p_i - p) ** 2).sum() / 3
     msw = (6 * p_i * (1 - p_i)).sum() / (24 - 4)
-    assert stats._icc_rows(k, n)[0] == pytest.approx((msb - msw) / (msb + 5 * msw))
+    assert task_level._icc_rows(k, n)[0] == pytest.approx((msb - msw) / (msb + 5 * msw))
 
 
 def test_sign_test_is_scipys_exact_binomial() -> None:
     for nz in range(1, 25):
         for ahead in range(nz + 1):
             ref = sps.binomtest(ahead, nz, 0.5).pvalue
-            assert stats._sign_p(np.asarray(ahead), np.asarray(nz)) == pytest.approx(ref)
+            assert task_level._sign_p(np.asarray(ahead), np.asarray(nz)) == pytest.approx(ref)
 
 
 def test_paired_task_test_keeps_its_false_positive_rate_at_no_difference() -> None:
@@ -145,7 +146,7 @@ def test_paired_task_test_keeps_its_false_positive_rate_at_no_difference() -> No
         p = _chances(rng, tasks, icc, mean, draws)
         d = (rng.binomial(m, p) - rng.binomial(m, p)) / m
         ahead, behind = (d > 0).sum(axis=1), (d < 0).sum(axis=1)
-        sign_fp[(tasks, m, icc, mean)] = float(np.mean(stats._sign_p(ahead, ahead + behind)
+        sign_fp[(tasks, m, icc, mean)] = float(np.mean(task_level._sign_p(ahead, ahead + behind)
                                                        < 0.05))
         sd = d.std(axis=1, ddof=1)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -340,11 +341,11 @@ def test_clustered_at_the_family_the_interval_covers_with_instance_variance_pres
     family, instance = {}, {}
     for families, instances, trials, mean in NESTED:
         cells, k, n = _nested(rng, families, instances, trials, mean, draws)
-        rows = stats._task_level_rows(k, n)
+        rows = task_level._task_level_rows(k, n)
         family[(families, instances, trials, mean)] = float(
             np.mean((rows["low"] <= mean) & (mean <= rows["high"])))
         flat = cells.reshape(draws, families * instances)
-        by_world = stats._task_level_rows(flat, np.full_like(flat, float(trials)))
+        by_world = task_level._task_level_rows(flat, np.full_like(flat, float(trials)))
         instance[(families, instances, trials, mean)] = float(
             np.mean((by_world["low"] <= mean) & (mean <= by_world["high"])))
     text = (f"family-clustered: {min(family.values()):.3f}..{max(family.values()):.3f} "
