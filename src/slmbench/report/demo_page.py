@@ -28,10 +28,11 @@ from slmbench.report.study_page import relative
 __all__ = ["DEMO_PAGE", "NEXT_COMMAND", "in_short", "render_demo_page", "write_demo_page"]
 
 DEMO_PAGE = "demo-report.md"
-# A real comparison: the reference study's page, rebuilt from its committed exports (no model
+# A real comparison: the newest reference study's page (v3), rebuilt from its committed exports (no model
 # time), with the packaged models side by side; `slmbench study ... --plan` sizes a rerun.
-NEXT_COMMAND = ("slmbench import docs/results/reference-study --study experiments/reference.toml"
-                " && slmbench study experiments/reference.toml --page-only")
+NEXT_COMMAND = ("slmbench import docs/results/reference-study-v3 --study "
+                "experiments/reference-v3.toml && slmbench study experiments/reference-v3.toml "
+                "--page-only")
 
 
 def _could_do(trials: Sequence[Trial]) -> str:
