@@ -231,6 +231,10 @@ def test_cli_analyze_writes_versioned_summary(tmp_path: Path) -> None:
     assert back.accuracy[0].accuracy.tasks == 16
     assert back.accuracy_of("ollama:alpha-0.5b").params_b == 0.5
     assert "ollama:delta-7b" in res.output
+    # the stage funnel travels through the JSON and is printed as its own table
+    assert [f.model for f in back.funnel] == sorted(MODELS)
+    assert all(f.trials == a.trials for f, a in zip(back.funnel, back.accuracy, strict=True))
+    assert "Stage funnel" in res.output and "right tool" in res.output
 
 
 def test_cli_analyze_errors_are_one_line(tmp_path: Path,

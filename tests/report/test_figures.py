@@ -1,4 +1,4 @@
-"""All 16 figures are written as PDF and PNG, with or without the data they need."""
+"""All 17 figures are written as PDF and PNG, with or without the data they need."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ STUDY = {"accuracy_vs_params", "accuracy_vs_temperature", "capability_vs_reliabi
          "fault_heatmap",
          "latency_vs_accuracy", "per_group_accuracy", "perturbation_heatmap",
          "reliability_bars", "reliability_dimensions", "radar", "safety_breakdown",
-         "temperature_sensitivity"}
+         "stage_funnel", "temperature_sensitivity"}
 
 
 def _texts(fig) -> str:  # type: ignore[no-untyped-def]

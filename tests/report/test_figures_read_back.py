@@ -2,7 +2,7 @@
 line, bar and error bar drawn equals the summary's number for it, under the right label.
 
 Together with test_figures_drawn.py (composite bars, per-group bars, both heatmaps) this covers
-all 16 figures of ``slmbench.report.figures.FIGURES``.
+all 17 figures of ``slmbench.report.figures.FIGURES``.
 """
 
 from __future__ import annotations
@@ -262,3 +262,28 @@ def test_failure_causes(summary: AnalysisSummary) -> None:
     assert _ticks(ax) == [short(f.model) for f in rows]
     assert [t.get_text() for t in ax.texts if isinstance(t, Annotation)] == [
         f"n={f.trials}" for f in rows]
+
+
+def test_stage_funnel(summary: AnalysisSummary) -> None:
+    from slmbench.agents.funnel import STAGES
+    from slmbench.report.funnel_figure import stage_funnel
+
+    assert summary.funnel, "the synthetic run has capability trials of shipped tasks"
+    panels = stage_funnel(summary).axes
+    for ax, field in zip(panels, ("marginal", "given_previous"), strict=True):
+        containers = _bars(ax)
+        assert [c.get_label() for c in containers] == [short(f.model) for f in summary.funnel]
+        assert _ticks(ax) == [s.replace("_", " ") for s in STAGES]
+        for f, container in zip(summary.funnel, containers, strict=True):
+            ests = [getattr(r, field) for r in f.stages]
+            heights = [b.get_height() for b in container]
+            assert heights == pytest.approx([np.nan if e is None else e.estimate * 100
+                                             for e in ests], nan_ok=True)
+        errors = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+        assert len(errors) == len(summary.funnel)
+        for f, err in zip(summary.funnel, errors, strict=True):
+            shown = [e for r in f.stages if (e := getattr(r, field)) is not None]
+            segments = [seg for coll in err.lines[2] for seg in coll.get_segments()
+                        if len(seg) == 2]  # a stage with no rate draws no bar
+            assert _flat([(min(a[1], b[1]), max(a[1], b[1])) for a, b in segments]) == \
+                pytest.approx(_flat([_ci(e, 100.0) for e in shown]))

@@ -76,7 +76,7 @@ def test_dom_has_headline_table_with_every_model(full_report: ReportFiles,
     for a in s.accuracy:
         assert f'data-model="{a.model}"' in headline
         assert str(ci_cell(a.accuracy)) in headline  # the estimate over its interval
-    assert dom.count("data:image/png;base64,") == 16
+    assert dom.count("data:image/png;base64,") == 17
     assert "2556 in the run" in dom  # the trial browser rendered from the embedded JSON
 
 
@@ -109,6 +109,8 @@ def test_filters_and_transcript(full_report: ReportFiles, tmp_path: Path) -> Non
     # the opened transcript shows the model's text as text, escaped, not as an element
     assert "I think &lt;script&gt;alert(1)&lt;/script&gt; maybe" in body
     assert "<script>alert(1)" not in res.stdout
+    # and the stage the trial reached (agents/funnel.py): its first reply was no action
+    assert "stage reached: none (the first reply was no action) · acts ✗" in body
 
 
 def test_cli_report_writes_everything(tmp_path: Path) -> None:
@@ -122,7 +124,7 @@ def test_cli_report_writes_everything(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     html = tmp_path / "out" / "report.html"
     assert str(html) in res.stdout and html.is_file()
-    assert len(list((tmp_path / "out" / "figures").glob("*.pdf"))) == 16
+    assert len(list((tmp_path / "out" / "figures").glob("*.pdf"))) == 17
     assert len(list((tmp_path / "out" / "tables").glob("*.tex"))) == 4
     assert (run / "analysis_summary.json").is_file()
 

@@ -31,7 +31,9 @@ Which trials feed which figure:
   environment errors, a context window set below the trained one) feed no rate: they are
   counted per model in ``not_the_models``, and ``exclusion_bounds`` gives each
   configuration's capability accuracy had they all counted as failures, or as successes;
-- *failures* (:mod:`slmbench.agents.forensics`) cover every counted trial.
+- *failures* (:mod:`slmbench.agents.forensics`) cover every counted trial;
+- the *stage funnel* (:mod:`slmbench.agents.funnel_rates`) covers the capability trials,
+  its comparisons a Holm family of their own.
 
 A row is a *configuration*: a model spec under one toolset. Trials of the same spec under the
 two toolsets (a study's blocks, pooled) are never pooled: when both toolsets are present, the
@@ -52,6 +54,7 @@ from slmbench.agents.configurations import configurations, params_of, spec_of, t
 from slmbench.agents.dimensions import dimension_scores, reliability_views
 from slmbench.agents.exclusion import excluded_as, rated
 from slmbench.agents.forensics import breakdown
+from slmbench.agents.funnel_rates import stage_funnels
 from slmbench.agents.loading import load_trials, registry_params, shipped_tasks
 from slmbench.agents.rates import by, passed, task_counts, task_rate
 from slmbench.agents.records import Outcome, Trial
@@ -261,6 +264,7 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
                      "score")
     if len(models) < 2:
         notes.append("one model: no comparison between models")
+    funnel, funnel_pairs = stage_funnels(cap_by_model, tasks)
     pairwise, temperature = paired.holm(
         paired.pairwise(cap_by_model),
         [paired.temperature_effect(m, cap_by_model[m]) for m in cap_models])
@@ -277,7 +281,7 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
         temperature=temperature, size=size, pairwise=pairwise,
         by_temperature=paired.by_temperature(cap_by_model), audit=_audit(capability, cap_by_model),
         failures=failures, not_the_models=dict(not_the_models), exclusion_bounds=bounds,
-        notes=notes,
+        notes=notes, funnel=funnel, funnel_pairs=funnel_pairs,
     )
 
 

@@ -175,6 +175,54 @@ class ExclusionBounds(_Frozen):
     as_successes: ClusteredEstimate  # every excluded trial counted, as a success
 
 
+class StageRate(_Frozen):
+    """One stage of a configuration's funnel (:mod:`slmbench.agents.funnel`): its marginal
+    rate over the trials where it applies, and its rate among those of them that passed every
+    applicable stage before it (None for the first stage, or where none did)."""
+
+    stage: str
+    trials: int  # trials where the stage applies
+    passed: int
+    marginal: ClusteredEstimate | None  # None: it applies to no trial
+    reached_previous: int  # of ``trials``, those that passed every stage before it
+    given_previous: ClusteredEstimate | None
+    not_applicable: dict[str, int] = Field(default_factory=dict)  # why -> trials
+
+
+class StageFunnel(_Frozen):
+    """A configuration's stage funnel over its capability trials (the accuracy's trials):
+    each stage's rates, ``acts`` under the strict grammar beside it, and how many trials
+    stopped at each stage (``reached``: the last stage of their unbroken run, ``none``: the
+    first reply was no action)."""
+
+    model: str
+    trials: int
+    stages: list[StageRate]
+    strict_acts: ClusteredEstimate | None
+    reached: dict[str, int]
+    unjudged: int = 0  # trials whose task is not among the given suites: no stage judged
+
+    def stage(self, name: str) -> StageRate | None:
+        return next((s for s in self.stages if s.stage == name), None)
+
+
+class StageComparison(_Frozen):
+    """Configuration ``a`` against ``b`` at one stage, on its marginal rate, paired by task
+    over the cells both ran (as a pairwise comparison); ``p_holm``: the sign test's p, Holm
+    over the funnel's comparisons only (a family of their own)."""
+
+    stage: str
+    a: str
+    b: str
+    cells: int
+    comparison: TaskComparison
+    p_holm: float
+
+    @property
+    def differs(self) -> bool:
+        return self.p_holm < ALPHA
+
+
 class ItemAudit(_Frozen):
     all_models_fail: list[str]  # task ids no model ever passed
     all_models_pass: list[str]
@@ -211,6 +259,9 @@ class AnalysisSummary(_Frozen):
     # per configuration with excluded capability trials: its accuracy had they counted
     exclusion_bounds: list[ExclusionBounds] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    # the stage funnel per configuration (issue #61), and its comparisons (their own Holm)
+    funnel: list[StageFunnel] = Field(default_factory=list)
+    funnel_pairs: list[StageComparison] = Field(default_factory=list)
 
     def accuracy_of(self, model: str) -> ModelAccuracy | None:
         return next((a for a in self.accuracy if a.model == model), None)

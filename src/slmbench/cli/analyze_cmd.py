@@ -38,6 +38,26 @@ def headline(summary: AnalysisSummary) -> Table:
     return table
 
 
+def funnel_table(summary: AnalysisSummary) -> Table:
+    """Per configuration and stage: trials that passed it of those where it applies, its
+    marginal rate (task-level), its rate among trials that passed every stage before it, and
+    why it does not apply to the rest."""
+    table = Table(title="Stage funnel · capability trials (docs/reliability.md)")
+    for col in ("model", "stage", "passed", "marginal (95% CI)", "given previous (95% CI)",
+                "not applicable"):
+        table.add_column(col, justify="left" if col in ("model", "stage", "not applicable")
+                         else "right")
+    for f in summary.funnel:
+        for i, s in enumerate(f.stages):
+            table.add_row(f.model if i == 0 else "", s.stage.replace("_", " "),
+                          f"{s.passed}/{s.trials}", fmt(s.marginal), fmt(s.given_previous),
+                          "; ".join(f"{k}: {why}" for why, k in s.not_applicable.items()))
+            if s.stage == "acts":
+                table.add_row("", "acts (strict)", "", fmt(f.strict_acts), "", "")
+        table.add_section()
+    return table
+
+
 def analyze(
     run: Path = typer.Argument(..., help="run directory (holds run.sqlite)"),
     params: list[str] = typer.Option(
@@ -48,6 +68,8 @@ def analyze(
     summary = analyze_run(run, params=parse_params(params))
     console = Console()
     console.print(headline(summary))
+    if summary.funnel:
+        console.print(funnel_table(summary))
     for note in summary.notes + [s.note for s in summary.size if s.note]:
         console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
     print(run / SUMMARY_NAME)

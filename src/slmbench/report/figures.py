@@ -1,4 +1,4 @@
-"""The 16 figures of the study, drawn from an :class:`~slmbench.agents.summary.AnalysisSummary`.
+"""The 17 figures of the study, drawn from an :class:`~slmbench.agents.summary.AnalysisSummary`.
 
 Each figure function takes the summary and returns a matplotlib ``Figure``
 (object API, no pyplot: nothing global changes, it is safe in any process).
@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 
 from slmbench.agents.summary import AnalysisSummary
 from slmbench.core.stats import Estimate
+from slmbench.report.funnel_figure import stage_funnel
 from slmbench.report.plotting import (
     FigureFn,
     composites,
@@ -190,6 +191,7 @@ FIGURES: dict[str, FigureFn] = {
     "reliability_dimensions": reliability_dimensions,
     "radar": radar,
     "safety_breakdown": safety_breakdown,
+    "stage_funnel": stage_funnel,
     "temperature_sensitivity": temperature_sensitivity,
 }
 

@@ -20,6 +20,8 @@ from jinja2 import Environment, FunctionLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from slmbench.agents.dimensions import DIMENSION_INTERVALS
+from slmbench.agents.funnel import StageReach, reach_all
+from slmbench.agents.loading import shipped_tasks
 from slmbench.agents.records import Trial
 from slmbench.agents.summary import AnalysisSummary
 from slmbench.core.stats import Estimate
@@ -46,6 +48,9 @@ CAPTIONS = {
     "reliability_dimensions": "Each reliability dimension across models.",
     "radar": "Reliability profile of each model measured on every plotted dimension.",
     "safety_breakdown": "How safety trials ended; success with its task-level CI.",
+    "stage_funnel": "The stage funnel: the share of capability trials that passed each stage "
+                    "(acts, right tool, valid call, evidence, answers, correct), and of those "
+                    "that passed every stage before it (task-level 95% CI).",
     "temperature_sensitivity": "Highest − lowest temperature, paired by task, with its 95% CI "
                                "and the sign test's p (Holm).",
 }
@@ -77,12 +82,26 @@ def _clip(text: str | None) -> str:
     return text[:MAX_CONTENT] + f"\n… [{len(text) - MAX_CONTENT} more characters not shown]"
 
 
-def trial_row(t: Trial) -> dict[str, Any]:
-    """What the trial browser shows of one trial."""
+def stage_text(found: StageReach | None) -> str:
+    """The stage a trial reached and each stage's verdict, for its transcript view
+    (``–``: not applicable, with why)."""
+    if found is None:
+        return "stage: not judged (its task is not in the shipped suites)"
+    marks = [f"{s.replace('_', ' ')} " + ("✓" if ok else "✗" if ok is False
+                                          else f"– ({found.not_applicable[s]})")
+             for s, ok in found.stages.items()]
+    reached = (found.reached or "none (the first reply was no action)").replace("_", " ")
+    return f"stage reached: {reached} · " + " · ".join(marks) + \
+        f" · strict parse of the first reply {'✓' if found.strict_acts else '✗'}"
+
+
+def trial_row(t: Trial, found: StageReach | None = None) -> dict[str, Any]:
+    """What the trial browser shows of one trial (``found``: its stages, agents.funnel)."""
     return {
         "model": t.model, "task": t.task_id, "variant": t.variant,
         "temperature": t.temperature, "repeat": t.repeat, "seed": t.seed,
         "outcome": t.outcome.value, "answer": _clip(t.final_answer),
+        "stage": stage_text(found),
         "reason": (t.score.reason if t.score else "") or t.error or "",
         "error": t.error or "",
         "fault": t.fault_plan.fault if t.fault_plan else "",
@@ -110,7 +129,8 @@ def render_html(summary: AnalysisSummary, trials: Sequence[Trial],
     images = [{"name": name, "caption": CAPTIONS.get(name, name),
                "data": base64.b64encode(Path(png).read_bytes()).decode("ascii")}
               for name, png in figures.items()]
-    rows = [trial_row(t) for t in trials]
+    rows = [trial_row(t, r) for t, r in zip(trials, reach_all(trials, shipped_tasks()),
+                                            strict=True)]
     return env.get_template("report.html.j2").render(
         s=summary, figures=images, dimensions=DIMENSIONS,
         dimension_intervals=DIMENSION_INTERVALS,
