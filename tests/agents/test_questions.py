@@ -13,7 +13,7 @@ from slmbench.agents.evaluator import rescore, run_trial
 from slmbench.agents.loading import load_trials
 from slmbench.agents.questions import question_of
 from slmbench.agents.records import TRIAL_SCHEMA_VERSION, Outcome, Trial
-from slmbench.agents.store import RunStore, carried
+from slmbench.agents.store import RunStore, carried, export_trials, read_trials
 from slmbench.agents.tasks import load_tasks
 from slmbench.agents.tasks.families import has_template, instance
 from slmbench.agents.tasks.model import NumericSpec, Task
@@ -119,3 +119,17 @@ def test_a_stored_old_trial_and_its_backfilled_export_are_one_trial(tmp_path) ->
         update={"answer": "another answer"})})
     with pytest.raises(ConfigError, match="different content"):
         RunStore.merge(other, [(tmp_path / "c", carried([moved]))])
+
+
+def test_rewriting_an_export_from_an_old_store_keeps_its_questions(tmp_path) -> None:
+    _, trial = _ran()
+    old = Trial.model_validate(_schema_3(trial))
+    backfilled = old.model_copy(update={"question": trial.question})
+    dump = tmp_path / "trials.jsonl.gz"
+    export_trials([backfilled], dump)
+    export_trials([old], dump)  # a page regenerated from a store of schema 3 records
+    assert read_trials(dump, "") == [backfilled]
+    # another trial under the same key (here, another answer) is not given its question
+    other = old.model_copy(update={"final_answer": "something else"})
+    export_trials([other], dump)
+    assert read_trials(dump, "") == [other]

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -297,10 +297,34 @@ def trial_name(key: TrialKey) -> str:
 
 def export_trials(trials: Iterable[Trial], path: Path) -> int:
     """Every trial as stored (one ``Trial`` JSON a line) into the export ``path``
-    (``trials.jsonl.gz``, :mod:`slmbench.core.jsonl`); how many."""
+    (``trials.jsonl.gz``, :mod:`slmbench.core.jsonl`); how many.
+
+    A trial stored without its question (trial schema 3 or below) keeps the question the
+    export at ``path`` already gives the same trial (a committed export backfilled by
+    ``scripts/backfill_questions.py``), so a page regenerated from an old store never drops
+    one."""
+    trials = list(trials)
+    if path.is_file() and any(t.question is None for t in trials):
+        with suppress(ConfigError):  # not an export: overwritten, as any unreadable file is
+            trials = _with_questions(trials, read_trials(path, ""))
     lines = [t.model_dump_json() for t in trials]
     jsonl.write_jsonl_gz(path, lines)
     return len(lines)
+
+
+def _with_questions(trials: list[Trial], before: Sequence[Trial]) -> list[Trial]:
+    """``trials``, each without a question given the one ``before`` records for the same trial
+    (the same record but for the question)."""
+    asked = {t.key: t for t in before if t.question is not None}
+
+    def filled(t: Trial) -> Trial:
+        prev = asked.get(t.key) if t.question is None else None
+        if prev is None:
+            return t
+        same = t.model_copy(update={"question": prev.question})
+        return same if same == prev else t
+
+    return [filled(t) for t in trials]
 
 
 def read_trials(path: Path, hint: str) -> list[Trial]:
