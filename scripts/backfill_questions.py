@@ -150,10 +150,14 @@ def _line(row: dict[str, Any], filled: dict[str, Any], original: str) -> str:
     """The export line with its record ``filled``: as pydantic writes the line's shape (a
     ``Trial``, or a ``StoredTrial`` holding one) where that is how the line was written, so
     every other field keeps its bytes; else the JSON of the filled line."""
-    shape: type[Trial] | type[StoredTrial] = StoredTrial if "record" in row else Trial
-    new = {**row, "record": filled} if "record" in row else filled
-    if shape.model_validate_json(original).model_dump_json() == original:
-        return shape.model_validate(new).model_dump_json()
+    if "record" in row:  # a stored trial: its record is kept as JSON, as it was
+        new = {**row, "record": filled}
+        if StoredTrial.model_validate_json(original).model_dump_json() == original:
+            return StoredTrial.model_validate(new).model_dump_json()
+    else:  # a Trial line written before the question existed (so without its key)
+        new = filled
+        if Trial.model_validate_json(original).model_dump_json(exclude={"question"}) == original:
+            return Trial.model_validate(new).model_dump_json()
     return json.dumps(new, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -166,12 +170,12 @@ def backfill(path: Path, tasks: dict[str, Task], commits: Iterable[str]) -> tupl
     rows = read_jsonl_gz(path, HINT)
     trials = [Trial.model_validate(_record(r)) for r in rows]
     lacking = [t for t in trials if t.question is None]
-    older: dict[Want, tuple[str, Question]] = {}
+    older: dict[tuple[Want, str], Question] = {}  # (want, harness) -> the question it asked
     stranger = {_want(t) for t in lacking
                 if t.task_id not in tasks or not made_here(t, tasks[t.task_id])}
     for commit in commits:
-        for want, found in at_commit(commit, stranger).items():
-            older.setdefault(want, found)
+        for want, (harness, question) in at_commit(commit, stranger).items():
+            older.setdefault((want, harness), question)
     out = []
     for n, (row, original, trial) in enumerate(zip(rows, lines, trials, strict=True), 1):
         if trial.question is not None:
@@ -180,8 +184,8 @@ def backfill(path: Path, tasks: dict[str, Task], commits: Iterable[str]) -> tupl
         family = tasks.get(trial.task_id)
         if family is not None and made_here(trial, family):
             question = question_for(instance(family, trial.instance))
-        elif (made := older.get(_want(trial))) is not None and made[0] == trial.harness:
-            question = made[1]
+        elif (made := older.get((_want(trial), str(trial.harness)))) is not None:
+            question = made
         else:
             raise ConfigError(
                 f"{path}: line {n}: {trial.model} {trial.task_id} instance {trial.instance}: "
@@ -199,6 +203,11 @@ def missing(path: Path) -> int:
     return sum(_record(r).get("question") is None for r in read_jsonl_gz(path, HINT))
 
 
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository where it is inside it (as ``SOURCES`` names it)."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("exports", nargs="*", type=Path)
@@ -211,13 +220,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.check:
             gaps = {p: missing(p) for p in paths}
             for p, k in gaps.items():
-                print(f"{p.relative_to(ROOT)}: {k} trials without a question")
+                print(f"{_shown(p)}: {k} trials without a question")
             return 1 if any(gaps.values()) else 0
         tasks = load_tasks()
         for p in paths:
-            commits = [*SOURCES.get(str(p.relative_to(ROOT)), ()), *args.at]
-            n, k = backfill(p, tasks, commits)
-            print(f"{p.relative_to(ROOT)}: {n} trials, {k} questions filled")
+            n, k = backfill(p, tasks, [*SOURCES.get(_shown(p), ()), *args.at])
+            print(f"{_shown(p)}: {n} trials, {k} questions filled")
     except ConfigError as exc:
         print(f"error: {exc} ({exc.hint})", file=sys.stderr)
         return 2
