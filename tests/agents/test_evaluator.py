@@ -123,10 +123,14 @@ def test_rescore_rebuilds_the_world_and_matches_the_original_verdict() -> None:
     assert trial.outcome == Outcome.SUCCESS
     stored = Trial.model_validate_json(trial.model_dump_json())
     assert rescore(stored, task) == stored
-    # the same transcript judged against a stricter rule: the e-mail body lacks "41"
-    stricter = task.model_copy(update={"scorer": task.scorer.model_copy(update={
-        "checks": [task.scorer.checks[0].model_copy(update={"body_contains": ["41"]})]})})
-    again = rescore(stored, stricter)
+    # the same transcript asked under a stricter rule: the e-mail body lacks "41" (the rule a
+    # trial is judged by is the one its question recorded, not the task passed in)
+    assert stored.question is not None
+    scorer = task.scorer.model_copy(update={
+        "checks": [task.scorer.checks[0].model_copy(update={"body_contains": ["41"]})]})
+    stricter = stored.model_copy(update={"question": stored.question.model_copy(
+        update={"scorer": scorer.model_dump(mode="json")})})
+    again = rescore(stricter, task)
     assert again.outcome == Outcome.WRONG_ANSWER and again.score is not None
     assert "not sent" in again.score.reason
 

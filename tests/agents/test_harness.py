@@ -27,6 +27,7 @@ from slmbench.agents.tools.code import repl_source
 from slmbench.agents.tools.sandbox import SandboxUnavailable
 from slmbench.agents.tools.toolbox import TOOL_NAMES, WorldToolbox
 from slmbench.agents.world import World
+from slmbench.agents.world.generate import GENERATOR_VERSION
 from slmbench.core.errors import ConfigError
 from slmbench.models.records import CandidateScore, Completion, Message, ToolCall
 from slmbench.models.scripted import ScriptedModel
@@ -148,9 +149,13 @@ def test_each_record_and_the_run_carry_the_harness_fingerprint(tmp_path: Path,
     execute(exp, run_dir=tmp_path / "run")
     with RunStore(tmp_path / "run") as store:
         meta = store.get_meta("harness_fingerprint")
+        generator = store.get_meta("generator")
         records = [Trial.model_validate(t.record) for t in store.trials()]
     assert meta == harness.fingerprint([TASKS["IR-1"], TASKS["DA-1"]])
-    assert {r.schema_version for r in records} == {TRIAL_SCHEMA_VERSION} == {3}
+    assert generator == GENERATOR_VERSION  # the binders that drew its instances
+    assert {r.schema_version for r in records} == {TRIAL_SCHEMA_VERSION} == {4}
+    assert {r.task_id: r.question and r.question.scorer for r in records} == {
+        t: TASKS[t].scorer.model_dump(mode="json") for t in ("IR-1", "DA-1")}
     assert {r.harness for r in records} == {harness.fingerprint([TASKS["IR-1"]]),
                                             harness.fingerprint([TASKS["DA-1"]])}
     execute(exp, run_dir=tmp_path / "run")  # the same harness resumes

@@ -17,7 +17,9 @@ The agent gets the tools the task lists (``toolset="task"``) or all ten
 (``toolset="all"``, the seed's setting). Each trial records its toolset, prompt
 set, harness fingerprint (:mod:`slmbench.agents.harness`) and forensics
 (:mod:`slmbench.agents.forensics`) and the backend's ``settings`` (what it sent: pinned
-sampling, think mode, context window). ``Trial.world_state`` keeps the
+sampling, think mode, context window) and the ``question`` it was asked (its instance's
+instruction, tools, reference solution, evidence and scorer:
+:mod:`slmbench.agents.questions`). ``Trial.world_state`` keeps the
 parts of the world the trial changed (top-level keys of ``World.snapshot()``
 whose value differs from a fresh world), for audits; :func:`rescore` rebuilds
 the full state from it to score a stored trial again without the model.
@@ -36,6 +38,7 @@ from slmbench.agents.harness import fingerprint, offered_tools
 from slmbench.agents.loop.prompts import DEFAULT_PROMPTS
 from slmbench.agents.loop.react import run_react
 from slmbench.agents.loop.settings import AgentResult, LoopSettings
+from slmbench.agents.questions import question_for, question_of
 from slmbench.agents.records import FaultPlan, Outcome, Score, Step, Trial
 from slmbench.agents.scoring import RefusalJudge, classify, grounding, score, underivable
 from slmbench.agents.tasks import SHIPPED_SUITES, load_suite
@@ -85,15 +88,19 @@ def judge(task: Task, answer: str | None, state: dict[str, Any],
     return Outcome.WRONG_ANSWER, result
 
 
-def rescore(trial: Trial, task: Task) -> Trial:
+def rescore(trial: Trial, family: Task, *, generator: int | None = None) -> Trial:
     """Score a stored trial again (e.g. after a scorer fix) without running the model.
 
-    ``task`` is the task the trial ran: for a drawn instance (``trial.instance`` > 0),
-    ``slmbench.agents.tasks.families.instance(family, trial.instance)``, whose world it is
-    judged in. Trials that ended in a terminal outcome (no final answer) are returned unchanged.
+    The trial is judged against the question it was asked
+    (:func:`slmbench.agents.questions.question_of`: the one it recorded, never what today's
+    binders would draw; ``family`` is its task as planned, ``generator`` the
+    ``GENERATOR_VERSION`` its run recorded, for a record made before trials recorded their
+    question), in that question's world. Trials that ended in a terminal outcome (no final
+    answer) are returned unchanged.
     """
     if trial.score is None:  # a terminal outcome: there is no answer to score
         return trial
+    task = question_of(trial, family, generator=generator)
     outcome, verdict = judge(task, trial.final_answer, world_after(trial, task.world_seed),
                              trial.steps)
     return trial.model_copy(update={"outcome": outcome, "score": verdict})
@@ -155,7 +162,7 @@ def run_trial(
         completion_tokens=result.completion_tokens, latency_s=result.latency_s,
         wall_s=time.perf_counter() - start, error=result.error,
         world_state=world_changes(world, task.world_seed),
-        settings=settings_of(model),
+        settings=settings_of(model), question=question_for(task),
     )
     return trial.model_copy(update={"forensics": diagnose(trial, task.tools)})
 

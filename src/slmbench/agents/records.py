@@ -16,8 +16,10 @@ from slmbench.models.records import Message, ServerTimings
 # 2: toolset, prompts, harness fingerprint, forensics; 3: truncated and context_overflow
 # outcomes, a step's reasoning, the backend's settings (a step's wall_s and timings came
 # later as optional fields: a schema 3 record without them still loads; so did ``instance``,
-# the world seed of the task's instance: a record without it is of the curated task, 0)
-TRIAL_SCHEMA_VERSION = 3
+# the world seed of the task's instance: a record without it is of the curated task, 0);
+# 4: the ``question`` the trial was asked (a record of schema 3 or below loads without one, and
+# ``slmbench.agents.questions.question_of`` rebinds it where the binders are the run's)
+TRIAL_SCHEMA_VERSION = 4
 
 
 class Score(BaseModel):
@@ -131,6 +133,40 @@ class Forensics(BaseModel):
     strict_format_failure: bool = False  # a format failure had only the strict grammar counted
 
 
+class ReferenceCall(BaseModel):
+    """One tool call of a question's reference solution."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Question(BaseModel):
+    """The question a trial was asked: its instance's facts as they were when it ran.
+
+    Analysis judges a stored trial against these, never against what today's binders would
+    draw for the same (task, instance) (``slmbench.agents.questions.question_of``). The
+    scorer spec and evidence are kept as JSON (``agents/tasks/model.py`` is above this
+    module): ``scorer`` validates as a ``ScorerSpec``, ``evidence`` as the task's list (empty:
+    the scorer's numbers and required entities, ``agents/scoring/grounding.py``).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    # GENERATOR_VERSION of the binders that drew it (agents/world/generate.py); None: asked
+    # by a slmbench from before the version existed (a curated task, which no binder draws)
+    generator: int | None
+    world_seed: int  # the world it was asked in (0: the curated world)
+    instruction: str  # the task's instruction (a variant's rewording of it is in the messages)
+    paraphrases: list[str] = Field(default_factory=list)  # its hand-written paraphrases
+    tools: list[str]  # the task's tools (the toolset may offer all ten)
+    reference: list[ReferenceCall] = Field(default_factory=list)  # the intended calls
+    answer: str  # the reference solution's final answer
+    evidence: list[Any] = Field(default_factory=list)
+    scorer: dict[str, Any]
+
+
 class Trial(BaseModel):
     """A finished trial: identity, full transcript, outcome and score."""
 
@@ -166,6 +202,9 @@ class Trial(BaseModel):
     # what the backend sent with every request: pinned sampling, think mode and budget,
     # context window, and any parameter the server may not honour (models/*.py settings)
     settings: dict[str, Any] = Field(default_factory=dict)
+    # the question it was asked (None: a record of schema 3 or below, made before trials
+    # recorded it; slmbench.agents.questions.question_of is how analysis gets one)
+    question: Question | None = None
 
     @property
     def tool_sequence(self) -> list[str]:

@@ -11,6 +11,11 @@ by :func:`export_trials` / :func:`read_trials` (``trials.jsonl.gz``: one ``Trial
 and merged by :meth:`RunStore.merge` (what a store lacks, in one transaction, refusing a key
 stored with other content).
 
+A trial record of schema 3 or below (``TRIAL_SCHEMA_VERSION``) reads with ``question=None``
+(``slmbench.agents.questions.question_of`` rebinds it where the binders are the run's); a merge
+compares it with the same trial backfilled with its question as equal, whichever side lacks it.
+The store records the ``GENERATOR_VERSION`` of its run in its meta (``generator``).
+
 Schema 2 added ``instance`` (the world seed of the task's instance) to the key. A schema 1
 store is migrated when opened (its trials are instance 0, the curated tasks), and a record or
 export written before the field existed reads as instance 0 (the field's default).
@@ -21,7 +26,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -160,14 +165,17 @@ class RunStore(Store):
         and count; nothing is written, and no store is created."""
         rows = [(folder, [(c.key, c.record.model_dump_json(), c) for c in records])
                 for folder, records in sources]
-        kinds = {c.key: type(c.record) for _, records in rows for _, _, c in records}
+        first: dict[TrialKey, BaseModel] = {}
+        for _, records in rows:
+            for key, _, c in records:
+                first.setdefault(key, c.record)
         with ExitStack() as stack:
             store = stack.enter_context(cls(run_dir)) if (run_dir / DB_NAME).is_file() else None
 
             def here(key: TrialKey) -> str | None:
                 stored = store.get(key) if store is not None else None
-                return None if stored is None else kinds[key].model_validate(
-                    stored.record).model_dump_json()
+                return None if stored is None else _as_compared(
+                    type(first[key]).model_validate(stored.record), first[key]).model_dump_json()
 
             new = sqlite.unstored(rows, here, run_dir, name or trial_name)
             if dry_run or not new:
@@ -256,6 +264,16 @@ class RunStore(Store):
                 (key, json.dumps(value), time.time()),
             )
 
+def _as_compared(stored: BaseModel, carried: BaseModel) -> BaseModel:
+    """``stored`` as it is compared with ``carried`` in a merge: a trial stored before trials
+    recorded their question (schema 3) is the same trial as its backfilled export (and the
+    other way round), so a missing question takes the other side's."""
+    if (isinstance(stored, Trial) and isinstance(carried, Trial)
+            and (stored.question is None or carried.question is None)):
+        return stored.model_copy(update={"question": carried.question})
+    return stored
+
+
 def _payload(record: BaseModel | dict[str, Any]) -> str:
     return record.model_dump_json() if isinstance(record, BaseModel) else json.dumps(record)
 
@@ -279,10 +297,34 @@ def trial_name(key: TrialKey) -> str:
 
 def export_trials(trials: Iterable[Trial], path: Path) -> int:
     """Every trial as stored (one ``Trial`` JSON a line) into the export ``path``
-    (``trials.jsonl.gz``, :mod:`slmbench.core.jsonl`); how many."""
+    (``trials.jsonl.gz``, :mod:`slmbench.core.jsonl`); how many.
+
+    A trial stored without its question (trial schema 3 or below) keeps the question the
+    export at ``path`` already gives the same trial (a committed export backfilled by
+    ``scripts/backfill_questions.py``), so a page regenerated from an old store never drops
+    one."""
+    trials = list(trials)
+    if path.is_file() and any(t.question is None for t in trials):
+        with suppress(ConfigError):  # not an export: overwritten, as any unreadable file is
+            trials = _with_questions(trials, read_trials(path, ""))
     lines = [t.model_dump_json() for t in trials]
     jsonl.write_jsonl_gz(path, lines)
     return len(lines)
+
+
+def _with_questions(trials: list[Trial], before: Sequence[Trial]) -> list[Trial]:
+    """``trials``, each without a question given the one ``before`` records for the same trial
+    (the same record but for the question)."""
+    asked = {t.key: t for t in before if t.question is not None}
+
+    def filled(t: Trial) -> Trial:
+        prev = asked.get(t.key) if t.question is None else None
+        if prev is None:
+            return t
+        same = t.model_copy(update={"question": prev.question})
+        return same if same == prev else t
+
+    return [filled(t) for t in trials]
 
 
 def read_trials(path: Path, hint: str) -> list[Trial]:

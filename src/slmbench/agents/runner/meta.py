@@ -9,6 +9,7 @@ from pathlib import Path
 from slmbench.agents.runner.config import GRID_FIELDS, Experiment
 from slmbench.agents.runner.plan import SEED_SCHEME, Plan
 from slmbench.agents.store import DB_NAME, RunStore
+from slmbench.agents.world.generate import GENERATOR_VERSION
 from slmbench.core.errors import ConfigError
 
 
@@ -65,6 +66,7 @@ def merge_meta(store: RunStore, exp: Experiment, plan: Plan) -> dict[str, int]:
     store.set_meta("grid_fingerprint", exp.grid_fingerprint())
     store.set_meta("seed_scheme", SEED_SCHEME)
     store.set_meta("harness_fingerprint", harness)
+    store.set_meta("generator", GENERATOR_VERSION)  # the binders that drew its instances
     planned = dict(store.get_meta("planned", {}) or {})
     planned.update({m: len(plan.for_model(m)) for m in exp.models})
     store.set_meta("planned", planned)
