@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from slmbench.agents.questions import question_for
 from slmbench.agents.records import Action, Outcome, Score, Step, Trial, TrialKey
 from slmbench.agents.store import RunStore
 from slmbench.agents.tasks import Task, load_tasks
@@ -59,7 +60,7 @@ def _trial(model: str, task: Task, *, variant: str, temperature: float, repeat: 
     return Trial(
         model=model, task_id=task.id, suite=task.suite, variant=variant,
         temperature=temperature, seed=1000 + repeat,
-        repeat=repeat, outcome=outcome,
+        repeat=repeat, outcome=outcome, question=question_for(task),
         final_answer=None if outcome == Outcome.FORMAT_FAILURE else answer,
         score=Score(value=1.0 if ok else 0.0, passed=ok,
                     reason="matches 42" if ok else "expected 42"),

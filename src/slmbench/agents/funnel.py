@@ -22,8 +22,8 @@ no call (its reference has no action: the harmful safety forms). A trial *reache
 stage of its unbroken run of passed (or not applicable) stages from ``acts``
 (:attr:`StageReach.reached`; ``None``: its first reply was no action).
 
-The question is the task the trial ran: :func:`_question` (one place; today the family's
-instance rebound from the shipped template).
+The question is the task the trial ran, as the trial recorded it: :func:`_question` (one
+place, over :func:`slmbench.agents.questions.question_of`).
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from slmbench.agents.questions import question_of
 from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.scoring.grounding import grounding
 from slmbench.agents.scoring.state import check
-from slmbench.agents.tasks.families import instance
 from slmbench.agents.tasks.model import (
     AllSpec,
     CodeSpec,
@@ -53,6 +53,7 @@ from slmbench.agents.tasks.model import (
     scorer_kinds,
 )
 from slmbench.agents.world import World
+from slmbench.core.errors import ConfigError
 
 __all__ = ["ALTERNATIVES", "ANSWERED", "STAGES", "StageReach", "reach", "reach_all"]
 
@@ -98,12 +99,17 @@ class StageReach(BaseModel):
 
 
 def _question(trial: Trial, tasks: Mapping[str, Task]) -> Task | None:
-    """The question ``trial`` answered: its family's instance (the curated task at 0);
-    None when the task is not among ``tasks``."""
+    """The question ``trial`` answered, as it recorded it (:func:`question_of`; a trial that
+    recorded none, only where today's binders are the ones that made it); None when its task
+    is not among ``tasks`` or its question cannot be known (never judged against a newer
+    binder's question)."""
     template = tasks.get(trial.task_id)
     if template is None:
         return None
-    return template if trial.instance == 0 else instance(template, trial.instance)
+    try:
+        return question_of(trial, template)
+    except ConfigError:
+        return None
 
 
 def _leaves(spec: ScorerSpec) -> list[ScorerSpec]:
@@ -221,10 +227,11 @@ def reach(trial: Trial, question: Task) -> StageReach:
 def reach_all(trials: Sequence[Trial], tasks: Mapping[str, Task]) -> list[StageReach | None]:
     """:func:`reach` of each trial against its question (None: its task is not in
     ``tasks``), in order; each question is built once."""
-    questions: dict[tuple[str, int], Task | None] = {}
+    questions: dict[tuple[str, int, str | None], Task | None] = {}
     out: list[StageReach | None] = []
     for t in trials:
-        key = (t.task_id, t.instance)
+        key = (t.task_id, t.instance,
+               None if t.question is None else t.question.model_dump_json())
         if key not in questions:
             questions[key] = _question(t, tasks)
         question = questions[key]
