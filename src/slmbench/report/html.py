@@ -23,7 +23,7 @@ from slmbench.agents.dimensions import DIMENSION_INTERVALS
 from slmbench.agents.records import Trial
 from slmbench.agents.summary import AnalysisSummary
 from slmbench.core.stats import Estimate
-from slmbench.report.tables import DIMENSIONS
+from slmbench.report.latex import DIMENSIONS
 
 MAX_CONTENT = 6000  # characters of one message kept in the report
 CAPTIONS = {
