@@ -56,7 +56,7 @@ def main() -> None:
     if args.command == "run":
         run(args.prompts, args.model)
     else:
-        from slmbench.report.harness_validity import write_harness_page
+        from slmbench.report.harness_validity_page import write_harness_page
 
         try:
             print(write_harness_page(args.exports, args.out))

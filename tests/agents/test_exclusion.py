@@ -19,7 +19,7 @@ from slmbench.agents.comparison import compare_trials
 from slmbench.agents.evaluator import run_trial
 from slmbench.agents.exclusion import BELOW_TRAINED, UNATTRIBUTED, excluded_as, rated
 from slmbench.agents.records import Outcome, Trial
-from slmbench.agents.runner.report import RunnerStats, build_model_report
+from slmbench.agents.runner.model_reports import RunnerStats, build_model_report
 from slmbench.agents.runner.retry import RetryingModel, RetryPolicy
 from slmbench.agents.tasks import load_tasks
 from slmbench.models.base import trained_context

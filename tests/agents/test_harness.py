@@ -361,7 +361,7 @@ def test_pairs_with_an_error_that_is_not_the_models_are_dropped() -> None:
 
 
 def test_the_per_model_report_rates_only_trials_that_are_the_models(tmp_path: Path) -> None:
-    from slmbench.agents.runner.report import RunnerStats, build_model_report
+    from slmbench.agents.runner.model_reports import RunnerStats, build_model_report
 
     ok = _trial(Outcome.SUCCESS, [])
     down = ok.model_copy(update={"task_id": "IR-1", "outcome": Outcome.BACKEND_ERROR})

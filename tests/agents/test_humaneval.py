@@ -15,13 +15,14 @@ import yaml
 
 from humaneval_fakes import fill
 from slmbench.agents import humaneval
+from slmbench.agents.humaneval_run import run_humaneval
 from slmbench.agents.store import RunStore
 from slmbench.agents.tasks.packs import build_pack
 from slmbench.agents.tasks.packs import humaneval as he_pack
 from slmbench.agents.tasks.packs.humaneval import Problem
 from slmbench.agents.tools.sandbox import Sandbox, SandboxLimits
 from slmbench.cli.main import main
-from slmbench.core.errors import ConfigError
+from slmbench.core.errors import BackendError, ConfigError
 from slmbench.core.sources import SourceArchive, sha256_file
 from slmbench.models.records import Message
 from slmbench.models.scripted import ScriptedModel
@@ -276,6 +277,35 @@ def test_cli_runs_resumes_and_writes_the_page(tmp_path: Path, monkeypatch: pytes
     text = page.read_text()
     assert f"| `{spec}` | 2 | 1 | 50.0 [" in text and "pass 2 of 2 problems" in text
     assert "no_function: 2" in text
+
+
+class Failing(ScriptedModel):
+    """A model whose server goes away mid-run: every reply raises; it records its close."""
+
+    def __init__(self, spec: str) -> None:
+        super().__init__(self._fail, spec=spec)
+        self.closed = False
+
+    def _fail(self, messages: list[Message]) -> str:
+        raise BackendError("the server went away", "start it again")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_the_workflow_closes_its_model_when_the_run_fails(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLMBENCH_HOME", str(tmp_path / "home"))
+    _pack_from([ADD], tmp_path)
+    loaded: list[Failing] = []
+
+    def loader(spec: str) -> Failing:
+        loaded.append(Failing(spec))
+        return loaded[-1]
+
+    with pytest.raises(BackendError, match="went away"):
+        run_humaneval("scripted:he", run_dir=tmp_path / "run", loader=loader)
+    assert [m.closed for m in loaded] == [True]
 
 
 # -- a real model -------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from slmbench.agents.comparison import pair_trials
 from slmbench.agents.rates import task_counts
 from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.reliability import consistency, robustness, safety
-from slmbench.agents.runner.report import RunnerStats, build_model_report
+from slmbench.agents.runner.model_reports import RunnerStats, build_model_report
 from slmbench.agents.tasks import load_tasks
 
 TASKS = load_tasks()

@@ -17,7 +17,7 @@ from slmbench.agents.runner.executor import execute
 from slmbench.core.errors import ConfigError
 from slmbench.models.records import Message
 from slmbench.models.scripted import ScriptedModel
-from slmbench.report.harness_validity import COMMAND, write_harness_page
+from slmbench.report.harness_validity_page import COMMAND, write_harness_page
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "docs" / "results" / "harness-validity"

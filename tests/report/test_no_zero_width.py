@@ -13,9 +13,9 @@ from synthetic_run import make_trials
 
 from slmbench.agents.analysis import analyze
 from slmbench.agents.records import Outcome
+from slmbench.report.latex import TABLES
 from slmbench.report.study_facts import StudyFacts
 from slmbench.report.study_page import render_study_page
-from slmbench.report.tables import TABLES
 
 BRACKET = re.compile(r"\[(-?\d+(?:\.\d+)?), (-?\d+(?:\.\d+)?)\]")
 

@@ -7,7 +7,7 @@ import re
 from slmbench.agents.summary_file import read_summary
 from slmbench.core.stats import wilson
 from slmbench.report import ReportFiles
-from slmbench.report.tables import ci, escape, headline_table
+from slmbench.report.latex import ci, escape, headline_table
 
 
 def test_tables_are_booktabs_with_one_row_per_model(full_report: ReportFiles) -> None:

@@ -293,3 +293,13 @@ def analyze_run(run_dir: str | Path, *, params: Mapping[str, float] | None = Non
     if write:
         write_summary(summary, Path(run_dir) / SUMMARY_NAME)
     return summary
+
+
+def analyze_and_write(trials: Sequence[Trial], summary_path: str | Path, *,
+                      run_dir: str | Path = "", params: Mapping[str, float] | None = None
+                      ) -> AnalysisSummary:
+    """``trials`` analysed afresh (so a report never shows a stale summary), the summary
+    written to ``summary_path``: what ``report.build_report`` draws its pages from."""
+    summary = analyze(trials, run_dir=run_dir, params=params)
+    write_summary(summary, summary_path)
+    return summary

@@ -7,7 +7,7 @@ result), ``neutral`` the prompt the harness uses now. :func:`harness_validity` p
 trials (:mod:`slmbench.agents.comparison`: success with task-level intervals, the difference
 paired by task), and for each run its forensics (tolerant parser against the strict grammar,
 causes), the task-level share of trials with a reply only a tolerant rule reads, and which
-parser rule read each action; :mod:`slmbench.report.harness_validity` renders the record.
+parser rule read each action; :mod:`slmbench.report.harness_validity_page` renders the record.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from slmbench.agents import humaneval
-from slmbench.agents.store import RunStore
+from slmbench.agents.humaneval_run import run_humaneval as run_humaneval_workflow
 from slmbench.report.humaneval_page import write_humaneval_page
 
 console = Console()
@@ -28,24 +28,17 @@ def run_humaneval(
         "--max-tokens", min=16, help="token limit per reply")] = humaneval.MAX_TOKENS,
 ) -> None:
     """HumanEval pass@1 (greedy, sandboxed tests) with a Wilson interval; resumes a run."""
-    from slmbench.models.factory import load_model
 
-    problems = humaneval.load_problems(limit)
-    run_dir = out or humaneval.default_run_dir(model)
-    llm = load_model(model)
-    with RunStore(run_dir) as store:
-        todo = humaneval.pending(store, llm.spec, problems)
-        console.print(f"{len(problems) - todo} of {len(problems)} problems already in {run_dir}")
+    def start(stored: int, total: int, run_dir: Path) -> None:
+        console.print(f"{stored} of {total} problems already in {run_dir}")
 
-        def show(r: humaneval.ProblemResult) -> None:
-            mark = "[green]pass[/]" if r.passed else f"[red]{r.category}[/]"
-            console.print(f"{r.task_id:>14} {mark} {r.completion_tokens:>4} tok "
-                          f"{r.latency_s:5.1f} s {escape(r.detail[:70])}", highlight=False)
+    def show(r: humaneval.ProblemResult) -> None:
+        mark = "[green]pass[/]" if r.passed else f"[red]{r.category}[/]"
+        console.print(f"{r.task_id:>14} {mark} {r.completion_tokens:>4} tok "
+                      f"{r.latency_s:5.1f} s {escape(r.detail[:70])}", highlight=False)
 
-        humaneval.run(llm, problems, store, max_tokens=max_tokens, on_result=show,
-                      source=humaneval.source_provenance())
-        summary = humaneval.summarize(store, llm.spec)
-    llm.close()
+    summary = run_humaneval_workflow(model, limit=limit, run_dir=out, max_tokens=max_tokens,
+                                     on_start=start, on_result=show)
     est = summary.pass_at_1
     console.print(f"pass@1 {summary.passed}/{summary.n} = {est.formatted(unit='%')} "
                   "(Wilson 95% interval)")

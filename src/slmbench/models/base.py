@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -70,17 +70,11 @@ class Model(Protocol):
     supports_logprobs: bool
     supports_native_tools: bool
 
-    def generate(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        seed: int = 0,
-        max_tokens: int = 256,
-        stop: Sequence[str] | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        stop_at: StopRule | None = None,
-    ) -> Completion: ...
+    def generate(self, messages: Sequence[Message | dict[str, Any]],
+                 **options: Any) -> Completion:
+        """A reply to ``messages``; ``options`` are :class:`Request`'s fields (``temperature``,
+        ``seed``, ``max_tokens``, ``stop``, ``tools``, ``stop_at``), with its defaults."""
+        ...
 
     def score(
         self,
@@ -123,6 +117,10 @@ class ReplyEnd:
     rule: StopRule
     opened_think: bool = False
 
+    @property
+    def key(self) -> str:
+        return self.rule.key
+
     def __call__(self, text: str) -> int | None:
         if not self.opened_think:
             return self.rule(text)
@@ -132,22 +130,38 @@ class ReplyEnd:
 
 @dataclass(frozen=True)
 class Request:
-    """One ``generate`` call as a backend receives it, checked by :meth:`Backend.generate`.
+    """One ``generate`` call: its keywords and their defaults are written here, once.
 
-    ``max_tokens`` is the cap to send (the think budget included), ``stop`` the caller's
-    stop strings (empty ones dropped), ``tools`` None when none were given, ``stop_at``
-    where the reply ends (None: at a stop string, the end of text or the cap). A backend that
-    streams asks ``stop_at`` as it goes (``llamacpp:``, ``hf:``); for every backend
-    :meth:`Backend.generate` cuts the returned text where it says.
+    :meth:`ModelBase.generate` builds it (``messages`` as :class:`Message`\\s, ``stop`` a list,
+    ``tools`` None when none were given) and hands it to ``answer``: a wrapper passes it on
+    (:meth:`sent_to`), :meth:`Backend.answer` checks it and hands the backend's
+    ``_generate`` the request to send: ``max_tokens`` the cap to send (the think budget
+    included), ``stop`` without empty strings, ``stop_at`` a :class:`ReplyEnd` (None: the
+    reply ends at a stop string, the end of text or the cap). A backend that streams asks
+    ``stop_at`` as it goes (``llamacpp:``, ``hf:``); for every backend :meth:`Backend.answer`
+    cuts the returned text where it says.
     """
 
     messages: list[Message]
-    temperature: float
-    seed: int
-    max_tokens: int
-    stop: list[str]
-    tools: list[dict[str, Any]] | None
-    stop_at: ReplyEnd | None = None
+    temperature: float = 0.0
+    seed: int = 0
+    max_tokens: int = 256
+    stop: list[str] = field(default_factory=list)
+    tools: list[dict[str, Any]] | None = None
+    stop_at: StopRule | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "messages", as_messages(self.messages))
+        object.__setattr__(self, "stop", list(self.stop or ()))
+        object.__setattr__(self, "tools", list(self.tools) if self.tools else None)
+
+    def options(self) -> dict[str, Any]:
+        """The keywords of the ``generate`` call this request is."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "messages"}
+
+    def sent_to(self, model: Model) -> Completion:
+        """``model``'s reply to this request (what a wrapper asks the model it wraps)."""
+        return model.generate(self.messages, **self.options())
 
     def ended(self, completion: Completion) -> Completion:
         """``completion`` cut where ``stop_at`` ends it (finish ``stop``: the reply was
@@ -172,10 +186,35 @@ class PromptRenderer(Protocol):
     def render_prompt(self, messages: Sequence[Message]) -> str: ...
 
 
-class Backend(ABC):
+class ModelBase(ABC):
+    """The base of every :class:`Model` slmbench ships (backends, runner wrappers, Ray
+    replicas): :meth:`generate` builds one :class:`Request` and :meth:`answer` takes it."""
+
+    spec: str
+    supports_logprobs: bool
+    supports_native_tools: bool
+
+    def generate(self, messages: Sequence[Message | dict[str, Any]],
+                 **options: Any) -> Completion:
+        """:meth:`Model.generate`: the call as one :class:`Request`, answered by
+        :meth:`answer` (an unknown keyword is a ``TypeError``, as in any call)."""
+        return self.answer(Request(as_messages(messages), **options))
+
+    @abstractmethod
+    def answer(self, request: Request) -> Completion: ...
+
+    @abstractmethod
+    def score(self, messages: Sequence[Message | dict[str, Any]],
+              candidates: Sequence[str]) -> list[CandidateScore]: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+class Backend(ModelBase):
     """What every real backend shares; a backend implements :meth:`_generate`.
 
-    :meth:`generate` checks the call once for all of them (tools on a backend without native
+    :meth:`answer` checks the call once for all of them (tools on a backend without native
     tool calling, no token asked for), applies the spec's think budget, hands a
     :class:`Request` on and cuts the reply where its ``stop_at`` rule ends it (a backend that
     can render its prompt tells the rule whether the template opened a think block).
@@ -187,32 +226,23 @@ class Backend(ABC):
     supports_native_tools = False
     no_logprobs: tuple[str, str] = ("this backend gives no log-probabilities",
                                     "score with the llamacpp or hf backend on the same weights")
+
     def __init__(self, spec: str, thinking: Thinking | None = None) -> None:
         self.spec = spec
         self.thinking = thinking or Thinking()
 
-    def generate(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        seed: int = 0,
-        max_tokens: int = 256,
-        stop: Sequence[str] | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        stop_at: StopRule | None = None,
-    ) -> Completion:
-        if tools and not self.supports_native_tools:
+    def answer(self, request: Request) -> Completion:
+        if request.tools and not self.supports_native_tools:
             raise ConfigError(f"{self.spec} has no native tool calling",
                               "use the ReAct (text) scaffold with this backend")
-        if max_tokens < 1:
-            raise ConfigError(f"max_tokens={max_tokens} asks for no output",
+        if request.max_tokens < 1:
+            raise ConfigError(f"max_tokens={request.max_tokens} asks for no output",
                               "use max_tokens >= 1")
-        msgs = as_messages(messages)
-        ends = None if stop_at is None else ReplyEnd(stop_at, self._opens_think(msgs))
-        request = Request(msgs, temperature, seed, self.thinking.budget(max_tokens),
-                          [s for s in stop or () if s], list(tools) if tools else None, ends)
-        return request.ended(self._generate(request))
+        ends = (None if request.stop_at is None
+                else ReplyEnd(request.stop_at, self._opens_think(request.messages)))
+        sent = replace(request, max_tokens=self.thinking.budget(request.max_tokens),
+                       stop=[s for s in request.stop if s], stop_at=ends)
+        return sent.ended(self._generate(sent))
 
     def _opens_think(self, messages: Sequence[Message]) -> bool:
         """Whether the prompt of ``messages`` ends inside an open ``<think>`` block (the

@@ -28,7 +28,7 @@ from slmbench.core.errors import BackendError, ContextOverflowError
 Kind = Literal["transient", "configuration", "context"]
 
 __all__ = ["FAULTS", "ConfigurationFault", "Fault", "classify", "fault_error",
-           "table_markdown"]
+           "table_markdown", "unanswered"]
 
 
 class ConfigurationFault(BackendError):
@@ -55,6 +55,8 @@ class Fault:
 _5XX = tuple(range(500, 600))
 _4XX = tuple(range(400, 500))
 FAULTS: tuple[Fault, ...] = (
+    Fault("unreadable", (200,), None, "transient",
+          "a passing fault (an answer cut short, not JSON, or with no reply); it is retried"),
     Fault("out_of_memory", _5XX, r"out of memory|cudaMalloc|failed to allocate|requires more "
           r"system memory|insufficient memory", "configuration",
           "the model does not fit: use a smaller quantization or context, or free the GPU"),
@@ -89,12 +91,23 @@ def fault_error(where: str, status: int | None, message: str, *,
     """The error a backend raises for a fault: transient, configuration or context."""
     fault = classify(status, message)
     what = f"{where} answered {status}: {message}" if status is not None else f"{where}: {message}"
-    text = f"{what} ({fault.name})"
+    return _raised(fault, f"{what} ({fault.name})", hint or fault.hint)
+
+
+def unanswered(text: str, hint: str, *, fault: Literal["unreachable", "unreadable"]
+               = "unreachable") -> BackendError:
+    """The error a backend raises, worded ``text``, for a request its client got no status
+    to classify for (refused, dropped, timed out: ``unreachable``) or a 200 it cannot read
+    (``unreadable``): the table's row of that name says what kind of fault it is."""
+    return _raised(next(f for f in FAULTS if f.name == fault), text, hint)
+
+
+def _raised(fault: Fault, text: str, hint: str) -> BackendError:
     if fault.kind == "context":
-        return ContextOverflowError(text, hint or fault.hint)
+        return ContextOverflowError(text, hint)
     if fault.kind == "configuration":
-        return ConfigurationFault(text, hint or fault.hint)
-    return BackendError(text, hint or fault.hint, transient=True)
+        return ConfigurationFault(text, hint)
+    return BackendError(text, hint, transient=True)
 
 
 def table_markdown() -> str:

@@ -276,7 +276,7 @@ class _ReplyEnds(StoppingCriteria):
     """Stop when the rule ends the reply so far (the new tokens decoded, as ``generate``
     decodes the reply)."""
 
-    def __init__(self, rule: base.ReplyEnd, tokenizer: Any, n_prompt: int) -> None:
+    def __init__(self, rule: base.StopRule, tokenizer: Any, n_prompt: int) -> None:
         self.rule, self.tokenizer, self.n_prompt = rule, tokenizer, n_prompt
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor,

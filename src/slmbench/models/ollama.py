@@ -65,7 +65,7 @@ from slmbench.core.errors import (
     ModelNotFoundError,
 )
 from slmbench.models import base
-from slmbench.models.faults import fault_error
+from slmbench.models.faults import fault_error, unanswered
 from slmbench.models.readiness import get_when_ready
 from slmbench.models.records import Completion, Message, ServerTimings, ToolCall
 from slmbench.models.spec import ModelSpec
@@ -204,14 +204,12 @@ class OllamaModel(base.Backend):
     def _error(self, exc: Exception) -> Exception:
         where = f"the Ollama server at {self.host}"
         if isinstance(exc, ConnectionError | httpx.ConnectError):
-            return BackendError(f"{where} is unreachable", "start it with `ollama serve`",
-                                transient=True)
+            return unanswered(f"{where} is unreachable", "start it with `ollama serve`")
         if isinstance(exc, httpx.TimeoutException):
-            return BackendError(f"{where} did not answer in time", "retry, or raise ?timeout=",
-                                transient=True)
+            return unanswered(f"{where} did not answer in time", "retry, or raise ?timeout=")
         if isinstance(exc, httpx.TransportError):
-            return BackendError(f"lost the connection to {where}: {exc}",
-                                "check the server's log", transient=True)
+            return unanswered(f"lost the connection to {where}: {exc}",
+                              "check the server's log")
         if isinstance(exc, ollama.ResponseError):
             hint = f"ollama pull {self.tag}" if exc.status_code == 404 else None
             return fault_error(where, exc.status_code, str(exc.error), hint=hint)

@@ -52,7 +52,7 @@ import openai
 
 from slmbench.core.errors import BackendError, ModelNotFoundError, ModelSpecError
 from slmbench.models import base
-from slmbench.models.faults import fault_error
+from slmbench.models.faults import fault_error, unanswered
 from slmbench.models.readiness import get_when_ready
 from slmbench.models.records import Completion, FinishReason, Message, ServerTimings, ToolCall
 from slmbench.models.spec import ModelSpec
@@ -214,12 +214,10 @@ class OpenAIModel(base.Backend):
     def _error(self, exc: openai.OpenAIError) -> BackendError:
         where = f"the OpenAI-compatible server at {self.base_url}"
         if isinstance(exc, openai.APITimeoutError):
-            return BackendError(f"{where} did not answer in time", "retry, or raise ?timeout=",
-                                transient=True)
+            return unanswered(f"{where} did not answer in time", "retry, or raise ?timeout=")
         if isinstance(exc, openai.APIConnectionError):
-            return BackendError(f"cannot reach {where}: {exc}",
-                                "start the server, or fix the URL after '@' / $OPENAI_BASE_URL",
-                                transient=True)
+            return unanswered(f"cannot reach {where}: {exc}",
+                              "start the server, or fix the URL after '@' / $OPENAI_BASE_URL")
         if isinstance(exc, openai.APIStatusError):
             hint = (f"check the model name {self.model!r} (the server lists its models at "
                     "/v1/models)" if exc.status_code == 404 else None)
@@ -255,13 +253,13 @@ class OpenAIModel(base.Backend):
         except openai.OpenAIError as exc:
             raise self._error(exc) from exc
         except ValueError as exc:  # a 200 whose body is cut short or not JSON
-            raise BackendError(f"the server at {self.base_url} sent an unreadable answer: "
-                               f"{exc}", "a passing fault; the runner retries it",
-                               transient=True) from exc
+            raise unanswered(f"the server at {self.base_url} sent an unreadable answer: {exc}",
+                             "a passing fault; the runner retries it",
+                             fault="unreadable") from exc
         wall = time.perf_counter() - start
         if not response.choices:
-            raise BackendError(f"the server at {self.base_url} returned no choices",
-                               "check the server's logs", transient=True)
+            raise unanswered(f"the server at {self.base_url} returned no choices",
+                             "check the server's logs", fault="unreadable")
         choice = response.choices[0]
         calls = [ToolCall(name=c.function.name, id=c.id,
                           arguments=parse_arguments(c.function.arguments))

@@ -28,7 +28,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Self, TypeVar
 
 from slmbench.core.errors import BackendError, ConfigError
-from slmbench.models.base import Model, StopRule, settings_of
+from slmbench.models.base import Model, ModelBase, Request, settings_of
+from slmbench.models.faults import unanswered
 from slmbench.models.placement import (
     RayModelOptions,
     bundle_of,
@@ -94,8 +95,8 @@ class ModelActor:
                 "settings": settings_of(model),
                 "load_report": getattr(model, "load_report", None)}
 
-    def generate(self, messages: list[Message], kwargs: dict[str, Any]) -> Completion:
-        return self._loaded().generate(messages, **kwargs)
+    def answer(self, request: Request) -> Completion:
+        return request.sent_to(self._loaded())
 
     def score(self, messages: list[Message], candidates: list[str]) -> list[CandidateScore]:
         return self._loaded().score(messages, candidates)
@@ -113,7 +114,7 @@ def _cause(exc: Exception) -> str:
     return _IDS.sub("…", why).rstrip(".")
 
 
-class RayModel:
+class RayModel(ModelBase):
     """A :class:`~slmbench.models.base.Model` whose replicas are Ray actors.
 
     Each calling thread is bound to one replica (round robin on first call), so with
@@ -228,33 +229,19 @@ class RayModel:
             return self._get(getattr(actor, method).remote(*args), self.timeout_s)
         except ray.exceptions.GetTimeoutError:
             self._replace(slot, actor, kill=True)
-            raise BackendError(
+            raise unanswered(
                 f"{self.spec}: its Ray actor did not answer a call within {self.timeout_s:g} s"
                 " and was replaced", "a replica hangs; raise timeout_s in [ray_models] if its "
-                "calls are this slow (docs/scale-out.md)", transient=True) from None
+                "calls are this slow (docs/scale-out.md)") from None
         except ray.exceptions.RayActorError as exc:
             self._replace(slot, actor, kill=False)
-            raise BackendError(
+            raise unanswered(
                 f"{self.spec}: its Ray actor died during a call ({_cause(exc)})",
                 "a node was lost or the replica ran out of memory; see docs/scale-out.md",
-                transient=True,
             ) from None
 
-    def generate(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        seed: int = 0,
-        max_tokens: int = 256,
-        stop: Sequence[str] | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        stop_at: StopRule | None = None,
-    ) -> Completion:
-        kwargs = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens,
-                  "stop": list(stop) if stop is not None else None,
-                  "tools": list(tools) if tools is not None else None, "stop_at": stop_at}
-        return self._call("generate", as_messages(messages), kwargs)  # type: ignore[no-any-return]
+    def answer(self, request: Request) -> Completion:
+        return self._call("answer", request)  # type: ignore[no-any-return]
 
     def score(self, messages: Sequence[Message | dict[str, Any]],
               candidates: Sequence[str]) -> list[CandidateScore]:

@@ -44,8 +44,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from slmbench.core.errors import ConfigError, LogprobsUnsupportedError, ModelNotFoundError
 from slmbench.core.yamlfile import load_yaml
-from slmbench.models.base import BUILTIN_TEMPLATES, TEMPLATE_DIR, StopRule
-from slmbench.models.records import CandidateScore, Completion, Message, as_messages
+from slmbench.models.base import BUILTIN_TEMPLATES, TEMPLATE_DIR, Backend, Request
+from slmbench.models.records import CandidateScore, Completion, FinishReason, Message
 from slmbench.models.spec import ModelSpec
 
 Responder = Callable[[list[Message]], str]
@@ -77,10 +77,10 @@ def _approx_tokens(text: str) -> int:
     return max(1, len(text.split())) if text else 0
 
 
-class ScriptedModel:
-    """Replies from a script or a Python callable; same input, same output."""
-
-    supports_native_tools = False
+class ScriptedModel(Backend):
+    """Replies from a script or a Python callable; same input, same output. A backend like
+    the others: :class:`~slmbench.models.base.Backend` checks each call, and ``stop_at`` is
+    applied before the token cap (a token is a space-separated word here)."""
 
     def __init__(
         self,
@@ -89,7 +89,7 @@ class ScriptedModel:
         spec: str = "scripted:inline",
         delay_s: float = 0.0,
     ) -> None:
-        self.spec = spec
+        super().__init__(spec)
         self.delay_s = delay_s
         self._lock = threading.Lock()
         self._calls = 0
@@ -157,34 +157,24 @@ class ScriptedModel:
             return self._script.replies[idx]
         return self._script.default
 
-    def generate(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        seed: int = 0,
-        max_tokens: int = 256,
-        stop: Sequence[str] | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        stop_at: StopRule | None = None,
-    ) -> Completion:
-        msgs = as_messages(messages)
+    def _generate(self, request: Request) -> Completion:
+        msgs = request.messages
         start = time.perf_counter()
         with self._lock:
             self._calls += 1
             text = self._reply(msgs)
         if self.delay_s:
             time.sleep(self.delay_s)
-        finish = "stop"
-        for s in stop or ():
-            if s and s in text:
+        finish: FinishReason = "stop"
+        for s in request.stop:
+            if s in text:
                 text = text[: text.index(s)]
-        end = stop_at(text) if stop_at is not None else None
+        end = request.stop_at(text) if request.stop_at is not None else None
         if end is not None:
             text = text[:end]
         words = text.split(" ")
-        if len(words) > max_tokens:
-            text, finish = " ".join(words[:max_tokens]), "length"
+        if len(words) > request.max_tokens:
+            text, finish = " ".join(words[:request.max_tokens]), "length"
         prompt_tokens = sum(_approx_tokens(m.content) for m in msgs)
         return Completion(
             text=text,
@@ -216,8 +206,6 @@ class ScriptedModel:
                                       n_tokens=1))
         return out
 
-    def close(self) -> None:
-        return None
 
 
 def _template(chat_format: str) -> str:

@@ -1,9 +1,10 @@
 """Figures, LaTeX tables and the HTML report of a run (``slmbench report RUN``).
 
-:func:`build_report` analyses the run afresh (so the report never shows a
-stale summary), writes ``analysis_summary.json`` beside the run store, then
-``report/figures/*.{pdf,png}``, ``report/tables/*.tex`` and
-``report/report.html`` (one self-contained file).
+:func:`build_report` has the run analysed afresh (so the report never shows a stale
+summary) and ``analysis_summary.json`` written beside the run store by
+:func:`slmbench.agents.analysis.analyze_and_write`, then draws
+``report/figures/*.{pdf,png}``, ``report/tables/*.tex`` and ``report/report.html`` (one
+self-contained file) from that summary.
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from slmbench.agents.analysis import analyze
+from slmbench.agents.analysis import analyze_and_write
 from slmbench.agents.configurations import configurations
 from slmbench.agents.loading import load_trials
 from slmbench.agents.records import Trial
-from slmbench.agents.summary_file import SUMMARY_NAME, write_summary
+from slmbench.agents.summary_file import SUMMARY_NAME
 from slmbench.core.paths import shown_path
 from slmbench.report.figures import FIGURES, write_figures
 from slmbench.report.html import write_html
-from slmbench.report.tables import write_tables
+from slmbench.report.latex import write_tables
 
 __all__ = ["FIGURES", "ReportFiles", "build_report", "report_trials"]
 
@@ -53,10 +54,9 @@ def report_trials(trials: Sequence[Trial], out_dir: str | Path, *, summary_path:
     # the report names its run relative to the working folder: no path of this machine on it
     shown = shown_path(run_dir, published=True) if run_dir else ""
     trials = configurations(trials)  # one name per row, in the summary and the trial table
-    summary = analyze(trials, run_dir=shown, params=params)
-    written = write_summary(summary, summary_path)
+    summary = analyze_and_write(trials, summary_path, run_dir=shown, params=params)
     figures = write_figures(summary, out / "figures")
     tables = write_tables(summary, out / "tables")
     html = write_html(summary, trials, {n: png for n, (_, png) in figures.items()},
                       out / "report.html")
-    return ReportFiles(summary=written, html=html, figures=figures, tables=tables)
+    return ReportFiles(summary=Path(summary_path), html=html, figures=figures, tables=tables)

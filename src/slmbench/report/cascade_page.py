@@ -1,7 +1,8 @@
 """The cascade page: BM25's shortlist re-ranked by the model, and the router that consults the
 model only where BM25 is unsure, from a ``slmbench cascade`` report (``cascade.json``) alone.
 
-Every number is a field of the report or counted from its per-item rows; each sentence of
+Every number is a field of the report or one of its properties (the top-1 hits counted by
+:class:`~slmbench.microtasks.diagnostics.cascade.RerankResult`); each sentence of
 "Reading it" is chosen by where an interval lies (above 0, below 0, or across it), so the
 page never says more than the intervals do. Intervals are printed by
 :func:`~slmbench.report.study_facts.num`, the one formatter of the pages.
@@ -32,8 +33,7 @@ def _ms(seconds: float | None) -> str:
 def cascade_findings(report: CascadeReport) -> list[str]:
     """What the report's intervals say, as Markdown bullets: the re-rank, the router, latency."""
     rr, r = report.rerank, report.router
-    hits = sum(i.reranked[0] == i.gold for i in rr.items)
-    base_hits = sum(i.baseline[0] == i.gold for i in rr.items)
+    hits, base_hits = rr.top1_hits
     lines = [f"- **Re-ranking every item**: the model's top-1 is the gold item on {hits} of "
              f"{rr.n_items} items, BM25's on {base_hits}. Paired over the items: "
              + "; ".join(f"{g.metric} {_direction(g.gain)}" for g in rr.gains) + "."]

@@ -25,7 +25,7 @@ from slmbench.agents.loading import shipped_tasks
 from slmbench.agents.records import Trial
 from slmbench.agents.summary import AnalysisSummary
 from slmbench.core.stats import Estimate
-from slmbench.report.tables import DIMENSIONS
+from slmbench.report.latex import DIMENSIONS
 
 MAX_CONTENT = 6000  # characters of one message kept in the report
 CAPTIONS = {

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -40,6 +41,12 @@ class PublishedRow(BaseModel):
     safety: float
     composite: float
     composite_ci: tuple[float, float]
+
+    def interval(self, field: Literal["accuracy", "composite"]) -> Estimate:
+        """The published number ``field`` with its interval, in percent as published."""
+        low, high = self.accuracy_ci if field == "accuracy" else self.composite_ci
+        return Estimate(estimate=getattr(self, field), low=low, high=high, method="published",
+                        n=0)
 
 
 class PublishedPartA(BaseModel):
@@ -69,6 +76,17 @@ class Finding(BaseModel):
     estimate: float | None = None
     low: float | None = None
     high: float | None = None
+
+    @property
+    def interval(self) -> Estimate:
+        """The finding's number with its interval, as the one record that prints it."""
+        return Estimate(estimate=self.estimate, low=self.low, high=self.high,
+                        method="published", n=self.n or 0)
+
+
+def _signed(text: str) -> str:
+    """``text`` (a number first) with a ``+`` before a number that is not negative."""
+    return text if text.startswith(("-", "–")) else "+" + text
 
 
 class PublishedPartB(BaseModel):
@@ -147,10 +165,9 @@ def published_part_a(f: StudyFacts) -> list[str]:
     numbers beside it with the difference: a comparison, not a replication."""
     p = seed_part_a()
     cols = ("accuracy", *DIMENSIONS, "composite")
-    rows = [[r.model, f"{r.accuracy:.1f} [{r.accuracy_ci[0]:.1f}, {r.accuracy_ci[1]:.1f}]",
+    rows = [[r.model, r.interval("accuracy").formatted(percent=False, digits=1),
              *(f"{getattr(r, k):g}" for k in DIMENSIONS),
-             f"{r.composite:.1f} [{r.composite_ci[0]:.1f}, {r.composite_ci[1]:.1f}]"]
-            for r in p.models]
+             r.interval("composite").formatted(percent=False, digits=1)] for r in p.models]
     best_safety = max(r.safety for r in p.models)
     lines = [
         "## The seed's published Part A table (reference)", "",
@@ -235,7 +252,7 @@ def published_part_b(f: StudyFacts) -> list[str]:
          "eligible configurations on a paraphrase (p1-p3): "
          + count(paraphrased, "paraphrase", True,
                  any(_designed(f, "B", p) for p in ("p1", "p2", "p3")))],
-        [cas.what, f"{cas.estimate:+.3f} [{cas.low:.3f}, {cas.high:.3f}]",
+        [cas.what, _signed(cas.interval.formatted(percent=False, digits=3)),
          "; ".join(f"{short(c.model)} re-ranking BM25's top {c.k} ({c.rerank.n_items} eval "
                    f"items): MRR {num(rerank_gain(c))}" for c in f.cascades
                    if c.task == cas.task)

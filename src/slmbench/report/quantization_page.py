@@ -47,7 +47,7 @@ def _rtn(report: QuantizationReport) -> list[str]:
             f"{r.bits}-bit, group {r.group_size}, "
             f"{'symmetric' if r.symmetric else 'asymmetric'}; skipped "
             f"{', '.join(r.skipped) or 'none'}; mean |Δw| "
-            f"{sum(x.mean_abs_error for x in r.layers) / max(len(r.layers), 1):.2e}"
+            f"{r.mean_abs_error:.2e}"
             for p, r in report.rtn.items()]
 
 

@@ -14,9 +14,9 @@ from runner_fakes import CountingLoader, FlakyModel, uncaught_trial
 
 from slmbench.agents.runner.config import build_experiment
 from slmbench.agents.runner.executor import execute
+from slmbench.agents.runner.model_reports import ModelReport
 from slmbench.agents.runner.plan import build_plan
 from slmbench.agents.runner.progress import PlainProgress
-from slmbench.agents.runner.report import ModelReport
 from slmbench.agents.store import RunStore
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import TASK_LEVEL_METHOD

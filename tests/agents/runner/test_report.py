@@ -10,8 +10,8 @@ from rich.console import Console
 
 from slmbench.agents.runner.config import build_experiment
 from slmbench.agents.runner.executor import execute
+from slmbench.agents.runner.model_reports import ModelReport, model_slug
 from slmbench.agents.runner.progress import PlainProgress
-from slmbench.agents.runner.report import ModelReport, model_slug
 
 
 def quiet() -> PlainProgress:

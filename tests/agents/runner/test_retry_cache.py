@@ -12,10 +12,16 @@ from slmbench.agents.runner.cache import CachingModel, cache_key
 from slmbench.agents.runner.retry import RetryingModel, RetryPolicy
 from slmbench.agents.store import RunStore
 from slmbench.core.errors import BackendError
+from slmbench.models.base import Request
 from slmbench.models.records import Message
 from slmbench.models.scripted import ScriptedModel
 
 MSGS = [Message(role="user", content="hello")]
+#: cache keys the old ``cache_key(spec, messages, **keywords)`` gave the calls of
+#: ``test_cache_keys_are_those_the_stores_already_hold`` (commit 83d24fa)
+OLD_KEYS = ("generate:3f453e19c6c0116f35290cc560147fb62c8073d097f66cd0f36c03ccce4b7441",
+            "generate:e5dcad21149dc0e1acb29493bdb5f40b3119794ae09054dba91ea59f8f4b08a3",
+            "generate:911263afdd6b9edb69421431f3e85a63767e869316172689f036e3acaa875c46")
 
 
 def test_transient_faults_are_retried_with_capped_jittered_backoff() -> None:
@@ -77,17 +83,38 @@ def test_cache_hit_skips_the_model(tmp_path: Path) -> None:
         assert inner.calls == 1
 
 
+class Rule:
+    """A stop rule the cache keys by its ``key``."""
+
+    key = "rule"
+
+    def __call__(self, text: str) -> int | None:
+        return None
+
+
 def test_cache_key_covers_every_decoding_parameter(tmp_path: Path) -> None:
     base = dict(temperature=0.0, seed=1, max_tokens=32, stop=None, tools=None)
-    ref = cache_key("scripted:a", MSGS, **base)
-    assert cache_key("scripted:a", [m.model_dump() for m in MSGS], **base) == ref
+    ref = cache_key("scripted:a", Request(MSGS, **base))
+    assert cache_key("scripted:a", Request([m.model_dump() for m in MSGS], **base)) == ref
     for change in (dict(seed=2), dict(max_tokens=33), dict(stop=["\n"]), dict(temperature=0.5),
                    dict(tools=[{"type": "function", "function": {"name": "x"}}])):
-        assert cache_key("scripted:a", MSGS, **{**base, **change}) != ref
-    assert cache_key("scripted:b", MSGS, **base) != ref
-    assert cache_key("scripted:a", [Message(role="user", content="hello!")], **base) != ref
-    assert cache_key("scripted:a", MSGS, **base, stop_at="rule") != ref  # where a reply ends
-    assert cache_key("scripted:a", MSGS, **base, stop_at=None) == ref  # keys without one stay
+        assert cache_key("scripted:a", Request(MSGS, **{**base, **change})) != ref
+    assert cache_key("scripted:b", Request(MSGS, **base)) != ref
+    assert cache_key("scripted:a", Request([Message(role="user", content="hello!")], **base)) != ref
+    # where a reply ends is part of the key; a call without a rule keeps its key
+    assert cache_key("scripted:a", Request(MSGS, **base, stop_at=Rule())) != ref
+    assert cache_key("scripted:a", Request(MSGS, **base, stop_at=None)) == ref
+
+
+def test_cache_keys_are_those_the_stores_already_hold() -> None:
+    """Keys written before ``generate`` became one ``Request`` are found again: the key of
+    each call is the sha256 the store computed for it then (an old store's cache stays)."""
+    base = dict(temperature=0.0, seed=1, max_tokens=32)
+    assert cache_key("scripted:a", Request(MSGS, **base)) == OLD_KEYS[0]
+    assert cache_key("scripted:a", Request(MSGS, **base, stop=["\n", ""],
+                                           stop_at=Rule())) == OLD_KEYS[1]
+    assert cache_key("scripted:a", Request(MSGS, **base, tools=[
+        {"type": "function", "function": {"name": "x"}}])) == OLD_KEYS[2]
 
 
 @pytest.mark.parametrize(("policy", "temperature", "cached"), [

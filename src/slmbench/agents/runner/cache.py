@@ -12,42 +12,31 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from slmbench.agents.runner.wrapped import WrappedModel
 from slmbench.agents.store import RunStore
-from slmbench.models.base import Model, StopRule
-from slmbench.models.records import Completion, Message, as_messages
+from slmbench.models.base import Model, Request
+from slmbench.models.records import Completion
 
 CachePolicy = Literal["auto", "on", "off"]
 CACHE_KEY_VERSION = 1
 
 
-def cache_key(
-    spec: str,
-    messages: Sequence[Message | dict[str, Any]],
-    *,
-    temperature: float,
-    seed: int,
-    max_tokens: int,
-    stop: Sequence[str] | None,
-    tools: Sequence[dict[str, Any]] | None,
-    stop_at: str | None = None,
-) -> str:
-    """The cache-table key of one ``generate`` call (``stop_at``: its stop rule's key)."""
+def cache_key(spec: str, request: Request) -> str:
+    """The cache-table key of one ``generate`` call (its stop rule by the rule's key)."""
     payload = {
         "v": CACHE_KEY_VERSION,
         "spec": spec,
-        "messages": [m.model_dump(mode="json") for m in as_messages(messages)],
-        "temperature": round(float(temperature), 4),
-        "seed": int(seed),
-        "max_tokens": int(max_tokens),
-        "stop": list(stop or ()),
-        "tools": list(tools or ()),
+        "messages": [m.model_dump(mode="json") for m in request.messages],
+        "temperature": round(float(request.temperature), 4),
+        "seed": int(request.seed),
+        "max_tokens": int(request.max_tokens),
+        "stop": list(request.stop),
+        "tools": list(request.tools or ()),
     }
-    if stop_at is not None:  # absent without a rule: the keys of calls without one stay
-        payload["stop_at"] = stop_at
+    if request.stop_at is not None:  # absent without a rule: the keys of calls without one stay
+        payload["stop_at"] = request.stop_at.key
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "generate:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -71,32 +60,16 @@ class CachingModel(WrappedModel):
         self.hits = 0
         self.misses = 0
 
-    def generate(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        seed: int = 0,
-        max_tokens: int = 256,
-        stop: Sequence[str] | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        stop_at: StopRule | None = None,
-    ) -> Completion:
-        if not caches(self.policy, temperature):
-            return self.inner.generate(messages, temperature=temperature, seed=seed,
-                                       max_tokens=max_tokens, stop=stop, tools=tools,
-                                       stop_at=stop_at)
-        key = cache_key(self.spec, messages, temperature=temperature, seed=seed,
-                        max_tokens=max_tokens, stop=stop, tools=tools,
-                        stop_at=stop_at.key if stop_at is not None else None)
+    def answer(self, request: Request) -> Completion:
+        if not caches(self.policy, request.temperature):
+            return request.sent_to(self.inner)
+        key = cache_key(self.spec, request)
         found = self.store.cache_get(key)
         if found is not None:
             with self._lock:
                 self.hits += 1
             return Completion.model_validate(found).model_copy(update={"cached": True})
-        completion = self.inner.generate(messages, temperature=temperature, seed=seed,
-                                         max_tokens=max_tokens, stop=stop, tools=tools,
-                                         stop_at=stop_at)
+        completion = request.sent_to(self.inner)
         with self._lock:
             self.misses += 1
         if completion.finish_reason != "error":

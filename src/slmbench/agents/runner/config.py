@@ -43,7 +43,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from slmbench.agents.runner.cache import CachePolicy
-from slmbench.agents.runner.report import model_slug
+from slmbench.agents.runner.model_reports import model_slug
 from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.core.errors import ConfigError
 from slmbench.core.tomlfile import first_error, load_toml

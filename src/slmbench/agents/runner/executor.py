@@ -47,10 +47,10 @@ from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.runner.cache import CachingModel
 from slmbench.agents.runner.config import Experiment
 from slmbench.agents.runner.meta import merge_meta
+from slmbench.agents.runner.model_reports import RunnerStats, write_reports
 from slmbench.agents.runner.plan import Plan, PlannedTrial, SuiteLoader, VariantsFn
 from slmbench.agents.runner.preflight import preflight
 from slmbench.agents.runner.progress import PlainProgress, RunProgress
-from slmbench.agents.runner.report import RunnerStats, write_reports
 from slmbench.agents.runner.retry import RetryingModel
 from slmbench.agents.store import RunStore
 from slmbench.core.errors import BackendError, SlmbenchError

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.agents.runner.wrapped import WrappedModel
 from slmbench.core.errors import BackendError
-from slmbench.models.base import Model, StopRule
+from slmbench.models.base import Model, Request
 from slmbench.models.records import CandidateScore, Completion, Message
 
 T = TypeVar("T")
@@ -92,21 +92,8 @@ class RetryingModel(WrappedModel):
                 self._sleep(wait)
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
-    def generate(
-        self,
-        messages: Sequence[Message | dict[str, Any]],
-        *,
-        temperature: float = 0.0,
-        seed: int = 0,
-        max_tokens: int = 256,
-        stop: Sequence[str] | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        stop_at: StopRule | None = None,
-    ) -> Completion:
-        completion = self._with_retries(lambda: self.inner.generate(
-            messages, temperature=temperature, seed=seed, max_tokens=max_tokens, stop=stop,
-            tools=tools, stop_at=stop_at,
-        ))
+    def answer(self, request: Request) -> Completion:
+        completion = self._with_retries(lambda: request.sent_to(self.inner))
         with self._lock:
             self.calls += 1
             self.prompt_tokens += completion.prompt_tokens

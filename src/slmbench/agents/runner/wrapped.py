@@ -11,12 +11,14 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from slmbench.models.base import Model, settings_of
+from slmbench.models.base import Model, ModelBase, settings_of
 from slmbench.models.records import CandidateScore, Message
 
 
-class WrappedModel:
-    """What every runner wrapper of a :class:`~slmbench.models.base.Model` shares."""
+class WrappedModel(ModelBase):
+    """What every runner wrapper of a :class:`~slmbench.models.base.Model` shares; a wrapper
+    writes its ``answer`` to a :class:`~slmbench.models.base.Request`, which it passes on to
+    the model it wraps with ``request.sent_to(self.inner)``."""
 
     def __init__(self, inner: Model) -> None:
         self.inner = inner

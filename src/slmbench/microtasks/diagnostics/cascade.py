@@ -87,6 +87,12 @@ class RerankResult(BaseModel):
     gains: list[Gain]
     items: list[RerankItem]
 
+    @property
+    def top1_hits(self) -> tuple[int, int]:
+        """On how many items the gold is first: in the model's re-ranked order, in BM25's."""
+        return (sum(i.reranked[0] == i.gold for i in self.items),
+                sum(i.baseline[0] == i.gold for i in self.items))
+
 
 def rerank(orderer: Orderer, task: MicroTask, baseline: ScoredBaseline, item: AnyItem, k: int
            ) -> tuple[list[str], list[str], float | None]:

@@ -74,6 +74,11 @@ class RtnReport(BaseModel):
     skipped: list[str]
     parameters_quantized: int
 
+    @property
+    def mean_abs_error(self) -> float:
+        """The mean over its layers of each layer's mean |Δw| (0 with no layer)."""
+        return sum(x.mean_abs_error for x in self.layers) / max(len(self.layers), 1)
+
 
 def parse_precisions(spec: str) -> list[str]:
     """``fp32,rtn4`` -> known precision names; GPTQ/AWQ are refused with the reason."""

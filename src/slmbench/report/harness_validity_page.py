@@ -8,8 +8,8 @@ the success of each with its task-level interval, their difference paired by tas
 test across tasks, paired interval, minimum detectable difference;
 :mod:`slmbench.agents.comparison`), format failures under the
 tolerant parser against the strict grammar, which parser rules read the actions,
-the forensics causes, and every trial side by side. Every number is computed here
-from the stored trials.
+the forensics causes, and every trial side by side. Every number is computed by
+:mod:`slmbench.agents.harness_validity` from the stored trials; this module only prints it.
 """
 
 from __future__ import annotations
