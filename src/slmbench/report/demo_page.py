@@ -28,8 +28,9 @@ from slmbench.report.study_page import relative
 __all__ = ["DEMO_PAGE", "NEXT_COMMAND", "in_short", "render_demo_page", "write_demo_page"]
 
 DEMO_PAGE = "demo-report.md"
-# A real comparison: the newest reference study's page (v3), rebuilt from its committed exports (no model
-# time), with the packaged models side by side; `slmbench study ... --plan` sizes a rerun.
+# A real comparison: the newest reference study's page (v3), rebuilt from its committed
+# exports (no model time), with the packaged models side by side; `slmbench study ... --plan`
+# sizes a rerun.
 NEXT_COMMAND = ("slmbench import docs/results/reference-study-v3 --study "
                 "experiments/reference-v3.toml && slmbench study experiments/reference-v3.toml "
                 "--page-only")
