@@ -275,8 +275,6 @@ LONG_MODULES = {
     # not split yet (#36): each is another helper's module while this split was made
     "study/page.py": "one concern: gathers a page's facts from the stores (I/O); its StoredPartB "
                      "record is the result type of that gathering",
-    "microtasks/store.py": "one concern: the readings store (SQLite I/O), with its export, "
-                           "import and merge of carried readings (#36)",
 }
 
 
