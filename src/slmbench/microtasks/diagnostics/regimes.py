@@ -92,8 +92,7 @@ def _reason(name: RegimeName, cell: DiagnosticCell, sep: Separation) -> str:
     frozen = cell.generation or cell.default
     tau = f"τ={frozen.tau_text}"
     auc = cell.auc
-    auc_text = ("AUC undefined" if auc.estimate is None else
-                f"AUC {auc.estimate:.3f} [{auc.low:.3f}, {auc.high:.3f}]")
+    auc_text = f"AUC {auc.formatted(percent=False, digits=3, missing='undefined')}"
     if name == "eligible":
         return (f"{frozen.reading} {frozen.metric} lower bound {_low(frozen)} > {tau}")
     if name == "format_failure":
