@@ -34,8 +34,7 @@ from rich.console import Console
 
 from slmbench.agents.store import RunStore
 from slmbench.microtasks import tasks as registry
-from slmbench.microtasks.store import ReadingStore
-from slmbench.study import READINGS_NAME, Study, run_part_a, run_part_b
+from slmbench.study import Study, run_part_a, run_part_b
 
 RESULTS = Path(__file__).parent / "results" / "study_throughput.json"
 FULL = {"max_steps": 12, "limit": 40, "repeats": 1}  # the grid: the runner's step cap
@@ -66,7 +65,7 @@ def one_side(spec: str, args: argparse.Namespace) -> dict[str, Any]:
         wall = time.perf_counter() - start
         with RunStore(study.part_a_dir(0)) as store:
             trials = list(store.trials())
-        with ReadingStore(study.part_b_dir / READINGS_NAME) as readings:
+        with study.readings() as readings:
             n_readings = readings.count()
     side = {"model": spec, "wall_s": wall, "part_a_s": part_a_s, "part_b_s": wall - part_a_s,
             "trials": len(trials), "model_calls": sum(len(t.record["steps"]) for t in trials),

@@ -274,11 +274,6 @@ LONG_MODULES = {
     "agents/tasks/families/bind_capability_extra.py": "one concern: the binders of one suite "
         "file (suites/capability-extra.yaml), 31 small independent functions, one a family; "
         "split from bind_capability.py by suite file, as the package splits binders",
-    # not split yet (#36): each is another helper's module while this split was made
-    "study/page.py": "one concern: gathers a page's facts from the stores (I/O); its StoredPartB "
-                     "record is the result type of that gathering",
-    "microtasks/store.py": "one concern: the readings store (SQLite I/O), with its export, "
-                           "import and merge of carried readings (#36)",
 }
 
 

@@ -420,8 +420,7 @@ source = "data"
 def stored(study: object) -> dict[str, object]:
     """Every record of every store of a study, by store (relative to its ``out``)."""
     from slmbench.agents.store import RunStore
-    from slmbench.microtasks.store import ReadingStore
-    from slmbench.study import READINGS_NAME, Study
+    from slmbench.study import Study
 
     assert isinstance(study, Study)
     out: dict[str, object] = {}
@@ -429,7 +428,7 @@ def stored(study: object) -> dict[str, object]:
                  *((f"he{n}", d) for n, d in enumerate(study.humaneval))]:
         with RunStore(d) as store:
             out[i] = [(t.key, t.outcome, t.record) for t in store.trials()]
-    with ReadingStore(study.part_b_dir / READINGS_NAME) as readings:
+    with study.readings() as readings:
         out["b"] = readings.rows()
     return out
 

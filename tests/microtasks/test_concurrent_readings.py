@@ -11,8 +11,9 @@ import pytest
 
 from slmbench.microtasks import tasks
 from slmbench.microtasks import tasks as registry
+from slmbench.microtasks.reader import map_in_order
 from slmbench.microtasks.session import Block, Session
-from slmbench.microtasks.store import ReadingStore, map_in_order
+from slmbench.microtasks.store import ReadingStore
 from slmbench.models.llamaserver import default_in_flight
 from slmbench.models.records import CandidateScore, Completion, Message, as_messages
 from slmbench.models.scripted import Script, ScriptedModel

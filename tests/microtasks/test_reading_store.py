@@ -18,13 +18,13 @@ from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import ApprovalItem
 from slmbench.microtasks.diagnostics.diagnose import run_diagnose
 from slmbench.microtasks.matrix import run_matrix
+from slmbench.microtasks.reader import cached_read
 from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, RawReading, read_item
 from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import (
     ReadingStore,
     StoredReading,
     StoreError,
-    cached_read,
     read_export,
 )
 from slmbench.models.records import CandidateScore, Completion, Message

@@ -50,7 +50,7 @@ def test_a_bad_instances_value_names_the_field(tmp_path: Path, value: str) -> No
 
 
 def test_the_page_design_says_how_many_worlds_each_task_runs_in(tmp_path: Path) -> None:
-    from slmbench.study.page import design
+    from slmbench.study.gather import design
 
     plain = design(load_study(_study(tmp_path, ""), base=tmp_path))[0][2]
     assert "instance" not in plain  # a page of the curated tasks alone reads as before

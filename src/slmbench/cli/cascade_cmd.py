@@ -33,8 +33,7 @@ def cascade_cmd(
     scale: ScaleOut = ScaleOut(),
 ) -> None:
     """BM25 shortlist + model re-rank (paired gain), and the Cascade router's accuracy/share."""
-    (chosen,) = registry.lookup([task])
-    history = registry.history_of([chosen]) if turns else None  # its conversations widen it
+    chosen, history = registry.cascaded(task, turns)  # history: its conversations widen it
     done = run_job(Job("cascade", [model], [chosen, *([history] if history else [])],
                        lambda store, ray: run_cascade(
         model, chosen, k=k, turns=turns, history=history, limit=limit,

@@ -10,8 +10,7 @@ from rich.table import Table
 
 from slmbench.agents.runner.executor import RunSummary
 from slmbench.core.stats import MDD_ALPHA, MDD_POWER
-from slmbench.study.plan import PlanRow
-from slmbench.study.power import BlockPower
+from slmbench.study.plan import BlockPower, PlanRow
 
 
 def print_summary(summary: RunSummary, console: Console) -> None:

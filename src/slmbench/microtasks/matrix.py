@@ -28,7 +28,6 @@ from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model
 from slmbench.models.ray import RayCluster
-from slmbench.models.readiness import check_ready
 
 
 class CellProgress(Protocol):
@@ -64,18 +63,6 @@ class MatrixRun(BaseModel):
     notes: list[str]
     read_counts: ReadCounts = Field(default_factory=ReadCounts)
     sequential: bool = False  # read each cell until decided (else every chosen item)
-
-
-def check_can_read(models: Sequence[str], tasks: Sequence[MicroTask],
-                   source: Path | None = None) -> None:
-    """Raise the one-line error a reading of ``models`` x ``tasks`` would stop at before its
-    first reading: a model that cannot run now (:func:`~slmbench.models.readiness.check_ready`),
-    a task whose dataset is not built or is malformed. Run it before a readings store is
-    made, so a run that cannot start leaves no folder behind. No model is loaded."""
-    for spec in models:
-        check_ready(spec)
-    for task in tasks:
-        task.load_items(source)
 
 
 def run_matrix(models: Sequence[str], tasks: Sequence[MicroTask], prompt_ids: Sequence[str],

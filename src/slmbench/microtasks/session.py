@@ -2,7 +2,7 @@
 
 Every command that reads a model's decisions on items (``eligibility``, ``diagnose``,
 ``quantize``, ``probe``, ``cascade``, a study's Part B) goes through :class:`Session`: per
-model spec, a :class:`~slmbench.microtasks.store.Reader` reads each :class:`Block` (task,
+model spec, a :class:`~slmbench.microtasks.reader.Reader` reads each :class:`Block` (task,
 prompt, items) through the optional readings store, loading the model only for a reading the
 store does not hold, and closing it after. The probe's longer histories come in as a block's
 ``messages``; the cascade's shortlists as items of their own (``<item>|<kept options>``).
@@ -20,9 +20,10 @@ from typing import Literal
 
 from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
 from slmbench.microtasks.datasets.records import Item
+from slmbench.microtasks.reader import Reader
 from slmbench.microtasks.readout import ItemReading
 from slmbench.microtasks.spec import MicroTask
-from slmbench.microtasks.store import ReadCounts, Reader, ReadingStore
+from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model
 from slmbench.models.factory import load_model
 from slmbench.models.llamaserver import default_in_flight

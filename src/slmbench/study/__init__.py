@@ -73,13 +73,18 @@ study's own, the exports beside its page, and ``--rates`` folders). ``--readme R
 also writes the study's entry in the README from the page's facts, between the lines
 ``<!-- study:PAGE -->`` and ``<!-- /study:PAGE -->``.
 
-The package, one way down: :mod:`~slmbench.study.spec` (the file and what each block plans),
-:mod:`~slmbench.study.run` (running the blocks into the stores), :mod:`~slmbench.study.export`
-(the stores as ``*.jsonl.gz``), :mod:`~slmbench.study.carry` (import and merge: which record goes
-to which block's store), :mod:`~slmbench.study.plan` (``--plan``), :mod:`~slmbench.study.page`
-(the page), :mod:`~slmbench.study.workflow` (``slmbench study FILE`` as one call,
-:func:`run_study`), :mod:`~slmbench.study.demo` (``slmbench demo`` as one call, :func:`run_demo`:
-the small study file ``demo.toml`` shipped with the package, :func:`demo_study`) and
+The package, one way down: :mod:`~slmbench.study.spec` (the file, each block's tasks resolved
+once, and what each block plans), :mod:`~slmbench.study.run` (running the blocks into the
+stores, each Part B and cascade block one ``microtasks.job.Job``),
+:mod:`~slmbench.study.export` (the stores as ``*.jsonl.gz``), :mod:`~slmbench.study.carry`
+(import and merge: which record goes to which block's store), :mod:`~slmbench.study.plan`
+(``--plan``: hours per block and each Part A block's power), :mod:`~slmbench.study.verdicts`
+(the previous page's verdicts, the cells a new cell rule moved), :mod:`~slmbench.study.gather`
+(what the stores hold, gathered for the page), :mod:`~slmbench.study.page` (the page; with
+:mod:`~slmbench.study.provenance`, the versions and model hashes it records),
+:mod:`~slmbench.study.workflow` (``slmbench study FILE`` as one call, :func:`run_study`),
+:mod:`~slmbench.study.demo` (``slmbench demo`` as one call, :func:`run_demo`: the small study
+file ``demo.toml`` shipped with the package, :func:`demo_study`) and
 :mod:`~slmbench.study.eligibility` (the page of a bare readings store).
 
 A study with an ``[agreement]`` table (``slmbench agree``) is one model through several
@@ -107,9 +112,9 @@ from slmbench.study.carry import import_exports, merge_stores
 from slmbench.study.demo import DemoRun, demo_study, run_demo
 from slmbench.study.eligibility import write_eligibility_page
 from slmbench.study.export import ImportSummary, export_study
-from slmbench.study.page import StoredPartB, page_blocker, stored_part_b, write_page
-from slmbench.study.plan import PlanRow, size_plan
-from slmbench.study.power import BlockPower, size_power
+from slmbench.study.gather import StoredPartB, stored_part_b
+from slmbench.study.page import page_blocker, write_page
+from slmbench.study.plan import BlockPower, PlanRow, size_plan, size_power
 from slmbench.study.run import check_can_run, run_cascades, run_part_a, run_part_b
 from slmbench.study.spec import (
     READINGS_NAME,

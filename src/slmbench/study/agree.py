@@ -25,7 +25,6 @@ from slmbench.core.errors import ConfigError
 from slmbench.core.tomlfile import first_error
 from slmbench.microtasks import agreement as part_b
 from slmbench.microtasks.matrix import MatrixRun
-from slmbench.microtasks.store import ReadingStore
 from slmbench.models.base import PromptRenderer
 from slmbench.models.factory import load_model
 from slmbench.models.records import Message
@@ -39,10 +38,9 @@ from slmbench.report.agreement_page import (
 )
 from slmbench.report.readme import checked_entry, write_entry
 from slmbench.study.export import export_study, stored_trials
-from slmbench.study.page import versions
+from slmbench.study.provenance import versions
 from slmbench.study.run import Unread, block_matrix, unread
 from slmbench.study.spec import (
-    READINGS_NAME,
     AgreementBlock,
     Study,
     assets_dir,
@@ -96,7 +94,7 @@ def render_templates(study: Study) -> list[TemplateShown]:
 
 def _stored_templates(study: Study) -> list[TemplateShown]:
     path = assets_dir(study) / TEMPLATES_NAME
-    if not path.is_file():
+    if not study.readings_path.is_file():
         return [TemplateShown(label=s, text=None, note="not rendered yet (run the study)")
                 for s in _block(study).specs]
     return _TEMPLATES.validate_json(path.read_bytes())
@@ -132,12 +130,11 @@ def _part_a(block: AgreementBlock, trials: dict[str, list[Trial]]
 def _matrices(study: Study) -> dict[str, MatrixRun]:
     """One matrix per spec of the Part B block, from the stored readings alone (empty when
     a spec's readings are not all stored)."""
-    path = study.part_b_dir / READINGS_NAME
-    if not path.is_file():
+    if not study.readings_path.is_file():
         return {}
     b = study.part_b[0]
     out = {}
-    with ReadingStore(path) as store:
+    with study.readings() as store:
         for spec in b.models:
             try:
                 out[spec] = block_matrix(study, b, [spec], store, unread)

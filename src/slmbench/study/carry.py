@@ -28,10 +28,10 @@ from slmbench.study.export import ImportSummary
 from slmbench.study.spec import (
     HUMANEVAL_EXPORT,
     READINGS_EXPORT,
-    READINGS_NAME,
     TRIALS_EXPORT,
     Study,
     part_a_experiment,
+    readings_in,
 )
 
 IMPORT_HINT = "pass the folder beside a study page, e.g. docs/results/reference-study"
@@ -112,7 +112,7 @@ def _held(study: Study, folder: Path
         with RunStore(db.parent) as store:
             trials += jsonl.validated(Trial, db, [t.record for t in store.trials()], IMPORT_HINT)
     readings: list[StoredReading] = []
-    if (path := folder / "part-b" / READINGS_NAME).is_file():
+    if (path := readings_in(folder)).is_file():
         with ReadingStore(path) as stored_readings:
             readings = stored_readings.carried()
     humaneval: list[tuple[Path, Carried]] = []
@@ -148,7 +148,7 @@ def _merge(study: Study, folders: Sequence[Path], *, into_new: bool = False) -> 
         **{d / DB_NAME: partial(RunStore.merge, d, found, name=result_name)
            for d, found in sorted(humaneval.items())}}
     if readings:
-        path = study.part_b_dir / READINGS_NAME
+        path = study.readings_path
         merges[path] = partial(ReadingStore.merge, path, readings)
     if into_new and (taken := [t for t in merges if t.exists()]):
         raise ConfigError(f"{taken[0]} exists; import never overwrites a store",
@@ -189,7 +189,7 @@ def merge_stores(study: Study, folders: Sequence[Path]) -> ImportSummary:
         if not folder.is_dir():
             raise ConfigError(f"--merge {folder} is not a folder", _MERGE_HINT)
         if not _exports_in(folder) and not any((folder / "part-a").glob(f"*/{DB_NAME}")) \
-                and not (folder / "part-b" / READINGS_NAME).is_file() \
+                and not readings_in(folder).is_file() \
                 and not any((folder / "humaneval").glob(f"*/{DB_NAME}")):
             raise ConfigError(f"--merge {folder} holds no study store", _MERGE_HINT)
     return _merge(study, folders)

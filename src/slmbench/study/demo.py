@@ -17,7 +17,6 @@ from rich.console import Console
 from slmbench.agents.runner.config import build_experiment, demo_dir, overridden
 from slmbench.agents.runner.executor import RunSummary
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks import tasks as micro_tasks
 from slmbench.microtasks.demo import demo_slice, ensure_datasets
 from slmbench.microtasks.matrix import CellProgress
 from slmbench.report import ReportFiles, build_report
@@ -130,7 +129,7 @@ def run_demo(model: str, *, out: Path | None, suite: str | None, tasks: Sequence
     _phase(console, started, "Part A report", "no model time (it reads the stored trials)")
     files = build_report(run_dir)
     on_part_a(summary, files)
-    slice_tasks = micro_tasks.lookup(b.tasks)
+    slice_tasks = b.micro_tasks
     ensure_datasets(slice_tasks, b.source)
     [row] = size_plan(study.model_copy(update={"part_a": []}))
     _phase(console, started, "Part B slice", estimate(row, measured))

@@ -15,11 +15,9 @@ from slmbench.agents.records import Trial
 from slmbench.agents.store import DB_NAME, RunStore, export_trials
 from slmbench.core import jsonl
 from slmbench.core.errors import ConfigError
-from slmbench.microtasks.store import ReadingStore
 from slmbench.study.spec import (
     HUMANEVAL_EXPORT,
     READINGS_EXPORT,
-    READINGS_NAME,
     TRIALS_EXPORT,
     Study,
 )
@@ -62,10 +60,9 @@ def export_study(study: Study, dest: Path) -> ImportSummary:
     by :func:`~slmbench.study.carry.merge_stores`. Loads no model and writes no page.
     ConfigError if nothing is stored. Returns the records written per export file."""
     trials = stored_trials(study)
-    path = study.part_b_dir / READINGS_NAME
     readings = 0
-    if path.is_file():
-        with ReadingStore(path) as store:
+    if study.readings_path.is_file():
+        with study.readings() as store:
             readings = store.count()
     humaneval = [d for d in study.humaneval if (d / DB_NAME).is_file()]
     if not trials and not readings and not humaneval:
@@ -75,7 +72,7 @@ def export_study(study: Study, dest: Path) -> ImportSummary:
     if trials:
         written[str(dest / TRIALS_EXPORT)] = export_trials(trials, dest / TRIALS_EXPORT)
     if readings:
-        with ReadingStore(path) as store:
+        with study.readings() as store:
             written[str(dest / READINGS_EXPORT)] = store.export(dest / READINGS_EXPORT)
     if humaneval:
         written[str(dest / HUMANEVAL_EXPORT)] = export_humaneval(humaneval,

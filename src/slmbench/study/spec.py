@@ -1,5 +1,11 @@
 """What a study file says: its blocks (:class:`Study`, read by :func:`load_study`), where
-each block keeps its records, and what each block plans to run or read."""
+each block keeps its records, and what each block plans to run or read.
+
+A name enters here once: each ``[[part_b]]`` and ``[[cascade]]`` block resolves its tasks'
+names to their :class:`~slmbench.microtasks.spec.MicroTask` when the file is read
+(:attr:`PartB.micro_tasks`, :attr:`CascadeBlock.micro_task`, :attr:`CascadeBlock.history`),
+and every later step is handed the objects. The readings store of every Part B block is
+:attr:`Study.readings_path` (:meth:`Study.readings` opens it)."""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -20,10 +27,13 @@ from slmbench.agents.runner.config import Experiment
 from slmbench.agents.runner.retry import RetryPolicy
 from slmbench.core.errors import ConfigError
 from slmbench.core.tomlfile import first_error, load_toml
-from slmbench.microtasks import tasks as micro_tasks
+from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import AnyItem
+from slmbench.microtasks.matrix import family_size
 from slmbench.microtasks.prompts import resolve_prompt_ids
 from slmbench.microtasks.session import READ_ATTEMPTS, select_items
+from slmbench.microtasks.spec import MicroTask
+from slmbench.microtasks.store import ReadingStore
 from slmbench.models.placement import RayModelOptions
 
 _HINT = "the study file format is in the docstring of slmbench.study (see experiments/)"
@@ -44,7 +54,7 @@ class PartB(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     models: list[str] = Field(min_length=1)
-    tasks: list[micro_tasks.KnownTask] = Field(default_factory=lambda: list(micro_tasks.names()),
+    tasks: list[registry.KnownTask] = Field(default_factory=lambda: list(registry.names()),
                                                min_length=1)
     prompts: list[str] = Field(default_factory=lambda: ["p0", "p1", "p2", "p3"], min_length=1)
     limit: int | None = Field(default=None, ge=1, description="eval items per task; None: all")
@@ -57,11 +67,22 @@ class PartB(BaseModel):
     ray_address: str | None = None
     ray_models: dict[str, RayModelOptions] = Field(default_factory=dict)
     retry: ReadRetry = Field(default_factory=ReadRetry)
+    _tasks: list[MicroTask] = PrivateAttr(default_factory=list)
 
     @field_validator("prompts")
     @classmethod
     def _known_prompts(cls, prompts: list[str]) -> list[str]:
         return resolve_prompt_ids(",".join(prompts))
+
+    @model_validator(mode="after")
+    def _resolve_tasks(self) -> PartB:
+        self._tasks = registry.lookup(self.tasks)
+        return self
+
+    @property
+    def micro_tasks(self) -> list[MicroTask]:
+        """The block's tasks (``tasks`` names them), looked up once, when the block is read."""
+        return self._tasks
 
 
 class CascadeBlock(BaseModel):
@@ -71,7 +92,7 @@ class CascadeBlock(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str
-    task: micro_tasks.KnownTask = "ranking"  # one a cascade can route (MicroTask.cascadable)
+    task: registry.KnownTask = "ranking"  # one a cascade can route (MicroTask.cascadable)
     k: int = Field(default=3, ge=2, description="shortlist size")
     limit: int | None = Field(default=None, ge=1, description="eval items; None: all")
     fit_limit: int | None = Field(default=None, ge=1,
@@ -79,17 +100,36 @@ class CascadeBlock(BaseModel):
     seed: int = Field(default=0, ge=0)
     turns: int | None = Field(default=None, ge=2,
                               description="ranking: widen each item to this many turns")
+    _tasks: tuple[MicroTask, MicroTask | None] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _the_task_can_be_cascaded(self) -> CascadeBlock:
-        task = micro_tasks.get(self.task)
+        task, history = registry.cascaded(self.task, self.turns)
         if not task.cascadable:
             raise ValueError(f"{self.task} cannot be cascaded: it declares no graded baseline "
                              "and shortlist (task = \"ranking\" or \"tools\")")
         if self.turns is not None and task.widen is None:
             raise ValueError("turns widens turn-ranking items only (a task that declares "
                              "widen=: task = \"ranking\")")
+        self._tasks = task, history
         return self
+
+    @property
+    def micro_task(self) -> MicroTask:
+        """The task the cascade routes, looked up once, when the block is read."""
+        assert self._tasks is not None  # set by the block's validator
+        return self._tasks[0]
+
+    @property
+    def history(self) -> MicroTask | None:
+        """With ``turns``: the task whose conversations widen its items; else None."""
+        assert self._tasks is not None
+        return self._tasks[1]
+
+    @property
+    def reads(self) -> list[MicroTask]:
+        """Every task whose items the block reads: its own, and its history's."""
+        return [self.micro_task, *([self.history] if self.history else [])]
 
 
 def _with_option(spec: str, key: str, value: str) -> str:
@@ -111,7 +151,7 @@ class AgreementBlock(BaseModel):
     margin: float = Field(default=0.10, gt=0.0, le=1.0, description="TOST margin, Part A")
     suites: list[str] = Field(default_factory=lambda: ["capability"], min_length=1)
     part_a_tasks: list[str] = Field(default_factory=list, description="filter the suites")
-    tasks: list[micro_tasks.KnownTask] = Field(default_factory=lambda: ["approval", "tools"])
+    tasks: list[registry.KnownTask] = Field(default_factory=lambda: ["approval", "tools"])
     limit: int | None = Field(default=200, ge=1, description="Part B items per task")
     floor: bool = Field(default=True, description="also read each runtime's noise floor")
     chunking: str = Field(default="prompt", description="the floor of a llamacpp: spec")
@@ -211,6 +251,22 @@ class Study(BaseModel):
     def part_b_dir(self) -> Path:
         return self.out / "part-b"
 
+    @property
+    def part_b_family(self) -> int:
+        """How many Part B configurations the study tests together (model, task, prompt and
+        reading, over every block): the family its "eligible" stops and its Holm correction
+        are over."""
+        return sum(family_size(b.models, b.tasks, b.prompts) for b in self.part_b)
+
+    @property
+    def readings_path(self) -> Path:
+        """The readings store every Part B and cascade block reads into."""
+        return readings_in(self.out)
+
+    def readings(self) -> ReadingStore:
+        """The study's readings store, opened (made when it does not exist yet)."""
+        return ReadingStore(self.readings_path)
+
     def rooted(self, out: Path) -> Study:
         """This study with every store under ``out``: its part-a/part-b stores, and its HumanEval
         directories as ``out/humaneval/<name>`` (``slmbench study/import --out``)."""
@@ -276,6 +332,11 @@ MATRIX_NAME = "eligibility.json"
 
 READINGS_NAME = "readings.sqlite"
 
+
+def readings_in(out: Path) -> Path:
+    """The readings store of the study whose ``out`` is ``out`` (this machine's or another's)."""
+    return out / "part-b" / READINGS_NAME
+
 #: the exports a page carries beside it (``<page dir>/<page stem>/``), one JSON document a line
 TRIALS_EXPORT = "trials.jsonl.gz"
 
@@ -317,4 +378,4 @@ def assets_dir(study: Study) -> Path:
 def planned_items(b: PartB) -> dict[str, list[AnyItem]]:
     """The eval items block ``b`` reads, per task (the same sample ``run_matrix`` takes)."""
     return {t.name: select_items(t, t.load_items(b.source), b.limit, b.seed)
-            for t in micro_tasks.lookup(b.tasks)}
+            for t in b.micro_tasks}

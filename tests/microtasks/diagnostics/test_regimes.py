@@ -44,8 +44,11 @@ def test_unparseable_replies_are_a_format_failure_first() -> None:
 
 
 def test_shifted_scores_are_threshold_fixable_and_also_flag_bias() -> None:
-    regime = classify(cell_for(deny=(2.5, 4.0), approve=(0.5, 2.0)))
+    cell = cell_for(deny=(2.5, 4.0), approve=(0.5, 2.0))
+    regime = classify(cell)
     assert regime.regime == "threshold_fixable"
+    auc = cell.auc  # the AUC as an interval is printed, through Estimate.formatted
+    assert regime.reason.startswith(f"AUC {auc.estimate:.3f} [{auc.low:.3f}, {auc.high:.3f}];")
     assert regime.separation == "above chance"
     assert regime.flags == ["label_bias"]  # everything was "deny" at threshold 0
 

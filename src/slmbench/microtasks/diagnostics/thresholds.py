@@ -34,7 +34,7 @@ from slmbench.core import stats
 from slmbench.core.errors import ConfigError, LogprobsUnsupportedError
 from slmbench.microtasks.cells import EligibilityCell
 from slmbench.microtasks.datasets.records import AnyItem, Split, TaskName
-from slmbench.microtasks.eligibility import Scorer, make_cell
+from slmbench.microtasks.eligibility import Scorer, decide, make_cell
 from slmbench.microtasks.readout import ItemReading
 from slmbench.microtasks.spec import Metric, MicroTask
 
@@ -261,8 +261,7 @@ def calibration(items: Sequence[ScoredItem], *, tau: float | None = None,
                                                                         k)))
     beating, note = None, None
     if tau is not None and metric == "accuracy":
-        passing = [p.coverage for p in curve if p.accuracy.low is not None
-                   and p.accuracy.low > tau]
+        passing = [p.coverage for p in curve if decide(p.accuracy.low, tau)]
         beating = max(passing) if passing else None
     elif tau is not None:
         note = f"τ is a {metric} score, not an accuracy: no coverage is compared with it"

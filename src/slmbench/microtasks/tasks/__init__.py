@@ -24,8 +24,8 @@ from slmbench.core import plugins
 from slmbench.core.errors import ConfigError
 from slmbench.microtasks.spec import MicroTask
 
-__all__ = ["KnownTask", "MicroTask", "forget_plugins", "get", "history_of", "lookup", "names",
-           "register", "resolve", "unregister"]
+__all__ = ["KnownTask", "MicroTask", "cascaded", "forget_plugins", "get", "history_of", "lookup",
+           "names", "register", "resolve", "unregister"]
 
 _REGISTRY: dict[str, MicroTask] = {}
 _PLUGINS: dict[str, MicroTask] | None = None  # the installed packages' tasks, once added
@@ -116,6 +116,15 @@ def history_of(chosen: Sequence[MicroTask]) -> MicroTask | None:
         raise ConfigError(f"{', '.join(t.name for t in chosen)} take their histories from "
                           f"different tasks ({', '.join(named)})", "choose tasks of one history")
     return get(named[0]) if named else None
+
+
+def cascaded(name: str, turns: int | None) -> tuple[MicroTask, MicroTask | None]:
+    """The task a cascade on ``name`` routes and, when it widens the items to ``turns`` turns,
+    the task whose conversations widen them (:func:`history_of`; else None): the one look-up
+    of a cascade, made where its task's name enters (``slmbench cascade``, a study's
+    ``[[cascade]]`` block)."""
+    (task,) = lookup([name])
+    return task, history_of([task]) if turns else None
 
 
 def _known(name: str) -> str:
