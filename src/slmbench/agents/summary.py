@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.agents.forensics import FailureBreakdown
+from slmbench.agents.funnel import STAGES
 from slmbench.agents.reliability import ReliabilityReport
 from slmbench.core.stats import (
     ClusteredEstimate,
@@ -187,6 +188,7 @@ class StageRate(_Frozen):
     reached_previous: int  # of ``trials``, those that passed every stage before it
     given_previous: ClusteredEstimate | None
     not_applicable: dict[str, int] = Field(default_factory=dict)  # why -> trials
+    tasks_passed: int = 0  # tasks (families) with at least one trial that passed it
 
 
 class StageFunnel(_Frozen):
@@ -205,6 +207,17 @@ class StageFunnel(_Frozen):
     def stage(self, name: str) -> StageRate | None:
         return next((s for s in self.stages if s.stage == name), None)
 
+    @property
+    def breaks_at(self) -> str | None:
+        """The stage where the configuration breaks: the one after the stage most of its
+        trials stopped at (``acts`` where most never acted; ties: the earlier); None where
+        most trials are correct, or there are none."""
+        order = ("none", *STAGES)
+        if not self.reached:
+            return None
+        most = max(order, key=lambda s: (self.reached.get(s, 0), -order.index(s)))
+        return None if most == STAGES[-1] else order[order.index(most) + 1]
+
 
 class StageComparison(_Frozen):
     """Configuration ``a`` against ``b`` at one stage, on its marginal rate, paired by task
@@ -221,6 +234,24 @@ class StageComparison(_Frozen):
     @property
     def differs(self) -> bool:
         return self.p_holm < ALPHA
+
+
+class StageReliability(_Frozen):
+    """A reliability dimension measured at a stage of the funnel (issue #61), *stage-level*:
+    never one of the seed's dimensions, never in a claim or the composite. ``stage`` is the
+    deepest stage short of ``correct`` that the dimension's unperturbed trials reach on at
+    least 3 tasks (:mod:`slmbench.agents.funnel_reliability`); ``score`` the dimension with
+    "reached the stage" in place of success (robustness: on the rewordings of those tasks;
+    fault tolerance: recovery to the stage under the fault; consistency: pass^k of reaching
+    it), None with ``note`` when not measurable."""
+
+    model: str
+    dimension: str  # consistency | robustness | fault_tolerance
+    stage: str | None  # None: no stage is reached on 3 tasks
+    reached_tasks: int  # tasks whose unperturbed trials reach ``stage`` (or the first stage)
+    score: ClusteredEstimate | Estimate | None  # consistency: a plain Estimate
+    tasks: int = 0  # tasks behind ``score``
+    note: str | None = None
 
 
 class ItemAudit(_Frozen):
@@ -262,6 +293,8 @@ class AnalysisSummary(_Frozen):
     # the stage funnel per configuration (issue #61), and its comparisons (their own Holm)
     funnel: list[StageFunnel] = Field(default_factory=list)
     funnel_pairs: list[StageComparison] = Field(default_factory=list)
+    # robustness, recovery and consistency at the deepest stage reached (stage-level, #61)
+    stage_reliability: list[StageReliability] = Field(default_factory=list)
 
     def accuracy_of(self, model: str) -> ModelAccuracy | None:
         return next((a for a in self.accuracy if a.model == model), None)
