@@ -23,6 +23,7 @@ EXPORT = (Path(__file__).resolve().parents[2] / "docs" / "results" / "reference-
           / "trials.jsonl.gz")
 HALF = "llamacpp:qwen2.5-coder-0.5b"
 SMOL = "llamacpp:smollm2-135m"
+ALL_TOOLS = "llamacpp:qwen2.5-coder-0.5b?n_ctx=8192 (all tools)"
 
 
 def _stages(**passed: bool | None) -> StageReach:
@@ -97,3 +98,17 @@ def test_v3_reaching_a_stage_is_what_the_funnel_judged(v3: AnalysisSummary) -> N
     assert half.stage is not None
     reached = {t.task_id for t in rr if reaches(reach(t, TASKS[t.task_id]), half.stage)}
     assert len(reached) == half.reached_tasks
+
+
+def test_v3_where_each_model_breaks(v3: AnalysisSummary) -> None:
+    """The first stage fewer than half of its reachers pass: SmolLM2 rarely acts at all; the
+    0.5B acts and calls the right tool, but under half of its valid calls show the evidence
+    (and none of those trials then answers); given all ten tools it already breaks at the
+    call; the 1.5B gets through to an answer, mostly wrong."""
+    breaks = {f.model: f.breaks_at for f in v3.funnel}
+    assert breaks == {HALF: "evidence", ALL_TOOLS: "valid_call",
+                      "llamacpp:qwen2.5-coder-1.5b": "correct", SMOL: "acts"}
+    half = next(f for f in v3.funnel if f.model == HALF)
+    evidence, answers = half.given("evidence"), half.given("answers")
+    assert evidence is not None and evidence.estimate is not None and evidence.estimate < 0.5
+    assert answers is not None and answers.estimate == 0.0

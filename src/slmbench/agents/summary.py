@@ -22,6 +22,7 @@ from slmbench.core.stats import (
 
 ANALYSIS_SCHEMA_VERSION = 2  # 2: task-level inference (issue #37)
 ALPHA = 0.05
+BREAKS_BELOW = 0.5  # a funnel breaks at the first stage fewer than half of its reachers pass
 EQUIVALENCE_MARGIN = 0.10  # a temperature effect or a pair within ±10 points: negligible
 
 # -- records -------------------------------------------------------------------
@@ -207,16 +208,24 @@ class StageFunnel(_Frozen):
     def stage(self, name: str) -> StageRate | None:
         return next((s for s in self.stages if s.stage == name), None)
 
+    def given(self, name: str) -> ClusteredEstimate | None:
+        """A stage's rate among the trials that passed every applicable stage before it
+        (the first stage: of all the trials)."""
+        rate = self.stage(name)
+        if rate is None:
+            return None
+        return rate.marginal if name == STAGES[0] else rate.given_previous
+
     @property
     def breaks_at(self) -> str | None:
-        """The stage where the configuration breaks: the one after the stage most of its
-        trials stopped at (``acts`` where most never acted; ties: the earlier); None where
-        most trials are correct, or there are none."""
-        order = ("none", *STAGES)
-        if not self.reached:
-            return None
-        most = max(order, key=lambda s: (self.reached.get(s, 0), -order.index(s)))
-        return None if most == STAGES[-1] else order[order.index(most) + 1]
+        """The stage where the configuration breaks: the first stage that fewer than half of
+        the trials reaching it pass (:meth:`given`'s point estimate below 0.5); None where
+        none is."""
+        for s in STAGES:
+            e = self.given(s)
+            if e is not None and e.estimate is not None and e.estimate < BREAKS_BELOW:
+                return s
+        return None
 
 
 class StageComparison(_Frozen):
