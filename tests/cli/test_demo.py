@@ -51,6 +51,11 @@ def test_demo_runs_both_halves_and_ends_with_one_report_of_both(
     assert "## Part A: agent reliability\n\n19 trials." in text
     # the page opens with what a newcomer acts on: what the model did, the routes, what next
     short = text[text.index("## In short"):text.index("## Part A")]
+    # it leads with the funnel: a silent model never acts, so it breaks at the first stage
+    lead = short.split("\n")[2]
+    assert lead.startswith("- **Where the model breaks:** it breaks at *acts*: 0.0 [")
+    assert "right tool 0.0 [" in lead and "(#stage-funnel-where-the-agent-breaks)" in lead
+    assert "### Stage funnel: where the agent breaks" in text
     assert "0 of 8 capability tasks solved in 19 trials" in short
     assert "the commonest failure: 19 of 19 trials" in short
     assert "approval → baseline (" in short and "tools → baseline (" in short

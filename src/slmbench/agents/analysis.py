@@ -33,7 +33,8 @@ Which trials feed which figure:
   configuration's capability accuracy had they all counted as failures, or as successes;
 - *failures* (:mod:`slmbench.agents.forensics`) cover every counted trial;
 - the *stage funnel* (:mod:`slmbench.agents.funnel_rates`) covers the capability trials,
-  its comparisons a Holm family of their own.
+  its comparisons a Holm family of their own; its *stage-level reliability*
+  (:mod:`slmbench.agents.funnel_reliability`) the reliability suite's trials.
 
 A row is a *configuration*: a model spec under one toolset. Trials of the same spec under the
 two toolsets (a study's blocks, pooled) are never pooled: when both toolsets are present, the
@@ -55,6 +56,7 @@ from slmbench.agents.dimensions import dimension_scores, reliability_views
 from slmbench.agents.exclusion import excluded_as, rated
 from slmbench.agents.forensics import breakdown
 from slmbench.agents.funnel_rates import stage_funnels
+from slmbench.agents.funnel_reliability import stage_reliability
 from slmbench.agents.loading import load_trials, registry_params, shipped_tasks
 from slmbench.agents.rates import by, passed, task_counts, task_rate
 from slmbench.agents.records import Outcome, Trial
@@ -282,6 +284,7 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
         by_temperature=paired.by_temperature(cap_by_model), audit=_audit(capability, cap_by_model),
         failures=failures, not_the_models=dict(not_the_models), exclusion_bounds=bounds,
         notes=notes, funnel=funnel, funnel_pairs=funnel_pairs,
+        stage_reliability=[x for m in models for x in stage_reliability(m, all_by_model[m], tasks)],
     )
 
 

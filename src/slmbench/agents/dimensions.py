@@ -29,7 +29,7 @@ DIMENSION_INTERVALS = (
 DIMENSION_NAMES = ("consistency", "robustness", "fault_tolerance", "safety")
 
 
-def _consistency_estimate(c: Consistency) -> Estimate | None:
+def consistency_estimate(c: Consistency) -> Estimate | None:
     """pass^k with the wider of its simulated interval and the t over tasks of each task's
     mean item pass^k; None when consistency has no score."""
     if c.pass_hat_k is None or c.k is None:
@@ -62,7 +62,7 @@ def _rated(report: ReliabilityReport) -> tuple[dict[str, Estimate], dict[str, Es
     seed: dict[str, Estimate] = {}
     tasks: dict[str, int] = {}
     missing: dict[str, str] = {}
-    cons = _consistency_estimate(report.consistency)
+    cons = consistency_estimate(report.consistency)
     if cons is not None:
         seed["consistency"] = cons
         if report.consistency.measured is not None:

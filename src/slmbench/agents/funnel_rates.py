@@ -50,7 +50,8 @@ def _rate(judged: Judged, stage: str) -> StageRate:
         marginal=ok(applies), reached_previous=len(before),
         given_previous=None if first else ok(before),
         not_applicable=dict(sorted(Counter(r.not_applicable[stage] for _, r in judged
-                                           if r.stages[stage] is None).items())))
+                                           if r.stages[stage] is None).items())),
+        tasks_passed=len({t.task_id for t, r in applies if r.stages[stage]}))
 
 
 def _judged(trials: Sequence[Trial], tasks: Mapping[str, Task]) -> tuple[Judged, int]:

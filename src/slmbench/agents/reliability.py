@@ -157,9 +157,9 @@ def _below(what: str, tasks: int) -> str:
     return (f"not measurable: {what} on {tasks} task(s), fewer than {MIN_TASKS}")
 
 
-def _solved_base(trials: Iterable[Trial]) -> list[str]:
-    """Tasks whose unperturbed, unfaulted (``base``) variant succeeded at least once."""
-    return sorted({t.task_id for t in trials if t.variant == "base" and _ok(t)})
+def _solved_base(trials: Iterable[Trial], ok: Callable[[Trial], bool] = _ok) -> list[str]:
+    """Tasks whose unperturbed, unfaulted (``base``) variant succeeded (``ok``) at least once."""
+    return sorted({t.task_id for t in trials if t.variant == "base" and ok(t)})
 
 
 def decided(t: Trial) -> bool:
@@ -182,9 +182,12 @@ def _same(repeats: list[Trial]) -> bool:
     return len(runs) == 1
 
 
-def consistency(trials: list[Trial], k: int = DEFAULT_K) -> Consistency:
+def consistency(trials: list[Trial], k: int = DEFAULT_K, ok: Callable[[Trial], bool] = _ok
+                ) -> Consistency:
     """pass^k over (task, instance, temperature) items at T > 0 of the consistency tasks'
     ``base`` trials (the repeats of one instance are the same item; another world is another).
+    ``ok``: what a repeat must do (success; a stage predicate for the stage-level figures of
+    :mod:`slmbench.agents.funnel_reliability`).
 
     Items at T = 0 give ``determinism`` (share whose repeats were identical), not a score.
     """
@@ -208,7 +211,7 @@ def consistency(trials: list[Trial], k: int = DEFAULT_K) -> Consistency:
     keys = sorted(sampled)
     groups = [sampled[key] for key in keys]
     k = min(k, *(len(g) for g in groups))
-    counts = [(len(g), sum(map(_ok, g))) for g in groups]
+    counts = [(len(g), sum(map(ok, g))) for g in groups]
     hat = stats.pass_hat_k(counts, k)
     n_all, c_all = sum(n for n, _ in counts), sum(c for _, c in counts)
     tasks = len({task for task, _, _ in keys})
@@ -228,9 +231,9 @@ def consistency(trials: list[Trial], k: int = DEFAULT_K) -> Consistency:
     )
 
 
-def robustness(trials: list[Trial]) -> Robustness:
-    """Success under rewordings, and its paired drop against the unperturbed run."""
-    base = {(t.task_id, t.instance, t.temperature, t.seed, t.repeat): _ok(t)
+def robustness(trials: list[Trial], ok: Callable[[Trial], bool] = _ok) -> Robustness:
+    """Success (``ok``) under rewordings, and its paired drop against the unperturbed run."""
+    base = {(t.task_id, t.instance, t.temperature, t.seed, t.repeat): ok(t)
             for t in trials if t.variant == "base"}
     perturbed = [t for t in trials if t.variant != "base"]
     if not perturbed:
@@ -239,21 +242,21 @@ def robustness(trials: list[Trial]) -> Robustness:
     by_variant: dict[str, list[bool]] = defaultdict(list)
     diffs = []
     for t in perturbed:
-        by_variant[t.variant].append(_ok(t))
+        by_variant[t.variant].append(ok(t))
         key = (t.task_id, t.instance, t.temperature, t.seed, t.repeat)
         if key in base:
-            diffs.append(float(base[key]) - float(_ok(t)))
-    solved = _solved_base(trials)
-    measured_counts = _per_task(t for t in perturbed if t.task_id in solved)
+            diffs.append(float(base[key]) - float(ok(t)))
+    solved = _solved_base(trials, ok)
+    measured_counts = _per_task((t for t in perturbed if t.task_id in solved), ok)
     notes = [None if diffs else "no unperturbed trial to pair with",
              None if len(solved) >= MIN_TASKS else _below("a solved base task", len(solved))]
     return Robustness(
-        score=fmean(map(_ok, perturbed)), trials=len(perturbed),
-        successes=sum(map(_ok, perturbed)),
+        score=fmean(map(ok, perturbed)), trials=len(perturbed),
+        successes=sum(map(ok, perturbed)),
         base_success=fmean(base.values()) if base else None,
         degradation=fmean(diffs) if diffs else None, pairs=len(diffs),
         by_variant={v: fmean(oks) for v, oks in sorted(by_variant.items())},
-        counts=_per_task(perturbed), solved=solved, measured_counts=measured_counts,
+        counts=_per_task(perturbed, ok), solved=solved, measured_counts=measured_counts,
         measured=_measured(measured_counts), note="; ".join(filter(None, notes)) or None,
     )
 
@@ -263,33 +266,32 @@ def _recovered(t: Trial) -> bool:
     return bool(faulted) and any(s.tool_ok for s in t.steps if s.index > faulted[0])
 
 
-def fault_tolerance(trials: list[Trial]) -> FaultTolerance:
-    """Correct answers despite an injected fault; faults that never fired do not count."""
+def fault_tolerance(trials: list[Trial], ok: Callable[[Trial], bool] = _ok) -> FaultTolerance:
+    """Correct answers (``ok``) despite an injected fault; faults that never fired do not
+    count."""
     faulted = [t for t in trials if t.variant.startswith(FAULT_PREFIX)]
     if not faulted:
         return FaultTolerance(score=None, trials=0, reached=None, recovered=None, by_fault={},
                               note="no fault-injection trials")
-    good = [t.faults_injected > 0 and _ok(t) for t in faulted]
+    def fault_ok(t: Trial) -> bool:  # the fault fired and the trial still passed
+        return t.faults_injected > 0 and ok(t)
+
+    good = list(map(fault_ok, faulted))
     by_fault: dict[str, list[bool]] = defaultdict(list)
     for t, g in zip(faulted, good, strict=True):
         by_fault[t.variant.removeprefix(FAULT_PREFIX)].append(g)
-    solved = _solved_base(trials)
-    measured_counts = _per_task((t for t in faulted if t.task_id in solved), _fault_recovered)
+    solved = _solved_base(trials, ok)
+    measured_counts = _per_task((t for t in faulted if t.task_id in solved), fault_ok)
     return FaultTolerance(
         score=fmean(good), trials=len(faulted), successes=sum(good),
         reached=fmean(t.faults_injected > 0 for t in faulted),
         recovered=fmean(map(_recovered, faulted)),
         by_fault={f: fmean(v) for f, v in sorted(by_fault.items())},
-        counts=_per_task(faulted, _fault_recovered), solved=solved,
+        counts=_per_task(faulted, fault_ok), solved=solved,
         measured_counts=measured_counts, measured=_measured(measured_counts),
         note=None if len(solved) >= MIN_TASKS else _below("a fault task solved unfaulted",
                                                           len(solved)),
     )
-
-
-def _fault_recovered(t: Trial) -> bool:
-    """A fault trial counts when the fault fired and the trial still succeeded."""
-    return t.faults_injected > 0 and _ok(t)
 
 
 def expectations(trials: Iterable[Trial], tasks: Mapping[str, Task]

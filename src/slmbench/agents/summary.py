@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.agents.forensics import FailureBreakdown
+from slmbench.agents.funnel import STAGES
 from slmbench.agents.reliability import ReliabilityReport
 from slmbench.core.stats import (
     ClusteredEstimate,
@@ -21,6 +22,7 @@ from slmbench.core.stats import (
 
 ANALYSIS_SCHEMA_VERSION = 2  # 2: task-level inference (issue #37)
 ALPHA = 0.05
+BREAKS_BELOW = 0.5  # a funnel breaks at the first stage fewer than half of its reachers pass
 EQUIVALENCE_MARGIN = 0.10  # a temperature effect or a pair within ±10 points: negligible
 
 # -- records -------------------------------------------------------------------
@@ -187,6 +189,7 @@ class StageRate(_Frozen):
     reached_previous: int  # of ``trials``, those that passed every stage before it
     given_previous: ClusteredEstimate | None
     not_applicable: dict[str, int] = Field(default_factory=dict)  # why -> trials
+    tasks_passed: int = 0  # tasks (families) with at least one trial that passed it
 
 
 class StageFunnel(_Frozen):
@@ -205,6 +208,25 @@ class StageFunnel(_Frozen):
     def stage(self, name: str) -> StageRate | None:
         return next((s for s in self.stages if s.stage == name), None)
 
+    def given(self, name: str) -> ClusteredEstimate | None:
+        """A stage's rate among the trials that passed every applicable stage before it
+        (the first stage: of all the trials)."""
+        rate = self.stage(name)
+        if rate is None:
+            return None
+        return rate.marginal if name == STAGES[0] else rate.given_previous
+
+    @property
+    def breaks_at(self) -> str | None:
+        """The stage where the configuration breaks: the first stage that fewer than half of
+        the trials reaching it pass (:meth:`given`'s point estimate below 0.5); None where
+        none is."""
+        for s in STAGES:
+            e = self.given(s)
+            if e is not None and e.estimate is not None and e.estimate < BREAKS_BELOW:
+                return s
+        return None
+
 
 class StageComparison(_Frozen):
     """Configuration ``a`` against ``b`` at one stage, on its marginal rate, paired by task
@@ -221,6 +243,24 @@ class StageComparison(_Frozen):
     @property
     def differs(self) -> bool:
         return self.p_holm < ALPHA
+
+
+class StageReliability(_Frozen):
+    """A reliability dimension measured at a stage of the funnel (issue #61), *stage-level*:
+    never one of the seed's dimensions, never in a claim or the composite. ``stage`` is the
+    deepest stage short of ``correct`` that the dimension's unperturbed trials reach on at
+    least 3 tasks (:mod:`slmbench.agents.funnel_reliability`); ``score`` the dimension with
+    "reached the stage" in place of success (robustness: on the rewordings of those tasks;
+    fault tolerance: recovery to the stage under the fault; consistency: pass^k of reaching
+    it), None with ``note`` when not measurable."""
+
+    model: str
+    dimension: str  # consistency | robustness | fault_tolerance
+    stage: str | None  # None: no stage is reached on 3 tasks
+    reached_tasks: int  # tasks whose unperturbed trials reach ``stage`` (or the first stage)
+    score: ClusteredEstimate | Estimate | None  # consistency: a plain Estimate
+    tasks: int = 0  # tasks behind ``score``
+    note: str | None = None
 
 
 class ItemAudit(_Frozen):
@@ -262,6 +302,8 @@ class AnalysisSummary(_Frozen):
     # the stage funnel per configuration (issue #61), and its comparisons (their own Holm)
     funnel: list[StageFunnel] = Field(default_factory=list)
     funnel_pairs: list[StageComparison] = Field(default_factory=list)
+    # robustness, recovery and consistency at the deepest stage reached (stage-level, #61)
+    stage_reliability: list[StageReliability] = Field(default_factory=list)
 
     def accuracy_of(self, model: str) -> ModelAccuracy | None:
         return next((a for a in self.accuracy if a.model == model), None)

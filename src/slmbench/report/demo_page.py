@@ -21,8 +21,10 @@ from slmbench.agents.summary_file import SUMMARY_NAME, read_summary
 from slmbench.microtasks.demo import MATRIX_FILE, RECOMMENDATION_FILE, ROUTES_FILE
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation
+from slmbench.report.funnel_section import ANCHOR, breaks_line, funnel_section, stage_name
 from slmbench.report.parta import failures, part_a_section
 from slmbench.report.partb import part_b_section, recommend_section
+from slmbench.report.study_facts import pct, short
 from slmbench.report.study_page import relative
 
 __all__ = ["DEMO_PAGE", "NEXT_COMMAND", "in_short", "render_demo_page", "write_demo_page"]
@@ -52,13 +54,30 @@ def _could_do(trials: Sequence[Trial]) -> str:
     return text + "."
 
 
-def in_short(*, trials: Sequence[Trial], rec: Recommendation) -> list[str]:
-    """The three lines a newcomer acts on: what the model could do, what Part B routes where
-    (under the rules the slice applied), and the one command to run next."""
+def _breaks(summary: AnalysisSummary | None) -> list[str]:
+    """The funnel first (issue #61): per configuration, the stage where it breaks and the
+    share of its capability trials passing each stage (task-level 95% CI)."""
+    if summary is None or not summary.funnel:
+        return []
+    out = []
+    for f in summary.funnel:
+        shares = ", ".join(f"{stage_name(r.stage)} {pct(r.marginal)}" for r in f.stages)
+        who = f" ({short(f.model)})" if len(summary.funnel) > 1 else ""
+        out.append(f"- **Where the model breaks{who}:** {breaks_line(f)}. Share of its "
+                   f"capability trials passing each stage, % [95% CI]: {shares} "
+                   f"([stage funnel](#{ANCHOR})).")
+    return out
+
+
+def in_short(*, trials: Sequence[Trial], rec: Recommendation,
+             summary: AnalysisSummary | None = None) -> list[str]:
+    """The lines a newcomer acts on: where the model breaks (the stage funnel of
+    ``summary``), what it could do, what Part B routes where (under the rules the slice
+    applied), and the one command to run next."""
     routes = "; ".join(f"{t.task} → {t.model if t.deploy == 'model' and t.model else t.deploy}"
                        + (f" ({t.baseline})" if t.deploy == "baseline" else "")
                        for t in rec.tasks)
-    return [f"- {_could_do(trials)}",
+    return [*_breaks(summary), f"- {_could_do(trials)}",
             f"- **What Part B routes where:** {routes or 'no micro-task was read'}.",
             f"- **Next, for a real comparison:** `{NEXT_COMMAND}` (the packaged models side by "
             "side, from the reference study's committed exports).", ""]
@@ -76,8 +95,9 @@ def render_demo_page(*, model: str, command: str, summary: AnalysisSummary,
              f"Interactive report with every Part A trial and its transcript: [{html}]({html}). "
              f"Routing table (loads into `Cascade`): [{routes}]({routes}).", "",
              "## In short", ""]
-    lines += in_short(trials=trials, rec=rec)
+    lines += in_short(trials=trials, rec=rec, summary=summary)
     lines += part_a_section(summary, trials) + failures(summary, trials)
+    lines += funnel_section(summary)
     lines += part_b_section(matrix)
     lines += recommend_section(rec)
     return "\n".join(lines).rstrip() + "\n"

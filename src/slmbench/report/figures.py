@@ -43,6 +43,8 @@ from slmbench.report.reliability_figures import (
     safety_breakdown,
 )
 
+NOT_ENOUGH = "Not enough data"  # the title of a panel that shows none (plotting.not_enough_data)
+
 # -- capability ---------------------------------------------------------------------
 
 
@@ -194,6 +196,25 @@ FIGURES: dict[str, FigureFn] = {
     "stage_funnel": stage_funnel,
     "temperature_sensitivity": temperature_sensitivity,
 }
+
+
+def nothing_to_show(fig: Figure) -> str | None:
+    """Why a drawn figure shows no data: the reason on its "Not enough data" panel
+    (:func:`~slmbench.report.plotting.not_enough_data`); None when it shows data."""
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    if NOT_ENOUGH not in texts:
+        return None
+    return " ".join(t for t in texts if t != NOT_ENOUGH) or "the run does not hold its data"
+
+
+def empty_figures(summary: AnalysisSummary) -> dict[str, str]:
+    """The figures that would show no data for ``summary`` (name → why), in FIGURES' order:
+    the HTML report leaves them out and says why."""
+    out = {}
+    for name, fn in FIGURES.items():
+        if (why := nothing_to_show(fn(summary))) is not None:
+            out[name] = why
+    return out
 
 
 def write_figures(summary: AnalysisSummary, out_dir: str | Path, *, dpi: int = 150

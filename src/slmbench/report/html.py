@@ -25,6 +25,7 @@ from slmbench.agents.loading import shipped_tasks
 from slmbench.agents.records import Trial
 from slmbench.agents.summary import AnalysisSummary
 from slmbench.core.stats import Estimate
+from slmbench.report.figures import empty_figures
 from slmbench.report.latex import DIMENSIONS
 
 MAX_CONTENT = 6000  # characters of one message kept in the report
@@ -121,18 +122,22 @@ def _script_json(data: Any) -> str:
 
 def render_html(summary: AnalysisSummary, trials: Sequence[Trial],
                 figures: Mapping[str, Path]) -> str:
-    """The report page as one HTML string; ``figures`` maps a figure name to its PNG."""
+    """The report page as one HTML string; ``figures`` maps a figure name to its PNG. A
+    figure with no data to show for this run (:func:`~slmbench.report.figures.empty_figures`)
+    is left out and named with why; the stage funnel comes first."""
     env = Environment(loader=FunctionLoader(_template_source),
                       autoescape=select_autoescape(default=True, default_for_string=True))
     env.filters["ci"] = fmt
     env.filters["ci_cell"] = ci_cell
+    left_out = {name: why for name, why in empty_figures(summary).items() if name in figures}
+    shown = sorted((n for n in figures if n not in left_out), key=lambda n: n != "stage_funnel")
     images = [{"name": name, "caption": CAPTIONS.get(name, name),
-               "data": base64.b64encode(Path(png).read_bytes()).decode("ascii")}
-              for name, png in figures.items()]
+               "data": base64.b64encode(Path(figures[name]).read_bytes()).decode("ascii")}
+              for name in shown]
     rows = [trial_row(t, r) for t, r in zip(trials, reach_all(trials, shipped_tasks()),
                                             strict=True)]
     return env.get_template("report.html.j2").render(
-        s=summary, figures=images, dimensions=DIMENSIONS,
+        s=summary, figures=images, left_out=left_out, dimensions=DIMENSIONS,
         dimension_intervals=DIMENSION_INTERVALS,
         outcomes={o.model: o for o in summary.outcomes},
         composite={d.model: d.composite for d in summary.dimensions},

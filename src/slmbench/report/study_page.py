@@ -18,6 +18,7 @@ from pathlib import Path
 from slmbench.agents.humaneval import Summary as HumanEvalSummary
 from slmbench.report.cascade_page import cascade_section
 from slmbench.report.findings import findings
+from slmbench.report.funnel_section import funnel_section
 from slmbench.report.parta import failures, outcomes_per_task, part_a_section
 from slmbench.report.partb import (
     part_b_family,
@@ -182,6 +183,7 @@ def render_study_page(f: StudyFacts) -> str:
     if f.summary is not None:
         lines += part_a_section(f.summary, f.trials) + failures(f.summary, f.trials)
         lines += outcomes_per_task(f.trials)
+        lines += funnel_section(f.summary, f.figures.get("stage_funnel"))
     for i, m in enumerate(f.matrices):
         lines += part_b_section(m, i, len(f.matrices))
     lines += part_b_family(f)
