@@ -96,18 +96,25 @@ def validate(
 
 
 def _certify(tasks: list[Task], n: int) -> None:
-    from slmbench.agents.certify import certify
+    from slmbench.agents.certify import AGENTS, certify, certify_groups
 
     checks = [certify(t, range(1, n + 1)) for t in tasks]
-    table = Table(title=f"families over world seeds 1..{n}", title_justify="left")
-    for col in ("family", "reference solved", "memory right", "bound", ""):
-        table.add_column(col)
+    table = Table(title=f"families over world seeds 1..{n}: how often each no-skill agent is "
+                  "right", title_justify="left")
+    for col in ("family", "reference solved", *AGENTS, "bound", ""):
+        table.add_column(col.replace("_", " "))
     for c in checks:
         bound = f"{c.bound:.0%}" + ("" if c.chance is None else f" (chance {c.chance:.0%} + 10)")
         table.add_row(c.family, f"{c.reference_solved}/{c.instances}",
-                      f"{c.memory_right}/{c.instances}", bound, "ok" if c.passed else "FAIL")
+                      *(f"{a.right}" for a in c.agents), bound, "ok" if c.passed else "FAIL")
     console.print(table)
-    failed = [c.family for c in checks if not c.passed]
+    groups = [g for g in certify_groups(tasks) if not g.passed]
+    for line in [r for c in checks for r in c.reasons] + [
+            f"group {g.group}: the constant answer {g.answer!r} is right on {g.right}/"
+            f"{g.instances} instances at the seeds a study draws (bound {g.bound:.0%}): "
+            + ", ".join(g.passes) for g in groups]:
+        console.print(f"[red]FAIL[/] {escape(line)}", highlight=False)
+    failed = [c.family for c in checks if not c.passed] + [f"group {g.group}" for g in groups]
     if failed:
         console.print(f"[red]{len(failed)} famil(ies) not certified[/]: {', '.join(failed)}")
         raise typer.Exit(1)
