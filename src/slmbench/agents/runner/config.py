@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from slmbench.agents.runner.cache import CachePolicy
 from slmbench.agents.runner.report import model_slug
 from slmbench.agents.runner.retry import RetryPolicy
-from slmbench.core.errors import ConfigError
+from slmbench.core.errors import ConfigError, ModelSpecError
 from slmbench.core.tomlfile import first_error, load_toml
 from slmbench.models.llamaserver import default_in_flight
 from slmbench.models.placement import RayModelOptions
@@ -116,8 +116,12 @@ class Experiment(BaseModel):
     @field_validator("models")
     @classmethod
     def _specs_parse(cls, models: list[str]) -> list[str]:
-        for spec in models:
-            parse_spec(spec)  # raises ModelSpecError with a hint
+        for i, spec in enumerate(models):
+            try:
+                parse_spec(spec)
+            except ModelSpecError as exc:  # as a field error: the file and field get named
+                raise ValueError(f"entry {i}: {exc}" + (f" ({exc.hint})" if exc.hint else "")
+                                 ) from exc
         return list(dict.fromkeys(models))
 
     @field_validator("temperatures")
@@ -220,7 +224,24 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -
     """Read an experiment TOML file; ``overrides`` (flags given) replace its values."""
     path = Path(path)
     data = load_toml(path, what="experiment file", hint=_TOML_HINT)
-    return build_experiment(overridden(data, overrides or {}), source=str(path))
+    exp = build_experiment(overridden(data, overrides or {}), source=str(path))
+    _check_task_ids(exp, path)
+    return exp
+
+
+def _check_task_ids(exp: Experiment, path: Path) -> None:
+    """Every task id the file names is in its suites, else the error names the file and the
+    field (``tasks.N``)."""
+    if not exp.tasks:
+        return
+    from slmbench.agents.runner.plan import select_tasks
+    from slmbench.agents.tasks import load_suite
+
+    for i, task_id in enumerate(exp.tasks):
+        try:
+            select_tasks(exp.model_copy(update={"tasks": [task_id]}), load_suite)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: field tasks.{i}: {exc}", exc.hint) from exc
 
 
 def parse_temperatures(values: list[str] | None) -> list[float] | None:
