@@ -168,6 +168,12 @@ class GroupCheck(BaseModel):
     def passed(self) -> bool:
         return self.right / self.instances <= self.bound + 1e-9
 
+    @property
+    def reason(self) -> str:
+        return (f"group {self.group}: the constant answer {self.answer!r} is right on "
+                f"{self.right}/{self.instances} instances at the seeds a study draws (bound "
+                f"{self.bound:.0%}): " + ", ".join(self.passes))
+
 
 def _agent(spec: str, replies: Callable[[list[Message]], str]) -> ScriptedModel:
     return ScriptedModel(replies, spec=f"scripted:no-skill/{spec}")

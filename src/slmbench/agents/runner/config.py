@@ -35,8 +35,10 @@ Flags given on the command line override the file's values.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -61,6 +63,8 @@ GRID_FIELDS = ("suites", "tasks", "variants", "temperatures", "repeats", "seed",
 # keeps the fingerprint (and the default run folder) it had before they existed
 _LATER_GRID_DEFAULTS: dict[str, Any] = {"instances": 1, "include_curated": True}
 
+
+DEFAULT_TASK_SUITES = ("capability", "reliability")  # what a run without suites or ids runs
 
 class Experiment(BaseModel):
     """The full description of a run; saved in the run store so ``resume`` can redo it."""
@@ -229,19 +233,29 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -
     return exp
 
 
+def no_such_task(task_id: str, known: list[str], suites: Sequence[str]) -> ConfigError:
+    """The error for a task id none of ``suites`` has (``known``: their ids)."""
+    close = difflib.get_close_matches(task_id, known, n=3)
+    return ConfigError(f"no task {task_id!r} in suite(s) {', '.join(suites)}",
+                       f"did you mean {', '.join(close)}?" if close
+                       else "list task ids with `slmbench tasks list`")
+
+
 def _check_task_ids(exp: Experiment, path: Path) -> None:
     """Every task id the file names is in its suites, else the error names the file and the
     field (``tasks.N``)."""
     if not exp.tasks:
         return
-    from slmbench.agents.runner.plan import select_tasks
     from slmbench.agents.tasks import load_suite
 
+    suites = exp.suites or DEFAULT_TASK_SUITES
+    if "quick" in suites:  # the runner's pick of a few tasks (runner.plan): checked there
+        return
+    known = [t.id for suite in suites for t in load_suite(suite)]
     for i, task_id in enumerate(exp.tasks):
-        try:
-            select_tasks(exp.model_copy(update={"tasks": [task_id]}), load_suite)
-        except ConfigError as exc:
-            raise ConfigError(f"{path}: field tasks.{i}: {exc}", exc.hint) from exc
+        if task_id not in known:
+            err = no_such_task(task_id, known, suites)
+            raise ConfigError(f"{path}: field tasks.{i}: {err}", err.hint)
 
 
 def parse_temperatures(values: list[str] | None) -> list[float] | None:
