@@ -311,7 +311,7 @@ def certify(task: Task, seeds: Iterable[int], *, agents: Sequence[str] = AGENTS,
     failures = [f for s, i in zip(seeds, instances, strict=True) for f in _reference(i, s)] \
         if reference else []
     solved = len({f.split(":")[0].split()[0] for f in failures})
-    common = _commonest(instances)
+    common = _commonest(instances) if "most_common" in agents else [NULL_ANSWER] * len(seeds)
     chance = chance_share(task.scorer)
     bound = MEMORY_BOUND if chance is None else chance + CHANCE_MARGIN
     checks = []
