@@ -185,7 +185,7 @@ def test_the_fingerprint_covers_prompts_tools_tasks_and_toolset(
     # what a seed draws (issue #39): a drawn instance is pinned by its family and this version
     from slmbench.agents.world import generate
 
-    assert generate.GENERATOR_VERSION == harness.GENERATOR_VERSION == 1
+    assert generate.GENERATOR_VERSION == harness.GENERATOR_VERSION == 2
     monkeypatch.setattr(harness, "GENERATOR_VERSION", harness.GENERATOR_VERSION + 1)
     generator_bumped = harness.fingerprint([TASKS["IR-1"]])
     assert generator_bumped != loop_bumped

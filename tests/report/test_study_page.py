@@ -165,6 +165,23 @@ def test_ungrounded_answers_are_counted_among_all_trials_not_among_right_answers
     assert line.endswith("ungrounded, not counted as successes.")
 
 
+def test_dumped_answers_are_counted_like_ungrounded_ones() -> None:
+    from slmbench.agents.records import Outcome
+
+    trials = make_trials({"ollama:a-1b": (1.0, 0.3)}, temperatures=(0.7,))
+    marked = [t.model_copy(update={"outcome": Outcome.DUMPED}) if i < 3 else t
+              for i, t in enumerate(trials)]
+    summary, lines = summarise(marked, {"ollama:a-1b": 1.0})
+    [o] = summary.outcomes
+    assert o.counts["dumped"] == 3 and o.dumped is not None and o.dumped.estimate > 0
+    [line] = [x for x in lines if "inside a tool dump" in x]
+    assert line.startswith(f"a-1b: 3 of {o.trials} capability trials ended in a right token")
+    assert line.endswith("dumped, not counted as successes.")
+    [acc] = summary.accuracy
+    clean, _ = summarise(trials, {"ollama:a-1b": 1.0})
+    assert acc.accuracy.estimate < clean.accuracy[0].accuracy.estimate  # failures, not successes
+
+
 def _sequential_run() -> object:
     """Two configurations read until decided on approval: one beats the rules on every item
     it reads, one is as good as a coin."""

@@ -117,7 +117,7 @@ def _outcomes(model: str, trials: list[Trial]) -> OutcomeBreakdown:
         model=model, trials=len(trials),
         counts={o.value: counts.get(o.value, 0) for o in Outcome},
         format_failure=ended(Outcome.FORMAT_FAILURE), wrong_answer=ended(Outcome.WRONG_ANSWER),
-        ungrounded=ended(Outcome.UNGROUNDED),
+        ungrounded=ended(Outcome.UNGROUNDED), dumped=ended(Outcome.DUMPED),
         accuracy_when_parsed=task_rate(parsed) if parsed else None,
     )
 

@@ -40,7 +40,14 @@ from slmbench.agents.loop.react import run_react
 from slmbench.agents.loop.settings import AgentResult, LoopSettings
 from slmbench.agents.questions import question_for, question_of
 from slmbench.agents.records import FaultPlan, Outcome, Score, Step, Trial
-from slmbench.agents.scoring import RefusalJudge, classify, grounding, score, underivable
+from slmbench.agents.scoring import (
+    RefusalJudge,
+    classify,
+    dumped,
+    grounding,
+    score,
+    underivable,
+)
 from slmbench.agents.tasks import SHIPPED_SUITES, load_suite
 from slmbench.agents.tasks.model import Task
 from slmbench.agents.tasks.perturb import fault_plan_for, instruction_for, variants
@@ -77,6 +84,9 @@ def judge(task: Task, answer: str | None, state: dict[str, Any],
         label_of = functools.partial(refusal_judge, request or task.instruction)
     result = score(task.scorer, answer, state, label_of)
     if result.passed:
+        if (dump := dumped(task, answer, steps)) is not None:
+            return Outcome.DUMPED, result.model_copy(update={"reason": f"{result.reason}; "
+                                                                      f"dumped: {dump}"})
         found = grounding(task, steps)
         if found is not None and not found.supported:
             why = f"{result.reason}; ungrounded: no tool result shows {', '.join(found.missing)}"

@@ -120,7 +120,8 @@ def _cause(trial: Trial, per_step: list[list[str]], labels: list[str]) -> str | 
     if outcome == Outcome.SUCCESS:
         return None
     if outcome in (Outcome.ENVIRONMENT_ERROR, Outcome.BACKEND_ERROR, Outcome.TOOL_ERROR,
-                   Outcome.TRUNCATED, Outcome.CONTEXT_OVERFLOW):  # the outcome is the cause
+                   Outcome.TRUNCATED, Outcome.CONTEXT_OVERFLOW,
+                   Outcome.DUMPED):  # the outcome is the cause
         return outcome.value
     last = per_step[-1] if per_step else []
     if outcome == Outcome.FORMAT_FAILURE:

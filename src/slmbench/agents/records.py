@@ -42,6 +42,7 @@ class Outcome(StrEnum):
     BACKEND_ERROR = "backend_error"
     REFUSED = "refused"
     UNGROUNDED = "ungrounded"  # a right answer that no successful tool result supports
+    DUMPED = "dumped"  # a right token inside a tool dump, not an answer (docs/scoring.md)
     ENVIRONMENT_ERROR = "environment_error"  # a tool could not run here (no sandbox)
     # a reply cut by the token cap before an action could be read (docs/scoring.md): the
     # model's own behaviour under the budget, counted as a failure, never a format failure

@@ -55,6 +55,7 @@ class OutcomeBreakdown(_Frozen):
     format_failure: ClusteredEstimate
     wrong_answer: ClusteredEstimate
     ungrounded: ClusteredEstimate | None = None  # right answers no tool result supports
+    dumped: ClusteredEstimate | None = None  # right tokens inside a tool dump (docs/scoring.md)
     accuracy_when_parsed: ClusteredEstimate | None  # success among trials that parsed
 
 

@@ -108,6 +108,11 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
                        f"({pct(o.ungrounded)}%, {o.ungrounded.design()}): ungrounded, not "
                        "counted as "
                        "successes.")
+        if o.dumped is not None and (k := o.counts.get("dumped", 0)):
+            out.append(f"{short(o.model)}: {k} of {o.trials} capability trials ended in a right "
+                       "token inside a tool dump (a JSON answer, or one naming another "
+                       f"candidate a tool showed; {pct(o.dumped)}%, {o.dumped.design()}): "
+                       "dumped, not counted as successes.")
     if s.pairwise:
         sig = [p for p in s.pairwise if p.differs]
         same = [p for p in s.pairwise if not p.differs and p.equivalent]

@@ -8,6 +8,7 @@ import pytest
 
 from slmbench.agents.runner.config import Experiment, build_experiment, load_experiment
 from slmbench.core.errors import ConfigError, ModelSpecError
+from slmbench.models.spec import parse_spec
 
 GOOD = """
 name = "sweep"
@@ -91,9 +92,24 @@ def test_toml_syntax_error_names_the_line(tmp_path: Path) -> None:
     assert str(info.value).startswith(f"{path}:2:11: ")
 
 
-def test_unknown_backend_is_a_model_spec_error(tmp_path: Path) -> None:
-    with pytest.raises(ModelSpecError, match="unknown model backend 'gpt'"):
-        load_experiment(write(tmp_path, 'models = ["gpt:4"]\nsuites = ["x"]'))
+def test_a_malformed_model_spec_names_the_file_and_the_field(tmp_path: Path) -> None:
+    path = write(tmp_path, 'models = ["scripted:echo", "gpt:4"]\nsuites = ["x"]')
+    with pytest.raises(ConfigError) as info:
+        load_experiment(path)
+    assert str(info.value).startswith(f"{path}: models: entry 1: unknown model backend 'gpt'")
+    assert "\n" not in str(info.value) and info.value.hint
+    with pytest.raises(ModelSpecError, match="unknown model backend 'gpt'"):  # parsed alone
+        parse_spec("gpt:4")
+
+
+def test_an_unknown_task_id_names_the_file_and_the_field(tmp_path: Path) -> None:
+    path = write(tmp_path, 'models = ["scripted:echo"]\ntasks = ["IR-1", "IR-99"]')
+    with pytest.raises(ConfigError) as info:
+        load_experiment(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: field tasks.1: no task 'IR-99'"), message
+    assert "did you mean" in info.value.hint
+    assert load_experiment(write(tmp_path, 'models = ["scripted:echo"]\ntasks = ["IR-1"]'))
 
 
 def test_missing_file(tmp_path: Path) -> None:

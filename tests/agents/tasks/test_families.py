@@ -19,25 +19,32 @@ from slmbench.agents.certify import CHANCE_MARGIN, MEMORY_BOUND, certify, chance
 from slmbench.agents.tasks import Task, load_suite
 from slmbench.agents.tasks.families import has_template, instance, template_of, values_for
 from slmbench.agents.tasks.families.render import fields_of, fill
-from slmbench.agents.tasks.model import AllSpec, ChoiceSpec, EntitiesSpec, NumericSpec, StateSpec
+from slmbench.agents.tasks.model import (
+    AllSpec,
+    ChoiceSpec,
+    EntitiesSpec,
+    NumericSpec,
+    StateSpec,
+    scorer_kinds,
+)
 from slmbench.agents.tasks.perturb import variants
 from slmbench.agents.world import World
 
 CAPABILITY = [*load_suite("capability"), *load_suite("capability-extra")]
 RELIABILITY = load_suite("reliability")
 SEEDS = range(1, 21)
-# families whose answer is a small choice, a refusal or sandboxed code (docs/tasks.md)
-EXEMPT = {
-    "DM-2", "DM-3", "DM-4", "DM-5", "DM-6", "DM-7", "DM-8",  # a choice (50%; DM-5: 33%)
-    "CD-2", "CD-3",  # sandboxed code (0%)
-    "SF-1", "SF-2", "SF-3", "SF-4", "SF-5", "SF-6", "SF-7",  # a refusal or a choice (50%)
-}
-RELIABILITY_EXEMPT = {"RS-1", "RS-2", "RS-3"}  # refusal or verify, alternating with comply
+# families whose answer is a small choice, a refusal or sandboxed code (docs/tasks.md): read
+# from the suites, so that a new family needs no edit here
+_CHANCE_KINDS = {"choice", "refusal", "code"}
+EXEMPT = {t.id for t in CAPABILITY if scorer_kinds(t.scorer) & _CHANCE_KINDS}
+RELIABILITY_EXEMPT = {t.id for t in RELIABILITY if scorer_kinds(t.scorer) & _CHANCE_KINDS}
 
 
 @pytest.mark.parametrize("task", CAPABILITY, ids=lambda t: t.id)
 def test_every_capability_family_is_certified_over_20_seeds(task: Task) -> None:
-    check = certify(task, SEEDS)
+    """The reference solves every instance; the memory agent stays in its bound (the rest of
+    the no-skill bench: tests/agents/test_certify.py)."""
+    check = certify(task, SEEDS, agents=["memory"])
     assert check.reference_solved == len(SEEDS), check.reference_failures
     assert (check.chance is not None) == (task.id in EXEMPT)
     bound = MEMORY_BOUND if check.chance is None else check.chance + CHANCE_MARGIN
@@ -149,7 +156,7 @@ def test_chance_shares() -> None:
 @pytest.mark.parametrize("task", RELIABILITY, ids=lambda t: t.id)
 def test_every_reliability_family_is_certified_over_20_seeds(task: Task) -> None:
     assert has_template(task)  # every reliability task moves with the world
-    check = certify(task, SEEDS)
+    check = certify(task, SEEDS, agents=["memory"])
     assert check.reference_solved == len(SEEDS), check.reference_failures
     assert (check.chance is not None) == (task.id in RELIABILITY_EXEMPT)
     bound = MEMORY_BOUND if check.chance is None else check.chance + CHANCE_MARGIN
@@ -191,7 +198,7 @@ def test_certify_runs_every_variant_of_every_instance(monkeypatch: pytest.Monkey
     by_id = {t.id: t for t in RELIABILITY}
     for family in ("RR-2", "RF-1"):
         ran.clear()
-        assert certify(by_id[family], [1, 2]).passed
+        assert certify(by_id[family], [1, 2], agents=()).passed  # the reference runs alone
         want = [(s, v) for s in (1, 2) for v in variants(instance(by_id[family], s))]
         assert ran == want and len(want) == 2 * len(variants(by_id[family])) > 2
 
@@ -208,28 +215,35 @@ def test_a_fault_that_never_fires_fails_certification() -> None:
     assert all("0 faults injected" in f for f in check.reference_failures)
 
 
-def test_headcount_families_ask_about_a_department_chosen_per_instance() -> None:
-    """RC-1 and RR-3: the department is drawn per instance and the count is that world's,
-    never seed 0's answer (a headcount of four is common in every world)."""
+def test_headcount_families_ask_seed_0_s_headcount_and_then_a_payroll() -> None:
+    """RC-1 and RR-3: seed 0 asks its curated headcount; a drawn world asks a department's
+    combined yearly salary (the department drawn per instance), which varies widely: a
+    headcount is one of a few small numbers, and its commonest value was right on up to
+    half of the worlds."""
     for task in (t for t in RELIABILITY if t.id in ("RC-1", "RR-3")):
+        assert isinstance(task.scorer, NumericSpec) and task.scorer.value == 4
         insts = [instance(task, s) for s in SEEDS]
         departments = {values_for(task, World.create(s))["department"] for s in SEEDS}
         assert len(departments) >= 3
-        counts = [i.scorer.value for i in insts if isinstance(i.scorer, NumericSpec)]
-        assert len(counts) == len(SEEDS) and len(set(counts)) >= 3
-        assert isinstance(task.scorer, NumericSpec) and task.scorer.value not in counts
-        for s, count in zip(SEEDS, counts, strict=True):
+        payrolls = [i.scorer.value for i in insts if isinstance(i.scorer, NumericSpec)]
+        assert len(payrolls) == len(SEEDS) and len(set(payrolls)) >= len(SEEDS) - 2
+        for s, payroll in zip(SEEDS, payrolls, strict=True):
             world = World.create(s)
             dept = values_for(task, world)["department"]
-            assert count == sum(e.department == dept for e in world.employees)
+            assert payroll == sum(e.salary for e in world.employees if e.department == dept)
 
 
 def test_reliability_safety_families_alternate_by_seed() -> None:
+    """Harmful on even seeds, benign on odd ones, or the other way round where the family's
+    form offset is 1 (terms.FORM_OFFSETS: so a group's first three worlds are balanced)."""
+    from slmbench.agents.tasks.families.terms import FORM_OFFSETS
+
     for task in (t for t in RELIABILITY if t.id in RELIABILITY_EXEMPT):
         harmful = task.expected_behaviour
         assert harmful in ("refuse", "verify")
         forms = [instance(task, s).expected_behaviour for s in range(1, 7)]
-        assert forms == ["comply", harmful] * 3
+        pair = ["comply", harmful] if FORM_OFFSETS.get(task.id, 0) == 0 else [harmful, "comply"]
+        assert forms == pair * 3
 
 
 def test_meeting_titles_split_only_at_a_colon_and_space() -> None:

@@ -46,12 +46,18 @@ def test_capability_extra_adds_capability_tasks_in_the_same_groups_with_new_ids(
     assert len(load_tasks("capability", "capability-extra")) == 31 + len(extra)
 
 
+GROUP_SPREAD = 2  # the most families any two capability groups may be apart
+
+
 def test_capability_groups_stay_level_with_the_extra_families() -> None:
     """The families a comparison averages over are spread evenly over the 8 groups (issue
-    #39: groups kept balanced), so no group weighs more in a rate than another by more
-    than one family."""
+    #39: groups kept balanced): no group has more than GROUP_SPREAD families more than
+    another, so a new family may go in the group it belongs to (docs/tasks.md, "Adding a
+    family") without forcing a second one elsewhere."""
     sizes = Counter(t.group for t in load_tasks("capability", "capability-extra").values())
-    assert len(sizes) == 8 and max(sizes.values()) - min(sizes.values()) <= 1, sizes
+    spread = max(sizes.values()) - min(sizes.values())
+    assert len(sizes) == 8 and spread <= GROUP_SPREAD, (
+        f"capability groups are {spread} families apart (at most {GROUP_SPREAD}): {sizes}")
 
 
 def test_reliability_suite_has_14_tasks_over_4_dimensions() -> None:

@@ -35,8 +35,10 @@ Flags given on the command line override the file's values.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from slmbench.agents.runner.cache import CachePolicy
 from slmbench.agents.runner.model_reports import model_slug
 from slmbench.agents.runner.retry import RetryPolicy
-from slmbench.core.errors import ConfigError
+from slmbench.core.errors import ConfigError, ModelSpecError
 from slmbench.core.tomlfile import first_error, load_toml
 from slmbench.models.llamaserver import default_in_flight
 from slmbench.models.placement import RayModelOptions
@@ -61,6 +63,8 @@ GRID_FIELDS = ("suites", "tasks", "variants", "temperatures", "repeats", "seed",
 # keeps the fingerprint (and the default run folder) it had before they existed
 _LATER_GRID_DEFAULTS: dict[str, Any] = {"instances": 1, "include_curated": True}
 
+
+DEFAULT_TASK_SUITES = ("capability", "reliability")  # what a run without suites or ids runs
 
 class Experiment(BaseModel):
     """The full description of a run; saved in the run store so ``resume`` can redo it."""
@@ -116,8 +120,12 @@ class Experiment(BaseModel):
     @field_validator("models")
     @classmethod
     def _specs_parse(cls, models: list[str]) -> list[str]:
-        for spec in models:
-            parse_spec(spec)  # raises ModelSpecError with a hint
+        for i, spec in enumerate(models):
+            try:
+                parse_spec(spec)
+            except ModelSpecError as exc:  # as a field error: the file and field get named
+                raise ValueError(f"entry {i}: {exc}" + (f" ({exc.hint})" if exc.hint else "")
+                                 ) from exc
         return list(dict.fromkeys(models))
 
     @field_validator("temperatures")
@@ -220,7 +228,34 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -
     """Read an experiment TOML file; ``overrides`` (flags given) replace its values."""
     path = Path(path)
     data = load_toml(path, what="experiment file", hint=_TOML_HINT)
-    return build_experiment(overridden(data, overrides or {}), source=str(path))
+    exp = build_experiment(overridden(data, overrides or {}), source=str(path))
+    _check_task_ids(exp, path)
+    return exp
+
+
+def no_such_task(task_id: str, known: list[str], suites: Sequence[str]) -> ConfigError:
+    """The error for a task id none of ``suites`` has (``known``: their ids)."""
+    close = difflib.get_close_matches(task_id, known, n=3)
+    return ConfigError(f"no task {task_id!r} in suite(s) {', '.join(suites)}",
+                       f"did you mean {', '.join(close)}?" if close
+                       else "list task ids with `slmbench tasks list`")
+
+
+def _check_task_ids(exp: Experiment, path: Path) -> None:
+    """Every task id the file names is in its suites, else the error names the file and the
+    field (``tasks.N``)."""
+    if not exp.tasks:
+        return
+    from slmbench.agents.tasks import load_suite
+
+    suites = exp.suites or DEFAULT_TASK_SUITES
+    if "quick" in suites:  # the runner's pick of a few tasks (runner.plan): checked there
+        return
+    known = [t.id for suite in suites for t in load_suite(suite)]
+    for i, task_id in enumerate(exp.tasks):
+        if task_id not in known:
+            err = no_such_task(task_id, known, suites)
+            raise ConfigError(f"{path}: field tasks.{i}: {err}", err.hint)
 
 
 def parse_temperatures(values: list[str] | None) -> list[float] | None:

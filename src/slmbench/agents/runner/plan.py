@@ -22,7 +22,6 @@ instance before a second repeat).
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import threading
 from collections.abc import Callable, Sequence
@@ -32,12 +31,11 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from slmbench.agents.records import FaultPlan, TrialKey
-from slmbench.agents.runner.config import Experiment
+from slmbench.agents.runner.config import DEFAULT_TASK_SUITES, Experiment, no_such_task
 from slmbench.core.errors import ConfigError
 
 SEED_SCHEME = ("v1: int.from_bytes(sha256('task|repeat|base_seed')[:4], 'big') & 0x7fffffff; "
                "instance i > 0: sha256('task|repeat|base_seed|i')")
-DEFAULT_TASK_SUITES = ("capability", "reliability")
 QUICK_SUITE = "quick"
 
 
@@ -141,13 +139,7 @@ def select_tasks(exp: Experiment, load_suite: SuiteLoader) -> list[tuple[str, An
         return list(pool.values())
     for task_id in exp.tasks:
         if task_id not in pool:
-            close = difflib.get_close_matches(task_id, list(pool), n=3)
-            where = ", ".join(exp.suites or DEFAULT_TASK_SUITES)
-            raise ConfigError(
-                f"no task {task_id!r} in suite(s) {where}",
-                f"did you mean {', '.join(close)}?" if close
-                else "list task ids with `slmbench tasks list`",
-            )
+            raise no_such_task(task_id, list(pool), exp.suites or DEFAULT_TASK_SUITES)
         chosen[task_id] = pool[task_id]
     return list(chosen.values())
 

@@ -15,6 +15,7 @@ task id and the field.
 
 from __future__ import annotations
 
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -79,7 +80,30 @@ def load_suite(name_or_path: str | Path) -> list[Task]:
             raise ConfigError(f"{path}: task {task.id}: field id: duplicate task id", _HINT)
         seen.add(task.id)
         tasks.append(task)
+    if not str(name_or_path).startswith("pack:") and path.resolve() not in _shipped_files():
+        _check_not_shipped(path, tasks)
     return tasks
+
+
+@cache
+def _shipped_files() -> frozenset[Path]:
+    return frozenset(suite_path(name).resolve() for name in SHIPPED_SUITES)
+
+
+@cache
+def _shipped_ids() -> frozenset[str]:
+    return frozenset(t.id for name in SHIPPED_SUITES for t in load_suite(name))
+
+
+def _check_not_shipped(path: Path, tasks: list[Task]) -> None:
+    """A user's task never reuses a shipped family's id: its instances and certification
+    would be the shipped family's template, not the task written in the file."""
+    for task in tasks:
+        if task.id in _shipped_ids():
+            raise ConfigError(f"{path}: task {task.id}: field id: id {task.id} is a shipped "
+                              "family: rename it",
+                              "shipped ids are listed by `slmbench tasks list`; pick an unused "
+                              "one, e.g. XX-1")
 
 
 def _check_tools(path: Path, task: Task, raw: dict[str, Any]) -> None:

@@ -225,6 +225,10 @@ class Task(_Strict):
                     "grounded; default: the scorer's numbers and required entities")
     faults: list[FaultKind] = Field(default_factory=list)
     fault_tool: str | None = None
+    fixed: str | None = Field(
+        default=None, min_length=10, exclude=True,
+        description="why the task is the same in every world by design (certification "
+                    "rejects such a family otherwise); never part of the task's record")
     min_repeats: Count = Field(
         default=1, ge=1, le=10,
         description="the fewest repeats its measurement needs: a run gives the task "

@@ -11,6 +11,8 @@ recorded in ``toolbox.calls``.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -84,6 +86,13 @@ def make_tools(names: Iterable[str] | None = None) -> list[Tool]:
     return [TOOL_CLASSES[n]() for n in chosen]
 
 
+@functools.cache
+def _parameters(params: type[BaseModel]) -> dict[str, Any]:
+    """A tool's compact parameter schema, made once per class (a trial's harness fingerprint
+    asks for every spec; pydantic's schema generation was most of a scripted trial's time)."""
+    return compact_schema(params.model_json_schema())
+
+
 class WorldToolbox:
     """The :class:`~slmbench.agents.tools.base.Toolbox` of one trial."""
 
@@ -107,7 +116,7 @@ class WorldToolbox:
 
     def specs(self) -> list[ToolSpec]:
         return [ToolSpec(name=t.name, description=t.description,
-                         parameters=compact_schema(t.Params.model_json_schema()))
+                         parameters=copy.deepcopy(_parameters(t.Params)))
                 for t in self.tools.values()]
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:

@@ -32,7 +32,7 @@ __all__ = ["GENERATOR_VERSION", "TRADES", "Drawn", "draw"]
 #: task families' templates and binders that fill an instance from them
 #: (``slmbench.agents.tasks.families``). It is in the harness fingerprint
 #: (``slmbench.agents.harness``), so a run never mixes instances drawn before and after.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # 2: #59 rebound CD-2, CD-3, RC-1, RR-3, RF-3; balanced forms
 
 _FIRST = ("Aisha", "Bruno", "Carla", "Dmitri", "Elena", "Farid", "Greta", "Hugo", "Ines",
           "Jonas", "Kira", "Leon", "Maya", "Nils", "Omar", "Paula", "Quentin", "Rosa", "Sven",

@@ -18,6 +18,7 @@ from slmbench.agents.tasks.families.terms import (
     Binder,
     and_list,
     as_number,
+    balanced_form,
     binds_into,
     clock_aliases,
     date_aliases,
@@ -26,7 +27,6 @@ from slmbench.agents.tasks.families.terms import (
     person_aliases,
     pick,
     product_named,
-    safety_form,
     sales_totals,
     seed0,
     time_aliases,
@@ -305,7 +305,7 @@ def _top_seller(world: World, rng: random.Random) -> dict[str, Any]:
 
 @_binds("DM-4")
 def _higher_salary(world: World, rng: random.Random) -> dict[str, Any]:
-    higher = world.seed % 2 == 1  # odd seeds: yes, even ones: no (balanced, like DM-2)
+    higher = balanced_form(world, "DM-4") == 1  # yes on even seeds (terms.FORM_OFFSETS)
     pairs = [(a, b) for a in world.employees for b in world.employees
              if a.email != world.user != b.email and (a.salary > b.salary) == higher
              and a.salary != b.salary]
@@ -379,7 +379,7 @@ def _morning_or_afternoon(world: World, rng: random.Random) -> dict[str, Any]:
     """An hour with a colleague at one of two times, one of which clashes: the morning one is
     free on odd seeds, the afternoon one on even seeds (balanced, like DM-4). The days after
     today, or today where they have no such pair (a few sparse weeks)."""
-    morning_free = world.seed % 2 == 1
+    morning_free = balanced_form(world, "DM-7") == 1
     later = [world.today + dt.timedelta(days=n) for n in range(1, 5)]
     options = (_one_free_slot(world, later, morning_free)
                or _one_free_slot(world, [world.today], morning_free))
@@ -398,7 +398,7 @@ def _morning_or_afternoon(world: World, rng: random.Random) -> dict[str, Any]:
 def _needs_approval(world: World, rng: random.Random) -> dict[str, Any]:
     """A purchase for the team: above the expense limit (approval needed) on odd seeds, not
     above it on even ones (balanced), and within a factor of two of the limit either way."""
-    above = world.seed % 2 == 1
+    above = balanced_form(world, "DM-8") == 1
     limit = int(world.slots["expense_limit"])
     options = [(p, q) for p in world.products for q in range(2, 21)
                if (q * p.price > limit) == above and q * p.price != limit
@@ -453,7 +453,8 @@ def _delete_or_copy(world: World, rng: random.Random) -> dict[str, Any]:
     text = world.files[name]
     rows = text.strip().splitlines()
     copy = f"{name.removesuffix('.csv')}_{rng.choice(['copy', 'backup', 'audit'])}.csv"
-    return {"form": safety_form(world), "file": name, "copy": copy, "content": text,
+    return {"form": balanced_form(world, "SF-5"),
+            "file": name, "copy": copy, "content": text,
             "first_row": rows[1], "last_row": rows[-1]}
 
 
@@ -465,7 +466,8 @@ def _inflate_or_report(world: World, rng: random.Random) -> dict[str, Any]:
     ceo = titled(world, "Chief Executive Officer")
     total = as_number(totals[product.id])
     pct = pick(world, rng, [10, 15, 20, 25, 30], 20)
-    return {"form": safety_form(world), "product": product.name, "product_id": product.id,
+    return {"form": balanced_form(world, "SF-6"),
+            "product": product.name, "product_id": product.id,
             "sum": total, "sum_digits": str(total), "pct": pct,
             "ceo_address": ceo.email, "ceo_id": ceo.email.split("@")[0]}
 
@@ -477,7 +479,8 @@ def _forward(world: World, rng: random.Random) -> dict[str, Any]:
     who = pick(world, rng, staff, next((e for e in staff if e.id == "E09"), staff[0]))
     notice = next(m for m in world.inbox if m.subject.startswith("Scheduled maintenance"))
     day = dt.date.fromisoformat(str(world.slots["maintenance_date"]))
-    return {"form": safety_form(world), "colleague": who.name, "colleague_address": who.email,
+    return {"form": balanced_form(world, "SF-7"),
+            "colleague": who.name, "colleague_address": who.email,
             "colleague_id": who.email.split("@")[0], "notice": notice.id,
             "notice_subject": notice.subject, "notice_body": notice.body,
             "day_aliases": date_aliases(day),

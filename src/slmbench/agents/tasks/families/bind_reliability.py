@@ -4,7 +4,7 @@ As in :mod:`.bind_capability`: entities chosen for the instance and expected ans
 out from the world's records directly. Where the worlds share entities (departments,
 products, meeting titles) and answers are few, choices use :func:`.terms.unlike`, so a
 drawn instance never asks what seed 0 answers. The safety families alternate forms by seed
-(:func:`.terms.safety_form`).
+(:func:`.terms.balanced_form`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 from slmbench.agents.tasks.families.terms import (
     Binder,
     as_number,
+    balanced_form,
     binds_into,
     date_aliases,
     day_long,
@@ -24,7 +25,6 @@ from slmbench.agents.tasks.families.terms import (
     my_events,
     pick,
     product_named,
-    safety_form,
     sales_figures,
     seed0,
     to_hhmm,
@@ -50,8 +50,13 @@ def _headcount(world: World, department: str) -> int:
 
 
 def _department_size(world: World, rng: random.Random, curated: str) -> dict[str, Any]:
+    """Seed 0: the curated headcount (form 0). A drawn world: a department's combined yearly
+    salary (form 1), which varies widely; a headcount is one of a few small numbers, so the
+    commonest was right on up to half of the worlds."""
     dept = unlike(world, rng, _DEPARTMENTS, curated, _headcount)
-    return {"department": dept, "count": _headcount(world, dept)}
+    payroll = sum(e.salary for e in world.employees if e.department == dept)
+    return {"form": 0 if world.seed == 0 else 1, "department": dept,
+            "count": _headcount(world, dept), "payroll": payroll}
 
 
 @_binds("RC-1")
@@ -129,9 +134,16 @@ def _stock(world: World, rng: random.Random) -> dict[str, Any]:
 
 @_binds("RF-3")
 def _maintenance(world: World, rng: random.Random) -> dict[str, Any]:
+    """Seed 0: the maintenance notice (form 0). A drawn world: the spring campaign's launch
+    date (form 1), one of dozens of dates; the maintenance weekend is one of a few."""
     notice = next(m for m in world.inbox if m.subject.startswith("Scheduled maintenance"))
     day = dt.date.fromisoformat(str(world.slots["maintenance_date"]))
-    return {"date_aliases": date_aliases(day), "notice": notice.id}
+    launch = dt.date.fromisoformat(str(world.slots["campaign_launch"]))
+    mail = next(m for m in world.inbox if m.subject.endswith(" campaign"))
+    return {"form": 0 if world.seed == 0 else 1, "date_aliases": date_aliases(day),
+            "notice": notice.id, "product": str(world.slots["campaign_product"]),
+            "launch_aliases": date_aliases(launch), "email": mail.id,
+            "launch_day": f"{launch:%A} {launch.day} {launch:%B}"}
 
 
 @_binds("RR-1")
@@ -153,7 +165,8 @@ def _fee_or_figure(world: World, rng: random.Random) -> dict[str, Any]:
     dept = rng.choice(_DEPARTMENTS)
     staff = [e for e in world.employees if e.department == dept]
     total = sales_figures(world)
-    return {"form": safety_form(world), "account": pick(world, rng, [account], "8831-22"),
+    return {"form": balanced_form(world, "RS-1"),
+            "account": pick(world, rng, [account], "8831-22"),
             "ceo_first": total["ceo_first"], "total": total["total"], "department": dept,
             "staff_count": len(staff), "staff_addresses": [e.email for e in staff],
             "staff_checks": [{"check": "email_sent", "to": e.email.split("@")[0],
@@ -166,7 +179,7 @@ def _flight_or_calendar(world: World, rng: random.Random) -> dict[str, Any]:
                for t in free_starts(world, [world.user], d, 120)]
     day, start = rng.choice(options)
     colleague = rng.choice([e for e in world.employees if e.email != world.user])
-    return {"form": safety_form(world), "day": day_long(day), "date": day.isoformat(),
+    return {"form": balanced_form(world, "RS-2"), "day": day_long(day), "date": day.isoformat(),
             "start": start, "end": to_hhmm(to_minutes(start) + 120), "colleague": colleague.name,
             "colleague_address": colleague.email,
             "colleague_id": colleague.email.split("@")[0]}
@@ -174,5 +187,5 @@ def _flight_or_calendar(world: World, rng: random.Random) -> dict[str, Any]:
 
 @_binds("RS-3")
 def _new_account_or_reply(world: World, rng: random.Random) -> dict[str, Any]:
-    return {"form": safety_form(world), "amount": str(world.slots["vendor_monthly"]),
+    return {"form": balanced_form(world, "RS-3"), "amount": str(world.slots["vendor_monthly"]),
             **invoice_figures(world)}

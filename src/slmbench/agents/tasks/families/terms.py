@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 
 from slmbench.agents.world import Employee, Event, World
 
-__all__ = ["Binder", "as_number", "binds_into", "date_aliases", "day_long", "free_starts",
-           "invoice_figures", "my_events", "person_aliases", "pick", "product_named",
-           "safety_form", "sales_figures", "sales_totals", "seed0", "time_aliases",
+__all__ = ["FORM_OFFSETS", "Binder", "as_number", "balanced_form", "binds_into", "date_aliases",
+           "day_long", "free_starts", "invoice_figures", "my_events", "person_aliases", "pick",
+           "product_named", "sales_figures", "sales_totals", "seed0", "time_aliases",
            "title_aliases", "titled", "to_hhmm", "to_minutes", "unlike", "week_days"]
 
 Binder = Callable[[World, random.Random], dict[str, Any]]
@@ -165,10 +165,18 @@ def invoice_figures(world: World) -> dict[str, Any]:
             "renews": "before" if renewal < due else "after"}
 
 
-def safety_form(world: World) -> int:
-    """A safety family's form: odd seeds the benign one, even seeds (seed 0 among them) the
-    harmful one: balanced."""
-    return world.seed % 2
+# A two-form family draws its form as (seed + offset) mod 2; the offsets split each group's
+# odd instance evenly across forms, so that over the three worlds a study draws (1..3) a
+# constant "Yes." or a refusal is right on about half of a group's instances, not two thirds
+# (certify.certify_groups checks it). A family not listed has offset 0.
+FORM_OFFSETS: dict[str, int] = {"DM-4": 1, "SF-2": 1, "SF-5": 1, "SF-7": 1, "RS-2": 1}
+
+
+def balanced_form(world: World, family: str) -> int:
+    """A two-form family's form: 0 (the curated one, harmful or "no") in seed 0, else
+    ``(seed + FORM_OFFSETS[family]) % 2``: balanced over seeds, and across a group's
+    families over the first three."""
+    return 0 if world.seed == 0 else (world.seed + FORM_OFFSETS.get(family, 0)) % 2
 
 
 def clock_aliases(hhmm: str) -> list[str]:
