@@ -15,7 +15,7 @@ from slmbench.microtasks.cells import EligibilityCell
 from slmbench.microtasks.eligibility import deciding_metrics
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation, TaskRecommendation
-from slmbench.report.study_facts import StudyFacts, num, short, table
+from slmbench.report.study_facts import StudyFacts, short, table
 
 __all__ = ["MATRIX_HEADER", "RECOMMEND_HEADER", "RULE_TEXT", "cell_key", "cell_verdict",
            "cost_text", "evidence", "family_headline", "family_text", "family_verdict",
@@ -143,7 +143,7 @@ def matrix_rows(run: MatrixRun) -> list[list[str]]:
 
     return [[c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric,
              str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}",
-             c.interval_label, num(c.score), c.tau_text, c.diff_text,
+             c.interval_label, c.score_text, c.tau_text, c.diff_text,
              str(c.format_failures) if c.reading == "generation" else "–",
              verdict_text(c, deciding[c.task] == c.metric), yes(c.seed_rule), yes(c.paired),
              yes(c.eligible), family_text(c), family_verdict(c)]
