@@ -203,7 +203,8 @@ def test_a_cell_read_until_decided_prints_its_anytime_interval_the_fixed_tau_and
     assert "| anytime-valid (confidence sequence) |" in row
     assert good.score.formatted(percent=False, digits=3) in row
     assert "| 0.750 (rules, all 400 items) |" in row
-    assert f"vs rules on the {good.n_items} items read |" in row and "model − τ [" not in text
+    assert f"vs rules on the {good.n_items} items read; fixed-n on the same items, not " \
+        "deciding: " in row and "McNemar p <0.001 |" in row and "model − τ [" not in text
     assert row.endswith(f"| **yes** | {good.p_holm:.3g} (of 2) | **yes** |")
     assert "1 of 2 configurations are eligible family-wise (Holm over all 2, 5%): good" in text
     page = "\n".join(part_b_family(StudyFacts(name="n", study_file="f", command="c",

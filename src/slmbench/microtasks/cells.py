@@ -108,9 +108,9 @@ class EligibilityCell(BaseModel):
         if self.diff.note == stats.OUTSIDE_NOTE:
             text += f" ({_SETTLED_EARLY})"
         if self.fixed_diff is not None:
-            p = "" if self.fixed_p_paired is None else (
-                f", {'McNemar ' if self.metric == 'accuracy' else ''}p "
-                f"{self.fixed_p_paired:.3f}")
+            q = self.fixed_p_paired
+            p = "" if q is None else (f", {'McNemar ' if self.metric == 'accuracy' else ''}p "
+                                      + ("<0.001" if q < 0.001 else f"{q:.3f}"))
             text += (f"; fixed-n on the same items, not deciding: "
                      f"{self.fixed_diff.formatted(percent=False, digits=3)}{p}")
         return text
