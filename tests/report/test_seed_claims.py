@@ -263,7 +263,8 @@ def test_safety_at_zero_on_three_tasks_is_cannot_tell_not_holds() -> None:
 
 def _sized(f: StudyFacts, falls: list[float]) -> StudyFacts:
     """``f`` with every temperature effect's one-sided p of "a drop of s points or more" set
-    to ``falls`` at s = 6..10 (1 elsewhere)."""
+    to ``falls`` at s = 6..10 (1 elsewhere), and no reliability dimension (so that the drop
+    claim's hypotheses are the whole sized family)."""
     from slmbench.agents.summary import SizedTests
 
     assert f.summary is not None
@@ -272,7 +273,8 @@ def _sized(f: StudyFacts, falls: list[float]) -> StudyFacts:
     temps = [t.model_copy(update={"sized": SizedTests(points=points, fall=fall,
                                                       rise=[1.0] * 20)})
              for t in f.summary.temperature]
-    return f.model_copy(update={"summary": f.summary.model_copy(update={"temperature": temps})})
+    return f.model_copy(update={"summary": f.summary.model_copy(
+        update={"temperature": temps, "dimensions": []})})
 
 
 def _drop(f: StudyFacts):  # type: ignore[no-untyped-def]
@@ -311,3 +313,41 @@ def test_the_sized_claims_are_one_holm_family() -> None:
     assert check.scope == ("one: does not hold for a drop of 7 points or more; 6 not "
                            "excluded; two: does not hold for a drop of 7 points or more; 6 not "
                            "excluded")
+
+
+def _with_safety(f: StudyFacts, counts: list[tuple[int, int]]) -> StudyFacts:
+    """``f`` with every model's measured safety replaced by ``counts``."""
+    from slmbench.core.stats import task_level_rate
+
+    assert f.summary is not None
+    dims = []
+    for d in f.summary.dimensions:
+        report = d.report.model_copy(update={"safety": d.report.safety.model_copy(
+            update={"measured_counts": counts})})
+        dims.append(d.model_copy(update={
+            "report": report, "dimensions": {**d.dimensions, "safety": task_level_rate(counts)}}))
+    return f.model_copy(update={"summary": f.summary.model_copy(update={"dimensions": dims})})
+
+
+def test_a_rate_claim_of_a_stated_size_is_tested_one_sided_within_the_family() -> None:
+    """"The best model stays under 50%": a safety of 8 tasks × 3 trials whose 95% interval
+    reaches below 50% but whose 90% interval does not is shown at 50% or more one-sided
+    (issue #60): does not hold, where the two-sided reading said cannot tell."""
+    from slmbench.core.stats import task_level_rate
+
+    base = part_a({"ollama:one": (7.0, 0.9)}, temperatures=(0.7,))
+    found = None
+    for wins in range(24):
+        counts = [(3, 3 if k < wins // 3 else wins % 3 if k == wins // 3 else 0)
+                  for k in range(8)]
+        if sum(c for _, c in counts) != wins:
+            continue
+        at95, at90 = task_level_rate(counts), task_level_rate(counts, confidence=0.9)
+        if at95.low is not None and at90.low is not None and at95.low <= 0.5 < at90.low:
+            found = counts
+            break
+    assert found is not None
+    check = next(k for c, k in check_claims(_with_safety(base, found))
+                 if c.check.__name__ == "safety_poor")
+    assert check.verdict == "does not hold", check.evidence
+    assert "one-sided p of 50% or more, Holm over the sized claims: one " in check.evidence

@@ -36,18 +36,20 @@ from slmbench.core.stats import Estimate
 from slmbench.microtasks.cells import EligibilityCell
 from slmbench.microtasks.eligibility import deciding_metrics
 from slmbench.report.sized_claims import (
+    ALPHA,
+    FAULT_RECOVERY,
+    SAFETY_BAR,
     Check,
     Verdict,
+    family,
     mdd_text,
     measurable_at,
     temperature_drop,
 )
-from slmbench.report.study_facts import StudyFacts, short
+from slmbench.report.study_facts import StudyFacts, pval, short
 
 __all__ = ["CLAIMS", "SeedClaim", "check_claims"]
 
-FAULT_RECOVERY = 0.9  # "recover ~100% of the time", read as at least 90%
-SAFETY_BAR = 0.5  # "best model under 50%"
 
 
 @dataclass(frozen=True)
@@ -135,19 +137,33 @@ def temperature_ranking(f: StudyFacts) -> Check:
     return Check("holds", f"on {', '.join(short(m) for m in measurable)}: {text}")
 
 
+def _sized(f: StudyFacts, claim: str, models: list[str], words: str) -> tuple[list[str], str]:
+    """The models whose one-sided p (Holm over the sized claims) refutes ``claim`` at its
+    size, and the words for those p-values."""
+    held = family(f)
+    ps = [(m, held[(claim, m)][0]) for m in models if (claim, m) in held]
+    return ([m for m, p in ps if p < ALPHA],
+            f"; one-sided p of {words}, Holm over the sized claims: "
+            + ", ".join(f"{m} {pval(p)}" for m, p in ps) if ps else "")
+
+
 def safety_poor(f: StudyFacts) -> Check:
+    """A claim of a stated size (issue #60): does not hold when a model's safety is shown at
+    50% or more, one-sided within the sized claims' Holm family; holds when every
+    measurable model's 95% interval lies below 50%; otherwise cannot tell."""
     rows = _dimension(f, "safety")
     if not rows:
         return Check("cannot tell", "safety is measurable on no model"
                      + (_unmeasured(f, "safety") or ": no safety trials stored"))
-    text = _listed(rows) + " (success among the trials that reached a decision)" + _unmeasured(
-        f, "safety")
+    over, sized = _sized(f, "safety", [m for m, _ in rows], f"{SAFETY_BAR:.0%} or more")
+    text = (_listed(rows) + " (success among the trials that reached a decision)" + sized
+            + _unmeasured(f, "safety"))
     if all(e.high < SAFETY_BAR for _, e in rows):  # type: ignore[operator]
         return Check("holds", f"every measurable model's interval is below {SAFETY_BAR:.2f}: "
                               f"{text}")
-    if any(e.low >= SAFETY_BAR for _, e in rows):  # type: ignore[operator]
-        return Check("does not hold", f"a model's interval is at or above {SAFETY_BAR:.2f}: "
-                                      f"{text}")
+    if over:
+        return Check("does not hold", f"shown at {SAFETY_BAR:.0%} or more for "
+                                      f"{', '.join(over)}: {text}")
     return Check("cannot tell", f"intervals reach across {SAFETY_BAR:.2f}: {text}")
 
 
@@ -185,16 +201,20 @@ def robustness_lowest(f: StudyFacts) -> Check:
 
 
 def qwen_recover(f: StudyFacts) -> Check:
+    """A claim of a stated size (read as at least 90%; issue #60): does not hold when a Qwen
+    model's recovery is shown under 90%, one-sided within the sized claims' Holm family;
+    holds when every such interval lies at or above 90%; otherwise cannot tell."""
     rows = [r for r in _dimension(f, "fault_tolerance") if "qwen" in r[0].lower()]
     if not rows:
         return Check("cannot tell", "recovery is measurable on no Qwen model"
                      + (_unmeasured(f, "fault_tolerance")
                         or ": no Qwen model's fault-recovery trials stored"))
-    text = _listed(rows) + " (recovery on the tasks solved unfaulted)" + _unmeasured(
-        f, "fault_tolerance")
-    if any(e.high < FAULT_RECOVERY for _, e in rows):  # type: ignore[operator]
-        return Check("does not hold", f"an interval lies below {FAULT_RECOVERY:.1f}: {text} "
-                                      "(the seed's Qwens were 7B)")
+    under, sized = _sized(f, "recovery", [m for m, _ in rows], f"under {FAULT_RECOVERY:.0%}")
+    text = (_listed(rows) + " (recovery on the tasks solved unfaulted)" + sized
+            + _unmeasured(f, "fault_tolerance"))
+    if under:
+        return Check("does not hold", f"shown under {FAULT_RECOVERY:.0%} for "
+                                      f"{', '.join(under)}: {text} (the seed's Qwens were 7B)")
     if all(e.low >= FAULT_RECOVERY for _, e in rows):  # type: ignore[operator]
         return Check("holds", f"every interval lies at or above {FAULT_RECOVERY:.1f}: {text}")
     return Check("cannot tell", f"intervals reach across {FAULT_RECOVERY:.1f}: {text}")

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from slmbench.agents.dimensions import rate_p_past
 from slmbench.agents.paired import holm_at_sizes
 from slmbench.agents.reliability import MIN_TASKS
 from slmbench.agents.summary import TemperatureEffect
@@ -29,11 +30,14 @@ from slmbench.report.study_facts import StudyFacts, pval, short
 __all__ = [
     "ALPHA",
     "CLAIM_RULE_VERSION",
+    "FAULT_RECOVERY",
+    "SAFETY_BAR",
     "SEED_DROP",
     "SEED_SIZES",
     "Check",
     "Verdict",
     "contrasts",
+    "family",
     "mdd_text",
     "measurable_at",
     "temperature_drop",
@@ -48,6 +52,8 @@ ALPHA = 0.05
 SEED_DROP = 0.06  # "drops accuracy by 6-10 points": the smallest drop claimed
 SEED_SIZES = tuple(range(6, 11))  # the drops the claim names, in points (6 first: its own)
 SEED_LOW_T, SEED_HIGH_T = 0.3, 1.0  # the seed's contrast
+FAULT_RECOVERY = 0.9  # "recover ~100% of the time", read as at least 90%
+SAFETY_BAR = 0.5  # "best model under 50%"
 
 
 @dataclass(frozen=True)
@@ -88,13 +94,33 @@ def contrasts(f: StudyFacts) -> list[TemperatureEffect]:
             and measurable_at(t, f"{t.lowest:g}")]
 
 
-def _family(f: StudyFacts) -> dict[str, list[float]]:
-    """Every sized hypothesis on the page (model → its Holm-adjusted p of "a drop of s
-    points or more", s over SEED_SIZES), one Holm family."""
-    tested = contrasts(f)
-    raw = [[1.0 if t.sized is None or (p := t.sized.fall_p(s)) is None else p
-            for s in SEED_SIZES] for t in tested]
-    return {t.model: ps for t, ps in zip(tested, holm_at_sizes(raw), strict=True)}
+def _hypotheses(f: StudyFacts) -> list[tuple[tuple[str, str], list[float]]]:
+    """Every sized hypothesis on the page, keyed (claim, model), each with its one-sided p
+    at the sizes it is tested at (its stated size first), in the direction that refutes it:
+    the drop claim at SEED_SIZES on every model of :func:`contrasts`; "the best model stays
+    under 50%" on every model whose safety is measurable (p of 50% or more); "Qwen models
+    recover about 100% of the time" (read as at least 90%) on every Qwen whose recovery is
+    measurable (p of under 90%)."""
+    out = [(("drop", short(t.model)),
+            [1.0 if t.sized is None or (p := t.sized.fall_p(s)) is None else p
+             for s in SEED_SIZES]) for t in contrasts(f)]
+    for d in f.summary.dimensions if f.summary else []:
+        safety, recovery = d.report.safety.measured_counts, d.report.fault_tolerance.measured_counts
+        if "safety" in d.dimensions and safety:
+            out.append((("safety", short(d.model)),
+                        [rate_p_past(safety, SAFETY_BAR, above=True)]))
+        if "fault_tolerance" in d.dimensions and recovery and "qwen" in d.model.lower():
+            out.append((("recovery", short(d.model)),
+                        [rate_p_past(recovery, FAULT_RECOVERY, above=False)]))
+    return out
+
+
+def family(f: StudyFacts) -> dict[tuple[str, str], list[float]]:
+    """The sized claims' one Holm family: (claim, model) → its p at each size it is tested
+    at, Holm-adjusted over the family (:func:`slmbench.agents.paired.holm_at_sizes`)."""
+    found = _hypotheses(f)
+    held = holm_at_sizes([ps for _, ps in found])
+    return {key: ps for (key, _), ps in zip(found, held, strict=True)}
 
 
 def _sizes(lo: int, hi: int) -> str:
@@ -131,7 +157,7 @@ def temperature_drop(f: StudyFacts) -> Check:
                if t.comparison is not None and t.lowest is not None and t.highest is not None]
     if not effects:
         return Check("cannot tell", "no model ran at two temperatures")
-    family = _family(f)
+    held = {m: ps for (claim, m), ps in family(f).items() if claim == "drop"}
     parts, verdicts, scopes, unmeasured = [], [], [], []
     for t in effects:
         c, lo, hi = t.comparison, t.lowest, t.highest
@@ -142,16 +168,16 @@ def temperature_drop(f: StudyFacts) -> Check:
                 f"{mdd_text(c)}")
         if not (lo <= SEED_LOW_T and hi >= SEED_HIGH_T):
             parts.append(seen + f" (not the seed's contrast {SEED_HIGH_T:g} vs {SEED_LOW_T:g})")
-        elif t.model not in family:
+        elif short(t.model) not in held:
             if not measurable_at(t, f"{lo:g}"):
                 unmeasured.append(f"{short(t.model)} (solves {t.solved.get(f'{lo:g}', 0)} "
                                   f"tasks at T={lo:g})")
             parts.append(seen)
         else:
-            verdict, scope, text = _judged(t, family[t.model])
+            verdict, scope, text = _judged(t, held[short(t.model)])
             verdicts.append(verdict)
             if scope:
-                scopes.append(f"{short(t.model)}: {scope}" if len(family) > 1 else scope)
+                scopes.append(f"{short(t.model)}: {scope}" if len(held) > 1 else scope)
             parts.append(f"{seen}; {text} ({verdict}{': ' + scope if scope else ''})")
     text = "; ".join(parts) + (f"; not measurable for {', '.join(unmeasured)}: a floor "
                                "cannot drop" if unmeasured else "")
