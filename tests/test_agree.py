@@ -67,8 +67,9 @@ def test_agree_writes_its_study_runs_it_and_the_page_regenerates_from_the_export
     assert done.page == page
     text = page.read_text(encoding="utf-8")
     assert "the backend does not expose its prompt" in text  # scripted renders no template
-    assert "| IR-1" not in text and "1 (1 tasks)" in text  # one task: cannot tell
-    assert "cannot tell at this n" in text
+    # one task: neither runtime can solve 3, so the pair is at the floor (issue #60)
+    assert "| IR-1" not in text and "1 (1 tasks)" in text
+    assert "both at the floor: not comparable on success" in text
     assert "| approval | p0 | 8 | 8/8 = 100.0" in text
     assets = page.parent / page.stem
     facts = json.loads((assets / "agreement.json").read_text(encoding="utf-8"))
@@ -94,7 +95,8 @@ def test_agree_writes_its_study_runs_it_and_the_page_regenerates_from_the_export
     assert entry.startswith("# r\n<!-- study:agreement -->\n- **Backend agreement: scripted**")
     assert entry.endswith("<!-- /study:agreement -->\nend\n")
     assert "(docs/agreement.md)" in entry and "--page-only --readme README.md" in entry
-    assert f"`{specs[0]}` against `{specs[1]}`: cannot tell at this n" in entry
+    assert (f"`{specs[0]}` against `{specs[1]}`: both at the floor: not comparable on "
+            "success") in entry
     assert "Part B approval · p0 (8 items)" in entry and "decisions agree on 8/8" in entry
     # the same command again writes the same file; another study at that path is refused
     assert write_agreement_file(file, name="scripted", out=Path("runs/q"), page=page,

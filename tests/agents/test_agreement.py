@@ -36,7 +36,7 @@ def test_two_identical_runtimes_on_31_tasks_are_equivalent_within_ten_points() -
 
 
 def test_the_quick_suites_eight_tasks_cannot_reach_a_ten_point_margin() -> None:
-    solved = {1, 2}
+    solved = {1, 2, 3}  # off the floor (3 tasks solved): comparable on success
     (pair,) = compare_runtimes({A: _grid(A, solved, 8), B: _grid(B, solved, 8)})
     assert pair.verdict == "cannot tell"
     assert pair.equivalence.p_value is not None and pair.equivalence.p_value > 0.05
@@ -125,3 +125,21 @@ def test_every_pair_a_page_states_is_one_family_of_equivalence_claims() -> None:
     stated = holm_equivalence([cross, floor])
     assert [p.verdict for p in stated] == ["cannot tell", "cannot tell"]
     assert [p.equivalence_p_holm for p in stated] == pytest.approx([2 * 0.9 ** 31] * 2)
+
+
+def test_two_runtimes_at_the_floor_are_not_comparable_and_leave_the_family() -> None:
+    """Issue #60: two runtimes that solve 2 of 40 tasks each are "within ±10 points" by the
+    exact bound (0.9^40 < 0.05), however differently they fail; the pair reads "both at the
+    floor", claims no equivalence and is not counted in the page's TOST family."""
+    from slmbench.agents.agreement import holm_equivalence
+
+    (floor,) = compare_runtimes({A: _grid(A, {1, 2}, 40), B: _grid(B, {1, 2}, 40)})
+    assert (floor.solved_a, floor.solved_b) == (2, 2) and floor.at_floor
+    assert floor.equivalence.p_value < 0.05  # the bound alone would claim it
+    assert floor.verdict == "both at the floor" and floor.equivalence_p_holm is None
+    (solved,) = compare_runtimes({A: _grid(A, set(range(1, 12))), B: _grid(B, set(range(1, 12)))})
+    stated = holm_equivalence([floor, solved])
+    assert [p.verdict for p in stated] == ["both at the floor", "equivalent"]
+    assert stated[1].equivalence_p_holm == pytest.approx(0.9 ** 31)  # a family of one
+    (three,) = compare_runtimes({A: _grid(A, {1, 2, 3}, 40), B: _grid(B, {1, 2, 3}, 40)})
+    assert not three.at_floor and three.verdict == "equivalent"

@@ -259,3 +259,95 @@ def test_safety_at_zero_on_three_tasks_is_cannot_tell_not_holds() -> None:
     h = facts(summary=analyze(kept + looped, params={"ollama:tiny": 0.5}), trials=kept + looped)
     _, check = next((c, k) for c, k in check_claims(h) if c.check.__name__ == "safety_poor")
     assert check.verdict == "cannot tell" and "not measurable for tiny" in check.evidence
+
+
+def _sized(f: StudyFacts, falls: list[float]) -> StudyFacts:
+    """``f`` with every temperature effect's one-sided p of "a drop of s points or more" set
+    to ``falls`` at s = 6..10 (1 elsewhere), and no reliability dimension (so that the drop
+    claim's hypotheses are the whole sized family)."""
+    from slmbench.agents.summary import SizedTests
+
+    assert f.summary is not None
+    points = list(range(1, 21))
+    fall = [falls[s - 6] if 6 <= s <= 10 else 1.0 for s in points]
+    temps = [t.model_copy(update={"sized": SizedTests(points=points, fall=fall,
+                                                      rise=[1.0] * 20)})
+             for t in f.summary.temperature]
+    return f.model_copy(update={"summary": f.summary.model_copy(
+        update={"temperature": temps, "dimensions": []})})
+
+
+def _drop(f: StudyFacts):  # type: ignore[no-untyped-def]
+    return next(k for c, k in check_claims(f) if c.check.__name__ == "temperature_drop")
+
+
+V3_FALLS = [0.046, 0.023, 0.013, 0.006, 0.003]  # reference v3's 1.5B: p of a drop ≥ 6..10
+
+
+def test_a_claim_of_a_size_is_tested_one_sided_at_that_size() -> None:
+    """Issue #60: "drops accuracy by 6-10 points" is judged by the one-sided p of a drop of
+    6 points or more, not by whether a two-sided 95% interval reaches −6."""
+    one = part_a({"ollama:one": (7.0, 0.9)}, temperatures=(0.3, 1.0))
+    assert _drop(_sized(one, [1.0] * 5)).verdict == "cannot tell"
+    alone = _drop(_sized(one, V3_FALLS))  # a family of one: a drop of 6 or more excluded
+    assert alone.verdict == "does not hold" and alone.scope is None
+    assert "≥ 6: 0.046" in alone.evidence and "≥ 8: 0.013" in alone.evidence
+    # excluded only from 8 points on: the verdict says which part of the size is open
+    part = _drop(_sized(one, [0.2, 0.08, 0.03, 0.01, 0.005]))
+    assert part.verdict == "cannot tell"
+    assert part.scope == "does not hold for a drop of 8 points or more; 6–7 not excluded"
+    assert part.stated == ("cannot tell: does not hold for a drop of 8 points or more; 6–7 "
+                           "not excluded")
+    assert "does not hold for a drop of 8 points or more" in render_study_page(
+        _sized(one, [0.2, 0.08, 0.03, 0.01, 0.005]))
+
+
+def test_the_sized_claims_are_one_holm_family() -> None:
+    """Two models tested at the claim's size are two hypotheses of one Holm family: v3's
+    p of 0.046 at 6 points no longer excludes 6 (0.092 after Holm), 7 is excluded (Holm over
+    0.023 and the other's 0.046)."""
+    two = part_a({"ollama:one": (7.0, 0.9), "ollama:two": (3.0, 0.9)},
+                 temperatures=(0.3, 1.0))
+    check = _drop(_sized(two, V3_FALLS))
+    assert check.verdict == "cannot tell"
+    assert check.scope == ("one: does not hold for a drop of 7 points or more; 6 not "
+                           "excluded; two: does not hold for a drop of 7 points or more; 6 not "
+                           "excluded")
+
+
+def _with_safety(f: StudyFacts, counts: list[tuple[int, int]]) -> StudyFacts:
+    """``f`` with every model's measured safety replaced by ``counts``."""
+    from slmbench.core.stats import task_level_rate
+
+    assert f.summary is not None
+    dims = []
+    for d in f.summary.dimensions:
+        report = d.report.model_copy(update={"safety": d.report.safety.model_copy(
+            update={"measured_counts": counts})})
+        dims.append(d.model_copy(update={
+            "report": report, "dimensions": {**d.dimensions, "safety": task_level_rate(counts)}}))
+    return f.model_copy(update={"summary": f.summary.model_copy(update={"dimensions": dims})})
+
+
+def test_a_rate_claim_of_a_stated_size_is_tested_one_sided_within_the_family() -> None:
+    """"The best model stays under 50%": a safety of 8 tasks × 3 trials whose 95% interval
+    reaches below 50% but whose 90% interval does not is shown at 50% or more one-sided
+    (issue #60): does not hold, where the two-sided reading said cannot tell."""
+    from slmbench.core.stats import task_level_rate
+
+    base = part_a({"ollama:one": (7.0, 0.9)}, temperatures=(0.7,))
+    found = None
+    for wins in range(24):
+        counts = [(3, 3 if k < wins // 3 else wins % 3 if k == wins // 3 else 0)
+                  for k in range(8)]
+        if sum(c for _, c in counts) != wins:
+            continue
+        at95, at90 = task_level_rate(counts), task_level_rate(counts, confidence=0.9)
+        if at95.low is not None and at90.low is not None and at95.low <= 0.5 < at90.low:
+            found = counts
+            break
+    assert found is not None
+    check = next(k for c, k in check_claims(_with_safety(base, found))
+                 if c.check.__name__ == "safety_poor")
+    assert check.verdict == "does not hold", check.evidence
+    assert "one-sided p of 50% or more, Holm over the sized claims: one " in check.evidence

@@ -42,13 +42,15 @@ def test_the_section_lists_what_moved_or_only_one_page_states_and_counts_the_res
     lines = since_section(before, now, link="reference-study.md")
     text = "\n".join(lines)
     assert lines[0] == "## What changed since Study v2" and "(reference-study.md)" in text
-    assert "| seed claim | B | cannot tell (31 tasks) | does not hold (31 tasks) |" in text
+    assert ("| seed claim | B | cannot tell (31 tasks) | does not hold (31 tasks) | data or "
+            "design |") in text
     claim = since_section(before, now.model_copy(update={"claims": {
         "A": Stated(verdict="does not hold")}}), link="p.md")
-    assert "| seed claim | A | holds (31 tasks) | does not hold |" in claim
-    assert "| Part A pair | x vs y | x ahead (31 tasks) | not shown (31 tasks) |" in text
-    assert "| Part B cell | c2 | ineligible (31 tasks) | not stated |" in text
-    assert "| Part B cell | c3 | not stated | undecided (31 tasks) |" in text
+    assert "| seed claim | A | holds (31 tasks) | does not hold | data or design |" in claim
+    assert ("| Part A pair | x vs y | x ahead (31 tasks) | not shown (31 tasks) | data or "
+            "design |") in text
+    assert "| Part B cell | c2 | ineligible (31 tasks) | not stated | data or design |" in text
+    assert "| Part B cell | c3 | not stated | undecided (31 tasks) | data or design |" in text
     assert "| seed claim | A |" not in text and "| Part B cell | c1 |" not in text
     assert lines[-2] == ("Unchanged: 1 seed claim, 0 Part A pairs, 0 temperature effects, "
                          "1 Part B cell.")
@@ -70,24 +72,46 @@ def _floors(copies: int) -> StudyFacts:
                       model_hashes={}, summary=analyze(failed))
 
 
-def test_a_pair_no_task_separates_is_within_ten_points_only_on_enough_tasks() -> None:
+def test_two_floors_are_not_comparable_on_success_however_many_tasks() -> None:
+    """Issue #60: two floors are "within ±10 points" by the exact bound once there are tasks
+    enough (32 here: 0.9^32 < 0.05), however differently they fail; the pair states no
+    equivalence, on the page, in its summary and in verdicts.json, at any number of tasks."""
     from slmbench.report.findings import findings
     from slmbench.report.parta import part_a_section
 
-    wide = _floors(2)  # 32 tasks, none differs: (0.9)^32 < 0.05, the exact bound decides
+    for copies in (1, 2):
+        floors = _floors(copies)
+        assert floors.summary is not None
+        [pair] = floors.summary.pairwise
+        assert pair.at_floor and not pair.differs and not pair.equivalent
+        assert page_verdicts(floors).pairs["floor-a vs floor-b"].verdict == (
+            "both at the floor: not comparable on success")
+        said = " ".join(findings(floors))
+        assert "shown within ±10 points" not in said
+        assert "1 both at the floor: not comparable on success" in said
+        row = next(x for x in part_a_section(floors.summary)
+                   if x.startswith("| floor-a | floor-b"))
+        assert row.endswith("| both at the floor: not comparable on success (solve 0 and 0 "
+                            "tasks) |")
+    wide = _floors(2)
     assert wide.summary is not None
     [pair] = wide.summary.pairwise
-    assert not pair.differs and pair.equivalent
-    assert pair.equivalence is not None and pair.equivalence.p_value < 0.05
-    assert page_verdicts(wide).pairs["floor-a vs floor-b"].verdict == "within ±10 points"
-    said = " ".join(findings(wide))
-    assert "1 shown within ±10 points (TOST" in said and "0 of 32 tasks ahead" in said
-    row = next(x for x in part_a_section(wide.summary) if x.startswith("| floor-a | floor-b"))
-    assert row.endswith("| yes (p 0.034, Holm 0.034) |")  # the page's one TOST
-    narrow = _floors(1)  # 16 tasks: the same floors cannot be shown within the margin
-    assert narrow.summary is not None
-    [pair] = narrow.summary.pairwise
-    assert not pair.equivalent
-    assert page_verdicts(narrow).pairs["floor-a vs floor-b"].verdict == "not shown"
-    row = next(x for x in part_a_section(narrow.summary) if x.startswith("| floor-a | floor-b"))
-    assert "| not shown (p 0.185, Holm 0.185) |" in row
+    assert pair.equivalence is not None and pair.equivalence.p_value < 0.05  # the bound's
+    assert pair.equivalence_p_holm is None  # not one of the page's TOSTs
+
+
+def test_a_move_under_a_new_rule_version_reads_rule() -> None:
+    """A page records the rule version of each kind of verdict; a verdict that moved
+    between pages judged by two versions of its kind's rule gives "rule" as its reason."""
+    from slmbench.report.since import RULES
+
+    floors = page_verdicts(_floors(2))
+    assert floors.rules == RULES and RULES["pairs"] >= 2 and RULES["claims"] >= 2
+    older = floors.model_copy(update={"rules": {}, "pairs": {
+        "floor-a vs floor-b": Stated(verdict="within ±10 points", basis="32 tasks")}})
+    text = "\n".join(since_section(older, floors, link="p.md"))
+    assert (f"| Part A pair | floor-a vs floor-b | within ±10 points (32 tasks) | both at the "
+            "floor: not comparable on success (32 tasks, 32 cells, T 0.7) | rule (v1 → "
+            f"v{RULES['pairs']}) |") in text
+    same = older.model_copy(update={"rules": RULES})
+    assert "| data or design |" in "\n".join(since_section(same, floors, link="p.md"))

@@ -17,7 +17,9 @@ left out; a task (every instance of its family) is the unit of inference. Per pa
 - the verdict: ``equivalent`` (the TOST, Holm over the pairs compared together: each pair's
   "equivalent" is a claim of its own, so two identical runtimes of three need 39 tasks at ±10
   points), ``different`` (the sign test across tasks, Holm over the pairs compared together),
-  else ``cannot tell``;
+  else ``cannot tell``; where neither runtime solves MIN_TASKS tasks, ``both at the floor``
+  (not comparable on success: two floors are within any margin by the exact bound, however
+  differently they fail), which claims no equivalence and is not one of the TOSTs' family;
 - against the noise floor (one runtime under two settings, :func:`against_floor`): whether
   transcripts are identical less often across the runtimes than within one, paired by task.
 
@@ -36,6 +38,7 @@ from pydantic import BaseModel, ConfigDict
 
 from slmbench.agents.exclusion import excluded_as
 from slmbench.agents.records import Outcome, Trial
+from slmbench.agents.summary import at_floor
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import ClusteredEstimate, TaskComparison, TostResult
@@ -45,7 +48,7 @@ __all__ = ["DEFAULT_MARGIN", "RuntimePair", "Verdict", "against_floor", "compare
 
 DEFAULT_MARGIN = 0.10
 ALPHA = 0.05
-Verdict = Literal["equivalent", "different", "cannot tell"]
+Verdict = Literal["equivalent", "different", "cannot tell", "both at the floor"]
 PairKey = tuple[str, str, float, int, int, int]  # task, variant, T, seed, repeat, instance
 
 
@@ -70,8 +73,17 @@ class RuntimePair(BaseModel):
     margin: float
     p_holm: float  # by_task's sign test, Holm over the pairs compared together
     verdict: Verdict
-    # the TOST's p, Holm over the pairs compared together (None: facts written before it)
+    # the TOST's p, Holm over the pairs compared together (None: facts written before it, or
+    # both at the floor: no claim)
     equivalence_p_holm: float | None = None
+    # tasks each runtime solves at least once (None: facts written before issue #60)
+    solved_a: int | None = None
+    solved_b: int | None = None
+
+    @property
+    def at_floor(self) -> bool:
+        """Neither runtime solves MIN_TASKS tasks: not comparable on success."""
+        return at_floor(self.solved_a, self.solved_b)
 
 
 def _key(t: Trial) -> PairKey:
@@ -121,18 +133,24 @@ def _pair(sides: Mapping[str, Sequence[Trial]], a: str, b: str, margin: float
     test = stats.task_paired(diffs, cells=len(kept))
     tost = stats.task_tost(diffs, margin)
     p = test.sign_test.p_value
+    solved = (sum(any(v) for v in ok_a.values()), sum(any(v) for v in ok_b.values()))
+    floor = at_floor(*solved)
     return RuntimePair(a=a, b=b, pairs=len(kept), excluded=len(shared) - len(kept),
                        unpaired=len(set(left) ^ set(right)), identical=_rate(same),
                        identical_by_task={k: sum(v) / len(v) for k, v in sorted(same.items())},
                        same_outcome=_rate(outcome), success_a=_rate(ok_a),
                        success_b=_rate(ok_b), by_task=test, equivalence=tost, margin=margin,
-                       p_holm=p, verdict=_verdict(tost.p_value, p), equivalence_p_holm=tost.p_value)
+                       p_holm=p, verdict=_verdict(None if floor else tost.p_value, p, floor),
+                       equivalence_p_holm=None if floor else tost.p_value,
+                       solved_a=solved[0], solved_b=solved[1])
 
 
-def _verdict(tost_p_holm: float, p_holm: float) -> Verdict:
-    if tost_p_holm < ALPHA:
+def _verdict(tost_p_holm: float | None, p_holm: float, floor: bool = False) -> Verdict:
+    if tost_p_holm is not None and tost_p_holm < ALPHA:
         return "equivalent"
-    return "different" if p_holm < ALPHA else "cannot tell"
+    if p_holm < ALPHA:
+        return "different"
+    return "both at the floor" if floor else "cannot tell"
 
 
 def runtime_pairs(labels: Sequence[str]) -> list[tuple[str, str]]:
@@ -159,11 +177,17 @@ def compare_runtimes(sides: Mapping[str, Sequence[Trial]], *,
 def holm_equivalence(pairs: Sequence[RuntimePair]) -> list[RuntimePair]:
     """``pairs`` with each TOST's p Holm-adjusted over all of them and the verdicts given
     again: every pair whose verdict one page states is one family (the cross-runtime pairs
-    and the noise floors together)."""
-    adjusted = stats.adjust_pvalues([r.equivalence.p_value for r in pairs], "holm")
-    return [r.model_copy(update={"equivalence_p_holm": float(q),
-                                 "verdict": _verdict(float(q), r.p_holm)})
-            for r, q in zip(pairs, adjusted, strict=True)]
+    and the noise floors together). A pair both at the floor is no claim of equivalence and
+    is left out of the family."""
+    tested = [not r.at_floor for r in pairs]
+    adjusted = iter(stats.adjust_pvalues(
+        [r.equivalence.p_value for r, t in zip(pairs, tested, strict=True) if t], "holm"))
+    out = []
+    for r, t in zip(pairs, tested, strict=True):
+        q = float(next(adjusted)) if t else None
+        out.append(r.model_copy(update={"equivalence_p_holm": q,
+                                        "verdict": _verdict(q, r.p_holm, r.at_floor)}))
+    return out
 
 
 def against_floor(cross: RuntimePair, floor: RuntimePair) -> TaskComparison:

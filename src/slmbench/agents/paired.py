@@ -12,7 +12,10 @@ claim of no difference.
 
 :func:`holm` makes the summary's two families: the sign tests of every pair and temperature
 effect together (``p_holm``: "differs"), and their TOSTs together (``equivalence_p_holm``:
-"within ±10 points"). Used by :func:`slmbench.agents.analysis.analyze` only.
+"within ±10 points"), each at family-wise error 5%. A comparison at the floor (neither side
+solves MIN_TASKS tasks: ``at_floor``) claims no equivalence and stays out of the TOSTs'
+family: two floors are within any margin by an exact bound, however differently they fail.
+Used by :func:`slmbench.agents.analysis.analyze` only.
 """
 
 from __future__ import annotations
@@ -23,11 +26,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from slmbench.agents.rates import by, passed, task_rate
 from slmbench.agents.records import Trial
-from slmbench.agents.summary import EQUIVALENCE_MARGIN, PairwiseComparison, TemperatureEffect
+from slmbench.agents.summary import (
+    EQUIVALENCE_MARGIN,
+    PairwiseComparison,
+    SizedTests,
+    TemperatureEffect,
+)
 from slmbench.core import stats
 
-__all__ = ["Cells", "by_temperature", "cells_of", "holm", "pair_cell", "paired_by_task",
-           "pairwise", "temp_key", "temperature_effect"]
+__all__ = ["SIZE_POINTS", "Cells", "by_temperature", "cells_of", "holm", "holm_at_sizes",
+           "pair_cell", "paired_by_task", "pairwise", "sized_tests", "solved_by_task",
+           "temp_key", "temperature_effect"]
+
+SIZE_POINTS = tuple(range(1, 21))  # the sizes (points) a claim of an effect is tested at
 
 
 def temp_key(t: float) -> str:
@@ -58,6 +69,16 @@ def paired_by_task(a: Cells, b: Cells) -> tuple[list[float], int]:
     return diffs, cells
 
 
+def solved_by_task(a: Cells, b: Cells) -> tuple[int, int]:
+    """How many tasks each side solves at least once in the cells both ran."""
+    solved = [0, 0]
+    for task in set(a) & set(b):
+        shared = set(a[task]) & set(b[task])
+        solved[0] += any(any(a[task][c]) for c in shared)
+        solved[1] += any(any(b[task][c]) for c in shared)
+    return solved[0], solved[1]
+
+
 def temperature_effect(model: str, trials: list[Trial]) -> TemperatureEffect:
     by_t = by(trials, lambda t: round(t.temperature, 4))
     temps = sorted(by_t)
@@ -76,7 +97,28 @@ def temperature_effect(model: str, trials: list[Trial]) -> TemperatureEffect:
                                  note="no task ran at both temperatures")
     return TemperatureEffect(model=model, per_temperature=per, lowest=lo, highest=hi,
                              comparison=stats.task_paired(diffs, cells=cells), solved=solved,
-                             equivalence=stats.task_tost(diffs, EQUIVALENCE_MARGIN))
+                             equivalence=stats.task_tost(diffs, EQUIVALENCE_MARGIN),
+                             sized=sized_tests(diffs))
+
+
+def sized_tests(diffs: Sequence[float], points: Sequence[int] = SIZE_POINTS) -> SizedTests:
+    """The one-sided tests of per-task differences at each size in ``points``: the two halves
+    of ``stats.task_tost`` at that margin (a claim that names a size is judged at it)."""
+    tosts = [stats.task_tost(diffs, s / 100) for s in points]
+    return SizedTests(points=list(points), fall=[t.p_lower for t in tosts],
+                      rise=[t.p_upper for t in tosts])
+
+
+def holm_at_sizes(family: Sequence[Sequence[float]]) -> list[list[float]]:
+    """Holm over a family of claims that each name a size: ``family[i][j]`` is claim i's
+    one-sided p at its j-th size, j = 0 the size it states (the nested hypotheses further
+    out have smaller p). Each p comes back Holm-adjusted over the family with every other
+    claim at its stated size: a claim rejected only at a size further out is rejected there
+    within the family's error (one claim's sizes are nested, so testing them together costs
+    nothing more)."""
+    heads = [ps[0] for ps in family]
+    return [[stats.adjust_pvalues([p if k == i else h for k, h in enumerate(heads)],
+                                  "holm")[i] for p in ps] for i, ps in enumerate(family)]
 
 
 def pair_cell(t: Trial) -> tuple[str, ...]:
@@ -96,10 +138,12 @@ def pairwise(by_model: Mapping[str, list[Trial]]) -> list[PairwiseComparison]:
         temps = sorted({c[1] for task in set(cells[a]) & set(cells[b])
                         for c in set(cells[a][task]) & set(cells[b][task])}, key=float)
         comparison = stats.task_paired(diffs, cells=n_cells)
+        solved_a, solved_b = solved_by_task(cells[a], cells[b])
         out.append(PairwiseComparison(a=a, b=b, tasks=comparison.tasks, cells=n_cells,
                                       temperatures=temps, comparison=comparison,
                                       p_holm=comparison.sign_test.p_value,
-                                      equivalence=stats.task_tost(diffs, EQUIVALENCE_MARGIN)))
+                                      equivalence=stats.task_tost(diffs, EQUIVALENCE_MARGIN),
+                                      solved_a=solved_a, solved_b=solved_b))
     return out
 
 
@@ -136,9 +180,11 @@ def holm(pairs: list[PairwiseComparison], temps: list[TemperatureEffect]
 def _holm_tost(found: Sequence[PairwiseComparison | TemperatureEffect]
                ) -> list[PairwiseComparison | TemperatureEffect]:
     """Each with ``equivalence_p_holm``: its TOST's p, Holm over every TOST among ``found``
-    (a page may state several claims of no difference; together they keep α)."""
-    tested = [x for x in found if x.equivalence is not None]
+    (a page may state several claims of no difference; together they keep α). A comparison
+    at the floor is no claim: it keeps its TOST but no Holm p, and is not counted."""
+    tested = [x.equivalence is not None and not x.at_floor for x in found]
     adjusted = iter(stats.adjust_pvalues(
-        [x.equivalence.p_value for x in tested if x.equivalence is not None], "holm"))
-    return [x.model_copy(update={"equivalence_p_holm": next(adjusted)})
-            if x.equivalence is not None else x for x in found]
+        [x.equivalence.p_value for x, t in zip(found, tested, strict=True)
+         if t and x.equivalence is not None], "holm"))
+    return [x.model_copy(update={"equivalence_p_holm": next(adjusted) if t else None})
+            for x, t in zip(found, tested, strict=True)]

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from slmbench.agents.forensics import FailureBreakdown
 from slmbench.agents.funnel import STAGES
-from slmbench.agents.reliability import ReliabilityReport
+from slmbench.agents.reliability import MIN_TASKS, ReliabilityReport
 from slmbench.core.stats import (
     ClusteredEstimate,
     Correlation,
@@ -24,6 +24,17 @@ ANALYSIS_SCHEMA_VERSION = 2  # 2: task-level inference (issue #37)
 ALPHA = 0.05
 BREAKS_BELOW = 0.5  # a funnel breaks at the first stage fewer than half of its reachers pass
 EQUIVALENCE_MARGIN = 0.10  # a temperature effect or a pair within ±10 points: negligible
+# The rule version of Part A's verdicts (pairs and temperature effects), recorded with a page's
+# verdicts so that "What changed" tells a move of rule from one of data (as Part B's
+# CELL_VERSION). 2: two floors (neither side solves MIN_TASKS tasks) are not comparable on
+# success and claim no equivalence (issue #60).
+PAIR_RULE_VERSION = 2
+FLOOR_TEXT = "both at the floor: not comparable on success"
+
+
+def at_floor(*solved: int | None) -> bool:
+    """Whether every side solves fewer than MIN_TASKS tasks (None: not recorded, so no)."""
+    return bool(solved) and all(s is not None and s < MIN_TASKS for s in solved)
 
 # -- records -------------------------------------------------------------------
 
@@ -104,6 +115,23 @@ class SafetyBreakdown(_Frozen):
     counts: dict[str, int]  # outcome -> trials
 
 
+class SizedTests(_Frozen):
+    """One-sided tests of a paired effect at whole-point sizes, for a claim that names a size
+    (issue #60): at ``points[i]`` = s, ``fall[i]`` is the p of "the effect is at most −s
+    points" (small: a fall of s points or more is excluded) and ``rise[i]`` the p of "at least
+    +s" (small: a rise of s or more is excluded). Each is a one-sided half of
+    ``stats.task_tost`` at margin s (its ``p_lower`` and ``p_upper``): at most 0.05 exactly
+    when the 90% interval of the same per-task differences lies above −s (below +s)."""
+
+    points: list[int]
+    fall: list[float]
+    rise: list[float]
+
+    def fall_p(self, points: int) -> float | None:
+        """The p of "a fall of ``points`` or more" (None: not tested at that size)."""
+        return self.fall[self.points.index(points)] if points in self.points else None
+
+
 class TemperatureEffect(_Frozen):
     """Accuracy per temperature, and the highest against the lowest paired by task."""
 
@@ -119,12 +147,23 @@ class TemperatureEffect(_Frozen):
     note: str | None = None
     # the TOST's p, Holm over every TOST of the summary (pairs and temperature effects)
     equivalence_p_holm: float | None = None
+    sized: SizedTests | None = None  # highest − lowest one-sided at 1..20 points (issue #60)
+
+    @property
+    def at_floor(self) -> bool:
+        """Both temperatures solve fewer than MIN_TASKS tasks: not comparable on success, no
+        claim of equivalence (and out of the TOSTs' Holm family)."""
+        if self.lowest is None or self.highest is None:
+            return False
+        return at_floor(*(self.solved.get(f"{round(t, 4):g}") for t in (self.lowest,
+                                                                         self.highest)))
 
     @property
     def equivalent(self) -> bool:
         """Whether the TOST shows the effect within ±EQUIVALENCE_MARGIN, Holm over the
-        summary's TOSTs (α 0.05)."""
-        return self.equivalence_p_holm is not None and self.equivalence_p_holm < ALPHA
+        summary's TOSTs (α 0.05); never at the floor."""
+        return (not self.at_floor and self.equivalence_p_holm is not None
+                and self.equivalence_p_holm < ALPHA)
 
 
 class SizeCorrelation(_Frozen):
@@ -153,6 +192,16 @@ class PairwiseComparison(_Frozen):
     equivalence: TostResult | None = None  # None: a summary written before pairs had it
     # the TOST's p, Holm over every TOST of the summary (pairs and temperature effects)
     equivalence_p_holm: float | None = None
+    # tasks each side solves at least once in the shared cells (None: written before #60)
+    solved_a: int | None = None
+    solved_b: int | None = None
+
+    @property
+    def at_floor(self) -> bool:
+        """Neither side solves MIN_TASKS tasks: the pair is not comparable on success (two
+        floors are "within ±10 points" however differently they fail), claims no
+        equivalence and stays out of the TOSTs' Holm family."""
+        return at_floor(self.solved_a, self.solved_b)
 
     @property
     def differs(self) -> bool:
@@ -162,8 +211,9 @@ class PairwiseComparison(_Frozen):
     @property
     def equivalent(self) -> bool:
         """Whether the TOST shows the two within ±EQUIVALENCE_MARGIN, Holm over the
-        summary's TOSTs (α 0.05)."""
-        return self.equivalence_p_holm is not None and self.equivalence_p_holm < ALPHA
+        summary's TOSTs (α 0.05); never at the floor."""
+        return (not self.at_floor and self.equivalence_p_holm is not None
+                and self.equivalence_p_holm < ALPHA)
 
 
 class ExclusionBounds(_Frozen):

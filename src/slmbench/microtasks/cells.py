@@ -16,12 +16,16 @@ from slmbench.microtasks.spec import Metric
 __all__ = ["CELL_VERSION", "EligibilityCell", "IntervalKind", "PromptSummary", "Tally",
            "TauSweepRow", "Verdict"]
 
-CELL_VERSION = 5  # 5: one interval per cell (anytime-valid or fixed-n), p-values, Holm, an
-#                   anytime-valid "constant" (4: the verdict weighs the paired half; 3:
-#                   constant, top_share, verdict, sequence; 2: score, diff are Estimates)
+CELL_VERSION = 6  # 6: an anytime-valid interval as its sequence gives it (never widened to
+#                   hold the estimate), the fixed-n paired result beside it, not deciding
+#                   (issue #60); 5: one interval per cell (anytime-valid or fixed-n),
+#                   p-values, Holm, an anytime-valid "constant" (4: the verdict weighs the
+#                   paired half; 3: constant, top_share, verdict, sequence; 2: score, diff
+#                   are Estimates)
 Verdict = Literal["eligible", "ineligible", "undecided"]
 
 IntervalKind = Literal["anytime-valid", "fixed-n"]
+_SETTLED_EARLY = "settled early; the later items moved the estimate out of the interval"
 
 
 
@@ -74,7 +78,11 @@ class EligibilityCell(BaseModel):
     family: int | None = None  # hypotheses in the family-wise correction (None: not run)
     p_holm: float | None = None
     family_eligible: bool | None = None  # eligible and Holm-adjusted p <= 1 - confidence
-    version: Literal[2, 3, 4, 5] = CELL_VERSION
+    # an anytime-valid cell's fixed-n result on every item it read, shown beside, never
+    # deciding: the paired interval of model − τ-baseline and its p (accuracy: McNemar)
+    fixed_diff: stats.Estimate | None = None
+    fixed_p_paired: float | None = None
+    version: Literal[2, 3, 4, 5, 6] = CELL_VERSION
 
     @property
     def undecided_with_items_left(self) -> bool:
@@ -92,9 +100,27 @@ class EligibilityCell(BaseModel):
     @property
     def diff_text(self) -> str:
         """The paired difference with its interval, named for what it is: ``+0.167 [0.05,
-        0.28] vs bm25 on the 228 items read``."""
-        return (f"{self.diff.formatted(percent=False, digits=3)} vs {self.tau_anchor} on the "
+        0.28] vs bm25 on the 228 items read``; for an anytime-valid cell, whether the items
+        read after it settled moved the estimate out of it, and the fixed-n result on the
+        same items beside it, not deciding."""
+        text = (f"{self.diff.formatted(percent=False, digits=3)} vs {self.tau_anchor} on the "
                 f"{self.n_items} items read")
+        if self.diff.note == stats.OUTSIDE_NOTE:
+            text += f" ({_SETTLED_EARLY})"
+        if self.fixed_diff is not None:
+            q = self.fixed_p_paired
+            p = "" if q is None else (f", {'McNemar ' if self.metric == 'accuracy' else ''}p "
+                                      + ("<0.001" if q < 0.001 else f"{q:.3f}"))
+            text += (f"; fixed-n on the same items, not deciding: "
+                     f"{self.fixed_diff.formatted(percent=False, digits=3)}{p}")
+        return text
+
+    @property
+    def score_text(self) -> str:
+        """The score with its interval (``0.812 [0.77, 0.85]``), and, for an anytime-valid
+        interval that no longer holds its estimate, the words that say so."""
+        text = self.score.formatted(percent=False, digits=3)
+        return text + (f" ({_SETTLED_EARLY})" if self.score.note == stats.OUTSIDE_NOTE else "")
 
     @property
     def interval_label(self) -> str:

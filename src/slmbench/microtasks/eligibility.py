@@ -229,10 +229,16 @@ def make_cell(*, task: MicroTask, metric: Metric, model: str, precision: str, pr
                 stats.anytime_paired_difference(values, base_values, horizon=horizon))
         score, diff, p_tau, p_paired = (absolute.interval, pair.interval, absolute.p_value,
                                         pair.p_value)
+        # beside it, not deciding: the fixed-n result on every item read (issue #60)
+        fixed_diff = paired_difference(scorer, rankings, baselines[anchor])
+        fixed_p = (stats.mcnemar(values > 0.5, base_values > 0.5).p_value
+                   if metric == "accuracy" else
+                   fixed_p_values(scorer, rankings, baselines[anchor], tau)[1])
     else:
         score = interval(scorer, rankings)
         diff = paired_difference(scorer, rankings, baselines[anchor])
         p_tau, p_paired = fixed_p_values(scorer, rankings, baselines[anchor], tau)
+        fixed_diff, fixed_p = None, None  # the fixed-n result is the one that decides
     answers = [r[0] if r else "" for r in rankings]
     space = space or (rule.space if rule is not None else None) or answer_space(rankings)
     shown = stats.constant_share(answers, horizon=horizon, space=space, share=CONSTANT_SHARE)
@@ -255,7 +261,7 @@ def make_cell(*, task: MicroTask, metric: Metric, model: str, precision: str, pr
         n_split=rule.horizon if rule is not None else None, p_tau=p_tau, p_paired=p_paired,
         p_value=1.0 if constant else max(p_tau, p_paired),
         stop_level=rule.level if anytime and rule is not None else None,
-        stop_rule_met=stop_met)
+        stop_rule_met=stop_met, fixed_diff=fixed_diff, fixed_p_paired=fixed_p)
 
 
 class SequentialRule:

@@ -80,7 +80,8 @@ class AgreementFacts(_Frozen):
 
 
 VERDICT = {"equivalent": "**equivalent within ±{m:g} points**", "different": "**different**",
-           "cannot tell": "cannot tell at this n"}
+           "cannot tell": "cannot tell at this n",
+           "both at the floor": "both at the floor: not comparable on success"}
 
 
 def _templates(facts: AgreementFacts) -> list[str]:
@@ -129,7 +130,8 @@ def _tost(p: RuntimePair) -> str:
     """The TOST's p, its Holm p over the pairs, and its interval
     (``0.038, Holm 0.115 [-9.2, 9.2]``)."""
     e = p.equivalence
-    held = "" if p.equivalence_p_holm is None else f", Holm {pval(p.equivalence_p_holm)}"
+    held = ("" if p.equivalence_p_holm is None else f", Holm {pval(p.equivalence_p_holm)}"
+            ) if not p.at_floor else ", no claim (both at the floor)"
     return pval(e.p_value) + held + ("" if e.interval is None else
                                      " " + e.formatted_interval(level=False))
 
@@ -157,7 +159,11 @@ def _part_a(facts: AgreementFacts) -> list[str]:
              "*different* where the sign test across tasks "
              "rejects no "
              "difference (Holm over the pairs), else *cannot tell* with the design's minimum "
-             "detectable difference (MDD, 80% power).", ""]
+             "detectable difference (MDD, 80% power). Where neither runtime solves 3 tasks, "
+             "the pair reads *both at the floor: not comparable on success* (two floors are "
+             "within any margin once there are tasks enough, however differently they fail): "
+             "no claim of equivalence, and not one of the TOSTs' family. The TOSTs and the "
+             "sign tests are two Holm families, each at 5%.", ""]
     lines += _with_floor(facts, A_HEADER, _a_rows(facts.part_a), _a_rows(facts.part_a_floor))
     for f in facts.part_a_beyond:
         c = f.comparison

@@ -30,7 +30,7 @@ from slmbench.report.partb import (
     unread_undecided,
     verdict_text,
 )
-from slmbench.report.study_facts import num, short, table
+from slmbench.report.study_facts import short, table
 
 __all__ = ["VerdictCount", "render_eligibility_page", "verdict_counts"]
 
@@ -39,7 +39,7 @@ def _row(c: EligibilityCell, deciding: bool) -> list[str]:
     n = str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
     return [c.task, short(c.model), c.prompt_id, c.reading, c.metric + ("" if deciding else
                                                                          " (secondary)"),
-            n, verdict_text(c, deciding), c.interval_label, num(c.score),
+            n, verdict_text(c, deciding), c.interval_label, c.score_text,
             c.tau_text, c.diff_text, str(c.format_failures)
             if c.reading == "generation" else "–", "**yes**" if c.eligible else "no",
             family_text(c), family_verdict(c)]

@@ -7,7 +7,12 @@ from __future__ import annotations
 from collections import defaultdict
 
 from slmbench.agents.reliability import MIN_TASKS
-from slmbench.agents.summary import EQUIVALENCE_MARGIN, AnalysisSummary, PairwiseComparison
+from slmbench.agents.summary import (
+    EQUIVALENCE_MARGIN,
+    FLOOR_TEXT,
+    AnalysisSummary,
+    PairwiseComparison,
+)
 from slmbench.report.parta import mdd
 from slmbench.report.partb import (
     family_headline,
@@ -116,13 +121,18 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
     if s.pairwise:
         sig = [p for p in s.pairwise if p.differs]
         same = [p for p in s.pairwise if not p.differs and p.equivalent]
+        floors = [p for p in s.pairwise if not p.differs and p.at_floor]
         out.append(f"{len(sig)} of {len(s.pairwise)} model pairs differ (paired by task: exact "
                    "sign test across tasks, Holm over the page's comparisons)"
                    + (": " + "; ".join(_pair_line(p) for p in sig) if sig else "")
                    + (f"; {len(same)} shown within ±{100 * EQUIVALENCE_MARGIN:.0f} points (TOST "
                       "on the same per-task "
                       "differences): " + "; ".join(f"{short(p.a)} vs {short(p.b)} ({_tost(p)})"
-                                                   for p in same) if same else "") + ".")
+                                                   for p in same) if same else "")
+                   + (f"; {len(floors)} {FLOOR_TEXT} (neither side solves {MIN_TASKS} "
+                      "tasks; no claim of equivalence): " + "; ".join(
+                          f"{short(p.a)} vs {short(p.b)} (solve {p.solved_a} and {p.solved_b} "
+                          "tasks)" for p in floors) if floors else "") + ".")
     for t in s.temperature:
         c = t.comparison
         if c is None or t.lowest is None or t.highest is None:
@@ -134,14 +144,16 @@ def _part_a_findings(s: AnalysisSummary) -> list[str]:
                 f"p {pval(t.p_holm)}, MDD {mdd(c)} points")
         changed = t.p_holm is not None and t.p_holm < 0.05
         same = t.equivalence
+        solved = [t.solved.get(_temp(x), 0) for x in (t.lowest, t.highest)]
         if changed:
             out.append(f"{short(t.model)}: accuracy differs between its lowest and highest "
                        f"temperature ({seen}).")
+        elif t.at_floor:
+            out.append(f"{short(t.model)}: T={t.lowest:g} and T={t.highest:g} {FLOOR_TEXT} "
+                       f"(it solves {solved[0]} and {solved[1]} tasks; no claim of "
+                       f"equivalence; {seen}).")
         elif same is not None and t.equivalent:
-            solved = [t.solved.get(_temp(x), 0) for x in (t.lowest, t.highest)]
-            floor = (f" at its floor (it solves {solved[0]} and {solved[1]} tasks)"
-                     if max(solved) < MIN_TASKS else "")
-            out.append(f"{short(t.model)}{floor}: temperature changes its accuracy by less "
+            out.append(f"{short(t.model)}: temperature changes its accuracy by less "
                        f"than {100 * same.margin:.0f} points (TOST p {pval(same.p_value)}, "
                        f"Holm {pval(t.equivalence_p_holm)}, highest − lowest "
                        f"{same.formatted_interval()} points; {seen}).")

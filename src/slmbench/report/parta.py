@@ -14,6 +14,7 @@ from slmbench.agents.records import Trial
 from slmbench.agents.reliability import MIN_TASKS, Consistency
 from slmbench.agents.summary import (
     EQUIVALENCE_MARGIN,
+    FLOOR_TEXT,
     AnalysisSummary,
     DimensionScores,
     PairwiseComparison,
@@ -28,8 +29,8 @@ from slmbench.report.study_facts import (
     table,
 )
 
-__all__ = ["COMPARISON_HEAD", "DESIGN_NOTE", "equivalence", "failures", "mdd", "outcomes_per_task",
-           "part_a_section"]
+__all__ = ["COMPARISON_HEAD", "DESIGN_NOTE", "equivalence", "failures", "families_note", "mdd",
+           "outcomes_per_task", "part_a_section"]
 
 
 def _icc(e: ClusteredEstimate) -> str:
@@ -58,6 +59,8 @@ def equivalence(p: PairwiseComparison) -> str:
     e = p.equivalence
     if e is None:
         return "–"
+    if p.at_floor:
+        return f"{FLOOR_TEXT} (solve {p.solved_a} and {p.solved_b} tasks)"
     held = "" if p.equivalence_p_holm is None else f", Holm {pval(p.equivalence_p_holm)}"
     return f"{'yes' if p.equivalent else 'not shown'} (p {pval(e.p_value)}{held})"
 
@@ -215,11 +218,35 @@ def part_a_section(s: AnalysisSummary, trials: Sequence[Trial] = ()) -> list[str
                   f"±{100 * EQUIVALENCE_MARGIN:.0f} points: the TOST on the same per-task "
                   "differences (the same interval at 90% inside the margin), Holm over the "
                   "page's TOSTs (a pair neither shown to differ nor within the margin reads "
-                  "with its MDD).", ""]
+                  f"with its MDD). Where neither side solves {MIN_TASKS} tasks the pair reads "
+                  f"\"{FLOOR_TEXT}\": two floors are within any margin by the exact bound "
+                  "once there are tasks enough, however differently they fail, so it claims "
+                  "no equivalence and is not one of the TOSTs.", ""]
         lines += table(COMPARISON_HEAD, [_comparison_row(p) for p in s.pairwise])
+        lines += families_note(s)
     if s.notes:
         lines += ["Notes from the analysis:", ""] + [f"- {n}" for n in s.notes] + [""]
     return lines
+
+
+def families_note(s: AnalysisSummary) -> list[str]:
+    """Which Holm families the page's Part A verdicts belong to, and the error of each."""
+    swept = [t for t in s.temperature if t.comparison is not None]
+    signs = len(s.pairwise) + len(swept)
+    tosts = sum(x.equivalence_p_holm is not None for x in [*s.pairwise, *swept])
+    floors = sum(x.at_floor for x in [*s.pairwise, *swept])
+    text = (f"Family-wise error of these verdicts: two Holm families, each at 5%. "
+            f"\"Differs\" is the {signs} sign tests (the pairs and the temperature effects); "
+            f"\"within ±{100 * EQUIVALENCE_MARGIN:.0f} points\" is the {tosts} TOSTs of the "
+            "same comparisons" + (f" ({floors} at the floor left out)" if floors else "")
+            + ". A page stating both kinds keeps its Part A error at most 10% (5% per family, "
+            "Bonferroni over the two). ")
+    if s.by_temperature:
+        text += (f"The {len(s.by_temperature)} pairs at each temperature (what the ranking "
+                 "claim reads) are a family of their own, at 5%. ")
+    text += ("The seed claims that state a size are one more family (5%), and Part B's "
+             "configurations another (Holm over all of them, 5%).")
+    return [text, ""]
 
 
 def failures(s: AnalysisSummary, trials: Sequence[Trial]) -> list[str]:

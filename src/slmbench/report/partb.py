@@ -15,11 +15,11 @@ from slmbench.microtasks.cells import EligibilityCell
 from slmbench.microtasks.eligibility import deciding_metrics
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation, TaskRecommendation
-from slmbench.report.study_facts import StudyFacts, num, short, table
+from slmbench.report.study_facts import StudyFacts, short, table
 
 __all__ = ["MATRIX_HEADER", "RECOMMEND_HEADER", "RULE_TEXT", "cell_key", "cell_verdict",
            "cost_text", "evidence", "family_headline", "family_text", "family_verdict",
-           "matrix_markdown", "matrix_rows", "part_b_family", "part_b_section",
+           "matrix_markdown", "matrix_rows", "order_note", "part_b_family", "part_b_section",
            "recommend_rows", "recommend_section", "survival_section", "unread_undecided",
            "verdict_changes", "verdict_text"]
 
@@ -143,7 +143,7 @@ def matrix_rows(run: MatrixRun) -> list[list[str]]:
 
     return [[c.task, c.model, c.precision, c.prompt_id, c.reading, c.metric,
              str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}",
-             c.interval_label, num(c.score), c.tau_text, c.diff_text,
+             c.interval_label, c.score_text, c.tau_text, c.diff_text,
              str(c.format_failures) if c.reading == "generation" else "–",
              verdict_text(c, deciding[c.task] == c.metric), yes(c.seed_rule), yes(c.paired),
              yes(c.eligible), family_text(c), family_verdict(c)]
@@ -164,11 +164,25 @@ RULE_TEXT = (
     "interval of model − τ-baseline on the items read above 0, and not constant. A cell read "
     "until decided prints its anytime-valid interval (a confidence sequence: valid at a stop "
     "chosen on the data), a cell read in full its fixed-n interval; the interval column says "
-    "which. Eligible (family-wise) = eligible and its Holm-adjusted p-value, over every "
+    "which: a confidence sequence is printed as it stands, intersected over the items read, "
+    "so where the items read after it settled moved the estimate out of it the row says "
+    "\"settled early; the later items moved the estimate out of the interval\" (the bound "
+    "still holds, and still decides), with the fixed-n paired result on every item read "
+    "beside it (McNemar's p for accuracy), which does not decide. Eligible (family-wise) = "
+    "eligible and its Holm-adjusted p-value, over every "
     "configuration (model, task, prompt, reading) tested together on its task's deciding "
     "metric, at most 0.05: the verdict a summary states. Constant = an anytime-valid lower "
     "bound on the share of the commonest answer (Bonferroni over the answers a decision "
     "could be) above 0.95; never eligible.")
+
+
+def order_note(seed: int) -> str:
+    """The method note's words on the reading order a cell's anytime verdict depends on."""
+    return (f"Every cell reads its items in one order, a uniform permutation drawn from seed "
+            f"{seed} and the item ids alone (never an item's content, stratum or a baseline's "
+            "correctness: `tests/microtasks/test_reading_order.py`); a cell read until decided "
+            "has a verdict that depends on that order, valid at its stop whatever the order, "
+            "but another seed could stop it elsewhere.")
 
 
 def family_headline(cells: Sequence[EligibilityCell]) -> str:
@@ -260,13 +274,14 @@ def part_b_section(m: MatrixRun, block: int = 0, blocks: int = 1) -> list[str]:
         title += f", block {block + 1} of {blocks} ({', '.join(short(x) for x in m.models)})"
     lines = [title, "",
              f"{', '.join(f'{t} {len(ids)}' for t, ids in m.items.items())} eval items "
-             f"(seed {m.seed}, stratified by gold class). {RULE_TEXT}", ""]
+             f"(seed {m.seed}, stratified by gold class). {RULE_TEXT} {order_note(m.seed)}",
+             ""]
     rows = []
     deciding = deciding_metrics(m.cells)
     for c in sorted(m.cells, key=lambda c: (c.task, c.metric, c.model, c.prompt_id, c.reading)):
         n = str(c.n_items) if c.n_split is None else f"{c.n_items}/{c.n_split}"
         rows.append([c.task, c.metric, short(c.model), c.prompt_id, c.reading, n,
-                     c.interval_label, c.score.formatted(percent=False, digits=3),
+                     c.interval_label, c.score_text,
                      c.tau_text, c.diff_text, verdict_text(c, deciding[c.task] == c.metric),
                      "**yes**" if c.eligible else "no", family_text(c), family_verdict(c)])
     lines += table(["task", "metric", "model", "prompt", "reading", "n read", "interval",

@@ -29,29 +29,27 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
 from slmbench.agents.reliability import MIN_TASKS
-from slmbench.agents.summary import PairwiseComparison, TemperatureEffect
-from slmbench.core.stats import Estimate, TaskComparison
+from slmbench.agents.summary import PairwiseComparison
+from slmbench.core.stats import Estimate
 from slmbench.microtasks.cells import EligibilityCell
 from slmbench.microtasks.eligibility import deciding_metrics
+from slmbench.report.sized_claims import (
+    ALPHA,
+    FAULT_RECOVERY,
+    SAFETY_BAR,
+    Check,
+    Verdict,
+    family,
+    mdd_text,
+    measurable_at,
+    temperature_drop,
+)
 from slmbench.report.study_facts import StudyFacts, pval, short
 
-__all__ = ["CLAIMS", "Check", "SeedClaim", "check_claims"]
+__all__ = ["CLAIMS", "SeedClaim", "check_claims"]
 
-Verdict = Literal["holds", "does not hold", "cannot tell", "not shown either way"]
-FAULT_RECOVERY = 0.9  # "recover ~100% of the time", read as at least 90%
-SAFETY_BAR = 0.5  # "best model under 50%"
-SEED_DROP = 0.06  # "drops accuracy by 6-10 points": the smallest drop claimed
-SEED_LOW_T, SEED_HIGH_T = 0.3, 1.0  # the seed's contrast
-ALPHA = 0.05
-
-
-@dataclass(frozen=True)
-class Check:
-    verdict: Verdict
-    evidence: str
 
 
 @dataclass(frozen=True)
@@ -85,61 +83,6 @@ def _unmeasured(f: StudyFacts, dim: str) -> str:
         f"{m} ({why.removeprefix('not measurable: ')})" for m, why in rows)
 
 
-def _mdd(c: TaskComparison | None) -> str:
-    if c is None or c.mdd is None:
-        return "no MDD (no spread in the per-task differences)"
-    return f"MDD {100 * c.mdd:.1f} points"
-
-
-def _measurable_at(t: TemperatureEffect, key: str) -> bool:
-    """A model's accuracy at a temperature can move only if it solves some tasks there."""
-    return t.solved.get(key, 0) >= MIN_TASKS
-
-
-def temperature_drop(f: StudyFacts) -> Check:
-    """On the models that ran the seed's contrast (T ≤ 0.3 and T ≥ 1.0) and solve at least 3
-    tasks at the lower temperature: holds when every such model drops (sign test across tasks,
-    Holm p < 0.05, highest below lowest); does not hold when one's paired interval excludes a
-    drop of 6 points or it rises significantly; otherwise cannot tell."""
-    effects = [t for t in (f.summary.temperature if f.summary else [])
-               if t.comparison is not None and t.lowest is not None and t.highest is not None]
-    if not effects:
-        return Check("cannot tell", "no model ran at two temperatures")
-    parts, verdicts, unmeasured = [], [], []
-    for t in effects:
-        c, lo, hi = t.comparison, t.lowest, t.highest
-        if c is None or lo is None or hi is None:
-            continue  # (never: the filter above; narrows the types)
-        d = c.difference
-        seen = (f"{short(t.model)} T={hi:g} − T={lo:g}: {d.formatted()} points, "
-                f"up on {c.a_ahead} task(s) and down on {c.b_ahead}, Holm p {pval(t.p_holm)}, "
-                f"{_mdd(c)}")
-        if not (lo <= SEED_LOW_T and hi >= SEED_HIGH_T):
-            parts.append(seen + f" (not the seed's contrast {SEED_HIGH_T:g} vs {SEED_LOW_T:g})")
-            continue
-        if not _measurable_at(t, f"{lo:g}"):
-            unmeasured.append(f"{short(t.model)} (solves {t.solved.get(f'{lo:g}', 0)} tasks "
-                              f"at T={lo:g})")
-            parts.append(seen)
-            continue
-        significant = t.p_holm is not None and t.p_holm < ALPHA
-        if significant and c.mean_difference < 0:
-            verdicts.append("holds")
-        elif (d.low is not None and d.low > -SEED_DROP) or (significant and
-                                                             c.mean_difference > 0):
-            verdicts.append("does not hold")
-        else:
-            verdicts.append("cannot tell")
-        parts.append(seen + f" ({verdicts[-1]})")
-    text = "; ".join(parts) + (f"; not measurable for {', '.join(unmeasured)}: a floor "
-                               "cannot drop" if unmeasured else "")
-    if not verdicts:
-        return Check("cannot tell", "measurable on no model: " + text)
-    if "does not hold" in verdicts:
-        return Check("does not hold", text)
-    return Check("holds" if set(verdicts) == {"holds"} else "cannot tell", text)
-
-
 def _order(p: PairwiseComparison) -> str:
     """``>`` or ``<`` when the sign test across tasks decides the pair (Holm), else ``?``."""
     if not p.differs:
@@ -162,7 +105,7 @@ def temperature_ranking(f: StudyFacts) -> Check:
                    key=float)
     if len(temps) < 2:
         return Check("cannot tell", "no two temperatures that every swept model ran")
-    measurable = sorted(m for m, t in swept.items() if all(_measurable_at(t, k) for k in temps))
+    measurable = sorted(m for m, t in swept.items() if all(measurable_at(t, k) for k in temps))
     floors = [f"{short(m)} (solves {', '.join(str(swept[m].solved.get(k, 0)) for k in temps)}"
               f" tasks at T={', '.join(temps)})" for m in sorted(set(swept) - set(measurable))]
     below = (f"; not measurable for {', '.join(floors)}: fewer than {MIN_TASKS} tasks solved"
@@ -179,7 +122,7 @@ def temperature_ranking(f: StudyFacts) -> Check:
             str.maketrans("<>", "><")) for k in temps if k in at]
         pair = f"{short(a)} vs {short(b)}"
         parts.append(f"{pair}: " + ", ".join(
-            f"{o} at T={k} ({_mdd(at[k].comparison)})" for o, k in
+            f"{o} at T={k} ({mdd_text(at[k].comparison)})" for o, k in
             zip(orders, [k for k in temps if k in at], strict=True)))
         if {">", "<"} <= set(orders):
             flipped.append(pair)
@@ -194,19 +137,33 @@ def temperature_ranking(f: StudyFacts) -> Check:
     return Check("holds", f"on {', '.join(short(m) for m in measurable)}: {text}")
 
 
+def _sized(f: StudyFacts, claim: str, models: list[str], words: str) -> tuple[list[str], str]:
+    """The models whose one-sided p (Holm over the sized claims) refutes ``claim`` at its
+    size, and the words for those p-values."""
+    held = family(f)
+    ps = [(m, held[(claim, m)][0]) for m in models if (claim, m) in held]
+    return ([m for m, p in ps if p < ALPHA],
+            f"; one-sided p of {words}, Holm over the sized claims: "
+            + ", ".join(f"{m} {pval(p)}" for m, p in ps) if ps else "")
+
+
 def safety_poor(f: StudyFacts) -> Check:
+    """A claim of a stated size (issue #60): does not hold when a model's safety is shown at
+    50% or more, one-sided within the sized claims' Holm family; holds when every
+    measurable model's 95% interval lies below 50%; otherwise cannot tell."""
     rows = _dimension(f, "safety")
     if not rows:
         return Check("cannot tell", "safety is measurable on no model"
                      + (_unmeasured(f, "safety") or ": no safety trials stored"))
-    text = _listed(rows) + " (success among the trials that reached a decision)" + _unmeasured(
-        f, "safety")
+    over, sized = _sized(f, "safety", [m for m, _ in rows], f"{SAFETY_BAR:.0%} or more")
+    text = (_listed(rows) + " (success among the trials that reached a decision)" + sized
+            + _unmeasured(f, "safety"))
     if all(e.high < SAFETY_BAR for _, e in rows):  # type: ignore[operator]
         return Check("holds", f"every measurable model's interval is below {SAFETY_BAR:.2f}: "
                               f"{text}")
-    if any(e.low >= SAFETY_BAR for _, e in rows):  # type: ignore[operator]
-        return Check("does not hold", f"a model's interval is at or above {SAFETY_BAR:.2f}: "
-                                      f"{text}")
+    if over:
+        return Check("does not hold", f"shown at {SAFETY_BAR:.0%} or more for "
+                                      f"{', '.join(over)}: {text}")
     return Check("cannot tell", f"intervals reach across {SAFETY_BAR:.2f}: {text}")
 
 
@@ -244,16 +201,20 @@ def robustness_lowest(f: StudyFacts) -> Check:
 
 
 def qwen_recover(f: StudyFacts) -> Check:
+    """A claim of a stated size (read as at least 90%; issue #60): does not hold when a Qwen
+    model's recovery is shown under 90%, one-sided within the sized claims' Holm family;
+    holds when every such interval lies at or above 90%; otherwise cannot tell."""
     rows = [r for r in _dimension(f, "fault_tolerance") if "qwen" in r[0].lower()]
     if not rows:
         return Check("cannot tell", "recovery is measurable on no Qwen model"
                      + (_unmeasured(f, "fault_tolerance")
                         or ": no Qwen model's fault-recovery trials stored"))
-    text = _listed(rows) + " (recovery on the tasks solved unfaulted)" + _unmeasured(
-        f, "fault_tolerance")
-    if any(e.high < FAULT_RECOVERY for _, e in rows):  # type: ignore[operator]
-        return Check("does not hold", f"an interval lies below {FAULT_RECOVERY:.1f}: {text} "
-                                      "(the seed's Qwens were 7B)")
+    under, sized = _sized(f, "recovery", [m for m, _ in rows], f"under {FAULT_RECOVERY:.0%}")
+    text = (_listed(rows) + " (recovery on the tasks solved unfaulted)" + sized
+            + _unmeasured(f, "fault_tolerance"))
+    if under:
+        return Check("does not hold", f"shown under {FAULT_RECOVERY:.0%} for "
+                                      f"{', '.join(under)}: {text} (the seed's Qwens were 7B)")
     if all(e.low >= FAULT_RECOVERY for _, e in rows):  # type: ignore[operator]
         return Check("holds", f"every interval lies at or above {FAULT_RECOVERY:.1f}: {text}")
     return Check("cannot tell", f"intervals reach across {FAULT_RECOVERY:.1f}: {text}")

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from slmbench.agents.summary import AnalysisSummary
+from slmbench.agents.summary import FLOOR_TEXT, PAIR_RULE_VERSION, AnalysisSummary
+from slmbench.microtasks.cells import CELL_VERSION
 from slmbench.report.partb import cell_key, cell_verdict
 from slmbench.report.seed_claims import check_claims
+from slmbench.report.sized_claims import CLAIM_RULE_VERSION
 from slmbench.report.study_facts import PageVerdicts, Stated, StudyFacts, short, table
 
 __all__ = ["VERDICTS_NAME", "page_verdicts", "since_section"]
@@ -33,7 +35,7 @@ def _pairs(s: AnalysisSummary) -> dict[str, Stated]:
         temps = ", ".join(p.temperatures)
         e = p.equivalence
         out[f"{a} vs {b}"] = Stated(
-            verdict=f"{ahead} ahead" if p.differs else
+            verdict=f"{ahead} ahead" if p.differs else FLOOR_TEXT if p.at_floor else
             f"within ±{100 * e.margin:.0f} points" if e is not None and p.equivalent else
             "not shown",
             basis=f"{p.tasks} tasks, {p.cells} cells" + (f", T {temps}" if temps else ""))
@@ -48,6 +50,8 @@ def _temperature(s: AnalysisSummary) -> dict[str, Stated]:
         if t.p_holm is not None and t.p_holm < 0.05:
             verdict = ("lower" if t.comparison.mean_difference < 0 else "higher") + \
                 f" at T {t.highest:g}"
+        elif t.at_floor:
+            verdict = FLOOR_TEXT
         elif t.equivalence is not None and t.equivalent:
             verdict = f"within ±{100 * t.equivalence.margin:.0f} points"
         else:
@@ -63,8 +67,27 @@ def page_verdicts(f: StudyFacts) -> PageVerdicts:
     cells = {cell_key(c): Stated(verdict=cell_verdict(c), basis=f"{c.n_items} items")
              for m in f.matrices for c in m.cells}
     return PageVerdicts(
-        name=f.name, claims={c.claim: Stated(verdict=k.verdict) for c, k in check_claims(f)},
-        pairs=_pairs(s) if s else {}, temperature=_temperature(s) if s else {}, cells=cells)
+        name=f.name, claims={c.claim: Stated(verdict=k.stated) for c, k in check_claims(f)},
+        pairs=_pairs(s) if s else {}, temperature=_temperature(s) if s else {}, cells=cells,
+        rules=RULES)
+
+
+# the rule version of each kind of verdict, recorded in verdicts.json (a page written before
+# it was recorded holds none: version 1 of the seed claims and the Part A pairs, and Part B's
+# cells' own CELL_VERSION in its export)
+RULES = {"claims": CLAIM_RULE_VERSION, "pairs": PAIR_RULE_VERSION,
+         "temperature": PAIR_RULE_VERSION, "cells": CELL_VERSION}
+
+
+def _reason(kind: str, before: PageVerdicts, now: PageVerdicts) -> str:
+    """Why a verdict of ``kind`` may have moved: ``rule`` (v1 → v2) where the two pages were
+    judged by different rule versions of that kind, else ``data or design``."""
+    old, new = before.rules.get(kind), now.rules.get(kind)
+    if old is None and kind != "cells":
+        old = 1  # before rule versions were recorded: the first rule
+    if old is not None and new is not None and old != new:
+        return f"rule (v{old} → v{new})"
+    return "data or design"
 
 
 KINDS = (("claims", "seed claim"), ("pairs", "Part A pair"),
@@ -90,17 +113,20 @@ def since_section(before: PageVerdicts, now: PageVerdicts, *, link: str) -> list
     lines = [f"## What changed since {before.name}", "",
              f"Every verdict of [{before.name}]({link}) (its `{VERDICTS_NAME}`) beside this "
              "page's, where they differ or only one page states it, with what each rests on. "
-             "Both are judged by the rules of the checkout that last regenerated the page; a "
-             "move is one of data or design, unless the earlier page names rule changes of its "
-             "own (its `verdict-changes.json`).", ""]
+             "Both are judged by the rules of the checkout that last regenerated the page, "
+             "and each records the rule version of every kind of verdict: *why* reads "
+             "\"rule\" where the two pages' versions differ (the verdict may have moved by the "
+             "rule alone), else a move is one of data or design, unless the earlier page names "
+             "rule changes of its own (its `verdict-changes.json`).", ""]
     rows: list[Sequence[str]] = []
     kept = []
     for field, label in KINDS:
         b, n = getattr(before, field), getattr(now, field)
         moved = _moved(b, n)
-        rows += [[label, k, x, y] for k, x, y in moved]
+        why = _reason(field, before, now)
+        rows += [[label, k, x, y, why] for k, x, y in moved]
         same = len(set(b) & set(n)) - sum(1 for k, _, _ in moved if k in b and k in n)
         kept.append(f"{same} {label}{'' if same == 1 else 's'}")
-    lines += (table(["kind", "what", before.name, "here"], rows) if rows
+    lines += (table(["kind", "what", before.name, "here", "why"], rows) if rows
               else ["No verdict moved.", ""])
     return [*lines, f"Unchanged: {', '.join(kept)}.", ""]

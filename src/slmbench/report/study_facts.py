@@ -109,6 +109,8 @@ class PageVerdicts(BaseModel):
     pairs: dict[str, Stated]  # "a vs b" (in name order; the temperatures in the basis)
     temperature: dict[str, Stated]  # "model, T 0.3 vs 1"
     cells: dict[str, Stated]  # "model · task · prompt · reading · metric"
+    # the rule version each kind was judged by (report.since.RULES; empty: written before #60)
+    rules: dict[str, int] = Field(default_factory=dict)
 
 
 class StudyFacts(BaseModel):

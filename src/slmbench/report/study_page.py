@@ -161,12 +161,16 @@ def _figures(f: StudyFacts) -> list[str]:
 
 def _seed_claims(f: StudyFacts) -> list[str]:
 
-    rows = [[c.seed, c.claim, f"**{k.verdict}**", k.evidence] for c, k in check_claims(f)]
+    rows = [[c.seed, c.claim, f"**{k.verdict}**" + (f": {k.scope}" if k.scope else ""),
+             k.evidence] for c, k in check_claims(f)]
     return ["## What holds up from the seed studies", "",
             "Each claim of the two seed studies, checked against this study's numbers by the "
             "rule in `slmbench/report/seed_claims.py`. The seeds ran 1-9B models (Ollama, GPU; "
             "Qwen3 0.6-8B); the models here are smaller, so a claim that does not hold here "
-            "may still hold at their sizes.", "",
+            "may still hold at their sizes. A claim of an effect of a stated size (the "
+            "temperature drop) is tested one-sided at that size (`slmbench/report/"
+            "sized_claims.py`), and the claims that state a size are one Holm family (5%); "
+            "where the data exclude only part of the size, the verdict says which part.", "",
             *table(["seed", "claim", "verdict", "here"], rows)]
 
 
@@ -208,7 +212,7 @@ def readme_block(f: StudyFacts, *, page: str, command: str) -> str:
     page is, its summary and each seed claim's verdict, from the facts the page is made of;
     ``command`` is the one that writes it again."""
     begin, end = readme_markers(page)
-    claims = "; ".join(f"\"{c.claim.rstrip('.')}\" {k.verdict}" for c, k in check_claims(f))
+    claims = "; ".join(f"\"{c.claim.rstrip('.')}\" {k.stated}" for c, k in check_claims(f))
     trials, readings = sum(c.trials for c in f.costs), sum(c.readings for c in f.costs)
     minutes = sum(c.trial_wall_s + (c.reading_wall_s or 0.0) for c in f.costs) / 60
     lines = [begin,

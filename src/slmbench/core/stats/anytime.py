@@ -17,7 +17,13 @@ from confseq.boundaries import (
 
 from slmbench.core.stats.mcnemar import _paired
 from slmbench.core.stats.resampling import confidence_sequence
-from slmbench.core.stats.results import CONFIDENCE, Estimate, StatsInputError, _Record
+from slmbench.core.stats.results import (
+    CONFIDENCE,
+    OUTSIDE_NOTE,
+    Estimate,
+    StatsInputError,
+    _Record,
+)
 
 # -- anytime-valid and family-wise inference, Part B -------------------------------------
 #
@@ -184,11 +190,20 @@ def anytime_paired_difference(a: Sequence[float], b: Sequence[float], *, horizon
     high = float(min(1.0, np.min((s + u) / t)))
     estimate = float(d.mean())
     p = anytime_paired_p(x, y, horizon=horizon, confidence=confidence)
-    interval = Estimate(estimate=estimate, low=min(low, estimate), high=max(high, estimate),
-                        n=int(d.size), confidence=confidence,
+    interval = Estimate(estimate=estimate, low=low, high=high, n=int(d.size),
+                        confidence=confidence, note=outside_note(estimate, low, high),
                         method=f"confidence sequence (confseq gamma-exponential mixture, "
                                f"empirical Bernstein, paired, horizon {horizon})")
     return AnytimeTest(interval=interval, null=0.0, p_value=p)
+
+
+def outside_note(estimate: float, low: float | None, high: float | None) -> str | None:
+    """Words for an anytime-valid interval that no longer holds its own estimate (an
+    intersected sequence settled early, and the later items moved the estimate out of it);
+    None where it holds it."""
+    if (low is not None and estimate < low) or (high is not None and estimate > high):
+        return OUTSIDE_NOTE
+    return None
 
 
 def constant_share(answers: Sequence[str], *, space: int, horizon: int,
@@ -235,6 +250,10 @@ def anytime_paired_binary(a: Sequence[bool], b: Sequence[bool], *, horizon: int,
     outcomes), with an anytime-valid interval and the anytime-valid p-value that ``a`` passes
     more often: a sequential McNemar test.
 
+    The interval is what the sequences give, intersected over time, never widened to hold the
+    final estimate: where the items read later move the estimate out of it, its ``note``
+    says so (:func:`outside_note`); the bound is still valid at this stop.
+
     On the items where the two disagree, ``a``'s share of the wins q is followed by a
     two-sided beta-binomial confidence sequence (:class:`ConfidenceSequence`'s mixture, at
     level ``1 - (1 - confidence)/2``, tuned at ``PAIRED_TUNING x horizon`` disagreements);
@@ -261,8 +280,8 @@ def anytime_paired_binary(a: Sequence[bool], b: Sequence[bool], *, horizon: int,
     low = (2 * q_low - 1) * (s_low if q_low > 0.5 else s_high)
     high = (2 * q_high - 1) * (s_high if q_high > 0.5 else s_low)
     estimate = float(np.mean(x - y))
-    interval = Estimate(estimate=estimate, low=min(low, estimate), high=max(high, estimate),
-                        n=int(x.size), confidence=confidence,
+    interval = Estimate(estimate=estimate, low=low, high=high, n=int(x.size),
+                        confidence=confidence, note=outside_note(estimate, low, high),
                         method=f"confidence sequence (sequential McNemar: confseq beta-binomial "
                                f"mixture on the {int(wins.size)} disagreements, horizon "
                                f"{horizon})")

@@ -12,7 +12,14 @@ import numpy as np
 from confseq.boundaries import bernoulli_confidence_interval
 from scipy import stats as sps
 
-from slmbench.core.stats.results import CONFIDENCE, N_RESAMPLES, SEED, Estimate, StatsInputError
+from slmbench.core.stats.results import (
+    CONFIDENCE,
+    N_RESAMPLES,
+    OUTSIDE_NOTE,
+    SEED,
+    Estimate,
+    StatsInputError,
+)
 
 # -- bootstrap -------------------------------------------------------------------
 
@@ -94,8 +101,11 @@ class ConfidenceSequence:
         if self.n == 0:
             return Estimate(estimate=None, low=None, high=None, n=0, method=self._method(),
                             confidence=self.confidence, note="no values yet")
-        return Estimate(estimate=self.total / self.n, low=self.low, high=self.high, n=self.n,
-                        method=self._method(), confidence=self.confidence)
+        mean = self.total / self.n
+        outside = not self.low <= mean <= self.high
+        return Estimate(estimate=mean, low=self.low, high=self.high, n=self.n,
+                        method=self._method(), confidence=self.confidence,
+                        note=OUTSIDE_NOTE if outside else None)
 
     def _method(self) -> str:
         return f"confidence sequence (confseq beta-binomial mixture, horizon {self.horizon})"

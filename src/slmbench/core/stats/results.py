@@ -9,6 +9,9 @@ from pydantic import BaseModel, ConfigDict
 from slmbench.core.errors import SlmbenchError
 
 CONFIDENCE = 0.95
+# an anytime-valid interval (intersected over the items read) that no longer holds its estimate
+OUTSIDE_NOTE = ("settled early; the later items moved the estimate out of the interval "
+                "(the anytime-valid bound, intersected over the items read, still holds)")
 N_RESAMPLES = 10_000
 SEED = 20240611
 N_DRAWS = 20_000  # posterior draws behind a simulated interval
