@@ -221,7 +221,8 @@ def part_a_section(s: AnalysisSummary, trials: Sequence[Trial] = ()) -> list[str
                   f"with its MDD). Where neither side solves {MIN_TASKS} tasks the pair reads "
                   f"\"{FLOOR_TEXT}\": two floors are within any margin by the exact bound "
                   "once there are tasks enough, however differently they fail, so it claims "
-                  "no equivalence and is not one of the TOSTs.", ""]
+                  "no equivalence and is not one of the TOSTs; the stage funnel below "
+                  "compares such a pair stage by stage, where the two can differ.", ""]
         lines += table(COMPARISON_HEAD, [_comparison_row(p) for p in s.pairwise])
         lines += families_note(s)
     if s.notes:
