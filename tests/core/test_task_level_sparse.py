@@ -102,11 +102,12 @@ def test_one_more_success_never_lowers_either_bound(case: tuple[list[int], tuple
 
 
 def test_the_reported_cases_of_issue_60_widen_with_the_success() -> None:
-    """0 of 62 tasks × 3 against 1 of them, and 0 of 72 trials against 1 (24 tasks × 3). At
-    0 successes the upper bound is Clopper–Pearson's on the tasks (the draws of a
-    Dirichlet(1, …, 1) weight are Beta(1, tasks)), up to simulation error."""
-    for tasks in (62, 24):
-        none = stats.task_level_rate([(3, 0)] * tasks)
-        one = stats.task_level_rate([(3, 1)] + [(3, 0)] * (tasks - 1))
+    """0 of 62 tasks × 3 against 1 of them (v3: [0, 5.8]% then [0, 3.0]%), and 0 of 8 tasks ×
+    9 against 1 (v3's per-group 0/72 [0, 32.4]% then 1/72 [0, 7.5]%). At 0 successes the upper
+    bound is Clopper–Pearson's on the tasks (the draws of a Dirichlet(1, …, 1) weight are
+    Beta(1, tasks)), up to simulation error."""
+    for tasks, trials in ((62, 3), (8, 9)):
+        none = stats.task_level_rate([(trials, 0)] * tasks)
+        one = stats.task_level_rate([(trials, 1)] + [(trials, 0)] * (tasks - 1))
         assert one.high > none.high, (none, one)  # type: ignore[operator]
         assert none.high == pytest.approx(stats.clopper_pearson(0, tasks).high, rel=0.03)

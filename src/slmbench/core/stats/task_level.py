@@ -12,7 +12,12 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 from slmbench.core.stats.f1 import _jeffreys_cells
-from slmbench.core.stats.posterior import _bounded_cells, bounded_mean
+from slmbench.core.stats.posterior import (
+    _bounded_cells,
+    _pseudo_task_sims,
+    _task_weights,
+    bounded_mean,
+)
 from slmbench.core.stats.proportions import _check_counts
 from slmbench.core.stats.results import (
     CONFIDENCE,
@@ -110,12 +115,6 @@ def _icc_rows(k: np.ndarray, n: np.ndarray) -> np.ndarray:
     return icc if g >= 2 else np.full(k.shape[0], np.nan)
 
 
-def _task_weights(tasks: int, draws: int, seed: int) -> np.ndarray:
-    """Bayesian-bootstrap weights: ``draws`` rows of Dirichlet(1, …, 1) over ``tasks`` + 1
-    units (the last is the pseudo-task), from numpy's seeded generator."""
-    return np.random.default_rng(seed).dirichlet(np.ones(tasks + 1), size=draws)
-
-
 def _bootstrap_bounds(k: np.ndarray, n: np.ndarray, confidence: float, draws: int, seed: int
                       ) -> tuple[np.ndarray, np.ndarray]:
     """The lower and upper bounds of the task-level interval of each row (see
@@ -127,18 +126,14 @@ def _bootstrap_bounds(k: np.ndarray, n: np.ndarray, confidence: float, draws: in
     ks, ns = np.take_along_axis(k, order, axis=1), np.take_along_axis(n, order, axis=1)
     rows, inverse = np.unique(np.hstack([ns, ks]), axis=0, return_inverse=True)
     g = k.shape[1]
-    w = _task_weights(g, draws, seed)
+    w = _task_weights(g, draws, [seed, 0])  # per_task_rate's weights (repeat_draws)
     tail = (1 - confidence) / 2 * 100
     low, high = np.empty(len(rows)), np.empty(len(rows))
     for start in range(0, len(rows), _CHUNK):
         part = rows[start:start + _CHUNK]
-        nn, kk = part[:, :g], part[:, g:]
-        size = nn.mean(axis=1, keepdims=True)  # the pseudo-task: a task's mean trials
-        extra = size * w[:, g]  # (rows, draws), each row's draws along its axis 1
-        den = nn @ w[:, :g].T + extra
-        num = kk @ w[:, :g].T
-        low[start:start + len(part)] = np.percentile(num / den, tail, axis=1)
-        high[start:start + len(part)] = np.percentile((num + extra) / den, 100 - tail, axis=1)
+        lows, highs = _pseudo_task_sims(part[:, g:], part[:, :g], w)
+        low[start:start + len(part)] = np.percentile(lows, tail, axis=1)
+        high[start:start + len(part)] = np.percentile(highs, 100 - tail, axis=1)
     return low[np.ravel(inverse)], high[np.ravel(inverse)]
 
 
