@@ -4,7 +4,8 @@ Coverage grid (the issue's): tasks ∈ {8, 14, 31}, repeats ∈ {1, 3, 6}, ICC �
 mean ∈ {0.02, 0.15, 0.5}; each task's success chance drawn from the Beta of that mean and ICC
 (a point mass at the mean when ICC = 0), 1,000 draws a point, fixed seed. The interval under
 test is computed by the same vectorised code ``stats.task_level_rate`` calls. A second grid
-(issue #39) nests trials in instances in families and clusters at the family.
+(issue #39) nests trials in instances in families and clusters at the family. The sparse grid
+and monotonicity of issue #60 are in test_task_level_sparse.py.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import itertools
 import numpy as np
 import pytest
 from scipy import stats as sps
-from statsmodels.regression.linear_model import OLS
 from statsmodels.stats.power import TTestPower
 from statsmodels.stats.proportion import proportion_confint
 
@@ -66,19 +66,26 @@ def test_task_level_interval_covers_95_percent_where_wilson_over_trials_fails() 
     task, trials = _coverage("task"), _coverage("trials")
     text = _summary("task-level", task) + "\n" + _summary("Wilson over trials", trials)
     print(text)
+    # issue #60: the Bayesian bootstrap over tasks errs wide (Clopper-Pearson at one trial per
+    # task): 98.6% on average, 95.8% at worst from 14 tasks, where the interval it replaced
+    # read 96.1% and 91.8% here but fell to 89.6% at sparse rates
+    # (tests/core/test_task_level_sparse.py)
     mean = float(np.mean(list(task.values())))
-    assert 0.93 <= mean <= 0.97, text
-    assert min(c for p, c in task.items() if p[0] >= 14) >= 0.85, text
+    assert 0.95 <= mean <= 0.99, text
+    assert min(c for p, c in task.items() if p[0] >= 14) >= 0.93, text
     # the same grid sinks the trial-level interval, so this test can fail
     naive_mean = float(np.mean(list(trials.values())))
     assert naive_mean < 0.93 and trials[(31, 6, 0.4, 0.15)] < 0.80, text
 
 
-def test_one_trial_per_task_is_wilson_over_the_trials() -> None:
+def test_one_trial_per_task_is_clopper_pearson_over_the_trials() -> None:
+    """Dirichlet(1, …, 1) weights summed over k of 31 tasks plus the pseudo-task are
+    Clopper-Pearson's Beta(k, 32 − k) and Beta(k + 1, 31 − k): equal up to the simulation's
+    error (20,000 draws: within 0.01)."""
     for k in (0, 1, 5, 31):
         est = stats.task_level_rate([(1, 1)] * k + [(1, 0)] * (31 - k))
-        ref = stats.wilson(k, 31)
-        assert (est.low, est.high) == pytest.approx((ref.low, ref.high))
+        ref = stats.clopper_pearson(k, 31)
+        assert (est.low, est.high) == pytest.approx((ref.low, ref.high), abs=0.01)
         assert est.design_effect == 1 and est.effective_n == 31
         assert est.high > est.low
 
@@ -96,26 +103,25 @@ def test_clustered_successes_widen_the_interval_and_carry_the_design() -> None:
     assert "31 tasks × 6 trials" in est.design()
 
 
-def test_the_cluster_t_part_is_statsmodels_cluster_robust_ols() -> None:
+def test_the_interval_does_not_depend_on_the_order_of_the_tasks() -> None:
+    """Simulated, yet the same counts in any order give the same interval (each task's
+    successes are sorted within its size before the weights apply)."""
     rng = np.random.default_rng(5)
-    k = rng.binomial(4, rng.beta(1, 3, size=12))
-    y = np.concatenate([[1.0] * c + [0.0] * (4 - c) for c in k])
-    groups = np.repeat(np.arange(12), 4)
-    fit = OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": groups},
-                                      use_t=True)
-    low, high = fit.conf_int(alpha=0.05)[0]
-    kk, nn = k[None, :].astype(float), np.full((1, 12), 4.0)
-    rows = task_level._task_level_rows(kk, nn)
-    wil_low, wil_high = proportion_confint(rows["p"] * rows["neff"], rows["neff"],
-                                           method="wilson")
-    assert rows["low"][0] == pytest.approx(max(0.0, min(low, float(wil_low[0]))))
-    assert rows["high"][0] == pytest.approx(min(1.0, max(high, float(wil_high[0]))))
+    sizes = rng.integers(1, 7, size=12)
+    counts = [(int(n), int(rng.integers(0, n + 1))) for n in sizes]
+    est = stats.task_level_rate(counts)
+    for _ in range(5):
+        shuffled = stats.task_level_rate([counts[i] for i in rng.permutation(len(counts))])
+        assert (shuffled.low, shuffled.high) == (est.low, est.high)  # exactly
+        assert shuffled.icc == pytest.approx(est.icc)  # the ANOVA's sums: up to round-off
 
 
-def test_no_spread_takes_the_worst_case_icc_never_a_zero_width_interval() -> None:
+def test_no_spread_is_bounded_at_the_tasks_never_a_zero_width_interval() -> None:
+    """0 of 31 tasks × 6: the upper bound is Clopper-Pearson's at 0 of 31 tasks (11%, not
+    Wilson(0, 186)'s 2%), up to simulation error; the design shows the worst case ICC."""
     floor = stats.task_level_rate([(6, 0)] * 31)
     assert floor.icc is None and floor.effective_n == pytest.approx(31)
-    assert floor.high == pytest.approx(stats.wilson(0, 31).high)  # 11%, not Wilson(0, 186)'s 2%
+    assert floor.high == pytest.approx(stats.clopper_pearson(0, 31).high, rel=0.03)
     assert floor.note and "not estimable" in floor.note
 
 
@@ -334,8 +340,8 @@ NESTED = list(itertools.product((14, 31), (3, 5), (1, 3), (0.15, 0.5)))
 def test_clustered_at_the_family_the_interval_covers_with_instance_variance_present() -> None:
     """Issue #39: trials in instances in families. The task-level interval with the family as
     the cluster (every instance and repeat of a family pooled, as the analysis does) covers the
-    true mean at 95% ± 3% at every point; clustered at the instance instead (each world its own
-    task) it does not, so this test can fail."""
+    true mean at 93–99.5% at every point (it errs wide, issue #60); clustered at the instance
+    instead (each world its own task) it does not, so this test can fail."""
     rng = np.random.default_rng(39)
     draws = 2_000
     family, instance = {}, {}
@@ -352,5 +358,5 @@ def test_clustered_at_the_family_the_interval_covers_with_instance_variance_pres
             f"(mean {np.mean(list(family.values())):.3f}); instance-clustered: "
             f"{min(instance.values()):.3f}..{max(instance.values()):.3f}")
     print(text)
-    assert all(0.92 <= c <= 0.98 for c in family.values()), (text, family)
+    assert all(0.93 <= c <= 0.995 for c in family.values()), (text, family)
     assert min(instance.values()) < 0.90, text

@@ -13,7 +13,7 @@ by task (``stats.task_paired``: per-task differences averaged over the cells bot
 an exact sign test across tasks, a paired interval and the minimum detectable difference),
 Holm-adjusted over the family of the summary's comparisons (model pairs and temperature
 effects together). The estimand is the mean over a population of tasks like the suite's;
-``accuracy_by_task`` is the per-task mean conditional on these tasks, shown beside it.
+``accuracy_by_task`` is the mean of per-task rates (each task weighing the same), beside it.
 A task's instances (its family drawn in other worlds, issue #39) stay one task, one cluster:
 its trials in every world and repeat count together, while a comparison pairs the two sides
 only on the cells both ran, the instance being part of the cell.

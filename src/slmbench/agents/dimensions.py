@@ -47,7 +47,7 @@ def _dimension_draws(name: str, est: Estimate, c: Consistency) -> stats.Draws:
     confidence distributions at the dimension's effective n (its task-level precision)."""
     if name == "consistency" and c.k is not None:
         k = c.k
-        return stats.repeat_draws(c.counts, lambda p: p ** k)
+        return stats.repeat_draws(c.counts, lambda n, wins: stats.pass_hat_k_item(n, wins, k))
     n_eff = est.effective_n if isinstance(est, ClusteredEstimate) else float(est.n)
     n = max(1, round(n_eff))
     wins = min(n, round((est.estimate or 0.0) * n))

@@ -52,7 +52,7 @@ class ModelAccuracy(_Frozen):
     successes: int
     tasks: int
     accuracy: ClusteredEstimate  # task-level: tasks random (stats.task_level_rate)
-    accuracy_by_task: Estimate  # mean of per-task rates, conditional on these tasks
+    accuracy_by_task: Estimate  # mean of per-task rates, each task weighing the same
     mean_latency_s: float
     mean_completion_tokens: float
 

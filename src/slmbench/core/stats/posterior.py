@@ -60,10 +60,13 @@ def mean_of_draws(estimates: Sequence[float], draws: Sequence[Draws], *, n: int,
 
     The lower bound is the ``(1 − confidence)/2`` quantile of the element-wise mean of the
     ``low`` draws, the upper bound the matching upper quantile of the ``high`` draws. Used
-    for the reliability composite (one :func:`confidence_draws` per dimension) and pass^k
-    (one per task): each part's uncertainty carries into the mean, the interval never
-    collapses to a point, and it errs on the wide side at small n (coverage:
-    ``tests/core/test_coverage.py``; docs/statistics.md).
+    for the reliability composite (one :func:`confidence_draws` per dimension, whose +1 shrinks
+    as that dimension's n grows; consistency's from ``repeat_draws``) and for pass^k and the
+    per-task rate (one ``repeat_draws``, which already holds the mean over tasks). Each part's
+    uncertainty carries into the mean, the interval never collapses to a point, and it errs
+    on the wide side at small n (coverage: ``tests/core/test_coverage.py``;
+    docs/statistics.md). Averaging one Clopper-Pearson draw per *task* instead keeps each
+    task's +1 in the upper bound, which then never shrinks with more tasks (issue #60).
     """
     if not estimates or len(estimates) != len(draws):
         raise StatsInputError("a mean of draws needs one draw pair per estimate",
@@ -76,6 +79,37 @@ def mean_of_draws(estimates: Sequence[float], draws: Sequence[Draws], *, n: int,
     return Estimate(estimate=estimate, low=min(low, estimate), high=max(high, estimate),
                     method=f"{method}; Clopper-Pearson confidence distributions, simulated "
                            f"({size:,} draws)", n=n, confidence=confidence)
+
+
+def _task_weights(tasks: int, draws: int, seed: int | Sequence[int]) -> np.ndarray:
+    """Bayesian-bootstrap weights (Rubin 1981): ``draws`` rows of Dirichlet(1, …, 1) over
+    ``tasks`` + 1 units, the last the pseudo-task, from numpy's seeded generator."""
+    return np.random.default_rng(seed).dirichlet(np.ones(tasks + 1), size=draws)
+
+
+def _pseudo_task_sims(k: np.ndarray, n: np.ndarray, w: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Draws of the ratio ``Σc / Σn`` of every row of (rows, tasks) arrays, each row's draws
+    along axis 1, under the weights ``w`` of :func:`_task_weights` with one more task of the
+    row's mean size that fails every trial (first result: the lower bound's draws) or passes
+    every trial (second: the upper's). Rows come sorted by (trials, successes), so one more
+    success never lowers a draw, and the order of the tasks does not matter."""
+    g = k.shape[1]
+    extra = n.mean(axis=1, keepdims=True) * w[:, g]
+    den = n @ w[:, :g].T + extra
+    num = k @ w[:, :g].T
+    return num / den, (num + extra) / den
+
+
+def _pseudo_task_draws(values: Sequence[float], *, draws: int, seed: int | Sequence[int]
+                       ) -> Draws:
+    """Draws of the mean of per-task values in [0, 1] (each task weighs the same) from
+    :func:`_pseudo_task_sims`: the lower bound's with a pseudo-task at 0, the upper's at 1.
+    At one 0/1 value a task they are Clopper-Pearson's Beta(k, n − k + 1) and
+    Beta(k + 1, n − k)."""
+    v = np.sort(np.asarray(values, dtype=float))[None, :]
+    low, high = _pseudo_task_sims(v, np.ones_like(v), _task_weights(v.shape[1], draws, seed))
+    return Draws(low[0], high[0])
 
 
 def _bounded_cells(columns: Sequence[np.ndarray], bounds: tuple[float, float]
