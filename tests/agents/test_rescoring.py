@@ -82,10 +82,8 @@ def test_a_dump_judged_a_success_moves_and_only_its_line_is_rewritten(tmp_path: 
     assert (tmp_path / RESCORED_NAME).read_bytes() == saved
 
 
-def test_code_the_environment_cannot_run_is_left_as_it_is_and_counted_apart(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import slmbench.agents.tools.sandbox as sandbox
-
+def _code_export(tmp_path: Path) -> Path:
+    """An export of one CD-2 trial that passed its tests when it ran."""
     base = _trial("Final Answer: 4,612 metres", 3)
     code = base.model_copy(update={
         "task_id": "CD-2", "question": question_for(TASKS["CD-2"]),
@@ -94,10 +92,37 @@ def test_code_the_environment_cannot_run_is_left_as_it_is_and_counted_apart(
         "score": Score(value=1.0, passed=True, reason="the code passes the task's tests")})
     export = tmp_path / "trials.jsonl.gz"
     write_jsonl_gz(export, [code.model_dump_json()])
+    return export
+
+
+@pytest.mark.parametrize("machine", ["no bwrap", "a limit stops the tests"])
+def test_code_the_environment_cannot_run_is_left_as_it_is_and_counted_apart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, machine: str) -> None:
+    import slmbench.agents.tools.sandbox as sandbox
+
+    export = _code_export(tmp_path)
     before = export.read_bytes()
-    monkeypatch.setattr(sandbox.shutil, "which", lambda _name: None)  # no bwrap here
+    if machine == "no bwrap":
+        monkeypatch.setattr(sandbox.shutil, "which", lambda _name: None)
+    else:
+        stopped = sandbox.SandboxResult(stdout="", stderr="", exit_code=None, timed_out=True,
+                                        killed_reason="wall-clock limit (10 s)")
+        monkeypatch.setattr(sandbox.Sandbox, "run_python", lambda *_a, **_k: stopped)
     [done] = rescore_exports([export])
     assert done.tally.not_run == 1 and not done.moved and export.read_bytes() == before
+
+
+def test_code_that_now_fails_its_tests_moves_by_the_scorer(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import slmbench.agents.tools.sandbox as sandbox
+
+    failed = sandbox.SandboxResult(stdout="", stderr="AssertionError", exit_code=1)
+    monkeypatch.setattr(sandbox.Sandbox, "run_python", lambda *_a, **_k: failed)
+    [done] = rescore_exports([_code_export(tmp_path)])
+    [moved] = done.moved
+    assert (moved.before, moved.after, moved.rule) == (Outcome.SUCCESS, Outcome.WRONG_ANSWER,
+                                                       "scorer")
+    assert moved.reason == "tests failed: AssertionError"
 
 
 def test_a_trial_of_an_unknown_task_stops_the_run_naming_it_before_anything_is_written(
