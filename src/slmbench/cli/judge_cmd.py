@@ -1,4 +1,5 @@
-"""``slmbench refusal-judge``: validate the refusal judges on held-out human labels."""
+"""``slmbench refusal-judge``: validate the refusal judges on held-out human labels;
+``slmbench rescore``: judge stored trials again by today's scorers (``agents/rescoring.py``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from slmbench.agents.rescoring import RESCORED_NAME, RULES, rescore_exports
 from slmbench.agents.scoring.judges import fetch_and_validate, render_validation, write_block
 from slmbench.models.factory import load_model
 
@@ -33,5 +35,24 @@ def refusal_judge(
         print(write_block(write, block))
 
 
+def rescore(
+    exports: list[Path] = typer.Argument(..., help="trials exports (*trials*.jsonl.gz), or "
+                                         "folders holding them"),
+) -> None:
+    """Judge every stored trial again against the question it recorded; rewrite each export
+    where a trial moved and list the moves in its folder's rescored.json."""
+    for d in rescore_exports(exports):
+        print(f"{d.path}: {d.tally.trials} trials, {len(d.moved)} moved, {d.tally.terminal} "
+              f"without an answer, {d.tally.not_run} not run here (left as they are); "
+              f"{d.wall_s:.1f} s" + ("; rewritten" if d.rewritten else ""))
+        for m in d.moved:
+            k = m.key
+            print(f"  {k.model} {k.task} {k.variant} T {k.temperature:g} seed {k.seed} "
+                  f"repeat {k.repeat} instance {k.instance}: {m.before} -> {m.after} "
+                  f"(rule: {RULES[m.rule]}; {m.reason})")
+    print(f"moves listed in each folder's {RESCORED_NAME}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("refusal-judge")(refusal_judge)
+    app.command("rescore")(rescore)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from slmbench.agents.rescoring import RESCORED_NAME, RULES, Rescored
 from slmbench.agents.summary import FLOOR_TEXT, PAIR_RULE_VERSION, AnalysisSummary
 from slmbench.microtasks.cells import CELL_VERSION
 from slmbench.report.partb import cell_key, cell_verdict
@@ -22,7 +23,7 @@ from slmbench.report.seed_claims import check_claims
 from slmbench.report.sized_claims import CLAIM_RULE_VERSION
 from slmbench.report.study_facts import PageVerdicts, Stated, StudyFacts, short, table
 
-__all__ = ["VERDICTS_NAME", "page_verdicts", "since_section"]
+__all__ = ["VERDICTS_NAME", "page_verdicts", "rescored_section", "since_section"]
 
 VERDICTS_NAME = "verdicts.json"
 
@@ -130,3 +131,25 @@ def since_section(before: PageVerdicts, now: PageVerdicts, *, link: str) -> list
     lines += (table(["kind", "what", before.name, "here", "why"], rows) if rows
               else ["No verdict moved.", ""])
     return [*lines, f"Unchanged: {', '.join(kept)}.", ""]
+
+
+def rescored_section(rescored: Rescored) -> list[str]:
+    """The page's "What changed" list of stored trials a new scoring rule moved (the exports'
+    ``rescored.json``, written by ``slmbench rescore``): each trial's key, its outcome before
+    and after, and the rule and the scorer's reason."""
+    versions = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in rescored.rules.items())
+    trials = sum(t.trials for t in rescored.exports.values())
+    lines = ["## What changed: stored trials the scoring moved", "",
+             f"Every stored trial ({trials:,} in {', '.join(rescored.exports)}) was judged again "
+             "by today's scorers against the question it recorded (`slmbench rescore`; its "
+             f"`{RESCORED_NAME}`, {versions}); the numbers on this page count each trial as it "
+             "is judged now.", ""]
+    if not rescored.moved:
+        return [*lines, "No trial moved.", ""]
+    rows = [[short(m.key.model), m.key.task, m.key.variant, f"{m.key.temperature:g}",
+             str(m.key.seed), str(m.key.repeat), str(m.key.instance), m.before.value,
+             m.after.value, f"rule: {RULES.get(m.rule, m.rule)}; "
+             + m.reason.replace("|", "\\|")] for m in rescored.moved]
+    return [*lines, f"{len(rows)} trial{'' if len(rows) == 1 else 's'} moved:", "",
+            *table(["model", "task", "variant", "T", "seed", "repeat", "instance", "before",
+                    "now", "why"], rows)]

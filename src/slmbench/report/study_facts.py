@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from slmbench.agents.costs import trial_costs
 from slmbench.agents.humaneval import Summary as HumanEvalSummary
 from slmbench.agents.records import Trial
+from slmbench.agents.rescoring import Rescored
 from slmbench.agents.summary import AnalysisSummary
 from slmbench.core.stats import Estimate
 from slmbench.microtasks.diagnostics.cascade import CascadeReport
@@ -143,6 +144,8 @@ class StudyFacts(BaseModel):
     # an earlier page's verdicts (its verdicts.json) and the link to it from this page
     previous: PageVerdicts | None = None
     previous_link: str | None = None
+    # the stored trials a new scoring rule moved (the exports' rescored.json), if rescored
+    rescored: Rescored | None = None
 
 
 def pct(est: Estimate | None) -> str:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from slmbench.agents.humaneval import summaries
+from slmbench.agents.rescoring import read_rescored
 from slmbench.core.paths import shown_path
 from slmbench.report.readme import checked_entry, write_entry
 from slmbench.report.since import VERDICTS_NAME, page_verdicts
@@ -87,7 +88,8 @@ def write_page(study: Study, *, study_file: Path, command: str,
         figures=facts.figures, html_report=facts.html_report, matrices=facts.matrices,
         verdict_changes=facts.verdict_changes, cascades=cascades, recommendation=recommendation,
         previous=previous, previous_link=(
-            relative(study.previous, study.page.parent) if study.previous else None))
+            relative(study.previous, study.page.parent) if study.previous else None),
+        rescored=read_rescored(assets_dir(study)) if study.part_a else None)
     study.page.parent.mkdir(parents=True, exist_ok=True)
     study.page.write_text(render_study_page(page), encoding="utf-8")
     assets_dir(study).mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,11 @@ from slmbench.agents.scoring.numbers import extract_quantities
 from slmbench.agents.scoring.text import mentions
 from slmbench.agents.tasks.model import AllSpec, EntitiesSpec, NumericSpec, ScorerSpec, Task
 
-__all__ = ["answer_scored", "dumped"]
+__all__ = ["DUMP_RULE_VERSION", "answer_scored", "dumped"]
+
+# the rule as a rescoring records it (agents/rescoring.py): bumped by any change of what
+# counts as a dump, so a record of moved trials says which rule moved them
+DUMP_RULE_VERSION = 1
 
 _FENCE = re.compile(r"^```[a-z]*\s*\n?(.*?)\n?```$", re.DOTALL | re.IGNORECASE)
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
