@@ -107,7 +107,7 @@ def _accuracy_tables(s: AnalysisSummary) -> list[str]:
     outcomes = {o.model: o for o in s.outcomes}
     lines = table(
         ["model", "params (B)", "trials", "accuracy % [95% CI]", "tasks × trials",
-         "ICC", "effective n", "per-task mean % (these tasks)", "ungrounded %",
+         "ICC", "effective n", "per-task mean % (tasks weigh the same)", "ungrounded %",
          "format failures %", "mean latency s"],
         [[short(a.model), "–" if a.params_b is None else f"{a.params_b:g}", str(a.trials),
           pct(a.accuracy), f"{a.accuracy.tasks} × {a.accuracy.trials_per_task:.3g}",

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from slmbench.agents.rescoring import RESCORED_NAME, RULES, Rescored
+from slmbench.agents.rescoring import RESCORED_NAME, Rescored
+from slmbench.agents.rescoring import RULES as RESCORING_RULES
 from slmbench.agents.summary import FLOOR_TEXT, PAIR_RULE_VERSION, AnalysisSummary
 from slmbench.microtasks.cells import CELL_VERSION
 from slmbench.report.partb import cell_key, cell_verdict
@@ -148,7 +149,7 @@ def rescored_section(rescored: Rescored) -> list[str]:
         return [*lines, "No trial moved.", ""]
     rows = [[short(m.key.model), m.key.task, m.key.variant, f"{m.key.temperature:g}",
              str(m.key.seed), str(m.key.repeat), str(m.key.instance), m.before.value,
-             m.after.value, f"rule: {RULES.get(m.rule, m.rule)}; "
+             m.after.value, f"rule: {RESCORING_RULES.get(m.rule, m.rule)}; "
              + m.reason.replace("|", "\\|")] for m in rescored.moved]
     return [*lines, f"{len(rows)} trial{'' if len(rows) == 1 else 's'} moved:", "",
             *table(["model", "task", "variant", "T", "seed", "repeat", "instance", "before",
