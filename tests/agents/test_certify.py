@@ -27,8 +27,10 @@ from slmbench.agents.world import World
 FAMILIES = [t for s in ("capability", "capability-extra", "reliability") for t in load_suite(s)]
 BY_ID = {t.id: t for t in FAMILIES}
 SEEDS = range(1, 21)
-# the families #59 rebound (GENERATOR_VERSION 2), whose drawn instances changed
-REBOUND = {"CD-2", "CD-3", "RC-1", "RR-3", "RF-3"}
+# the families #59 rebound (GENERATOR_VERSION 2), whose drawn instances changed: the first
+# five for the binomial rule, the other seven when the rule became the literal bound
+REBOUND = {"CD-2", "CD-3", "RC-1", "RR-3", "RF-3",
+           "IR-5", "CM-2", "DM-1", "SC-6", "SC-7", "DA-7", "RC-3"}
 REBALANCED = set(terms.FORM_OFFSETS)  # a form offset of 1: the form of every drawn world flips
 
 
@@ -46,7 +48,7 @@ def test_no_no_skill_agent_passes_this_family(task: Task) -> None:
 @pytest.mark.parametrize("agent", AGENTS)
 def test_no_no_skill_agent_passes_a_shipped_family(agent: str) -> None:
     """Each agent over every shipped family, 20 seeds: never above its bound (5%, or chance
-    + 10 points), shown by the exact binomial test."""
+    + 10 points) as observed (at 5%: right on at most 1 of 20); no test excuses more."""
     failing = [f"{t.id}: {a.right}/{a.instances} {a.passes[:2]}" for t in FAMILIES
                if not (a := _bench(t.id).agent(agent)).passed]
     assert not failing
@@ -223,7 +225,7 @@ def _digest(task: Task) -> str:
 def test_instances_of_the_families_not_rebound_are_byte_identical() -> None:
     changed = REBOUND | REBALANCED
     assert changed == {"CD-2", "CD-3", "RC-1", "RR-3", "RF-3", "DM-4", "SF-2", "SF-5", "SF-7",
-                       "RS-2"}
+                       "RS-2", "IR-5", "CM-2", "DM-1", "SC-6", "SC-7", "DA-7", "RC-3"}
     kept = {f: h for f, h in BEFORE.items() if f not in changed}
     assert len(kept) == len(FAMILIES) - len(changed)
     assert {f: _digest(BY_ID[f]) for f in kept} == kept

@@ -11,10 +11,11 @@ For a family and world seeds 1..N (``slmbench tasks validate SUITE --instances N
   the instances. Right means the scorer passed and the answer is no dump (``success`` or
   ``ungrounded``: grounding is a defence of its own, not relied on here). Where chance is
   higher by design (a small choice, a refusal; :func:`chance_share`), the bound is chance +
-  :data:`CHANCE_MARGIN`. An agent fails the family when its share is *shown* above the bound
-  (exact one-sided binomial test, :data:`ALPHA`): over 20 seeds a family whose true share is
-  the bound itself is right twice or more by coincidence one time in four, and a
-  certificate must not fail by luck; at 20 seeds it fails from 4 of 20 (bound 5%);
+  :data:`CHANCE_MARGIN`. An agent fails the family when its observed share is above the
+  bound: at 20 seeds a 5% bound allows 1 of 20, at 50 seeds 2 of 50. No test excuses a share
+  over it (an exact binomial test let 3 of 20 pass, and hid a most-common answer right on 11
+  of 50, #59); the one-sided binomial p against the bound is kept in the record as
+  information only;
 - the **most-common** agent answers each instance with the commonest answer of the *other*
   instances (the reference answer that most of them accept): a guess made without the
   instance, as a model that learnt a family's usual answer would make it;
@@ -54,13 +55,12 @@ from slmbench.core import stats
 from slmbench.models.records import Message
 from slmbench.models.scripted import ScriptedModel
 
-__all__ = ["AGENTS", "ALPHA", "CHANCE_MARGIN", "MEMORY_BOUND", "NULL_ANSWER", "REFUSAL_ANSWER",
+__all__ = ["AGENTS", "CHANCE_MARGIN", "MEMORY_BOUND", "NULL_ANSWER", "REFUSAL_ANSWER",
            "STUDY_SEEDS", "AgentCheck", "FamilyCheck", "GroupCheck", "certify",
            "certify_groups", "chance_share", "no_skill_agent"]
 
 MEMORY_BOUND = 0.05
 CHANCE_MARGIN = 0.10
-ALPHA = 0.05  # an agent fails a family when its share is shown above the bound at this level
 STUDY_SEEDS = (1, 2, 3)  # the drawn worlds a study runs a family in (--instances 3)
 AGENTS = ("null", "refusal", "echo", "dump", "most_common", "replay", "memory")
 NULL_ANSWER = "I have nothing to add."
@@ -95,7 +95,7 @@ class AgentCheck(BaseModel):
     instances: int
     bound: float
     passes: list[str]  # "seed N: answer" for each instance it was right on
-    p_value: float  # exact one-sided binomial test of "right on at most `bound`"
+    p_value: float  # exact one-sided binomial p of "right on at most `bound`": information
 
     @property
     def share(self) -> float:
@@ -103,8 +103,8 @@ class AgentCheck(BaseModel):
 
     @property
     def passed(self) -> bool:
-        """Not shown above its bound: at or under it, or not significantly over it."""
-        return self.share <= self.bound + 1e-9 or self.p_value >= ALPHA
+        """Right on at most its bound, as observed (no test excuses a share over it)."""
+        return self.share <= self.bound + 1e-9
 
 
 class FamilyCheck(BaseModel):
@@ -143,8 +143,8 @@ class FamilyCheck(BaseModel):
         for a in self.agents:
             if not a.passed:
                 out.append(f"{self.family}: the {a.agent} agent is right on {a.right}/"
-                           f"{a.instances}, above its bound {a.bound:.0%} (exact binomial "
-                           f"p = {a.p_value:.2g}), e.g. " + "; ".join(a.passes[:2]))
+                           f"{a.instances}, above its bound {a.bound:.0%}, e.g. "
+                           + "; ".join(a.passes[:2]))
         return out
 
     @property

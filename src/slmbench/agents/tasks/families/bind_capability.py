@@ -19,6 +19,7 @@ from slmbench.agents.tasks.families.terms import (
     as_number,
     balanced_form,
     binds_into,
+    date_aliases,
     day_long,
     free_starts,
     invoice_figures,
@@ -58,7 +59,15 @@ def _ceo(world: World, rng: random.Random) -> dict[str, Any]:
     return {"forbidden": [world.person(i).name for i in ("E02", "E03", "E04", "E05")]}
 
 
-@_binds("IR-5", "DM-3")
+@_binds("IR-5")
+def _invoice_number(world: World, rng: random.Random) -> dict[str, Any]:
+    """Seed 0: the due date alone (form 0). A drawn world: the invoice's number and due date
+    (form 1); a due date alone is one of 48 days, and the commonest was right on 4 of 50
+    worlds (#59)."""
+    return {"form": 0 if world.seed == 0 else 1, **invoice_figures(world)}
+
+
+@_binds("DM-3")
 def _invoice(world: World, rng: random.Random) -> dict[str, Any]:
     return invoice_figures(world)
 
@@ -155,7 +164,13 @@ def _stock_mail(world: World, rng: random.Random) -> dict[str, Any]:
 
 @_binds("CM-2")
 def _out_of_stock(world: World, rng: random.Random) -> dict[str, Any]:
-    return {"product": next(p.name for p in world.products if p.stock == 0)}
+    """Seed 0: the product alone (form 0). A drawn world adds a restock date, since the world's
+    one product out of stock is seed 0's in some worlds (a replay of seed 0's post was right on
+    4 of 50, #59)."""
+    restock = dt.date(2025, 3, 24) + dt.timedelta(days=rng.randrange(60))
+    return {"form": 0 if world.seed == 0 else 1,
+            "product": next(p.name for p in world.products if p.stock == 0),
+            "restock_day": f"{restock.day} {restock:%B}", "restock_aliases": date_aliases(restock)}
 
 
 @_binds("CM-3")
@@ -201,10 +216,16 @@ def _top_product(world: World, rng: random.Random) -> dict[str, Any]:
 @_binds("DM-1")
 def _approver(world: World, rng: random.Random) -> dict[str, Any]:
     director = titled(world, "Finance Director")
+    limit = int(world.slots["expense_limit"])
     staff = [e.name for e in world.employees if e.manager == director.id]
     amount = pick(world, rng, [int(world.slots["expense_limit"]) + 10 * k for k in range(5, 50)],
                    750)
-    return {"amount": amount, "director": director.name, "first": director.name.split()[0],
+    # seed 0: the approver, a first name enough (form 0); a drawn world: the full name and the
+    # limit, since a first name is one of a few dozen and the commonest approver was right on
+    # 3 of 50 worlds (#59)
+    return {"form": 0 if world.seed == 0 else 1, "amount": amount, "director": director.name,
+            "first": director.name.split()[0], "address_id": director.email.split("@")[0],
+            "limit": [str(limit), f"{limit:,}"],
             "forbidden": [titled(world, "Chief Executive Officer").name, *staff,
                           titled(world, "Head of Sales").name]}
 

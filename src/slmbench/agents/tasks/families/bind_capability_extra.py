@@ -23,6 +23,7 @@ from slmbench.agents.tasks.families.terms import (
     clock_aliases,
     date_aliases,
     day_long,
+    full_name_aliases,
     my_events,
     person_aliases,
     pick,
@@ -98,8 +99,11 @@ def _attendees(world: World, rng: random.Random) -> dict[str, Any]:
     invited = {p.id for p in people}
     others = [e.name for e in world.employees if e.id not in invited and e.email != world.user]
     names = [p.name for p in people]
+    # drawn worlds: the full names the question asks for; a first name alone is one of a few
+    # dozen, and the commonest (longest) list of names was right on 4 of 50 worlds (#59)
+    aliases = person_aliases if world.seed == 0 else full_name_aliases
     return {"title": event.title, "date": event.date.isoformat(),
-            "required": [person_aliases(p) for p in people],
+            "required": [aliases(p) for p in people],
             "forbidden": rng.sample(others, 2), "names": and_list(names)}
 
 
@@ -110,7 +114,12 @@ def _last_meeting(world: World, rng: random.Random) -> dict[str, Any]:
     events = my_events(world, day)
     last = max(events, key=lambda e: to_minutes(e.end))
     earlier = [title_aliases(e.title) for e in events if e != last]
-    return {"day": day_long(day), "date": day.isoformat(), "title": last.title,
+    people = [p for a in last.attendees if a != world.user and (p := world.person(a))]
+    # seed 0: the title and end (form 0); a drawn world adds who else is in it, by full name:
+    # a title and its end are one of a few pairs, right on 3 of 20 worlds (#59)
+    return {"form": 0 if world.seed == 0 else 1, "day": day_long(day), "date": day.isoformat(),
+            "title": last.title, "names": and_list([p.name for p in people]),
+            "people": [full_name_aliases(p) for p in people],
             "title_aliases": title_aliases(last.title), "end": last.end,
             "end_aliases": clock_aliases(last.end),
             "forbidden": [t for a in earlier for t in ([a] if isinstance(a, str) else a)]}
@@ -171,7 +180,11 @@ def _big_sales(world: World, rng: random.Random) -> dict[str, Any]:
     # round thresholds no sale amount equals, so that "more than" and "at least" agree
     options = [t for t in range(500, 3001, 500) if all(s.amount != t for s in world.sales)]
     amount = unlike(world, rng, options, 1000, _sales_above)
-    return {"amount": amount, "count": _sales_above(world, amount)}
+    # seed 0: the count (form 0); a drawn world: the sales' total, since a count is one of a
+    # few small numbers and the commonest was right on 8 of 50 worlds (#59)
+    total = sum(s.amount for s in world.sales if s.amount > amount)
+    return {"form": 0 if world.seed == 0 else 1, "amount": amount,
+            "count": _sales_above(world, amount), "total": as_number(total)}
 
 
 def _prices(world: World, category: str) -> list[float]:

@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 from slmbench.agents.world import Employee, Event, World
 
 __all__ = ["FORM_OFFSETS", "Binder", "as_number", "balanced_form", "binds_into", "date_aliases",
-           "day_long", "free_starts", "invoice_figures", "my_events", "person_aliases", "pick",
+           "day_long", "free_starts", "full_name_aliases", "invoice_figures", "my_events",
+           "person_aliases", "pick",
            "product_named", "sales_figures", "sales_totals", "seed0", "time_aliases",
            "title_aliases", "titled", "to_hhmm", "to_minutes", "unlike", "week_days"]
 
@@ -92,6 +93,12 @@ def time_aliases(hhmm: str) -> list[str]:
 def person_aliases(e: Employee) -> list[str]:
     """A colleague by full name, address name or first name."""
     return [e.name, e.email.split("@")[0], e.name.split()[0]]
+
+
+def full_name_aliases(e: Employee) -> list[str]:
+    """A colleague by full name or address name: a first name alone is one of a few dozen, so
+    a guessed list of names names it in many worlds (#59)."""
+    return [e.name, e.email.split("@")[0]]
 
 
 def titled(world: World, title: str) -> Employee:
