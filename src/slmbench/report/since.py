@@ -24,7 +24,8 @@ from slmbench.report.seed_claims import check_claims
 from slmbench.report.sized_claims import CLAIM_RULE_VERSION
 from slmbench.report.study_facts import PageVerdicts, Stated, StudyFacts, short, table
 
-__all__ = ["VERDICTS_NAME", "page_verdicts", "rescored_section", "since_section"]
+__all__ = ["RULES", "VERDICTS_NAME", "moved_by_rule", "page_verdicts", "rescored_section",
+           "rule_moves_section", "since_section"]
 
 VERDICTS_NAME = "verdicts.json"
 
@@ -154,3 +155,29 @@ def rescored_section(rescored: Rescored) -> list[str]:
     return [*lines, f"{len(rows)} trial{'' if len(rows) == 1 else 's'} moved:", "",
             *table(["model", "task", "variant", "T", "seed", "repeat", "instance", "before",
                     "now", "why"], rows)]
+
+
+def moved_by_rule(before: PageVerdicts, now: PageVerdicts) -> list[str] | None:
+    """The seed claims, Part A pairs and temperature effects of one page whose verdict moved
+    between ``before`` (the page's own last ``verdicts.json``) and ``now``, in each kind that
+    ``before`` judged by an older rule version (unrecorded: version 1); the data are the same
+    page's, so such a move is the rule's. None when no kind's rule is newer (Part B cells: their
+    own ``verdict-changes.json``)."""
+    kinds = [(field, label) for field, label in KINDS if field != "cells"
+             and before.rules.get(field, 1) < now.rules.get(field, 1)]
+    if not kinds:
+        return None
+    return [f"{label} {key}: {was} → {is_} (rule v{before.rules.get(field, 1)} → "
+            f"v{now.rules[field]})"
+            for field, label in kinds
+            for key, was, is_ in _moved(getattr(before, field), getattr(now, field))]
+
+
+def rule_moves_section(moves: list[str]) -> list[str]:
+    """The page's own verdicts that a newer rule moved (:func:`moved_by_rule`, kept beside the
+    page so every later regeneration states them)."""
+    lines = ["## What changed on this page: verdicts a new rule moved", "",
+             "This page's seed claims, Part A pairs and temperature effects as its previous "
+             "generation stated them, where the rule that judges them has changed since (the "
+             f"same stored data): {len(moves)}" + (":" if moves else "."), ""]
+    return lines + [f"- {m}" for m in moves] + ([""] if moves else [])

@@ -146,6 +146,8 @@ class StudyFacts(BaseModel):
     previous_link: str | None = None
     # the stored trials a new scoring rule moved (the exports' rescored.json), if rescored
     rescored: Rescored | None = None
+    # this page's own claims, pairs and temperature effects a newer rule moved (rule-changes.json)
+    rule_moves: list[str] | None = None
 
 
 def pct(est: Estimate | None) -> str:

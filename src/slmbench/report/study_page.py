@@ -27,7 +27,12 @@ from slmbench.report.partb import (
 )
 from slmbench.report.published import published_part_a, published_part_b
 from slmbench.report.seed_claims import check_claims
-from slmbench.report.since import page_verdicts, rescored_section, since_section
+from slmbench.report.since import (
+    page_verdicts,
+    rescored_section,
+    rule_moves_section,
+    since_section,
+)
 from slmbench.report.study_facts import (
     StudyFacts,
     pct,
@@ -183,6 +188,7 @@ def render_study_page(f: StudyFacts) -> str:
     lines += _seed_claims(f)
     if f.previous is not None and f.previous_link is not None:
         lines += since_section(f.previous, page_verdicts(f), link=f.previous_link)
+    lines += rule_moves_section(f.rule_moves) if f.rule_moves is not None else []
     lines += rescored_section(f.rescored) if f.rescored is not None else []
     lines += _reproduce(f) + _costs(f) + block_time_section(f)
     if f.summary is not None:

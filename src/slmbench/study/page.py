@@ -29,7 +29,7 @@ from slmbench.study.gather import (
 from slmbench.study.plan import size_plan
 from slmbench.study.provenance import model_hashes, versions
 from slmbench.study.spec import HUMANEVAL_EXPORT, Study, all_models, assets_dir
-from slmbench.study.verdicts import previous_verdicts
+from slmbench.study.verdicts import previous_verdicts, rule_moves
 
 
 def page_blocker(study: Study, study_file: Path) -> str | None:
@@ -90,6 +90,9 @@ def write_page(study: Study, *, study_file: Path, command: str,
         previous=previous, previous_link=(
             relative(study.previous, study.page.parent) if study.previous else None),
         rescored=read_rescored(assets_dir(study)) if study.part_a else None)
+    if study.part_a:
+        page = page.model_copy(update={"rule_moves": rule_moves(assets_dir(study),
+                                                                page_verdicts(page))})
     study.page.parent.mkdir(parents=True, exist_ok=True)
     study.page.write_text(render_study_page(page), encoding="utf-8")
     assets_dir(study).mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,8 @@
 """Verdicts across pages: those of the page a study file names as ``previous``
-(:func:`previous_verdicts`), and the Part B cells whose verdict a change of the cell rule moved
-(:func:`changed_verdicts`, kept beside the page as ``verdict-changes.json``)."""
+(:func:`previous_verdicts`), the Part B cells whose verdict a change of the cell rule moved
+(:func:`changed_verdicts`, kept beside the page as ``verdict-changes.json``), and the page's
+own claims, pairs and temperature effects a newer rule moved (:func:`rule_moves`, kept as
+``rule-changes.json``)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from slmbench.core.errors import ConfigError
 from slmbench.microtasks.cells import CELL_VERSION
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.report.partb import verdict_changes
-from slmbench.report.since import VERDICTS_NAME
+from slmbench.report.since import VERDICTS_NAME, moved_by_rule
 from slmbench.report.study_facts import PageVerdicts
 from slmbench.study.spec import Study
 
@@ -56,6 +58,31 @@ def changed_verdicts(previous: Path, matrices: list[MatrixRun]) -> list[str] | N
         saved.write_text(json.dumps(changes, indent=1, ensure_ascii=False) + "\n",
                          encoding="utf-8")
         return changes
+    if saved.is_file():
+        return list(json.loads(saved.read_text("utf-8")))
+    return None
+
+
+RULE_CHANGES_NAME = "rule-changes.json"
+
+
+def rule_moves(assets: Path, now: PageVerdicts) -> list[str] | None:
+    """The page's seed claims, Part A pairs and temperature effects whose verdict a newer rule
+    moved: its last ``verdicts.json`` in ``assets`` (read before it is overwritten) against
+    ``now``, where that one was judged by an older rule of the kind; saved beside it as
+    ``rule-changes.json``, so that every later regeneration states the same moves. None when
+    there is nothing to compare (no earlier verdicts, or judged by these rules and no saved
+    moves)."""
+    saved = assets / RULE_CHANGES_NAME
+    try:
+        before = PageVerdicts.model_validate_json((assets / VERDICTS_NAME).read_bytes())
+    except (FileNotFoundError, ValidationError):
+        before = None
+    moves = None if before is None else moved_by_rule(before, now)
+    if moves is not None:
+        saved.write_text(json.dumps(moves, indent=1, ensure_ascii=False) + "\n",
+                         encoding="utf-8")
+        return moves
     if saved.is_file():
         return list(json.loads(saved.read_text("utf-8")))
     return None
