@@ -144,13 +144,14 @@ demo: install-demo sandbox-deps
 # The suite in two passes, every test in one of them: the tests that need no model on the
 # machine's cores (at most 4 workers, each test file on one; `TEST_WORKERS=0`: one process),
 # then the ones that run a real model (`embedded`) in one process, as llama.cpp's threads
-# spin and slow each other down several-fold when two models share two cores.
+# spin and slow each other down several-fold when two models share two cores, with the
+# `serial` ones (the sandbox's limit tests: RLIMIT_NPROC counts its uid host-wide).
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
 
 test: install system-deps models llama-server
 	$(PY) -m ruff check src tests benchmarks
-	$(PY) -m pytest -m "not embedded" -n $(TEST_WORKERS) --dist loadfile --durations=15
-	$(PY) -m pytest -m embedded --durations=10
+	$(PY) -m pytest -m "not embedded and not serial" -n $(TEST_WORKERS) --dist loadfile --durations=15
+	$(PY) -m pytest -m "embedded or serial" --durations=10
 
 # llama.cpp's own server, built from the llama.cpp that the pinned llama-cpp-python sdist vendors,
 # so `llamaserver:` runs the same kernels as `llamacpp:`. Cached under the slmbench home: a second

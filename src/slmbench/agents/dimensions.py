@@ -161,6 +161,8 @@ def rate_p_past(counts: Sequence[tuple[int, int]], bar: float, *, above: bool) -
     lo, hi = 1e-9, 1.0 - 1e-9  # confidences: past at lo, not (or still) at hi
     if past(hi):
         return (1.0 - hi) / 2
+    if not past(lo):  # the interval's centre is not past the bar (skewed draws): no evidence
+        return 1.0
     for _ in range(40):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if past(mid) else (lo, mid)

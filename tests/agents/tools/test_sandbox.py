@@ -11,6 +11,11 @@ import pytest
 
 from slmbench.agents.tools.sandbox import Sandbox, SandboxLimits
 
+# RLIMIT_NPROC counts every process of the sandbox's uid on the host: these tests hold it to 16
+# (and one fills it on purpose), so they run in make test's serial pass, never beside another
+# worker's sandboxes (a concurrent code task or certification made bwrap's fork fail with EAGAIN)
+pytestmark = pytest.mark.serial
+
 SMALL = SandboxLimits(wall_seconds=5, cpu_seconds=3, memory_bytes=256 * 2**20, max_processes=16,
                       max_file_bytes=2**20, tmpfs_bytes=4 * 2**20, output_bytes=4096,
                       max_output_bytes=2**20)

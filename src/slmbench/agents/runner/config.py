@@ -205,7 +205,12 @@ class Experiment(BaseModel):
 
 
 def build_experiment(data: dict[str, Any], *, source: str = "flags") -> Experiment:
-    """Validate a plain dict as an Experiment, turning errors into one clear line."""
+    """Validate a plain dict as an Experiment, turning errors into one clear line. A model
+    spec given as a flag (``source`` "flags") that does not parse is the spec's own error and
+    hint; one in a file names the file and its field."""
+    if source == "flags":
+        for spec in data.get("models") or []:
+            parse_spec(spec)
     try:
         return Experiment.model_validate(data)
     except ValidationError as exc:
