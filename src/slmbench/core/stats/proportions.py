@@ -4,6 +4,7 @@ Holm/BH adjustment, comparison to the best.
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Mapping, Sequence
 from typing import Literal
@@ -95,10 +96,19 @@ def fisher_exact(k1: int, n1: int, k2: int, n2: int,
 
 def adjust_pvalues(p_values: Sequence[float], method: Literal["fdr_bh", "holm"] = "fdr_bh"
                    ) -> list[float]:
-    """Multiple-comparison adjusted p-values (statsmodels ``multipletests``)."""
+    """Multiple-comparison adjusted p-values (statsmodels ``multipletests``).
+
+    statsmodels' Holm branch ends in a full ``gc.collect()``; with a page's trials in memory
+    that took 0.35 s a call (22 of a seed-claim test's 32 s). The heap is frozen around the
+    call (``gc.freeze``), so that collection walks only what the call made; nothing else
+    changes (``gc.unfreeze`` hands every object back to the collector)."""
     if not p_values:
         return []
-    return [float(p) for p in multipletests(list(p_values), method=method)[1]]
+    gc.freeze()
+    try:
+        return [float(p) for p in multipletests(list(p_values), method=method)[1]]
+    finally:
+        gc.unfreeze()
 
 
 def compare_to_best(counts: Mapping[str, tuple[int, int]], *, alpha: float = 0.05
