@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from chromium import chromium
 
 from slmbench.agents.analysis import analyze
 from slmbench.agents.evaluator import run_trial
@@ -92,13 +92,6 @@ def test_a_not_enough_data_panel_is_told_from_a_drawn_figure(
     assert "accuracy_vs_temperature" in empty and "stage_funnel" not in empty
 
 
-def _chromium() -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        pytest.fail("chromium is not installed: run `make system-deps` "
-                    "(or apt-get install -y chromium)")
-    return exe
-
 
 def test_the_one_model_html_report_has_no_empty_figure(
         one: tuple[AnalysisSummary, list[Trial]], tmp_path: Path) -> None:
@@ -112,9 +105,9 @@ def test_the_one_model_html_report_has_no_empty_figure(
     shot = tmp_path / "shot.png"
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              f"--user-data-dir={profile}", "--window-size=1280,1600"]
-    dom = subprocess.run([_chromium(), *flags, "--dump-dom", page.resolve().as_uri()],
+    dom = subprocess.run([chromium(), *flags, "--dump-dom", page.resolve().as_uri()],
                          capture_output=True, text=True, timeout=180, check=True).stdout
-    subprocess.run([_chromium(), *flags, f"--screenshot={shot}", page.resolve().as_uri()],
+    subprocess.run([chromium(), *flags, f"--screenshot={shot}", page.resolve().as_uri()],
                    capture_output=True, text=True, timeout=180, check=True)
     shown = re.findall(r'<figure id="fig-([a-z_]+)"', dom)
     assert shown[0] == "stage_funnel"  # the funnel leads

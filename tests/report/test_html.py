@@ -5,13 +5,12 @@ Chromium is a system package (`make test` installs it: Debian `chromium`).
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import matplotlib.image as mpimg
 import numpy as np
-import pytest
+from chromium import chromium
 from synthetic_run import MODELS, SCRIPT_TEXT
 from typer.testing import CliRunner
 
@@ -26,18 +25,11 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 JS_ERRORS = ("Uncaught", "CONSOLE")
 
 
-def _chromium() -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        pytest.fail("chromium is not installed: run `make system-deps` "
-                    "(or apt-get install -y chromium)")
-    return exe
-
 
 def _run(page: Path, tmp: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     profile = tmp / "profile"
     profile.mkdir(exist_ok=True)
-    return subprocess.run([_chromium(), *FLAGS, f"--user-data-dir={profile}", *extra,
+    return subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", *extra,
                            page.resolve().as_uri()],
                           capture_output=True, text=True, timeout=180, check=True)
 

@@ -53,8 +53,15 @@ def changed_verdicts(previous: Path, matrices: list[MatrixRun]) -> list[str] | N
     except (ValidationError, json.JSONDecodeError, TypeError):
         old = []
     cells = [c for m in old for c in m.cells]
-    if cells and any(c.version < CELL_VERSION for c in cells):
-        changes = verdict_changes(cells, [c for m in matrices for c in m.cells])
+    changes = (verdict_changes(cells, [c for m in matrices for c in m.cells])
+               if cells and any(c.version < CELL_VERSION for c in cells) else None)
+    return _kept(saved, changes)
+
+
+def _kept(saved: Path, changes: list[str] | None) -> list[str] | None:
+    """``changes`` a new rule made, written to ``saved`` so that later regenerations state
+    them too; without new ones, those ``saved`` holds (None: none saved)."""
+    if changes is not None:
         saved.write_text(json.dumps(changes, indent=1, ensure_ascii=False) + "\n",
                          encoding="utf-8")
         return changes
@@ -78,11 +85,4 @@ def rule_moves(assets: Path, now: PageVerdicts) -> list[str] | None:
         before = PageVerdicts.model_validate_json((assets / VERDICTS_NAME).read_bytes())
     except (FileNotFoundError, ValidationError):
         before = None
-    moves = None if before is None else moved_by_rule(before, now)
-    if moves is not None:
-        saved.write_text(json.dumps(moves, indent=1, ensure_ascii=False) + "\n",
-                         encoding="utf-8")
-        return moves
-    if saved.is_file():
-        return list(json.loads(saved.read_text("utf-8")))
-    return None
+    return _kept(saved, None if before is None else moved_by_rule(before, now))
