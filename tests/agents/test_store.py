@@ -193,9 +193,9 @@ def test_a_schema_1_store_opens_migrated_and_its_trials_are_instance_0(tmp_path)
                          [(task, 5, _old_record(task)) for task in ("IR-1", "IR-2")])
     old = TrialKey(model="scripted:echo", task="IR-1", temperature=0.7, seed=5, repeat=1)
     with RunStore(tmp_path) as store:
-        assert store.get_meta("schema_version") == SCHEMA_VERSION == 2
+        assert store.get_meta("schema_version") == SCHEMA_VERSION == 3
         assert store.count() == 2 and store.has(old) and old.instance == 0
-        assert {k.instance for k in store.keys()} == {0}
+        assert {(k.instance, k.level) for k in store.keys()} == {(0, "base")}
         got = store.get(old)
         assert got is not None and got.key == old
         assert Trial.model_validate(got.record).instance == 0
@@ -235,4 +235,31 @@ def test_instances_name_a_trial_apart(tmp_path):
     key = TrialKey(model="m", task="IR-1", temperature=0.7, repeat=1)
     assert trial_name(key) == "trial m IR-1 base T=0.7 repeat 1"
     assert trial_name(key.model_copy(update={"instance": 4})).endswith("repeat 1 instance 4")
-    assert key.as_tuple()[-1] == 0 and len(key.as_tuple()) == 7
+    assert key.as_tuple()[-2:] == (0, "base") and len(key.as_tuple()) == 8
+    assert trial_name(key.model_copy(update={"level": "2"})).endswith("repeat 1 level 2")
+
+
+_SCHEMA_2 = _SCHEMA_1.replace("'schema_version', '1'", "'schema_version', '2'").replace(
+    "repeat INTEGER NOT NULL, outcome", "repeat INTEGER NOT NULL,"
+    " instance INTEGER NOT NULL DEFAULT 0, outcome").replace(
+    "PRIMARY KEY (model, task, variant, temperature, seed, repeat)",
+    "PRIMARY KEY (model, task, variant, temperature, seed, repeat, instance)")
+
+
+def test_a_schema_2_store_opens_migrated_with_its_trials_at_the_base_level(tmp_path):
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        conn.executescript(_SCHEMA_2)
+        conn.executemany("INSERT INTO trials VALUES ('scripted:echo', 'IR-1', 'base', 0.7, 5, 1,"
+                         " ?, 'success', ?, 1.0)",
+                         [(inst, _trial(task="IR-1").model_dump_json(exclude={"level"}))
+                          for inst in (0, 3)])
+    with RunStore(tmp_path) as store:
+        assert store.get_meta("schema_version") == 3
+        assert {(k.instance, k.level) for k in store.keys()} == {(0, "base"), (3, "base")}
+        base = TrialKey(model="scripted:echo", task="IR-1", temperature=0.7, seed=5, repeat=1,
+                        instance=3)
+        got = store.get(base)
+        assert got is not None and Trial.model_validate(got.record).level == "base"
+        # the same key at a generated level is another trial
+        assert store.put(base.model_copy(update={"level": "2"}), "success", _trial())
+        assert store.put(base, "success", _trial()) is False and store.count() == 3

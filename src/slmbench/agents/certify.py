@@ -121,6 +121,12 @@ class FamilyCheck(BaseModel):
     agents: list[AgentCheck]
     same_everywhere: bool  # one scorer and one reference answer in every world
     fixed: str | None = None  # why that is by design (the task's ``fixed:``)
+    level: str = "base"  # the ladder's level checked (agents/tasks/families/levels)
+
+    @property
+    def name(self) -> str:
+        """The family, and its level where it is not the base instance: ``IR-1 level 2``."""
+        return self.family if self.level == "base" else f"{self.family} level {self.level}"
 
     def agent(self, name: str) -> AgentCheck:
         return next(a for a in self.agents if a.agent == name)
@@ -136,13 +142,13 @@ class FamilyCheck(BaseModel):
     @property
     def reasons(self) -> list[str]:
         """Why the family is not certified, one line each (empty: certified)."""
-        out = [f"{self.family} seed {f}" for f in self.reference_failures]
+        out = [f"{self.name} seed {f}" for f in self.reference_failures]
         if self.same_everywhere and self.fixed is None:
-            out.append(f"{self.family}: the same in every world (one answer and one required "
+            out.append(f"{self.name}: the same in every world (one answer and one required "
                        "state change); rebind it, or declare `fixed:` with a reason")
         for a in self.agents:
             if not a.passed:
-                out.append(f"{self.family}: the {a.agent} agent is right on {a.right}/"
+                out.append(f"{self.name}: the {a.agent} agent is right on {a.right}/"
                            f"{a.instances}, above its bound {a.bound:.0%}, e.g. "
                            + "; ".join(a.passes[:2]))
         return out
@@ -303,11 +309,15 @@ def _short(answer: str | None) -> str:
 
 
 def certify(task: Task, seeds: Iterable[int], *, agents: Sequence[str] = AGENTS,
-            reference: bool = True) -> FamilyCheck:
-    """``task``'s family checked over the worlds of ``seeds`` (see the module docstring);
-    ``reference=False`` skips the reference runs (the bench alone)."""
+            reference: bool = True, level: str = "base") -> FamilyCheck:
+    """``task``'s family checked over the worlds of ``seeds`` (see the module docstring), at
+    ``level`` (``"base"``, or a generated level of the ladder, whose seed-0 instance is what
+    the memory and replay agents remember); ``reference=False`` skips the reference runs
+    (the bench alone)."""
     seeds = list(seeds)
-    instances = [instance(task, seed) for seed in seeds]
+    instances = [instance(task, seed, level) for seed in seeds]
+    if level != "base":
+        task = instance(task, 0, level)
     failures = [f for s, i in zip(seeds, instances, strict=True) for f in _reference(i, s)] \
         if reference else []
     solved = len({f.split(":")[0].split()[0] for f in failures})
@@ -328,7 +338,7 @@ def certify(task: Task, seeds: Iterable[int], *, agents: Sequence[str] = AGENTS,
                                    for i in instances}) == 1
     return FamilyCheck(family=task.id, instances=len(seeds), reference_solved=len(seeds) - solved,
                        reference_failures=failures, chance=chance, bound=bound, agents=checks,
-                       same_everywhere=same, fixed=task.fixed)
+                       same_everywhere=same, fixed=task.fixed, level=level)
 
 
 def _options(spec: ScorerSpec) -> list[str]:

@@ -18,8 +18,10 @@ from slmbench.models.records import Message, ServerTimings
 # later as optional fields: a schema 3 record without them still loads; so did ``instance``,
 # the world seed of the task's instance: a record without it is of the curated task, 0);
 # 4: the ``question`` the trial was asked (a record of schema 3 or below loads without one, and
-# ``slmbench.agents.questions.question_of`` rebinds it where the binders are the run's)
-TRIAL_SCHEMA_VERSION = 4
+# ``slmbench.agents.questions.question_of`` rebinds it where the binders are the run's);
+# 5: the ``level`` of the difficulty ladder the trial ran (a record without it ran the base
+# instance, today's task: ``"base"``, the field's default)
+TRIAL_SCHEMA_VERSION = 5
 
 
 class Score(BaseModel):
@@ -186,6 +188,9 @@ class Trial(BaseModel):
     seed: int = 0  # the sampling seed (slmbench.agents.runner.plan.derive_seed)
     repeat: int = 0
     instance: int = 0  # the world seed of the task's instance (0: the curated task)
+    # the ladder's level (agents/tasks/families/levels): "base", the family's own instance,
+    # or a generated level's number ("1", "2", ...)
+    level: str = "base"
     outcome: Outcome
     final_answer: str | None = None
     score: Score | None = None
@@ -216,7 +221,7 @@ class Trial(BaseModel):
         """This trial's identity in a run store."""
         return TrialKey(model=self.model, task=self.task_id, variant=self.variant,
                         temperature=self.temperature, seed=self.seed, repeat=self.repeat,
-                        instance=self.instance)
+                        instance=self.instance, level=self.level)
 
 
 class TrialKey(BaseModel):
@@ -224,7 +229,9 @@ class TrialKey(BaseModel):
 
     ``seed`` is the sampling seed; ``instance`` the world seed of the task's instance
     (``slmbench.agents.tasks.families.instance``; 0, the default, is the curated task, so a
-    key stored before instances existed is instance 0)."""
+    key stored before instances existed is instance 0); ``level`` the difficulty ladder's
+    level (``"base"``, the default: the family's own instance, so a key stored before levels
+    existed is its base)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -235,11 +242,13 @@ class TrialKey(BaseModel):
     seed: int = 0
     repeat: int = 0
     instance: int = 0
+    level: str = "base"
 
     def model_post_init(self, __context: Any) -> None:
         object.__setattr__(self, "temperature", round(float(self.temperature), 4))
 
-    def as_tuple(self) -> tuple[str, str, str, float, int, int, int]:
-        """(model, task, variant, temperature, seed, repeat, instance): the store's key columns."""
+    def as_tuple(self) -> tuple[str, str, str, float, int, int, int, str]:
+        """(model, task, variant, temperature, seed, repeat, instance, level): the store's key
+        columns."""
         return (self.model, self.task, self.variant, self.temperature, self.seed, self.repeat,
-                self.instance)
+                self.instance, self.level)

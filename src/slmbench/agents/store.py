@@ -18,7 +18,9 @@ The store records the ``GENERATOR_VERSION`` of its run in its meta (``generator`
 
 Schema 2 added ``instance`` (the world seed of the task's instance) to the key. A schema 1
 store is migrated when opened (its trials are instance 0, the curated tasks), and a record or
-export written before the field existed reads as instance 0 (the field's default).
+export written before the field existed reads as instance 0 (the field's default). Schema 3
+added ``level`` (the difficulty ladder's level): a schema 1 or 2 store migrates on open, its
+trials at ``base`` (the family's own instance), as a record without the field reads.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from slmbench.core import jsonl, sqlite
 from slmbench.core.errors import ConfigError
 from slmbench.core.sqlite import Store, StoreKind, writing
 
-SCHEMA_VERSION = 2  # 2: the task's instance in the key (a schema 1 store migrates on open)
+# 2: the task's instance in the key; 3: the ladder's level (older stores migrate on open)
+SCHEMA_VERSION = 3
 DB_NAME = "run.sqlite"
 
 _TRIALS = """
@@ -49,10 +52,11 @@ CREATE TABLE IF NOT EXISTS {name} (
     seed        INTEGER NOT NULL,
     repeat      INTEGER NOT NULL,
     instance    INTEGER NOT NULL DEFAULT 0,
+    level       TEXT NOT NULL DEFAULT 'base',
     outcome     TEXT NOT NULL,
     record      TEXT NOT NULL,
     created_at  REAL NOT NULL,
-    PRIMARY KEY (model, task, variant, temperature, seed, repeat, instance)
+    PRIMARY KEY (model, task, variant, temperature, seed, repeat, instance, level)
 )"""
 _INDEX = "CREATE INDEX IF NOT EXISTS trials_by_model ON trials (model, task)"
 _SCHEMA = f"""{_TRIALS.format(name="trials")};
@@ -63,27 +67,35 @@ CREATE TABLE IF NOT EXISTS cache (
     created_at REAL NOT NULL
 );
 """
-_KEY = "model, task, variant, temperature, seed, repeat, instance"
+_KEY = "model, task, variant, temperature, seed, repeat, instance, level"
 _ROW = f"{_KEY}, outcome, record, created_at"
 _WHERE_KEY = ("model=? AND task=? AND variant=? AND temperature=? AND seed=? AND repeat=?"
-              " AND instance=?")
-# schema 1 -> 2: the table rebuilt with ``instance`` (0) in its primary key
-_MIGRATIONS = {1: (
-    _TRIALS.format(name="trials_v2"),
-    "INSERT INTO trials_v2 (model, task, variant, temperature, seed, repeat, instance, outcome,"
-    " record, created_at) SELECT model, task, variant, temperature, seed, repeat, 0, outcome,"
-    " record, created_at FROM trials",
-    "DROP TABLE trials",
-    "ALTER TABLE trials_v2 RENAME TO trials",
-    _INDEX,
-)}
+              " AND instance=? AND level=?")
+
+
+def _rebuilt(instance: str) -> tuple[str, ...]:
+    """The trials table rebuilt with today's key, its trials at the base level (and at
+    ``instance``: ``0`` from schema 1, the column itself from schema 2)."""
+    return (
+        _TRIALS.format(name="trials_new"),
+        "INSERT INTO trials_new (model, task, variant, temperature, seed, repeat, instance,"
+        f" level, outcome, record, created_at) SELECT model, task, variant, temperature, seed,"
+        f" repeat, {instance}, 'base', outcome, record, created_at FROM trials",
+        "DROP TABLE trials",
+        "ALTER TABLE trials_new RENAME TO trials",
+        _INDEX,
+    )
+
+
+# schema 1 -> 3: ``instance`` (0) and ``level`` in the key; 2 -> 3: ``level`` ('base')
+_MIGRATIONS = {1: _rebuilt("0"), 2: _rebuilt("instance")}
 _STORE = StoreKind(kind="slmbench-run", name="run store", noun="slmbench run store",
                    table="trials", schema=_SCHEMA, version=SCHEMA_VERSION,
                    hint="point at a run directory made by `slmbench run`",
                    migrations=_MIGRATIONS)
 
 
-_INSERT = (f"INSERT INTO trials({_ROW}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT = (f"INSERT INTO trials({_ROW}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
            " ON CONFLICT DO NOTHING")
 
 
@@ -280,19 +292,20 @@ def _payload(record: BaseModel | dict[str, Any]) -> str:
 
 def _key(row: tuple[Any, ...]) -> TrialKey:
     return TrialKey(model=row[0], task=row[1], variant=row[2], temperature=row[3],
-                    seed=row[4], repeat=row[5], instance=row[6])
+                    seed=row[4], repeat=row[5], instance=row[6], level=row[7])
 
 
 def _row_to_trial(row: tuple[Any, ...]) -> StoredTrial:
-    return StoredTrial(key=_key(row), outcome=row[7], record=json.loads(row[8]),
-                       created_at=row[9])
+    return StoredTrial(key=_key(row), outcome=row[8], record=json.loads(row[9]),
+                       created_at=row[10])
 
 
 def trial_name(key: TrialKey) -> str:
     """How an error names a trial: ``trial MODEL TASK VARIANT T=0.7 repeat 1`` (and
     ``instance 3`` after it, for a drawn instance)."""
     return (f"trial {key.model} {key.task} {key.variant} T={key.temperature:g} "
-            f"repeat {key.repeat}" + (f" instance {key.instance}" if key.instance else ""))
+            f"repeat {key.repeat}" + (f" instance {key.instance}" if key.instance else "")
+            + (f" level {key.level}" if key.level != "base" else ""))
 
 
 def export_trials(trials: Iterable[Trial], path: Path) -> int:

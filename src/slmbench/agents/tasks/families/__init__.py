@@ -8,8 +8,8 @@ family's binder (``bind_<suite>.py``; ``bind_capability_extra.py`` for the tasks
 records, among them the expected answer. A task with no template (a code task written
 against fixed tests, a refusal of a fixed request) is the same task in every world.
 
-:func:`instance` gives one; :func:`certify` (``slmbench tasks validate --instances N``)
-checks a family over seeds 1..N.
+:func:`instance` gives one (at a level of the difficulty ladder, :mod:`.levels`);
+:func:`certify` (``slmbench tasks validate --instances N``) checks a family over seeds 1..N.
 """
 
 from __future__ import annotations
@@ -65,8 +65,14 @@ def values_for(task: Task, world: World) -> dict[str, Any]:
     return values
 
 
-def instance(task: Task, seed: int) -> Task:
-    """``task``'s instance in the world of ``seed`` (seed 0: the curated task itself)."""
+def instance(task: Task, seed: int, level: str = "base") -> Task:
+    """``task``'s instance in the world of ``seed`` (seed 0: the curated task itself), at
+    ``level``: ``"base"`` (today's instance), or a generated level's number as text
+    (:mod:`.levels`; at seed 0 too, from the curated world)."""
+    if level != "base":
+        from slmbench.agents.tasks.families.levels import level_instance
+
+        return level_instance(task, seed, level)
     if seed == 0:
         return task
     template = template_of(task)
