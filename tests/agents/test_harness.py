@@ -153,7 +153,7 @@ def test_each_record_and_the_run_carry_the_harness_fingerprint(tmp_path: Path,
         records = [Trial.model_validate(t.record) for t in store.trials()]
     assert meta == harness.fingerprint([TASKS["IR-1"], TASKS["DA-1"]])
     assert generator == GENERATOR_VERSION  # the binders that drew its instances
-    assert {r.schema_version for r in records} == {TRIAL_SCHEMA_VERSION} == {4}
+    assert {r.schema_version for r in records} == {TRIAL_SCHEMA_VERSION} == {5}
     assert {r.task_id: r.question and r.question.scorer for r in records} == {
         t: TASKS[t].scorer.model_dump(mode="json") for t in ("IR-1", "DA-1")}
     assert {r.harness for r in records} == {harness.fingerprint([TASKS["IR-1"]]),

@@ -133,6 +133,7 @@ def run_trial(
     seed: int = 0,
     repeat: int = 0,
     instance: int = 0,
+    level: str = "base",
     family: Task | None = None,
     variant: str = "base",
     fault_plan: FaultPlan | None = None,
@@ -146,8 +147,10 @@ def run_trial(
 
     ``task`` is what runs, in the world of its ``world_seed``, judged in that world: for a drawn
     instance, ``slmbench.agents.tasks.families.instance(family, instance)``. ``instance`` is
-    recorded in the trial; ``family`` (default ``task``) is the task as planned, whose
-    fingerprint is the trial's ``harness``, so every instance of a family shares one harness.
+    recorded in the trial, and ``level``, the difficulty ladder's (``task`` is then that level's
+    instance); ``family`` (default ``task``) is the task as planned, whose fingerprint (with the
+    level's form, for a generated level) is the trial's ``harness``, so every instance of a
+    family at one level shares one harness.
     ``prompts`` names the ReAct prompt set; ``legacy`` exists only to measure it."""
     start = time.perf_counter()
     instruction = instruction_for(task, variant)
@@ -164,8 +167,8 @@ def run_trial(
         model=model.spec, task_id=task.id, suite=task.suite, variant=variant,
         scaffold=scaffold, toolset=toolset, prompts=prompts,
         harness=fingerprint([family or task], toolset=toolset, prompts=prompts,
-                            scaffold=scaffold),
-        temperature=temperature, seed=seed, repeat=repeat, instance=instance,
+                            scaffold=scaffold, levels=[level]),
+        temperature=temperature, seed=seed, repeat=repeat, instance=instance, level=level,
         outcome=outcome, final_answer=result.final_answer, score=verdict,
         steps=result.steps, messages=result.messages, fault_plan=plan,
         faults_injected=result.faults_injected, prompt_tokens=result.prompt_tokens,

@@ -17,7 +17,9 @@ trials made before and after such a change. :func:`fingerprint` hashes:
   content below is their curated form, so a drawn instance is pinned by it and this;
 * the content of the tasks (their full records, sorted by id, each with its family template
   from ``agents/tasks/families/*.yaml`` where it has one);
-* the toolset (``task``: each task's own tools; ``all``: the ten, as in the seed).
+* the toolset (``task``: each task's own tools; ``all``: the ten, as in the seed);
+* where the run asks for the difficulty ladder's generated levels, their forms' templates
+  (``agents/tasks/families/levels``; a trial of a generated level hashes its own level's).
 
 The run store keeps the run's fingerprint in its meta (``harness_fingerprint``)
 and each trial record its own (over its one task's family: every instance of a task shares it).
@@ -65,9 +67,28 @@ def _task_content(task: Any) -> Any:
     return content if template is None else {**content, "family_template": template}
 
 
+def _level_forms(tasks: Iterable[Any], levels: Iterable[str]) -> list[Any]:
+    """The templates of the ladder's generated ``levels`` of ``tasks`` (their binders' code is
+    pinned by GENERATOR_VERSION)."""
+    from slmbench.agents.tasks.families.levels import ladder_of
+
+    out = []
+    for task in tasks:
+        ladder = ladder_of(task.id) if isinstance(task, Task) else None
+        for name in levels:
+            form = None if ladder is None or not name.isdigit() else ladder.forms.get(int(name))
+            if form is not None:
+                out.append({"task": task.id, "level": name, "template": dict(form.template)})
+    return sorted(out, key=lambda d: (d["task"], d["level"]))
+
+
 def fingerprint(tasks: Iterable[Any], *, toolset: str = "task", prompts: str = "neutral",
-                scaffold: str = "react") -> str:
-    """A 16-hex-digit hash of the harness that runs ``tasks`` (see the module docstring)."""
+                scaffold: str = "react", levels: Iterable[str] = ()) -> str:
+    """A 16-hex-digit hash of the harness that runs ``tasks`` (see the module docstring), at
+    the difficulty ladder's generated ``levels`` too where any is given (their forms' templates
+    hashed; without levels the hash is the one from before the ladder existed)."""
+    tasks = list(tasks)
+    levels = [str(x) for x in levels if str(x) != "base"]
     wording = (PROMPT_SETS[prompts].model_dump() if scaffold == "react"
                else {"native": NATIVE_SYSTEM_PROMPT})
     specs = [s.model_dump() for s in WorldToolbox(World.create(0)).specs()]
@@ -76,5 +97,6 @@ def fingerprint(tasks: Iterable[Any], *, toolset: str = "task", prompts: str = "
         "tools": specs, "tool_version": TOOL_VERSION, "generator": GENERATOR_VERSION,
         "toolset": toolset,
         "tasks": sorted((_task_content(t) for t in tasks), key=lambda d: json.dumps(d)),
+        **({"levels": _level_forms(tasks, levels)} if levels else {}),
     }, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]

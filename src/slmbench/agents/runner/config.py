@@ -9,6 +9,7 @@
     repeats = 3
     instances = 1            # each task in the worlds 0..N-1 (0: the curated task; docs/tasks.md)
     include_curated = true   # false: the drawn worlds 1..N only (`--drawn-only`)
+    levels = [1, 2, 3]       # ladder levels beside each family's base (docs/tasks.md, "Levels")
     out = "runs/sweep"
     toolset = "task"         # "all": every task offers the ten tools (the seed's setting)
     skip_code_tasks = false  # true: leave out tasks needing code_interpreter (no bubblewrap)
@@ -58,10 +59,10 @@ _HINT = "see `slmbench run --help`; the experiment file format is in docs/report
 _TOML_HINT = "fix the place shown; strings need quotes, lists use [a, b]"
 GRID_FIELDS = ("suites", "tasks", "variants", "temperatures", "repeats", "seed", "scaffold",
                "max_steps", "toolset", "skip_code_tasks", "prompts", "instances",
-               "include_curated")
+               "include_curated", "levels")
 # grid fields added later, hashed only away from their default: a grid that does not use them
 # keeps the fingerprint (and the default run folder) it had before they existed
-_LATER_GRID_DEFAULTS: dict[str, Any] = {"instances": 1, "include_curated": True}
+_LATER_GRID_DEFAULTS: dict[str, Any] = {"instances": 1, "include_curated": True, "levels": []}
 
 
 DEFAULT_TASK_SUITES = ("capability", "reliability")  # what a run without suites or ids runs
@@ -84,6 +85,11 @@ class Experiment(BaseModel):
         description="instances of each task: the worlds 0..N-1 (seed 0: the curated task)")
     include_curated: bool = Field(
         default=True, description="false: the drawn worlds 1..N only, the curated seed 0 left out")
+    levels: list[int] = Field(
+        default_factory=list,
+        description="the difficulty ladder's levels each capability family also runs at, beside "
+                    "its base instance (which always runs; a level that is a family's base is "
+                    "its base trial); empty: the base instances only")
     seed: int = Field(default=0, ge=0, description="base seed mixed into every trial's seed")
     scaffold: Literal["react", "native"] = "react"
     max_steps: int = Field(default=12, ge=1, le=200)
@@ -135,6 +141,18 @@ class Experiment(BaseModel):
             if not 0.0 <= t <= 2.0:
                 raise ValueError(f"temperature {t} is outside [0, 2]")
         return list(dict.fromkeys(round(float(t), 4) for t in temps))
+
+    @field_validator("levels", mode="before")
+    @classmethod
+    def _levels_parse(cls, levels: Any) -> list[int]:
+        from slmbench.agents.tasks.families.levels import parse_levels
+
+        if levels is None or levels == [] or levels == "":
+            return []
+        try:
+            return parse_levels(levels)
+        except ConfigError as exc:
+            raise ValueError(f"{exc} ({exc.hint})") from exc
 
     @field_validator("concurrency")
     @classmethod

@@ -111,15 +111,16 @@ def _backend_error_trial(p: PlannedTrial, scaffold: str, exc: BackendError,
     k = p.key
     return Trial(model=k.model, task_id=k.task, suite=p.suite, variant=k.variant,
                  scaffold=scaffold, temperature=k.temperature, seed=k.seed, repeat=k.repeat,
-                 instance=k.instance, outcome=Outcome.BACKEND_ERROR, fault_plan=p.fault_plan,
+                 instance=k.instance, level=k.level, outcome=Outcome.BACKEND_ERROR,
+                 fault_plan=p.fault_plan,
                  wall_s=wall_s, error=str(exc))
 
 
 def _check_identity(trial: Trial, p: PlannedTrial) -> None:
     k = p.key
     got = (trial.task_id, trial.variant, round(trial.temperature, 4), trial.seed, trial.repeat,
-           trial.instance)
-    want = (k.task, k.variant, k.temperature, k.seed, k.repeat, k.instance)
+           trial.instance, trial.level)
+    want = (k.task, k.variant, k.temperature, k.seed, k.repeat, k.instance, k.level)
     if got != want:
         raise RuntimeError(f"the trial function returned trial {got} for planned trial {want}")
 
@@ -162,7 +163,7 @@ class _Run:
         try:
             trial = self.trial_fn(
                 wrapped, self.plan.task_of(p.key), temperature=p.key.temperature, seed=p.key.seed,
-                repeat=p.key.repeat, instance=p.key.instance,
+                repeat=p.key.repeat, instance=p.key.instance, level=p.key.level,
                 family=self.plan.tasks[p.key.task], variant=p.key.variant,
                 fault_plan=p.fault_plan,
                 scaffold=self.exp.scaffold, max_steps=self.exp.max_steps,

@@ -31,7 +31,7 @@ def harness_of(exp: Experiment, plan: Plan) -> str:
     from slmbench.agents.harness import fingerprint
 
     return fingerprint(plan.tasks.values(), toolset=exp.toolset, prompts=exp.prompts,
-                       scaffold=exp.scaffold)
+                       scaffold=exp.scaffold, levels=[str(n) for n in exp.levels])
 
 
 def check_harness(store: RunStore, harness: str) -> None:

@@ -17,7 +17,9 @@ so they compare trial by trial (paired tests, e.g. robustness against
 
 The grid is ordered repeat-major (model, repeat, instance, temperature, task,
 variant), so an interrupted run already holds one pass over every task (and over every
-instance before a second repeat).
+instance before a second repeat). ``Experiment.levels`` adds, for each capability family, the
+difficulty ladder's levels beside its base instance (:func:`levels_to_run`; the key's
+``level``, the base variant only), every level of a cell before the next cell.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from slmbench.agents.runner.config import DEFAULT_TASK_SUITES, Experiment, no_su
 from slmbench.core.errors import ConfigError
 
 SEED_SCHEME = ("v1: int.from_bytes(sha256('task|repeat|base_seed')[:4], 'big') & 0x7fffffff; "
-               "instance i > 0: sha256('task|repeat|base_seed|i')")
+               "instance i > 0: sha256('task|repeat|base_seed|i'); a ladder level L: "
+               "'|LL' appended")
 QUICK_SUITE = "quick"
 
 
@@ -76,22 +79,26 @@ class Plan:
 
     trials: list[PlannedTrial]
     tasks: dict[str, Any] = field(default_factory=dict)
-    _instances: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
+    _instances: dict[tuple[str, int, str], Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def task_of(self, key: TrialKey) -> Any:
-        """The task the trial ``key`` runs: its planned task at instance 0, else that task's
-        instance (:func:`slmbench.agents.tasks.families.instance`: its world, tools and answer),
-        built once per (task, instance) and shared by every trial of it (thread-safe)."""
+        """The task the trial ``key`` runs: its planned task at instance 0 and the base level,
+        else that task's instance at the key's level
+        (:func:`slmbench.agents.tasks.families.instance`: its world, tools and answer), built
+        once per (task, instance, level) and shared by every trial of it (thread-safe)."""
         family = self.tasks[key.task]
-        if key.instance == 0:
+        if key.instance == 0 and key.level == "base":
             return family
+        cell = (key.task, key.instance, key.level)
         with self._lock:
-            made = self._instances.get((key.task, key.instance))
+            made = self._instances.get(cell)
             if made is None:
                 from slmbench.agents.tasks.families import instance
 
-                made = self._instances[(key.task, key.instance)] = instance(family, key.instance)
+                made = self._instances[cell] = (
+                    instance(family, key.instance) if key.level == "base"
+                    else instance(family, key.instance, key.level))
             return made
 
     def for_model(self, spec: str) -> list[PlannedTrial]:
@@ -101,11 +108,14 @@ class Plan:
         return {p.key for p in self.trials}
 
 
-def derive_seed(task_id: str, repeat: int, base_seed: int = 0, instance: int = 0) -> int:
+def derive_seed(task_id: str, repeat: int, base_seed: int = 0, instance: int = 0,
+                level: str = "base") -> int:
     """The trial's sampling seed: a 31-bit hash of (task, repeat, base seed), and of the
     instance too when it is not the curated world 0 (so instance 0 keeps the seeds planned
-    before instances existed); see ``SEED_SCHEME``."""
-    text = f"{task_id}|{repeat}|{base_seed}" + (f"|{instance}" if instance else "")
+    before instances existed), and of the level when it is not the base (likewise); see
+    ``SEED_SCHEME``."""
+    text = (f"{task_id}|{repeat}|{base_seed}" + (f"|{instance}" if instance else "")
+            + (f"|L{level}" if level != "base" else ""))
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
@@ -168,17 +178,33 @@ def build_plan(exp: Experiment, *, load_suite: SuiteLoader, variants: VariantsFn
     most = max([exp.repeats, *(getattr(t, "min_repeats", 1) for _, t, _ in per_task)])
     cells = [(repeat, inst, temperature) for repeat in range(most)
              for inst in exp.instance_seeds() for temperature in exp.temperatures]
+    ladders = {task.id: levels_to_run(task, exp.levels) for _, task, _ in per_task}
     for model in exp.models:
         for repeat, inst, temperature in cells:
             for suite, task, vs in per_task:
                 if repeat >= max(exp.repeats, getattr(task, "min_repeats", 1)):
                     continue  # a task needing more repeats than the run asks (consistency)
-                seed = derive_seed(task.id, repeat, exp.seed, inst)
-                trials += [PlannedTrial(key=TrialKey(model=model, task=task.id, variant=v.name,
-                                                     temperature=temperature, seed=seed,
-                                                     repeat=repeat, instance=inst),
-                                        suite=suite, fault_plan=v.fault_plan) for v in vs]
+                for level in ladders[task.id]:
+                    seed = derive_seed(task.id, repeat, exp.seed, inst, level)
+                    trials += [PlannedTrial(
+                        key=TrialKey(model=model, task=task.id, variant=v.name,
+                                     temperature=temperature, seed=seed, repeat=repeat,
+                                     instance=inst, level=level),
+                        suite=suite, fault_plan=v.fault_plan)
+                        for v in vs if level == "base" or v.name == "base"]
     return Plan(trials=trials, tasks={task.id: task for _, task, _ in per_task})
+
+
+def levels_to_run(task: Any, levels: Sequence[int]) -> list[str]:
+    """The level names a task runs at: ``"base"`` always, then each asked level its family's
+    ladder has beyond its base (:mod:`slmbench.agents.tasks.families.levels`; a task with no
+    ladder, a reliability task or one from a task file, runs its base only)."""
+    if not levels or getattr(task, "suite", None) != "capability":
+        return ["base"]
+    from slmbench.agents.tasks.families.levels import level_name
+
+    names = [level_name(task, n) for n in levels]
+    return ["base", *dict.fromkeys(n for n in names if n is not None and n != "base")]
 
 
 def default_suite_loader() -> SuiteLoader:

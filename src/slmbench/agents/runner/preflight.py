@@ -48,10 +48,11 @@ def check_sandbox(exp: Experiment, plan: Plan) -> None:
 
 
 def check_instances(exp: Experiment, plan: Plan) -> None:
-    """ConfigError when drawn worlds (an instance past 0) are planned for a task that is not a
-    shipped task as shipped: only those are families (a template over the world, or a task the
-    same in every world); another task's answer is its own world's."""
-    if exp.instance_seeds() == [0]:
+    """ConfigError when drawn worlds (an instance past 0) or the difficulty ladder's levels are
+    planned for a task that is not a shipped task as shipped: only those are families (a
+    template over the world, or a task the same in every world, with its ladder); another
+    task's answer is its own world's."""
+    if exp.instance_seeds() == [0] and not exp.levels:
         return
     from slmbench.agents.tasks import Task, load_tasks
 
@@ -59,11 +60,12 @@ def check_instances(exp: Experiment, plan: Plan) -> None:
     odd = [tid for tid, task in plan.tasks.items()
            if isinstance(task, Task) and shipped.get(tid) != task]
     if odd:
+        what = "instances past 0" if exp.instance_seeds() != [0] else "levels"
         raise ConfigError(
-            f"instances past 0 are drawn from the shipped task families; {', '.join(odd[:3])}"
+            f"{what} are drawn from the shipped task families; {', '.join(odd[:3])}"
             f"{', ...' if len(odd) > 3 else ''} is not a shipped task as shipped",
-            "run your own tasks with instances = 1 (the world they were written for), or the "
-            "shipped suites with --instances")
+            "run your own tasks with instances = 1 and no levels (the world they were written "
+            "for), or the shipped suites with --instances / --levels")
 
 
 def preflight(exp: Experiment, *, load_suite: SuiteLoader | None = None,

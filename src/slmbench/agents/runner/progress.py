@@ -90,6 +90,7 @@ class PlainProgress:
             self._t.add(key.model, outcome)
             done, total = sum(self._t.done.values()), sum(self._t.totals.values())
             task = f"{key.task}@{key.instance}" if key.instance else key.task  # a drawn world
+            task += f" L{key.level}" if key.level != "base" else ""  # the ladder's level
             line = (f"[{done}/{total}] {key.model} {task} {key.variant} "
                     f"T={key.temperature:g} r{key.repeat} -> {outcome} | "
                     f"{self._t.rate(key.model)} | ETA {self._t.eta()}")

@@ -78,9 +78,10 @@ def level_name(task: Task, number: int) -> str | None:
 
 def level_number(task_id: str, name: str) -> int | None:
     """The level a key's ``name`` is for family ``task_id`` (``"base"``: its base's level);
-    None for a task with no ladder."""
+    None for a task with no ladder or a single-level one (a refusal, code against fixed
+    tests: no rung of the ladder, so no per-level rate counts it)."""
     ladder = LADDERS.get(task_id)
-    if ladder is None:
+    if ladder is None or ladder.single:
         return None
     return ladder.base if name == BASE else int(name)
 
