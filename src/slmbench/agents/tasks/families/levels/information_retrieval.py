@@ -57,7 +57,8 @@ def _first_of(world: World, rng: random.Random, k: int) -> dict[str, Any]:
     chosen = list(rng.choice(options))
     first = min(chosen, key=lambda d: d["year"])
     out: dict[str, Any] = {"first_who": first["aliases"], "first_name": first["who"],
-                           "first_year": str(first["year"]), "first_what": first["what"],
+                           "first_year": str(first["year"]),
+                           "first_what": first["what"][0].upper() + first["what"][1:],
                            "forbidden": [d["who"] for d in chosen if d is not first]}
     for i, d in enumerate(chosen):
         out[f"what{i}"], out[f"query{i}"], out[f"year{i}"] = d["what"], d["query"], d["year"]
@@ -327,8 +328,8 @@ LADDERS: dict[str, Ladder] = {
                           "is {{boss_name}}."}}),
         3: Form(what="the department found from a title, its newest member, then their "
                      "manager: three rows in a chain", binder=titled_newest, template={
-            "instruction": "Who joined the {{title}}'s department most recently, on what date, "
-                           "and who is their manager?",
+            "instruction": "Who is the newest member of the department that Brightline Labs' "
+                           "{{title}} works in? Give their start date and their manager.",
             "scorer": {"kind": "entities", "required": ["{{newest}}", "{{start}}", "{{boss}}"],
                        "forbidden": "{{forbidden}}"},
             "reference": {
