@@ -23,7 +23,7 @@ from slmbench.agents.tasks.families.levels._da_mr_terms import (
 )
 from slmbench.agents.tasks.families.levels.ladder import Form, Ladder
 from slmbench.agents.tasks.families.terms import as_number, sales_totals
-from slmbench.agents.world import World
+from slmbench.agents.world import Employee, World
 
 __all__ = ["LADDERS"]
 
@@ -127,13 +127,29 @@ def _mean(world: World, dept: str) -> int | float:
     return as_number(round(sum(pay) / len(pay), 2))
 
 
-def _salary_spread(world: World, rng: random.Random) -> dict[str, Any]:
-    def spread(w: World, dept: str) -> int:
-        return max(_pay(w, dept)) - min(_pay(w, dept))
+def _ends(world: World, dept: str) -> tuple[Employee, Employee] | None:
+    """The department's best and worst paid, where both are unique."""
+    staff = sorted((e for e in world.employees if e.department == dept), key=lambda e: e.salary)
+    if len(staff) < 2 or staff[0].salary == staff[1].salary or \
+            staff[-1].salary == staff[-2].salary:
+        return None
+    return staff[-1], staff[0]
 
-    dept = fresh(world, rng, _DEPARTMENTS, lambda w: "Sales", spread)
-    return {"department": dept, "high": max(_pay(world, dept)), "low": min(_pay(world, dept)),
-            "spread": spread(world, dept)}
+
+def _salary_spread(world: World, rng: random.Random) -> dict[str, Any]:
+    def spread(w: World, dept: str) -> object:
+        ends = _ends(w, dept)
+        return None if ends is None else ends[0].salary - ends[1].salary
+
+    depts = [d for d in _DEPARTMENTS if _ends(world, d)]
+    dept = fresh(world, rng, depts, lambda w: "Sales", spread)
+    ends = _ends(world, dept)
+    assert ends is not None
+    high, low = ends
+    return {"department": dept, "high": high.salary, "low": low.salary,
+            "spread": spread(world, dept), "high_name": high.name, "low_name": low.name,
+            "others": [e.name for e in world.employees if e.department == dept
+                       and e.id not in (high.id, low.id)]}
 
 
 def _mean_gap(world: World, rng: random.Random) -> dict[str, Any]:
@@ -253,15 +269,18 @@ LADDERS: dict[str, Ladder] = {
                 "answer": "{{rep}} has the highest total, ${{sum:,}}, from {{count}} sales."}}),
     }),
     "DA-4": Ladder(base=1, why_base="one query_table mean, read from its result", forms={
-        2: Form(what="a department's salaries, and the highest less the lowest",
+        2: Form(what="a department's salaries: the best and worst paid, and the difference",
                 binder=_salary_spread, template={
-            "instruction": "What is the difference between the highest and the lowest yearly "
-                           "salary in the {{department}} department, in US dollars?",
-            "scorer": usd("{{spread}}"),
-            "evidence": ["{{high}}", "{{low}}"],
+            "instruction": "Who earns the highest and who the lowest yearly salary in the "
+                           "{{department}} department, and what is the difference between the "
+                           "two salaries, in US dollars?",
+            "scorer": {"kind": "all", "scorers": [
+                {"kind": "entities", "required": ["{{high_name}}", "{{low_name}}"],
+                 "forbidden": "{{others}}"}, usd("{{spread}}")]},
+            "evidence": ["{{high_name}}", "{{low_name}}", "{{high}}", "{{low}}"],
             "reference": {"actions": [_ONE_DEPT],
-                          "answer": "{{department}} salaries run from ${{low:,}} to ${{high:,}}, "
-                                    "a difference of ${{spread:,}}."}}),
+                          "answer": "{{high_name}} earns the most, ${{high:,}}, and {{low_name}} "
+                                    "the least, ${{low:,}}; the difference is ${{spread:,}}."}}),
         3: Form(what="two departments' mean salaries, and their difference", binder=_mean_gap,
                 template={
             "instruction": "How much higher is the average yearly salary in the {{a}} department "

@@ -136,6 +136,7 @@ def _campaign(world: World, rng: random.Random) -> dict[str, Any]:
     mail = next(m for m in world.inbox if m.subject == f"{product.name} campaign")
     launch = dt.date.fromisoformat(str(world.slots["campaign_launch"]))
     return {"email": mail.id, "product": product.name, "stock": product.stock,
+            "price": as_number(product.price),
             "launch": f"{launch.day} {launch:%B}", "launch_aliases": date_aliases(launch),
             "lead_first": titled(world, "Marketing Lead").name.split()[0]}
 
@@ -310,18 +311,19 @@ LADDERS: dict[str, Ladder] = {
             "reference": {"actions": [{"tool": "email",
                                        "arguments": {"action": "read", "email_id": "{{email}}"}}],
                           "answer": "The campaign launches on {{launch}}."}}),
-        2: Form(what="the campaign's product from an inbox search, then its stock looked up",
+        2: Form(what="the campaign's product from an inbox search, then its stock and price",
                 binder=_campaign, template={
             "instruction": "{{lead_first}} e-mailed me about a campaign for one of our products. "
-                           "How many units of that product do we have in stock?",
+                           "How many units of that product do we have in stock, and what is its "
+                           "unit price in US dollars?",
             "scorer": {"kind": "all", "scorers": [
                 {"kind": "entities", "required": ["{{product}}"]},
-                {"kind": "numeric", "value": "{{stock}}"}]},
+                {"kind": "numeric", "value": "{{stock}}"}, usd("{{price}}")]},
             "reference": {"actions": [
                 {"tool": "email", "arguments": {"action": "search", "query": "campaign"}},
                 _PRODUCT_ROW],
                 "answer": "{{lead_first}}'s e-mail is about the {{product}}; we have {{stock}} "
-                          "units in stock."}}),
+                          "units in stock, at ${{price:,}} each."}}),
     }),
     "MR-8": Ladder(base=3, why_base="three lookups: the product's id, its largest sale, the "
                                     "seller's row", forms={
