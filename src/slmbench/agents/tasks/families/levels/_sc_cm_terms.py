@@ -280,5 +280,7 @@ def role_last(world: World, rng: random.Random) -> dict[str, Any]:
     holder = roles(world)[role]
     others = sorted({e.title for e in world.find_events(date=day, attendee=holder.email)}
                     - {ev.title})
+    # the holder's name too: a last meeting and its end are one of a few pairs (#59)
     return {"role": role, "holder": holder.name, **meeting_values(world, ev),
-            "long_day": day_long(day), "forbidden": others}
+            "long_day": day_long(day), "forbidden": others,
+            "people": [full_name_aliases(holder)]}

@@ -356,9 +356,11 @@ LADDERS: dict[str, Ladder] = {
                                     "ends at {{end}}, with {{names}}."}}),
         3: Form(what="a role's holder looked up, their day's calendar listed, its last meeting "
                      "found", binder=role_last, template={
-            "instruction": "What is the last meeting on the calendar of our {{role}} on "
-                           "{{long_day}}, and at what time does it end?",
-            "tools": ["query_table", "calendar"], "scorer": _last_answer(),
+            "instruction": "Who is our {{role}}, what is the last meeting on their calendar "
+                           "on {{long_day}}, and at what time does it end?",
+            "tools": ["query_table", "calendar"],
+            "scorer": {"kind": "all", "scorers": [
+                *_last_answer()["scorers"], {"kind": "entities", "required": "{{people}}"}]},
             "reference": {"actions": [_ROLE_ROW, {"tool": "calendar", "arguments": {
                 "action": "list", "date": "{{date}}", "attendee": "{{holder}}"}}],
                 "answer": "The last meeting of {{holder}} on {{long_day}} is {{title}}, which "
