@@ -34,7 +34,12 @@ Which trials feed which figure:
 - *failures* (:mod:`slmbench.agents.forensics`) cover every counted trial;
 - the *stage funnel* (:mod:`slmbench.agents.funnel_rates`) covers the capability trials,
   its comparisons a Holm family of their own; its *stage-level reliability*
-  (:mod:`slmbench.agents.funnel_reliability`) the reliability suite's trials.
+  (:mod:`slmbench.agents.funnel_reliability`) the reliability suite's trials;
+- trials of a generated level of the difficulty ladder (``Trial.level`` other than
+  ``"base"``) feed only the *ladder* (:mod:`slmbench.agents.ladder_rates`: success per level,
+  the highest level held), beside the capability trials of the families' base instances:
+  every other figure counts base-instance trials only, so a run's numbers do not move when
+  levels are added to it.
 
 A row is a *configuration*: a model spec under one toolset. Trials of the same spec under the
 two toolsets (a study's blocks, pooled) are never pooled: when both toolsets are present, the
@@ -57,6 +62,7 @@ from slmbench.agents.exclusion import excluded_as, rated
 from slmbench.agents.forensics import breakdown
 from slmbench.agents.funnel_rates import stage_funnels
 from slmbench.agents.funnel_reliability import stage_reliability
+from slmbench.agents.ladder_rates import level_ladders, split
 from slmbench.agents.loading import load_trials, registry_params, shipped_tasks
 from slmbench.agents.rates import by, passed, task_counts, task_rate
 from slmbench.agents.records import Outcome, Trial
@@ -215,6 +221,13 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
                           "run `slmbench run` first, or resume it until trials are stored")
     tasks = shipped_tasks() if tasks is None else tasks
     trials = configurations(trials)
+    ladder = level_ladders(trials)  # base and generated levels; their own records only
+    trials, _ = split(trials)  # every other figure: the families' base instances only
+    if not trials:
+        raise ConfigError(f"run {run_dir or '(in memory)'} holds no trial of a base instance "
+                          "(only generated levels of the ladder)",
+                          "run the families' base instances too: every figure but the "
+                          "ladder counts them")
     excluded = Counter((t.model, why) for t in trials if (why := excluded_as(t)))
     not_the_models: dict[str, dict[str, int]] = defaultdict(dict)
     for (model, outcome), k in sorted(excluded.items()):
@@ -285,6 +298,7 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
         failures=failures, not_the_models=dict(not_the_models), exclusion_bounds=bounds,
         notes=notes, funnel=funnel, funnel_pairs=funnel_pairs,
         stage_reliability=[x for m in models for x in stage_reliability(m, all_by_model[m], tasks)],
+        ladder=ladder,
     )
 
 

@@ -23,6 +23,7 @@ from slmbench.core.stats import (
 ANALYSIS_SCHEMA_VERSION = 2  # 2: task-level inference (issue #37)
 ALPHA = 0.05
 BREAKS_BELOW = 0.5  # a funnel breaks at the first stage fewer than half of its reachers pass
+HOLDS_AT = 0.5  # a configuration holds a level of the ladder where its lower bound reaches it
 EQUIVALENCE_MARGIN = 0.10  # a temperature effect or a pair within ±10 points: negligible
 # The rule version of Part A's verdicts (pairs and temperature effects), recorded with a page's
 # verdicts so that "What changed" tells a move of rule from one of data (as Part B's
@@ -296,6 +297,34 @@ class StageComparison(_Frozen):
         return self.p_holm < ALPHA
 
 
+class LevelRate(_Frozen):
+    """A level of a configuration's difficulty ladder (``agents/ladder_rates.py``)."""
+
+    level: int
+    trials: int
+    successes: int
+    tasks: int  # families with trials at this level (each one task: instances one cluster)
+    families: list[str] = Field(default_factory=list)  # their ids
+    generated: int = 0  # of ``trials``, those of a generated form (the rest: base instances)
+    rate: ClusteredEstimate
+
+    @property
+    def holds(self) -> bool:  # the rate's lower bound reaches HOLDS_AT
+        return self.rate.low is not None and self.rate.low >= HOLDS_AT
+
+
+class LevelLadder(_Frozen):
+    """A configuration's ladder: its levels; ``held``, the highest that holds (None: none)."""
+
+    model: str
+    levels: list[LevelRate]
+    held: int | None
+
+    @property
+    def levels_run(self) -> list[int]:
+        return [r.level for r in self.levels]
+
+
 class StageReliability(_Frozen):
     """A reliability dimension measured at a stage of the funnel (issue #61), *stage-level*:
     never one of the seed's dimensions, never in a claim or the composite. ``stage`` is the
@@ -355,6 +384,8 @@ class AnalysisSummary(_Frozen):
     funnel_pairs: list[StageComparison] = Field(default_factory=list)
     # robustness, recovery and consistency at the deepest stage reached (stage-level, #61)
     stage_reliability: list[StageReliability] = Field(default_factory=list)
+    # per configuration that ran a generated level: success per level, the highest held (#61)
+    ladder: list[LevelLadder] = Field(default_factory=list)
 
     def accuracy_of(self, model: str) -> ModelAccuracy | None:
         return next((a for a in self.accuracy if a.model == model), None)

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from slmbench.agents.analysis import analyze_run
-from slmbench.agents.summary import AnalysisSummary
+from slmbench.agents.summary import HOLDS_AT, AnalysisSummary
 from slmbench.agents.summary_file import SUMMARY_NAME
 from slmbench.cli.options import parse_params
 from slmbench.report.html import fmt
@@ -58,6 +58,25 @@ def funnel_table(summary: AnalysisSummary) -> Table:
     return table
 
 
+def ladder_table(summary: AnalysisSummary) -> Table:
+    """Per configuration that ran a generated level and per level: successes of trials, the
+    families behind it, its success rate (task-level), whether it is held; and the highest
+    level held."""
+    table = Table(title="Difficulty ladder · capability trials (base instances at their "
+                        f"level; held: success lower bound ≥ {HOLDS_AT:.0%})")
+    for col in ("model", "level", "passed", "tasks", "success (95% CI)", "design", "held"):
+        table.add_column(col, justify="left" if col in ("model", "held") else "right")
+    for lad in summary.ladder:
+        for i, r in enumerate(lad.levels):
+            table.add_row(lad.model if i == 0 else "", str(r.level),
+                          f"{r.successes}/{r.trials}", str(r.tasks), fmt(r.rate),
+                          r.rate.design(), "yes" if r.holds else "no")
+        table.add_row("", "highest held", "", "", "", "",
+                      "none" if lad.held is None else f"level {lad.held}")
+        table.add_section()
+    return table
+
+
 def analyze(
     run: Path = typer.Argument(..., help="run directory (holds run.sqlite)"),
     params: list[str] = typer.Option(
@@ -70,6 +89,8 @@ def analyze(
     console.print(headline(summary))
     if summary.funnel:
         console.print(funnel_table(summary))
+    if summary.ladder:
+        console.print(ladder_table(summary))
     for note in summary.notes + [s.note for s in summary.size if s.note]:
         console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
     print(run / SUMMARY_NAME)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from slmbench.agents.ladder_rates import split
 from slmbench.agents.loading import load_trials
 from slmbench.agents.records import Trial
 from slmbench.agents.summary import AnalysisSummary
@@ -22,6 +23,7 @@ from slmbench.microtasks.demo import MATRIX_FILE, RECOMMENDATION_FILE, ROUTES_FI
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation
 from slmbench.report.funnel_section import ANCHOR, breaks_line, funnel_section, stage_name
+from slmbench.report.ladder_section import ladder_section
 from slmbench.report.parta import failures, part_a_section
 from slmbench.report.partb import part_b_section, recommend_section
 from slmbench.report.study_facts import pct, short
@@ -95,9 +97,11 @@ def render_demo_page(*, model: str, command: str, summary: AnalysisSummary,
              f"Interactive report with every Part A trial and its transcript: [{html}]({html}). "
              f"Routing table (loads into `Cascade`): [{routes}]({routes}).", "",
              "## In short", ""]
-    lines += in_short(trials=trials, rec=rec, summary=summary)
-    lines += part_a_section(summary, trials) + failures(summary, trials)
+    base, _ = split(trials)  # a generated level's trials feed the ladder only
+    lines += in_short(trials=base, rec=rec, summary=summary)
+    lines += part_a_section(summary, base) + failures(summary, base)
     lines += funnel_section(summary)
+    lines += ladder_section(summary)
     lines += part_b_section(matrix)
     lines += recommend_section(rec)
     return "\n".join(lines).rstrip() + "\n"

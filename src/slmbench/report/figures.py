@@ -5,10 +5,15 @@ Each figure function takes the summary and returns a matplotlib ``Figure``
 Where a figure needs data the run lacks (one temperature, no reliability
 suite, unknown model sizes), it returns a panel that says so instead of
 failing. Error bars are the 95% intervals from the summary.
+
+:data:`WHEN_PRESENT` holds the figures drawn only where the run holds their data (the
+difficulty ladder): their function returns None otherwise, and no file, panel or "left out"
+line stands for them, so a run without that data gets the report it had before.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +22,7 @@ from matplotlib.figure import Figure
 from slmbench.agents.summary import AnalysisSummary
 from slmbench.core.stats import Estimate
 from slmbench.report.funnel_figure import stage_funnel
+from slmbench.report.ladder_figure import level_ladder
 from slmbench.report.plotting import (
     FigureFn,
     composites,
@@ -198,6 +204,12 @@ FIGURES: dict[str, FigureFn] = {
 }
 
 
+# drawn only where the run holds their data (None: not drawn, not named as left out)
+WHEN_PRESENT: dict[str, Callable[[AnalysisSummary], Figure | None]] = {
+    "level_ladder": level_ladder,
+}
+
+
 def nothing_to_show(fig: Figure) -> str | None:
     """Why a drawn figure shows no data: the reason on its "Not enough data" panel
     (:func:`~slmbench.report.plotting.not_enough_data`); None when it shows data."""
@@ -219,12 +231,15 @@ def empty_figures(summary: AnalysisSummary) -> dict[str, str]:
 
 def write_figures(summary: AnalysisSummary, out_dir: str | Path, *, dpi: int = 150
                   ) -> dict[str, tuple[Path, Path]]:
-    """Draw every figure as PDF and PNG into ``out_dir``; returns name → (pdf, png)."""
+    """Draw every figure as PDF and PNG into ``out_dir``, and each of WHEN_PRESENT the run
+    holds the data of; returns name → (pdf, png)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, tuple[Path, Path]] = {}
-    for name, fn in FIGURES.items():
+    for name, fn in {**FIGURES, **WHEN_PRESENT}.items():
         fig = fn(summary)
+        if fig is None:  # one of WHEN_PRESENT, whose data the run does not hold
+            continue
         pdf, png = out / f"{name}.pdf", out / f"{name}.png"
         fig.savefig(pdf)
         fig.savefig(png, dpi=dpi)

@@ -12,7 +12,7 @@ from slmbench.agents.summary import AnalysisSummary, StageFunnel, StageRate
 from slmbench.core.stats import ClusteredEstimate, Estimate
 from slmbench.report.study_facts import num, pct, pval, short, table
 
-__all__ = ["ANCHOR", "at_the_floor", "breaks_line", "funnel_section", "stage_name"]
+__all__ = ["ANCHOR", "at_the_floor", "breaks_line", "funnel_section", "stage_name", "with_design"]
 
 ANCHOR = "stage-funnel-where-the-agent-breaks"  # the section's heading, as a Markdown anchor
 HEAD = ["stage", "passed / trials", "tasks passing", "marginal % [95% CI] (design)",
@@ -23,7 +23,7 @@ def stage_name(stage: str) -> str:
     return stage.replace("_", " ")
 
 
-def _design(e: Estimate | None, *, percent: bool = True) -> str:
+def with_design(e: Estimate | None, *, percent: bool = True) -> str:
     """A number with its design where it is task-level: ``14.5 [5.2, 25.5] (31×6, ICC 0.41,
     n_eff 61)``."""
     if e is None:
@@ -38,7 +38,7 @@ def _design(e: Estimate | None, *, percent: bool = True) -> str:
 def _row(r: StageRate) -> list[str]:
     why = "; ".join(f"{k}: {w}" for w, k in r.not_applicable.items()) or "–"
     return [stage_name(r.stage), f"{r.passed} / {r.trials}", str(r.tasks_passed),
-            _design(r.marginal), pct(r.given_previous), why]
+            with_design(r.marginal), pct(r.given_previous), why]
 
 
 def breaks_line(f: StageFunnel) -> str:
@@ -61,7 +61,7 @@ def _funnel_table(f: StageFunnel) -> list[str]:
     for r in f.stages:
         rows.append(_row(r))
         if r.stage == "acts":
-            rows.append(["acts (strict grammar)", "", "", _design(f.strict_acts), "", ""])
+            rows.append(["acts (strict grammar)", "", "", with_design(f.strict_acts), "", ""])
     lines = [f"**{short(f.model)}**: {breaks_line(f)}.", "", *table(HEAD, rows)]
     if f.unjudged:
         lines += [f"{f.unjudged} trial(s) of tasks not in the shipped suites: no stage judged.",
@@ -115,7 +115,7 @@ def _stage_reliability(s: AnalysisSummary) -> list[str]:
         return []
     rows = [[short(r.model), r.dimension.replace("_", " "),
              "–" if r.stage is None else stage_name(r.stage), str(r.reached_tasks),
-             _design(r.score, percent=False) if r.score is not None else (r.note or "–"),
+             with_design(r.score, percent=False) if r.score is not None else (r.note or "–"),
              str(r.tasks) if r.score is not None else "–"]
             for r in s.stage_reliability]
     head = ["model", "dimension (stage-level)", "at stage", "tasks reaching it",

@@ -42,6 +42,9 @@ CAPTIONS = {
                       "backend and environment errors are not counted.",
     "fault_heatmap": "Success after an injected tool fault, per fault kind.",
     "latency_vs_accuracy": "Mean model time per trial against accuracy.",
+    "level_ladder": "The difficulty ladder: success at each level per configuration that ran "
+                    "a generated level (task-level 95% CI); a level is held where its lower "
+                    "bound reaches the dashed line.",
     "per_group_accuracy": "Accuracy per task group (task-level 95% CI).",
     "perturbation_heatmap": "Success of robustness tasks per instruction variant.",
     "reliability_bars": "The four reliability dimensions per model (task-level 95% CI; n/m: "
@@ -124,13 +127,15 @@ def render_html(summary: AnalysisSummary, trials: Sequence[Trial],
                 figures: Mapping[str, Path]) -> str:
     """The report page as one HTML string; ``figures`` maps a figure name to its PNG. A
     figure with no data to show for this run (:func:`~slmbench.report.figures.empty_figures`)
-    is left out and named with why; the stage funnel comes first."""
+    is left out and named with why; the stage funnel comes first, the ladder (where drawn)
+    next."""
     env = Environment(loader=FunctionLoader(_template_source),
                       autoescape=select_autoescape(default=True, default_for_string=True))
     env.filters["ci"] = fmt
     env.filters["ci_cell"] = ci_cell
     left_out = {name: why for name, why in empty_figures(summary).items() if name in figures}
-    shown = sorted((n for n in figures if n not in left_out), key=lambda n: n != "stage_funnel")
+    shown = sorted((n for n in figures if n not in left_out),
+                   key=lambda n: (n != "stage_funnel", n != "level_ladder"))
     images = [{"name": name, "caption": CAPTIONS.get(name, name),
                "data": base64.b64encode(Path(figures[name]).read_bytes()).decode("ascii")}
               for name in shown]

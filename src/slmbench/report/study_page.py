@@ -16,9 +16,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from slmbench.agents.humaneval import Summary as HumanEvalSummary
+from slmbench.agents.ladder_rates import split
 from slmbench.report.cascade_page import cascade_section
 from slmbench.report.findings import findings
 from slmbench.report.funnel_section import funnel_section
+from slmbench.report.ladder_section import ladder_section
 from slmbench.report.parta import failures, outcomes_per_task, part_a_section
 from slmbench.report.partb import (
     part_b_family,
@@ -192,9 +194,11 @@ def render_study_page(f: StudyFacts) -> str:
     lines += rescored_section(f.rescored) if f.rescored is not None else []
     lines += _reproduce(f) + _costs(f) + block_time_section(f)
     if f.summary is not None:
-        lines += part_a_section(f.summary, f.trials) + failures(f.summary, f.trials)
-        lines += outcomes_per_task(f.trials)
+        base, _ = split(f.trials)  # a generated level's trials feed the ladder only
+        lines += part_a_section(f.summary, base) + failures(f.summary, base)
+        lines += outcomes_per_task(base)
         lines += funnel_section(f.summary, f.figures.get("stage_funnel"))
+        lines += ladder_section(f.summary, f.figures.get("level_ladder"))
     for i, m in enumerate(f.matrices):
         lines += part_b_section(m, i, len(f.matrices))
     lines += part_b_family(f)
