@@ -13,11 +13,11 @@ from slmbench.microtasks.eligibility import (
     by_prompt,
     cell_verdict,
     decide,
-    item_values,
     make_cell,
     settle,
     tau_sweep,
 )
+from slmbench.microtasks.spec import item_values
 
 APPROVAL = registry.get("approval")
 MEMORY = registry.get("memory")

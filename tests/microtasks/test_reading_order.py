@@ -12,7 +12,7 @@ from scipy import stats as sps
 
 from slmbench.microtasks import tasks
 from slmbench.microtasks.datasets.records import ApprovalItem
-from slmbench.microtasks.session import select_items
+from slmbench.microtasks.samples import select_items
 
 APPROVAL = tasks.get("approval")
 SEEDS = range(4000)

@@ -12,9 +12,10 @@ from slmbench.cli.main import main
 from slmbench.microtasks import tasks
 from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import ApprovalItem, RankItem, ToolItem
-from slmbench.microtasks.matrix import precision_of, run_matrix
+from slmbench.microtasks.matrix import run_matrix
 from slmbench.microtasks.prompts import PROMPT_IDS, resolve_prompt_ids
 from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, read_item
+from slmbench.models.catalog import precision_of
 from slmbench.models.scripted import Script, ScriptedModel
 
 APPROVAL = registry.get("approval")

@@ -6,19 +6,15 @@ majority / random references) on the *same items* the model saw (with a
 here and nowhere else, and the rule treats it as a fixed number. Every interval and p-value
 comes from :mod:`slmbench.core.stats` (its one confidence level, resample count and seed).
 
-**One interval per cell, the one that decided it** (``EligibilityCell.interval_kind``):
-
-* *anytime-valid*, for a cell read until decided (accuracy, MRR, nDCG@5 are means of per-item
-  values in [0, 1]): the score's confidence sequence (``stats.anytime_mean``: confseq's
-  beta-binomial mixture) and the paired difference model − τ-baseline on the items read
-  (accuracy: ``stats.anytime_paired_binary``, a sequential McNemar test on the items where
-  the two disagree; MRR, nDCG@5: ``stats.anytime_paired_difference``, an empirical-Bernstein
-  gamma-exponential mixture on the differences in [−1, 1]). Both stay valid at a stop chosen
-  on the data.
-* *fixed-n*, for a cell read in full (F1 always; any cell of a run that reads every item):
-  accuracy Wilson, nDCG@5 and MRR a Jeffreys Dirichlet posterior over the per-item values,
-  F1 the posterior of the confusion cells; the paired difference from the same posterior
-  over the (model, baseline) pairs. None is zero-width at small n.
+**One interval per cell, the one that decided it** (``EligibilityCell.interval_kind``), with
+both halves' p-values, from one call of ``stats.cell_test`` (which says how each is made):
+*anytime-valid* for a cell read until decided (accuracy, MRR, nDCG@5 are means of per-item
+values in [0, 1]: confidence sequences of the score and of model − τ-baseline on the items
+read, valid at a stop chosen on the data; the fixed-n paired result beside them, not
+deciding); *fixed-n* for a cell read in full (F1 always; any cell of a run that reads every
+item: Wilson, the Jeffreys Dirichlet posterior over the per-item values, or F1's over the
+confusion cells; the paired difference from the same posterior). None is zero-width at
+small n.
 
 A reply that names no option (format failure) counts as wrong and is also counted apart.
 
@@ -48,50 +44,26 @@ is never eligible (a constant answer is a reference, not a decision; see
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Sequence
-from typing import Literal
-
-import numpy as np
+from collections.abc import Mapping, Sequence
+from typing import Literal, NamedTuple
 
 from slmbench.core import stats
-from slmbench.microtasks.cells import (
-    EligibilityCell,
-    PromptSummary,
-    TauSweepRow,
-    Verdict,
-)
-from slmbench.microtasks.spec import Metric, MicroTask
+from slmbench.microtasks.baselines import Baseline
+from slmbench.microtasks.cells import EligibilityCell, PromptSummary, TauSweepRow, Verdict
+from slmbench.microtasks.datasets.records import AnyItem, TaskName
+from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, ItemReading
+from slmbench.microtasks.session import ModelReadings
+from slmbench.microtasks.spec import Metric, MicroTask, item_values
 
 SEQUENTIAL_METRICS: frozenset[str] = frozenset({"accuracy", "mrr", "ndcg@5"})
 CONSTANT_SHARE = stats.CONSTANT_NULL  # one answer shown above this share: a constant cell
 TAU_GRID: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
+KINDS: dict[str, stats.ScoreKind] = {"accuracy": "binary", "mrr": "bounded", "ndcg@5": "bounded",
+                                     "f1": "f1"}  # what core.stats tests of each metric
 
 
-# --- per-item metric values -----------------------------------------------------------------
-
-def rank_of(gold: str, ranking: Sequence[str]) -> int | None:
-    """1-based rank of ``gold`` in ``ranking`` (None: not ranked)."""
-    return ranking.index(gold) + 1 if gold in ranking else None
-
-
-def item_values(metric: Metric, golds: Sequence[str],
-                rankings: Sequence[Sequence[str]]) -> np.ndarray:
-    """Per-item value of an additive metric (accuracy, nDCG@5, MRR) with one relevant item."""
-    out = []
-    for gold, ranking in zip(golds, rankings, strict=True):
-        r = rank_of(gold, ranking)
-        if metric == "accuracy":
-            out.append(float(r == 1))
-        elif metric == "mrr":
-            out.append(0.0 if r is None else 1.0 / r)
-        elif metric == "ndcg@5":  # one relevant item: IDCG = 1
-            out.append(0.0 if r is None or r > 5 else 1.0 / math.log2(r + 1))
-        else:
-            raise ValueError(f"{metric} is not additive over items")
-    return np.asarray(out, dtype=float)
-
+# --- scores --------------------------------------------------------------------------------
 
 class Scorer:
     """Scores a set of rankings on fixed items."""
@@ -120,16 +92,6 @@ def interval(scorer: Scorer, rankings: Sequence[Sequence[str]]) -> stats.Estimat
         gold, pred = scorer.positives(rankings)
         return stats.f1_interval(gold, pred)
     return stats.bounded_mean(item_values(scorer.metric, scorer.golds, rankings))
-
-
-def paired_difference(scorer: Scorer, model: Sequence[Sequence[str]],
-                      baseline: Sequence[Sequence[str]]) -> stats.Estimate:
-    """(model - baseline) on the same items, with a paired interval (module docstring)."""
-    if scorer.metric == "f1":
-        gold, pred = scorer.positives(model)
-        return stats.paired_f1_difference(gold, pred, scorer.positives(baseline)[1])
-    return stats.paired_bounded_difference(item_values(scorer.metric, scorer.golds, model),
-                                           item_values(scorer.metric, scorer.golds, baseline))
 
 
 # --- cells ----------------------------------------------------------------------------------
@@ -183,21 +145,6 @@ def answer_space(options: Sequence[Sequence[str]]) -> int:
     return len({o for opts in options for o in opts}) + 1
 
 
-def fixed_p_values(scorer: Scorer, model: Sequence[Sequence[str]],
-                   baseline: Sequence[Sequence[str]], tau: float) -> tuple[float, float]:
-    """A cell read in full: the fixed-n p-values of "above τ" and "above the τ-baseline on
-    the same items", each from the method of its fixed-n interval (module docstring)."""
-    if scorer.metric == "f1":
-        gold, pred = scorer.positives(model)
-        return (stats.f1_p_above(gold, pred, tau),
-                stats.paired_f1_p_above(gold, pred, scorer.positives(baseline)[1]))
-    values = item_values(scorer.metric, scorer.golds, model)
-    base = item_values(scorer.metric, scorer.golds, baseline)
-    p_tau = (stats.wilson_p_above(round(float(values.sum())), len(values), tau)
-             if scorer.metric == "accuracy" else stats.bounded_mean_p_above(values, tau))
-    return p_tau, stats.paired_bounded_p_above(values, base)
-
-
 def make_cell(*, task: MicroTask, metric: Metric, model: str, precision: str, prompt_id: str,
               reading: Literal["generation", "logprob"], golds: Sequence[str],
               rankings: Sequence[Sequence[str]], baselines: dict[str, Sequence[Sequence[str]]],
@@ -220,28 +167,20 @@ def make_cell(*, task: MicroTask, metric: Metric, model: str, precision: str, pr
     if rule is not None:
         anchor, tau, tau_interval, horizon = rule.anchor, rule.tau, rule.interval, rule.horizon
     anytime = rule is not None and rule.sequential
-    if anytime:
-        values = item_values(metric, golds, rankings)
-        base_values = item_values(metric, golds, baselines[anchor])
-        absolute = stats.anytime_mean(values, null=tau, horizon=horizon)
-        pair = (stats.anytime_paired_binary(values > 0.5, base_values > 0.5, horizon=horizon)
-                if metric == "accuracy" else
-                stats.anytime_paired_difference(values, base_values, horizon=horizon))
-        score, diff, p_tau, p_paired = (absolute.interval, pair.interval, absolute.p_value,
-                                        pair.p_value)
-        # beside it, not deciding: the fixed-n result on every item read (issue #60)
-        fixed_diff = paired_difference(scorer, rankings, baselines[anchor])
-        fixed_p = (stats.mcnemar(values > 0.5, base_values > 0.5).p_value
-                   if metric == "accuracy" else
-                   fixed_p_values(scorer, rankings, baselines[anchor], tau)[1])
-    else:
-        score = interval(scorer, rankings)
-        diff = paired_difference(scorer, rankings, baselines[anchor])
-        p_tau, p_paired = fixed_p_values(scorer, rankings, baselines[anchor], tau)
-        fixed_diff, fixed_p = None, None  # the fixed-n result is the one that decides
-    answers = [r[0] if r else "" for r in rankings]
+    ours: Sequence[float] | Sequence[bool]
+    theirs: Sequence[float] | Sequence[bool]
+    if metric == "f1":  # the predictions of the positive class, and the truth
+        gold, ours = scorer.positives(rankings)
+        theirs = scorer.positives(baselines[anchor])[1]
+    else:  # the per-item values
+        gold, ours = None, item_values(metric, golds, rankings)
+        theirs = item_values(metric, golds, baselines[anchor])
     space = space or (rule.space if rule is not None else None) or answer_space(rankings)
-    shown = stats.constant_share(answers, horizon=horizon, space=space, share=CONSTANT_SHARE)
+    got = stats.cell_test(KINDS[metric], ours, theirs, tau=tau, anytime=anytime,
+                          horizon=horizon, answers=[r[0] if r else "" for r in rankings],
+                          space=space, share=CONSTANT_SHARE, gold=gold)
+    score, diff, p_tau, p_paired = got.score, got.diff, got.p_tau, got.p_paired
+    shown = got.constant
     constant = shown.shown
     settled = settle(score.low, score.high, tau)
     seed_rule = settled == "eligible" and not constant
@@ -261,7 +200,8 @@ def make_cell(*, task: MicroTask, metric: Metric, model: str, precision: str, pr
         n_split=rule.horizon if rule is not None else None, p_tau=p_tau, p_paired=p_paired,
         p_value=1.0 if constant else max(p_tau, p_paired),
         stop_level=rule.level if anytime and rule is not None else None,
-        stop_rule_met=stop_met, fixed_diff=fixed_diff, fixed_p_paired=fixed_p)
+        stop_rule_met=stop_met, fixed_diff=got.fixed_diff,
+        fixed_p_paired=got.fixed_p_paired)
 
 
 class SequentialRule:
@@ -336,6 +276,16 @@ class Tracker:
         return paired(self.values, self.rule.anchor_values[:self.n], horizon=horizon) <= level
 
 
+def sequential_rules(task: MicroTask, items: Sequence[AnyItem], baselines: Sequence[Baseline],
+                     family: int) -> dict[str, SequentialRule]:
+    """Per metric of ``task``: its :class:`SequentialRule`, τ fixed on all of ``items`` (the
+    reading order; ``baselines``: the task's, on those items)."""
+    golds = [task.gold(i) for i in items]
+    base = {b.name: [b.rankings[i.id] for i in items] for b in baselines}
+    space = answer_space([task.options_for(i) for i in items])
+    return {m: SequentialRule(task, m, golds, base, space, family) for m in task.metrics}
+
+
 def deciding_metrics(cells: Sequence[EligibilityCell]) -> dict[str, str]:
     """Each task's deciding metric: its first metric (a matrix writes its cells in the task's
     metric order), read from the cells, so a stored run needs no registry."""
@@ -390,3 +340,61 @@ def by_prompt(cells: Sequence[EligibilityCell]) -> list[PromptSummary]:
                           family_eligible=sum(bool(c.family_eligible) for c in cells
                                               if c.prompt_id == p),
                           total=sum(c.prompt_id == p for c in cells)) for p in ids]
+
+
+def block_cells(spec: str, precision: str, task: MicroTask, prompt_id: str,
+                golds: list[str], got: Sequence[ItemReading], baselines: Sequence[Baseline],
+                rules: dict[str, SequentialRule] | None = None) -> list[EligibilityCell]:
+    """The cells of one (model, task, prompt) block as read: per metric of ``task``, in its
+    order, the generation reading's cell and, where every reading has log-probabilities, the
+    log-prob reading's (else the generation cell says why there is none)."""
+    base = {b.name: [b.rankings[r.item_id] for r in got] for b in baselines}
+    fails = sum(r.format_failure for r in got)
+    space = None if rules else answer_space([r.options for r in got])
+    out = []
+    for metric in task.metrics:
+        common = dict(task=task, metric=metric, model=spec, precision=precision,
+                      prompt_id=prompt_id, golds=golds, baselines=base,
+                      rule=rules[metric] if rules else None, space=space)
+        out.append(make_cell(**common, reading="generation",
+                             rankings=[r.generation_ranking for r in got],
+                             format_failures=fails))
+        if all(r.logprob_ranking is not None for r in got):
+            out.append(make_cell(**common, reading="logprob",
+                                 rankings=[r.logprob_ranking or [] for r in got]))
+        else:
+            out[-1] = out[-1].model_copy(update={"note": NO_LOGPROBS_NOTE})
+    return out
+
+
+class Judged(NamedTuple):
+    """A matrix's verdicts (:func:`judge`): the cells, family-wise; each baseline's score per
+    task on its deciding metric; the τ sweep and the counts per prompt."""
+
+    cells: list[EligibilityCell]
+    baseline_scores: dict[str, dict[str, float]]
+    tau_sweep: list[TauSweepRow]
+    by_prompt: list[PromptSummary]
+
+
+def judge(read: Sequence[ModelReadings], precisions: Mapping[str, str],
+          tasks: Sequence[MicroTask], chosen: Mapping[TaskName, Sequence[AnyItem]],
+          baselines: Mapping[TaskName, Sequence[Baseline]],
+          rules: Mapping[TaskName, dict[str, SequentialRule]]) -> Judged:
+    """The cells of every block each model spec read (:func:`block_cells`; ``rules``: a
+    sequential run's, per task), family-wise; the baselines' scores on the ``chosen`` items."""
+    cells: list[EligibilityCell] = []
+    for got in read:
+        for block in got.blocks:
+            task = block.block.task
+            cells.extend(block_cells(got.spec, precisions[got.spec], task,
+                                     block.block.prompt_id, [task.gold(i) for i in block.items],
+                                     block.readings, baselines[task.name], rules.get(task.name)))
+    cells = family_wise(cells)  # each task's deciding metric: its first, as written above
+    scores = {}
+    for task in tasks:
+        mine = chosen[task.name]
+        scorer = Scorer(task, task.metrics[0], [task.gold(i) for i in mine])
+        scores[task.name] = {b.name: scorer.score([b.rankings[i.id] for i in mine])
+                             for b in baselines[task.name]}
+    return Judged(cells, scores, tau_sweep(cells), by_prompt(cells))

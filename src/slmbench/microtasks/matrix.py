@@ -10,23 +10,23 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from slmbench.core import stats
-from slmbench.microtasks.baselines import Baseline
 from slmbench.microtasks.cells import EligibilityCell, PromptSummary, TauSweepRow
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.eligibility import (
-    Scorer,
     SequentialRule,
-    answer_space,
     by_prompt,
     family_wise,
-    make_cell,
+    judge,
+    sequential_rules,
     tau_sweep,
 )
-from slmbench.microtasks.readout import NO_LOGPROBS_NOTE, ItemReading
-from slmbench.microtasks.session import Block, Progress, Session, precision_of, select_items
+from slmbench.microtasks.readout import ItemReading
+from slmbench.microtasks.samples import select_items
+from slmbench.microtasks.session import Block, ModelReadings, Progress, Session
 from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model
+from slmbench.models.catalog import precision_of
 from slmbench.models.ray import RayCluster
 
 
@@ -96,13 +96,13 @@ def run_matrix(models: Sequence[str], tasks: Sequence[MicroTask], prompt_ids: Se
         everything = task.load_items(source)
         fits[task.name] = [i for i in everything if i.split == "fit"]
         chosen[task.name] = select_items(task, everything, limit, seed)
+    precisions = {spec: precision_of(spec) for spec in models}
     baselines = {t.name: t.baselines(fits[t.name], chosen[t.name]) for t in tasks}
     family = family or family_size(models, tasks, prompt_ids)
-    rules = ({t.name: _rules(t, chosen[t.name], baselines[t.name], family) for t in tasks}
-             if sequential else {})
+    rules = ({t.name: sequential_rules(t, chosen[t.name], baselines[t.name], family)
+              for t in tasks} if sequential else {})
     session = Session(store, loader, progress, ray=ray)
-    cells: list[EligibilityCell] = []
-    readings: list[ItemReading] = []
+    read: list[ModelReadings] = []
     for spec in models:
         ticker = _Cells(cell_progress)
         blocks = [Block(t, p, chosen[t.name],
@@ -111,30 +111,19 @@ def run_matrix(models: Sequence[str], tasks: Sequence[MicroTask], prompt_ids: Se
                                if stored_only else None))
                   for t in tasks for p in prompt_ids]
         try:
-            got = session.read(spec, blocks)
+            read.append(session.read(spec, blocks))
         finally:
             ticker.close("stopped")
-        precision = precision_of(spec)
-        for block in got.blocks:
-            readings.extend(block.readings)
-            task = block.block.task
-            golds = [task.gold(i) for i in block.items]
-            cells.extend(_cells(spec, precision, task, block.block.prompt_id, golds,
-                                block.readings, baselines[task.name], rules.get(task.name)))
-    cells = family_wise(cells)  # each task's deciding metric: its first, as written above
-    base_scores = {}
-    for task in tasks:
-        mine = chosen[task.name]
-        scorer = Scorer(task, task.metrics[0], [task.gold(i) for i in mine])
-        base_scores[task.name] = {b.name: scorer.score([b.rankings[i.id] for i in mine])
-                                  for b in baselines[task.name]}
+    judged = judge(read, precisions, tasks, chosen, baselines, rules)
     return MatrixRun(command=command, created=datetime.now(UTC).isoformat(timespec="seconds"),
                      models=list(models), tasks=[t.name for t in tasks],
                      prompts=list(prompt_ids), limit=limit, seed=seed,
                      items={t.name: [i.id for i in chosen[t.name]] for t in tasks},
-                     baseline_scores=base_scores, cells=cells, tau_sweep=tau_sweep(cells),
-                     by_prompt=by_prompt(cells), readings=readings, notes=sorted(session.notes),
-                     read_counts=session.counts, sequential=sequential)
+                     baseline_scores=judged.baseline_scores, cells=judged.cells,
+                     tau_sweep=judged.tau_sweep, by_prompt=judged.by_prompt,
+                     readings=[r for got in read for b in got.blocks for r in b.readings],
+                     notes=sorted(session.notes), read_counts=session.counts,
+                     sequential=sequential)
 
 
 def family_size(models: Sequence[str], tasks: Sequence[object], prompt_ids: Sequence[str]) -> int:
@@ -160,15 +149,6 @@ def family_runs(runs: Sequence[MatrixRun]) -> list[MatrixRun]:
         out.append(r.model_copy(update={"cells": mine, "tau_sweep": tau_sweep(mine),
                                         "by_prompt": by_prompt(mine)}))
     return out
-
-
-def _rules(task: MicroTask, items: Sequence[AnyItem], baselines: list[Baseline], family: int
-           ) -> dict[str, SequentialRule]:
-    """Per metric of ``task``: τ fixed on all of ``items`` (the reading order)."""
-    golds = [task.gold(i) for i in items]
-    base = {b.name: [b.rankings[i.id] for i in items] for b in baselines}
-    space = answer_space([task.options_for(i) for i in items])
-    return {m: SequentialRule(task, m, golds, base, space, family) for m in task.metrics}
 
 
 def _next_stored(store: ReadingStore | None, spec: str, task: MicroTask, prompt_id: str,
@@ -232,25 +212,3 @@ def _until(rules: dict[str, SequentialRule] | None, total: int, label: str,
         return done or (stored is not None and not stored(read[0]))
 
     return until
-
-
-def _cells(spec: str, precision: str, task: MicroTask, prompt_id: str, golds: list[str],
-           got: list[ItemReading], baselines: list[Baseline],
-           rules: dict[str, SequentialRule] | None = None) -> list[EligibilityCell]:
-    base = {b.name: [b.rankings[r.item_id] for r in got] for b in baselines}
-    fails = sum(r.format_failure for r in got)
-    space = None if rules else answer_space([r.options for r in got])
-    out = []
-    for metric in task.metrics:
-        common = dict(task=task, metric=metric, model=spec, precision=precision,
-                      prompt_id=prompt_id, golds=golds, baselines=base,
-                      rule=rules[metric] if rules else None, space=space)
-        out.append(make_cell(**common, reading="generation",
-                             rankings=[r.generation_ranking for r in got],
-                             format_failures=fails))
-        if all(r.logprob_ranking is not None for r in got):
-            out.append(make_cell(**common, reading="logprob",
-                                 rankings=[r.logprob_ranking or [] for r in got]))
-        else:
-            out[-1] = out[-1].model_copy(update={"note": NO_LOGPROBS_NOTE})
-    return out

@@ -1,4 +1,5 @@
-"""The one read loop of Part B: which items a run reads, and reading them model by model.
+"""The one read loop of Part B: reading blocks of items model by model (which items:
+:mod:`~slmbench.microtasks.samples`).
 
 Every command that reads a model's decisions on items (``eligibility``, ``diagnose``,
 ``quantize``, ``probe``, ``cascade``, a study's Part B) goes through :class:`Session`: per
@@ -10,12 +11,9 @@ store does not hold, and closing it after. The probe's longer histories come in 
 
 from __future__ import annotations
 
-import hashlib
-from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 from slmbench.core.errors import BackendError, ConfigError, SlmbenchError
@@ -30,57 +28,9 @@ from slmbench.models.llamaserver import default_in_flight
 from slmbench.models.placement import TIMEOUT_S, RayModelOptions
 from slmbench.models.ray import RayCluster
 from slmbench.models.records import Message
-from slmbench.models.spec import parse_spec
 
 Progress = Callable[[str], None]
 Loader = Callable[[str], Model]
-
-
-# --- which items -----------------------------------------------------------------------------
-
-def _key(seed: int, item_id: str) -> str:
-    return hashlib.sha256(f"{seed}:{item_id}".encode()).hexdigest()
-
-
-def select_items(task: MicroTask, items: Sequence[Item], limit: int | None, seed: int = 0
-                 ) -> list[Item]:
-    """The eval split, or a seeded sample of ``limit`` items stratified by the task's
-    ``stratum`` (its gold answer class unless it says otherwise)."""
-    pool = sorted((i for i in items if i.split == "eval"), key=lambda i: _key(seed, i.id))
-    if limit is None or limit >= len(pool):
-        return pool
-    groups: dict[str, list[Item]] = defaultdict(list)
-    for item in pool:
-        groups[task.stratum_of(item)].append(item)
-    quota = {c: int(limit * len(g) / len(pool)) for c, g in groups.items()}
-    by_remainder = sorted(groups, key=lambda c: -(limit * len(groups[c]) / len(pool) % 1))
-    for c in by_remainder[: limit - sum(quota.values())]:
-        quota[c] += 1
-    chosen = [i for c, g in groups.items() for i in g[: quota[c]]]
-    return sorted(chosen, key=lambda i: _key(seed, i.id))
-
-
-def fit_sample(items: Sequence[Item], limit: int | None, seed: int = 0) -> list[Item]:
-    """A seeded sample of ``limit`` items of the fit split (all of it when ``limit`` is None)."""
-    pool = sorted((i for i in items if i.split == "fit"), key=lambda i: _key(seed, i.id))
-    return pool if limit is None else pool[:limit]
-
-
-def precision_of(spec: str) -> str:
-    """Weight precision of a model spec: its ``precision`` option, else the registry's."""
-    parsed = parse_spec(spec)
-    if parsed.option("precision"):
-        return str(parsed.option("precision"))
-    try:
-        from slmbench.models.catalog import load_registry
-
-        name = parsed.target
-        if name.endswith(".gguf"):
-            name = Path(name).name.removesuffix(".gguf")
-        entry = load_registry().find(name)
-    except Exception:  # the registry is optional here; fall back to "unknown"
-        entry = None
-    return str(getattr(entry, "quantization", None) or "unknown")
 
 
 # --- reading ---------------------------------------------------------------------------------

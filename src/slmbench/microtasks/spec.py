@@ -12,6 +12,7 @@ diagnostics) is handed the task and asks it for these; nothing keys on a task's 
 
 from __future__ import annotations
 
+import math
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 from pydantic import ValidationError
 
 from slmbench.core import paths
@@ -38,13 +40,36 @@ from slmbench.microtasks.datasets.records import DatasetManifest, Item
 from slmbench.microtasks.prompts import PromptSet, fill, load_prompt_set, parse_reply
 from slmbench.models.records import Message
 
-__all__ = ["Built", "DatasetMissingError", "Metric", "MicroTask", "Shape", "prepare"]
+__all__ = ["Built", "DatasetMissingError", "Metric", "MicroTask", "Shape", "item_values", "prepare",
+           "rank_of"]
 
 Metric = Literal["accuracy", "f1", "ndcg@5", "mrr"]
 # binary: fixed options, one of them the positive class (a threshold moves it);
 # choice: the item's own options plus "none" (a threshold moves "none");
 # ranking: the options are positions, a reply names several (a threshold per position).
 Shape = Literal["binary", "choice", "ranking"]
+
+
+def rank_of(gold: str, ranking: Sequence[str]) -> int | None:
+    """1-based rank of ``gold`` in ``ranking`` (None: not ranked)."""
+    return ranking.index(gold) + 1 if gold in ranking else None
+
+
+def item_values(metric: Metric, golds: Sequence[str],
+                rankings: Sequence[Sequence[str]]) -> np.ndarray:
+    """Per-item value of an additive metric (accuracy, nDCG@5, MRR) with one relevant item."""
+    out = []
+    for gold, ranking in zip(golds, rankings, strict=True):
+        r = rank_of(gold, ranking)
+        if metric == "accuracy":
+            out.append(float(r == 1))
+        elif metric == "mrr":
+            out.append(0.0 if r is None else 1.0 / r)
+        elif metric == "ndcg@5":  # one relevant item: IDCG = 1
+            out.append(0.0 if r is None or r > 5 else 1.0 / math.log2(r + 1))
+        else:
+            raise ValueError(f"{metric} is not additive over items")
+    return np.asarray(out, dtype=float)
 
 
 @dataclass(frozen=True)

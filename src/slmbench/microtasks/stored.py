@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from slmbench.microtasks.datasets.records import TaskName
 from slmbench.microtasks.matrix import MatrixRun, family_runs, run_matrix
-from slmbench.microtasks.session import select_items
+from slmbench.microtasks.samples import select_items
 from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadingStore
 from slmbench.models.base import Model

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from slmbench.core import paths
 from slmbench.core.errors import ConfigError, IntegrityError, ModelNotFoundError
+from slmbench.models.spec import parse_spec
 
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 
@@ -307,3 +308,18 @@ def availability(registry: Registry) -> dict[str, str]:
     needs_ollama = any(isinstance(m.source, OllamaSource) for m in registry.models)
     tags = ollama_tags() if needs_ollama else None
     return {m.name: local_status(m, tags) for m in registry.models}
+
+
+def precision_of(spec: str) -> str:
+    """Weight precision of a model spec: its ``precision`` option, else the registry's."""
+    parsed = parse_spec(spec)
+    if parsed.option("precision"):
+        return str(parsed.option("precision"))
+    try:
+        name = parsed.target
+        if name.endswith(".gguf"):
+            name = Path(name).name.removesuffix(".gguf")
+        entry = load_registry().find(name)
+    except Exception:  # the registry is optional here; fall back to "unknown"
+        entry = None
+    return str(getattr(entry, "quantization", None) or "unknown")

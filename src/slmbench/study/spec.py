@@ -31,7 +31,8 @@ from slmbench.microtasks import tasks as registry
 from slmbench.microtasks.datasets.records import AnyItem
 from slmbench.microtasks.matrix import family_size
 from slmbench.microtasks.prompts import resolve_prompt_ids
-from slmbench.microtasks.session import READ_ATTEMPTS, select_items
+from slmbench.microtasks.samples import select_items
+from slmbench.microtasks.session import READ_ATTEMPTS
 from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadingStore
 from slmbench.models.placement import RayModelOptions

@@ -15,12 +15,17 @@ from confseq.boundaries import (
     gamma_exponential_mixture_bound,
 )
 
-from slmbench.core.stats.mcnemar import _paired
+from slmbench.core.stats.f1 import f1_interval, paired_f1_difference
+from slmbench.core.stats.mcnemar import _paired, mcnemar
+from slmbench.core.stats.posterior import bounded_mean, paired_bounded_difference
+from slmbench.core.stats.proportions import wilson
+from slmbench.core.stats.pvalues import fixed_p_values
 from slmbench.core.stats.resampling import confidence_sequence
 from slmbench.core.stats.results import (
     CONFIDENCE,
     OUTSIDE_NOTE,
     Estimate,
+    ScoreKind,
     StatsInputError,
     _Record,
 )
@@ -299,3 +304,73 @@ def anytime_paired_binary_p(a: Sequence[float], b: Sequence[float], *, horizon: 
     p = anytime_p_above(wins, 0.5, horizon=max(1, round(PAIRED_TUNING * horizon)),
                         confidence=1.0 - (1.0 - confidence) / 2)
     return float(min(1.0, 2.0 * p))
+
+
+# -- a Part B cell: its score against a bar and a baseline, in one record ------------------
+
+
+class CellTest(_Record):
+    """A Part B cell's statistics (:func:`cell_test`): the score with its interval and the
+    p-value of "above the bar" (``p_tau``), the paired difference from the baseline on the
+    same items with its interval and the p-value of "above 0" (``p_paired``), each
+    anytime-valid (``anytime``) or fixed-n; beside anytime-valid ones, the fixed-n paired
+    result on the items read (``fixed_diff``, ``fixed_p_paired``; None for a fixed-n cell,
+    whose own result it is); and whether one answer is shown constant (``constant``)."""
+
+    anytime: bool
+    score: Estimate
+    diff: Estimate
+    p_tau: float
+    p_paired: float
+    fixed_diff: Estimate | None
+    fixed_p_paired: float | None
+    constant: ShareTest
+
+
+def cell_test(kind: ScoreKind, model: Sequence[float] | Sequence[bool],
+              baseline: Sequence[float] | Sequence[bool], *, tau: float, anytime: bool,
+              horizon: int, answers: Sequence[str], space: int, share: float = CONSTANT_NULL,
+              gold: Sequence[bool] | None = None) -> CellTest:
+    """Everything a Part B cell's verdict needs, on the items read, in one record.
+
+    ``kind`` (:data:`ScoreKind`): "binary" or "bounded" (``model`` and ``baseline``: the
+    per-item values), "f1" (``model`` and ``baseline``: each item's prediction of the positive
+    class; ``gold``: the truth). ``anytime`` (a cell read until decided; never F1): the score's
+    confidence sequence against ``tau`` (:func:`anytime_mean`) and the paired one (binary:
+    :func:`anytime_paired_binary`, a sequential McNemar test; bounded:
+    :func:`anytime_paired_difference`), at ``horizon`` items; beside them the fixed-n paired
+    difference (``paired_bounded_difference``) and its p-value (binary: McNemar's; bounded:
+    ``fixed_p_values``'). Else fixed-n: the score by Wilson (binary), the bounded mean's
+    posterior or the F1 posterior, the paired difference from the same posterior over the
+    pairs, and both p-values from :func:`~slmbench.core.stats.pvalues.fixed_p_values`.
+    ``constant``: :func:`constant_share` of the ``answers`` over a space of ``space``
+    answers at ``horizon``."""
+    if anytime:
+        if kind == "f1":
+            raise StatsInputError("F1 is not a mean of per-item values: no anytime-valid test",
+                                  "test an F1 cell read in full (anytime=False)")
+        x, y = np.asarray(model, dtype=float), np.asarray(baseline, dtype=float)
+        fixed_p = (mcnemar(x > 0.5, y > 0.5).p_value if kind == "binary"
+                   else fixed_p_values(kind, x, y, tau)[1])
+        fixed_diff = paired_bounded_difference(x, y)
+        absolute = anytime_mean(x, null=tau, horizon=horizon)
+        pair = (anytime_paired_binary(x > 0.5, y > 0.5, horizon=horizon) if kind == "binary"
+                else anytime_paired_difference(x, y, horizon=horizon))
+        score, diff, p_tau, p_paired = (absolute.interval, pair.interval, absolute.p_value,
+                                        pair.p_value)
+    else:
+        fixed_diff, fixed_p = None, None  # the fixed-n result is the one that decides
+        if kind == "f1":
+            if gold is None:
+                raise StatsInputError("an F1 cell needs the gold labels", "pass gold=")
+            score = f1_interval(gold, model)  # type: ignore[arg-type]
+            diff = paired_f1_difference(gold, model, baseline)  # type: ignore[arg-type]
+        else:
+            x, y = np.asarray(model, dtype=float), np.asarray(baseline, dtype=float)
+            score = (wilson(round(float(x.mean()) * len(x)), len(x)) if kind == "binary"
+                     else bounded_mean(x))
+            diff = paired_bounded_difference(x, y)
+        p_tau, p_paired = fixed_p_values(kind, model, baseline, tau, gold=gold)
+    shown = constant_share(answers, space=space, horizon=horizon, share=share)
+    return CellTest(anytime=anytime, score=score, diff=diff, p_tau=p_tau, p_paired=p_paired,
+                    fixed_diff=fixed_diff, fixed_p_paired=fixed_p, constant=shown)

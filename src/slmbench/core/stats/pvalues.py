@@ -13,7 +13,7 @@ from slmbench.core.stats.f1 import _bool_arrays, _cell_f1, _jeffreys_cells, _joi
 from slmbench.core.stats.mcnemar import _paired
 from slmbench.core.stats.posterior import _bounded_cells
 from slmbench.core.stats.proportions import _check_counts
-from slmbench.core.stats.results import N_DRAWS, SEED
+from slmbench.core.stats.results import N_DRAWS, SEED, ScoreKind, StatsInputError
 
 # fixed-n p-values on the scale of the fixed-n intervals above (a cell read in full)
 
@@ -79,3 +79,23 @@ def paired_f1_p_above(gold: Sequence[bool], a: Sequence[bool], b: Sequence[bool]
     F1(a) - F1(b) is at most 0 (1 when F1 is undefined)."""
     sims = _f1_sims(_bool_arrays(gold, a, b), draws, seed)
     return 1.0 if sims is None else _posterior_p(sims, 0.0)
+
+
+def fixed_p_values(kind: ScoreKind, model: Sequence[float] | Sequence[bool],
+                   baseline: Sequence[float] | Sequence[bool], tau: float, *,
+                   gold: Sequence[bool] | None = None) -> tuple[float, float]:
+    """A score read in full: the fixed-n p-values of "above ``tau``" and "above the baseline
+    on the same items", each from the method of its fixed-n interval. ``kind`` "binary"
+    (``model``, ``baseline``: per-item 0/1; Wilson's score test) or "bounded" (per-item values
+    in [0, 1]; the bounded mean's posterior), the pair from the paired bounded posterior;
+    "f1": ``model`` and ``baseline`` are the predictions of the positive class and ``gold``
+    the truth, both from the F1 posterior."""
+    if kind == "f1":
+        if gold is None:
+            raise StatsInputError("an F1 p-value needs the gold labels", "pass gold=")
+        return (f1_p_above(gold, model, tau),  # type: ignore[arg-type]
+                paired_f1_p_above(gold, model, baseline))  # type: ignore[arg-type]
+    values = np.asarray(model, dtype=float)
+    p_tau = (wilson_p_above(round(float(values.sum())), len(values), tau)
+             if kind == "binary" else bounded_mean_p_above(values, tau))
+    return p_tau, paired_bounded_p_above(values, baseline)  # type: ignore[arg-type]

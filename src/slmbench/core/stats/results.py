@@ -19,6 +19,9 @@ EXACT_MCNEMAR_BELOW = 25  # discordant pairs under which McNemar uses the exact 
 
 IntervalMethod = Literal["wilson", "clopper-pearson"]
 Alternative = Literal["two-sided", "greater", "less"]
+# what a Part B score is: per-item 0/1 (accuracy), per-item values in [0, 1] (MRR, nDCG@5),
+# or an F1 over the items' predictions
+ScoreKind = Literal["binary", "bounded", "f1"]
 
 
 class StatsInputError(SlmbenchError):

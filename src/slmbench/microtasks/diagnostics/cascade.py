@@ -47,9 +47,9 @@ from slmbench.microtasks.diagnostics.shortlists import (
     stored_orderer,
     top_margin,
 )
-from slmbench.microtasks.eligibility import item_values
-from slmbench.microtasks.session import Session, fit_sample, select_items
-from slmbench.microtasks.spec import MicroTask
+from slmbench.microtasks.samples import fit_sample, select_items
+from slmbench.microtasks.session import Session
+from slmbench.microtasks.spec import MicroTask, item_values
 from slmbench.microtasks.store import ReadCounts
 from slmbench.models.base import Model
 from slmbench.models.readiness import check_logprobs

@@ -14,17 +14,16 @@ from slmbench.microtasks.diagnostics.regimes import Regime, classify
 from slmbench.microtasks.diagnostics.thresholds import DiagnosticCell, diagnose, scored_item
 from slmbench.microtasks.prompts import FROZEN
 from slmbench.microtasks.readout import ItemReading
+from slmbench.microtasks.samples import fit_sample, select_items
 from slmbench.microtasks.session import (
     Block,
     Progress,
     Session,
-    fit_sample,
-    precision_of,
-    select_items,
 )
 from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadCounts, ReadingStore
 from slmbench.models.base import Model
+from slmbench.models.catalog import precision_of
 from slmbench.models.ray import RayCluster
 
 

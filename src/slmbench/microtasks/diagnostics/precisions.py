@@ -25,9 +25,9 @@ from slmbench.microtasks.cells import EligibilityCell
 from slmbench.microtasks.datasets.records import AnyItem, TaskName
 from slmbench.microtasks.eligibility import make_cell
 from slmbench.microtasks.readout import ItemReading, Reading
-from slmbench.microtasks.session import precision_of
 from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadCounts
+from slmbench.models.catalog import precision_of
 
 __all__ = ["HF_PRECISIONS", "NOT_AVAILABLE", "RTN_PRECISIONS", "PrecisionComparison",
            "QuantizationReport", "RtnLayer", "RtnReport", "compare", "correct", "kind_of",

@@ -34,16 +34,15 @@ from slmbench.microtasks.cells import EligibilityCell
 from slmbench.microtasks.datasets.history import Conversations
 from slmbench.microtasks.datasets.records import Item
 from slmbench.microtasks.eligibility import make_cell
+from slmbench.microtasks.samples import fit_sample, select_items
 from slmbench.microtasks.session import (
     Block,
     BlockReading,
     Session,
-    fit_sample,
-    precision_of,
-    select_items,
 )
 from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadCounts
+from slmbench.models.catalog import precision_of
 from slmbench.models.records import Message
 
 HISTORY_LENGTHS: tuple[int, ...] = (4, 8, 16, 32)

@@ -49,12 +49,12 @@ from slmbench.microtasks.diagnostics.precisions import (
 )
 from slmbench.microtasks.prompts import FROZEN
 from slmbench.microtasks.readout import ItemReading
+from slmbench.microtasks.samples import select_items
 from slmbench.microtasks.session import (
     READ_ATTEMPTS,
     Block,
     Session,
     read_on,
-    select_items,
 )
 from slmbench.microtasks.spec import MicroTask
 from slmbench.microtasks.store import ReadingStore
