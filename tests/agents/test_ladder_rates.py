@@ -126,7 +126,9 @@ def test_level_trials_move_no_other_number_of_the_summary() -> None:
     (lad,) = mixed.ladder
     assert lad.model == "scripted:a" and lad.levels_run == [1, 2]
     one, two = lad.levels
-    assert one.families == ["IR-1"] and one.generated == 0 and one.trials == 6
+    # every family of the run is at level 1 by its base (IR-1, IR-2, DA-1, DA-2 all are)
+    assert one.families == ["DA-1", "DA-2", "IR-1", "IR-2"] and one.generated == 0
+    assert one.trials == 24
     assert two.families == ["IR-1"] and two.generated == 6 and two.successes == 0
     assert two.rate == stats.task_level_rate([(6, 0)])
     assert lad.held is None

@@ -105,6 +105,8 @@ def _facts(summary: AnalysisSummary, trials: list[Trial], **more: object) -> Stu
 
 def _without_ladder(page: str) -> str:
     """The page with its ladder section (from its heading to the next heading) cut out."""
+    page = "".join(line for line in page.splitlines(keepends=True)
+                   if not line.startswith("- **The hardest level it can do"))  # In short
     head, found, rest = page.partition(HEADING)
     if not found:
         return page

@@ -23,7 +23,8 @@ from slmbench.microtasks.demo import MATRIX_FILE, RECOMMENDATION_FILE, ROUTES_FI
 from slmbench.microtasks.matrix import MatrixRun
 from slmbench.microtasks.recommend import Recommendation
 from slmbench.report.funnel_section import ANCHOR, breaks_line, funnel_section, stage_name
-from slmbench.report.ladder_section import ladder_section
+from slmbench.report.ladder_section import ANCHOR as LADDER_ANCHOR
+from slmbench.report.ladder_section import held_line, ladder_section
 from slmbench.report.parta import failures, part_a_section
 from slmbench.report.partb import part_b_section, recommend_section
 from slmbench.report.study_facts import pct, short
@@ -68,6 +69,10 @@ def _breaks(summary: AnalysisSummary | None) -> list[str]:
         out.append(f"- **Where the model breaks{who}:** {breaks_line(f)}. Share of its "
                    f"capability trials passing each stage, % [95% CI]: {shares} "
                    f"([stage funnel](#{ANCHOR})).")
+    for lad in summary.ladder:
+        who = f" ({short(lad.model)})" if len(summary.ladder) > 1 else ""
+        out.append(f"- **The hardest level it can do{who}:** {held_line(lad)} "
+                   f"([difficulty ladder](#{LADDER_ANCHOR})).")
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -21,6 +22,7 @@ from slmbench.agents.loading import load_trials
 from slmbench.agents.records import Trial, TrialKey
 from slmbench.agents.runner.plan import plan_of
 from slmbench.agents.store import DB_NAME, RunStore, read_trials
+from slmbench.agents.tasks.families.levels import level_number
 from slmbench.core.jsonl import read_jsonl_gz
 from slmbench.core.stats import VarianceComponents
 from slmbench.microtasks.store import ReadingStore
@@ -257,11 +259,36 @@ def components_of(trials: list[Trial], temperatures: bool = False
     return power.sizing(pair, share), source
 
 
+def _design(block: str, exp: Any, keys: list[TrialKey], by_temperature: bool,
+            sized: tuple[VarianceComponents, str]) -> BlockPower:
+    """One design's row: ``keys`` (one model's capability cells, base variant) counted per
+    family, instance (and temperature) and the MDD of a paired comparison over them."""
+    per_instance = Counter((k.task, k.instance) + ((k.temperature,) if by_temperature else ())
+                           for k in keys)
+    per_family = Counter(task for task, _ in {k[:2] for k in per_instance})
+    families = len(per_family)
+    instances = min(per_family.values(), default=0)
+    trials = min(per_instance.values(), default=0)
+    note = ("one model at one temperature: nothing to compare"
+            if len(exp.models) < 2 and not by_temperature else
+            "fewer than 2 capability families: nothing to test across" if families < 2
+            else "")
+    components, source = sized
+    mdd = None if note else power.planned(components, families, instances, trials)
+    return BlockPower(block=block, models=len(exp.models),
+                      compares="temperatures" if by_temperature else "models",
+                      families=families, instances=instances, trials=trials, mdd=mdd,
+                      source=source, note=note)
+
+
 def size_power(study: Study) -> list[BlockPower]:
     """:class:`BlockPower` of every Part A block: a block of several models compares its
     models (paired on task, instance, temperature and repeat); a block of one model at several
     temperatures compares its temperatures (paired on task, instance and repeat), sized by
-    temperature pairs; one model at one temperature compares nothing."""
+    temperature pairs; one model at one temperature compares nothing. A block that runs the
+    difficulty ladder's levels has a row per level too (``A1 level 2``: the families that
+    have the level, a base instance counted at its family's base level), sized with the same
+    components."""
     stored = trials_and_export(study)
     sizes: dict[bool, tuple[VarianceComponents, str]] = {}  # by_temperature -> components
     rows = []
@@ -269,22 +296,12 @@ def size_power(study: Study) -> list[BlockPower]:
         by_temperature = len(exp.models) < 2 and len(set(exp.temperatures)) > 1
         cells = [p.key for p in plan_of(part_a_experiment(study, block, exp.models[:1])).trials
                  if p.suite == power.SUITE and p.key.variant == power.VARIANT]
-        per_instance = Counter((k.task, k.instance) + ((k.temperature,) if by_temperature
-                                                       else ()) for k in cells)
-        per_family = Counter(task for task, _ in {k[:2] for k in per_instance})
-        families = len(per_family)
-        instances = min(per_family.values(), default=0)
-        trials = min(per_instance.values(), default=0)
-        note = ("one model at one temperature: nothing to compare"
-                if len(exp.models) < 2 and not by_temperature else
-                "fewer than 2 capability families: nothing to test across" if families < 2
-                else "")
         if by_temperature not in sizes:  # each kind of comparison sized once, and only if asked
             sizes[by_temperature] = components_of(stored, temperatures=by_temperature)
-        components, source = sizes[by_temperature]
-        mdd = None if note else power.planned(components, families, instances, trials)
-        rows.append(BlockPower(block=f"A{block + 1}", models=len(exp.models),
-                               compares="temperatures" if by_temperature else "models",
-                               families=families, instances=instances, trials=trials,
-                               mdd=mdd, source=source, note=note))
+        rows.append(_design(f"A{block + 1}", exp, [k for k in cells if k.level == "base"],
+                            by_temperature, sizes[by_temperature]))
+        for n in exp.levels:
+            at = [k for k in cells if level_number(k.task, k.level) == n]
+            rows.append(_design(f"A{block + 1} level {n}", exp, at, by_temperature,
+                                sizes[by_temperature]))
     return rows

@@ -27,7 +27,7 @@ def test_levels_plan_each_family_beside_its_base_and_reliability_tasks_keep_one_
                             "levels": "1,2,3"})
     keys = sorted((k.task, k.level) for k in plan_of(exp).keys())
     ir1 = load_tasks()["IR-1"]
-    assert levels_to_run(ir1, [1, 2, 3]) == ["base", "2"]  # level 1 is IR-1's own instance
+    assert levels_to_run(ir1, [1, 2, 3]) == ["base", "2", "3"]  # level 1 is its own instance
     assert ("IR-1", "base") in keys and ("IR-1", "2") in keys
     assert {lv for t, lv in keys if t == "RC-1"} == {"base"}
     # a level's trial has its own seed; the base keeps the seed planned before levels existed
