@@ -36,8 +36,10 @@ def _ladder_table(tasks: list[Task]) -> Table | None:
     from slmbench.agents.tasks.families.levels import ladder_of
 
     table = Table(title="the difficulty ladder (docs/tasks.md, \"Levels\")", title_justify="left")
-    for col in ("id", "levels", "base", "generated levels"):
-        table.add_column(col, no_wrap=col != "generated levels")
+    table.add_column("id", no_wrap=True, min_width=5)
+    table.add_column("levels", no_wrap=True)
+    table.add_column("base (why)", ratio=1)
+    table.add_column("generated levels", ratio=2)
     rows = 0
     for t in tasks:
         ladder = ladder_of(t) if t.suite == "capability" else None

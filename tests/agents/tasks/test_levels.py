@@ -70,3 +70,17 @@ def test_docs_ladder_table_is_the_ladders() -> None:
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "ladder_table.py"),
                            "--check"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_cli_lists_ladders_and_certifies_levels_only_over_drawn_worlds() -> None:
+    from typer.testing import CliRunner
+
+    from slmbench.cli.main import app
+
+    runner = CliRunner()
+    listed = runner.invoke(app, ["tasks", "list", "--suite", "capability", "--levels"],
+                           env={"COLUMNS": "200"})
+    assert listed.exit_code == 0 and "difficulty ladder" in listed.output
+    assert "single-level" in listed.output and "two searches and a subtraction" in listed.output
+    refused = runner.invoke(app, ["tasks", "validate", "capability", "--levels", "1,2"])
+    assert refused.exit_code == 2 and "--instances" in refused.output
