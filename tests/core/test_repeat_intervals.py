@@ -140,7 +140,7 @@ def test_tails_by_counting_are_the_percentiles_of_the_full_draws() -> None:
     does, at truths among the draws' own quantiles (where the interpolation decides)."""
     rng = np.random.default_rng(62)
     w = posterior._task_weights(8, N_DRAWS, [SEED, 0])
-    values = np.sort(rng.choice([0.0, 1 / 6, 0.4, 1.0], size=(300, 8)), axis=1)
+    values = np.sort(rng.choice([0.0, 1 / 6, 0.4, 1.0], size=(120, 8)), axis=1)
     lows, highs = posterior._pseudo_task_sims(values, np.ones_like(values), w)
     low, high = np.percentile(lows, 2.5, axis=1), np.percentile(highs, 97.5, axis=1)
     for truth in (0.1, 0.3, float(low[0]), float(high[1]), float(np.median(low))):

@@ -4,6 +4,7 @@ the design.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -282,13 +283,20 @@ def minimum_detectable_difference(sd: float, tasks: int, *, alpha: float = MDD_A
     """The smallest true mean difference a two-sided paired t test on ``tasks`` per-task
     differences detects with ``power`` at ``alpha``: statsmodels' ``TTestPower`` effect size
     times ``sd``. None when it is undefined (fewer than 2 tasks, or no spread: ``sd`` 0)."""
-    from statsmodels.stats.power import TTestPower  # here: this section only appends
-
     if tasks < 2 or not sd > 0:
         return None
-    d = TTestPower().solve_power(effect_size=None, nobs=tasks, alpha=alpha, power=power,
-                                 alternative="two-sided")
-    return float(d) * sd
+    return _detectable_effect(int(tasks), float(alpha), float(power)) * sd
+
+
+@functools.lru_cache(maxsize=256)
+def _detectable_effect(tasks: int, alpha: float, power: float) -> float:
+    """statsmodels' ``TTestPower`` effect size for :func:`minimum_detectable_difference`: a
+    root search (about 13 power evaluations) that depends on the design only, so each design
+    is solved once."""
+    from statsmodels.stats.power import TTestPower  # here: this section only appends
+
+    return float(TTestPower().solve_power(effect_size=None, nobs=tasks, alpha=alpha,
+                                          power=power, alternative="two-sided"))
 
 
 def task_paired(differences: Sequence[float], *, cells: int | None = None,
