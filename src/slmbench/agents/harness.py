@@ -25,6 +25,7 @@ and each trial record its own (over its one task's family: every instance of a t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable
@@ -65,12 +66,18 @@ def _task_content(task: Any) -> Any:
     return content if template is None else {**content, "family_template": template}
 
 
+@functools.cache
+def _tool_specs() -> tuple[dict[str, Any], ...]:
+    """Every tool's spec as the model sees it (fixed by the code: built once, read only)."""
+    return tuple(s.model_dump() for s in WorldToolbox(World.create(0)).specs())
+
+
 def fingerprint(tasks: Iterable[Any], *, toolset: str = "task", prompts: str = "neutral",
                 scaffold: str = "react") -> str:
     """A 16-hex-digit hash of the harness that runs ``tasks`` (see the module docstring)."""
     wording = (PROMPT_SETS[prompts].model_dump() if scaffold == "react"
                else {"native": NATIVE_SYSTEM_PROMPT})
-    specs = [s.model_dump() for s in WorldToolbox(World.create(0)).specs()]
+    specs = _tool_specs()
     blob = json.dumps({
         "scaffold": scaffold, "prompts": wording, "parser": PARSER_VERSION, "loop": LOOP_VERSION,
         "tools": specs, "tool_version": TOOL_VERSION, "generator": GENERATOR_VERSION,
