@@ -380,8 +380,8 @@ def tost(differences: Sequence[float], margin: float, *, alpha: float = 0.05) ->
         raise StatsInputError("paired differences of rates or 0/1 outcomes lie in [−1, 1]",
                               "pass differences of per-task success rates or of 0/1 outcomes")
     n, ahead, behind = int(d.size), int(np.sum(d > 0)), int(np.sum(d < 0))
-    p_upper = float(sps.binom.cdf(ahead, n, margin))  # H0: mean >= margin
-    p_lower = float(sps.binom.cdf(behind, n, margin))  # H0: mean <= -margin
+    p_upper = _binom_cdf(ahead, n, margin)  # H0: mean >= margin
+    p_lower = _binom_cdf(behind, n, margin)  # H0: mean <= -margin
     p = max(p_upper, p_lower)
     return TostResult(mean_difference=float(d.mean()), margin=margin, p_value=p,
                       p_lower=p_lower, p_upper=p_upper, equivalent=bool(p < alpha),
@@ -440,9 +440,17 @@ def task_tost(differences: Sequence[float], margin: float, *, alpha: float = 0.0
                       note=exact.note)
 
 
+@functools.lru_cache(maxsize=4096)
+def _binom_cdf(k: int, n: int, p: float) -> float:
+    """``P(Bin(n, p) ≤ k)`` (scipy), kept: a TOST asks few (k, n) of a design, many times."""
+    return float(sps.binom.cdf(k, n, p))
+
+
+@functools.lru_cache(maxsize=4096)
 def _upper_share(k: int, n: int, alpha: float) -> float:
     """The exact one-sided (Clopper–Pearson) upper bound at ``alpha`` on a share seen k of n
-    times (statsmodels' two-sided ``beta`` interval at ``2·alpha``; 1 when k = n)."""
+    times (statsmodels' two-sided ``beta`` interval at ``2·alpha``; 1 when k = n). Kept per
+    (k, n, alpha): statsmodels' call is most of a :func:`tost`."""
     return float(proportion_confint(k, n, alpha=2 * alpha, method="beta")[1])
 
 
