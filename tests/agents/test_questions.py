@@ -49,7 +49,7 @@ def test_a_new_trial_records_the_question_it_was_asked() -> None:
     inst, trial = _ran()
     assert has_template(FAMILY) and inst.scorer != FAMILY.scorer  # a drawn question
     q = trial.question
-    assert q is not None and trial.schema_version == TRIAL_SCHEMA_VERSION == 4
+    assert q is not None and trial.schema_version == TRIAL_SCHEMA_VERSION == 5
     assert (q.generator, q.world_seed) == (GENERATOR_VERSION, SEED)
     assert q.scorer == inst.scorer.model_dump(mode="json")
     assert q.answer == inst.reference.answer
@@ -68,7 +68,7 @@ def test_a_schema_3_record_loads_without_a_question(tmp_path) -> None:
     [old] = load_trials(tmp_path)
     assert old.question is None and old.schema_version == 3
     assert old.model_copy(update={"question": trial.question,
-                                  "schema_version": 4}) == trial
+                                  "schema_version": 5}) == trial
 
 
 def test_an_old_record_is_rebound_only_by_the_binders_that_made_it() -> None:

@@ -66,29 +66,66 @@ REPLICATES = 1_000
 SLACK = 3 * np.sqrt(0.025 * 0.975 / REPLICATES)  # 3 Monte Carlo standard errors of a 2.5% tail
 
 
+def _percentile_past(draws: np.ndarray, q: float, truth: float, *, above: bool) -> np.ndarray:
+    """Per row of ``draws``: ``np.percentile(row, q) > truth`` (``above``) or ``< truth``, read
+    from how many of the row's draws lie on the truth's side (one pass, no sort): numpy's
+    linear quantile lies between the order statistics ``i`` and ``i + 1`` (``i`` the floor of
+    ``q/100·(N − 1)``), so a row whose count of draws at or below (above: ≤; else <) the
+    truth is away from ``i + 1`` is decided by it; the few rows near it by np.percentile."""
+    i = int(np.floor(q / 100 * (draws.shape[1] - 1)))
+    if above:
+        count = np.count_nonzero(draws <= truth, axis=1)
+        past = count <= i  # the i-th order statistic is already past the truth
+    else:
+        count = np.count_nonzero(draws < truth, axis=1)
+        past = count >= i + 2  # so is the (i + 1)-th, from below
+    near = np.flatnonzero(np.abs(count - (i + 1)) <= 1)  # decided by the interpolation
+    if near.size:
+        at = np.percentile(draws[near], q, axis=1)
+        past[near] = at > truth if above else at < truth
+    return past
+
+
+def _tails_of_pass_hat_k(values: np.ndarray, w: np.ndarray, truth: float) -> tuple[float, float]:
+    """The share of replicates (rows of per-task values, sorted) whose 95% interval, the 2.5%
+    and 97.5% percentiles of :func:`posterior._pseudo_task_sims` (pass_hat_k's draws, its
+    weights ``w``), lies above ``truth`` and below it: identical rows simulated once, in
+    chunks that stay in cache (the same decisions as the percentiles of the full arrays)."""
+    rows, inverse = np.unique(values, axis=0, return_inverse=True)
+    ones = np.ones((1, values.shape[1]))  # pass_hat_k's trials: one per task
+    above, below = np.empty(len(rows), bool), np.empty(len(rows), bool)
+    for start in range(0, len(rows), 64):
+        lows, highs = posterior._pseudo_task_sims(rows[start:start + 64], ones, w)
+        above[start:start + 64] = _percentile_past(lows, 2.5, truth, above=True)
+        below[start:start + 64] = _percentile_past(highs, 97.5, truth, above=False)
+    inverse = np.ravel(inverse)
+    return float(np.mean(above[inverse])), float(np.mean(below[inverse]))
+
+
 def test_pass_hat_k_covers_the_mean_over_tasks_each_tail_in_bounds() -> None:
     """Tasks' chances from the Beta of each mean and ICC; the truth is E[p^k] over that Beta.
     Each tail of pass^k's 95% interval at most 2.5% plus 3 Monte Carlo standard errors (4.0%)
     from 31 tasks, 5% at 8. (With k = repeats a task's value is 0/1 and the interval is
     Clopper-Pearson on the tasks, up to simulation: at 62 tasks × 3, ICC 0.6, mean 0.7, k 3
     its exact upper tail is 2.29% and these 1,000 replicates read 3.6%.) Simulated with the
-    weights and sums pass_hat_k uses (checked equal on each point's first replicate)."""
+    weights and sums pass_hat_k uses (checked equal on each point's first replicate), each
+    replicate's tails decided as the percentiles of its draws decide them
+    (:func:`_tails_of_pass_hat_k`, checked against them on the first point)."""
     rng = np.random.default_rng(61)
     tails = {}
+    weights = {tasks: posterior._task_weights(tasks, N_DRAWS, [SEED, 0]) for tasks in TASKS}
     for tasks, n, icc, mean, k in itertools.product(TASKS, REPEATS, ICCS, MEANS, KS):
         s = (1 - icc) / icc
         a, b = mean * s, (1 - mean) * s
         truth = float(np.prod([(a + j) / (a + b + j) for j in range(k)]))  # E[p^k], Beta
         wins = rng.binomial(n, rng.beta(a, b, size=(REPLICATES, tasks)))
         values = np.sort(sps.hypergeom.pmf(k, n, wins, k), axis=1)  # C(c, k) / C(n, k)
-        w = posterior._task_weights(tasks, N_DRAWS, [SEED, 0])
-        lows, highs = posterior._pseudo_task_sims(values, np.ones_like(values), w)
-        low = np.percentile(lows, 2.5, axis=1)
-        high = np.percentile(highs, 97.5, axis=1)
+        w = weights[tasks]
+        lows, highs = posterior._pseudo_task_sims(values[:1], np.ones((1, tasks)), w)
         one = stats.pass_hat_k([(n, int(c)) for c in wins[0]], k)
-        assert (one.low, one.high) == pytest.approx((low[0], high[0]), rel=1e-9, abs=1e-12)
-        tails[(tasks, n, icc, mean, k)] = (float(np.mean(low > truth)),
-                                           float(np.mean(high < truth)))
+        assert (one.low, one.high) == pytest.approx(
+            (np.percentile(lows, 2.5), np.percentile(highs, 97.5)), rel=1e-9, abs=1e-12)
+        tails[(tasks, n, icc, mean, k)] = _tails_of_pass_hat_k(values, w, truth)
     above = max(tails, key=lambda p: tails[p][0])
     below = max(tails, key=lambda p: tails[p][1])
     text = (f"pass^k: above the truth at most {tails[above][0]:.3f} at {above}, below at most "
@@ -96,3 +133,16 @@ def test_pass_hat_k_covers_the_mean_over_tasks_each_tail_in_bounds() -> None:
     print(text)
     for (tasks, *_), tail in tails.items():
         assert max(tail) <= (0.05 if tasks == 8 else 0.025 + SLACK), (text, tails)
+
+
+def test_tails_by_counting_are_the_percentiles_of_the_full_draws() -> None:
+    """The coverage test's shortcut decides every replicate as np.percentile of its draws
+    does, at truths among the draws' own quantiles (where the interpolation decides)."""
+    rng = np.random.default_rng(62)
+    w = posterior._task_weights(8, N_DRAWS, [SEED, 0])
+    values = np.sort(rng.choice([0.0, 1 / 6, 0.4, 1.0], size=(120, 8)), axis=1)
+    lows, highs = posterior._pseudo_task_sims(values, np.ones_like(values), w)
+    low, high = np.percentile(lows, 2.5, axis=1), np.percentile(highs, 97.5, axis=1)
+    for truth in (0.1, 0.3, float(low[0]), float(high[1]), float(np.median(low))):
+        expected = (float(np.mean(low > truth)), float(np.mean(high < truth)))
+        assert _tails_of_pass_hat_k(values, w, truth) == expected

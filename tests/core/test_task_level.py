@@ -360,3 +360,46 @@ def test_clustered_at_the_family_the_interval_covers_with_instance_variance_pres
     print(text)
     assert all(0.93 <= c <= 0.995 for c in family.values()), (text, family)
     assert min(instance.values()) < 0.90, text
+
+
+def _bisected_p_past(counts: list[tuple[int, int]], bar: float, above: bool) -> float:
+    """The p of a rate past ``bar`` as a 40-step bisection over the confidence of
+    ``task_level_rate``'s interval finds it (how slmbench computed it before issue #60's
+    one-draw p): the level at which the one-sided bound reaches the bar."""
+    est = stats.task_level_rate(counts)
+    if est.estimate is None or (est.estimate <= bar if above else est.estimate >= bar):
+        return 1.0
+
+    def past(confidence: float) -> bool:
+        e = stats.task_level_rate(counts, confidence=confidence)
+        return e.low > bar if above else e.high < bar  # type: ignore[operator]
+
+    lo, hi = 1e-9, 1.0 - 1e-9
+    if past(hi):
+        return (1.0 - hi) / 2
+    if not past(lo):
+        return 1.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if past(mid) else (lo, mid)
+    return (1.0 - lo) / 2
+
+
+@pytest.mark.parametrize(("counts", "bar", "above"), [
+    ([(3, 2), (3, 3), (3, 1), (3, 3), (3, 2), (3, 3), (3, 0), (3, 3)], 0.5, True),
+    ([(9, 1), (9, 0), (9, 2), (9, 0), (9, 0), (9, 1)] * 3, 0.2, False),
+    ([(3, 2), (2, 1), (3, 3)], 0.5, True),
+    ([(5, 5)] * 12, 0.1, True),  # every draw past the bar: the narrowest level
+    ([(5, 3), (6, 3), (9, 9), (7, 2), (6, 5)], 0.66, True),  # the draws' centre not past: 1
+    ([(3, 1)] * 8, 0.5, True),  # the estimate not past: 1
+])
+def test_p_past_a_bar_is_read_off_one_set_of_draws_as_the_bisection_finds_it(
+        counts: list[tuple[int, int]], bar: float, above: bool) -> None:
+    p = stats.task_level_p_past(counts, bar, above=above)
+    assert p == pytest.approx(_bisected_p_past(counts, bar, above), abs=1e-12)
+    if 1e-6 < p < 0.5:  # the interval at 1 − 2p is past the bar; a hair wider is not
+        bound = "low" if above else "high"
+        sign = 1 if above else -1
+        at = getattr(stats.task_level_rate(counts, confidence=1 - 2 * p), bound)
+        wider = getattr(stats.task_level_rate(counts, confidence=1 - 2 * p + 1e-9), bound)
+        assert sign * (at - bar) > 0 >= sign * (wider - bar)

@@ -146,24 +146,7 @@ def rate_p_past(counts: Sequence[tuple[int, int]], bar: float, *, above: bool) -
     """The one-sided p of a task-level rate past ``bar`` (``counts``: (trials, successes) per
     task), on the scale of ``stats.task_level_rate``'s interval: ``above``, the p of "the
     rate is at most ``bar``" (small: shown above it), else of "at least ``bar``" (small: shown
-    below it). It is the level at which that interval's one-sided bound reaches ``bar``
-    (found by bisection over its confidence, so it follows the interval wherever it is made):
-    at most 0.05 exactly when the 90% interval lies past ``bar``; 1 where the estimate is not
-    past it (a claim of a stated size judged at that size, issue #60)."""
-    est = stats.task_level_rate(counts)
-    if est.estimate is None or (est.estimate <= bar if above else est.estimate >= bar):
-        return 1.0
-
-    def past(confidence: float) -> bool:
-        e = stats.task_level_rate(counts, confidence=confidence)
-        return (e.low or 0.0) > bar if above else (e.high if e.high is not None else 1.0) < bar
-
-    lo, hi = 1e-9, 1.0 - 1e-9  # confidences: past at lo, not (or still) at hi
-    if past(hi):
-        return (1.0 - hi) / 2
-    if not past(lo):  # the interval's centre is not past the bar (skewed draws): no evidence
-        return 1.0
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if past(mid) else (lo, mid)
-    return (1.0 - lo) / 2
+    below it); at most 0.05 exactly when the 90% interval lies past ``bar``, 1 where the
+    estimate is not past it (a claim of a stated size judged at that size, issue #60). The
+    statistics: ``stats.task_level_p_past``."""
+    return stats.task_level_p_past(counts, bar, above=above)

@@ -53,6 +53,7 @@ from slmbench.agents.tasks.model import Task
 from slmbench.agents.tasks.perturb import fault_plan_for, instruction_for, variants
 from slmbench.agents.tools.toolbox import WorldToolbox
 from slmbench.agents.world import World
+from slmbench.agents.world.core import fresh_snapshot
 from slmbench.core.errors import ConfigError
 from slmbench.models.base import Model, settings_of
 
@@ -64,7 +65,7 @@ Scaffold = Literal["react", "native"]
 
 def world_changes(world: World, seed: int) -> dict[str, Any]:
     """Top-level parts of the world's snapshot that differ from a fresh world of ``seed``."""
-    fresh = World.create(seed).snapshot()
+    fresh = fresh_snapshot(seed)  # shared, read only
     return {k: v for k, v in world.snapshot().items() if fresh.get(k) != v}
 
 

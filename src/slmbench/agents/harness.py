@@ -27,6 +27,7 @@ and each trial record its own (over its one task's family: every instance of a t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable
@@ -82,6 +83,12 @@ def _level_forms(tasks: Iterable[Any], levels: Iterable[str]) -> list[Any]:
     return sorted(out, key=lambda d: (d["task"], d["level"]))
 
 
+@functools.cache
+def _tool_specs() -> tuple[dict[str, Any], ...]:
+    """Every tool's spec as the model sees it (fixed by the code: built once, read only)."""
+    return tuple(s.model_dump() for s in WorldToolbox(World.create(0)).specs())
+
+
 def fingerprint(tasks: Iterable[Any], *, toolset: str = "task", prompts: str = "neutral",
                 scaffold: str = "react", levels: Iterable[str] = ()) -> str:
     """A 16-hex-digit hash of the harness that runs ``tasks`` (see the module docstring), at
@@ -91,7 +98,7 @@ def fingerprint(tasks: Iterable[Any], *, toolset: str = "task", prompts: str = "
     levels = [str(x) for x in levels if str(x) != "base"]
     wording = (PROMPT_SETS[prompts].model_dump() if scaffold == "react"
                else {"native": NATIVE_SYSTEM_PROMPT})
-    specs = [s.model_dump() for s in WorldToolbox(World.create(0)).specs()]
+    specs = _tool_specs()
     blob = json.dumps({
         "scaffold": scaffold, "prompts": wording, "parser": PARSER_VERSION, "loop": LOOP_VERSION,
         "tools": specs, "tool_version": TOOL_VERSION, "generator": GENERATOR_VERSION,

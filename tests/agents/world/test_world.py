@@ -81,6 +81,20 @@ def test_worlds_are_independent_copies() -> None:
     assert len(World.create().events) == 11
 
 
+def test_a_kept_world_is_never_handed_out() -> None:
+    """World.create copies the seed's world built once: changing a copy (its slots too)
+    changes neither the next copy nor the fresh snapshot a trial is diffed against."""
+    from slmbench.agents.world.core import fresh_snapshot
+
+    w = World.create(5)
+    w.employees[0].name = "Changed"
+    w.slots.clear()
+    w.files["notes.txt"] = "changed"
+    built = World._build(5)
+    assert World.create(5) == built and World.create(5).slots == built.slots
+    assert fresh_snapshot(5) == built.snapshot()
+
+
 def test_contents_match_the_documented_shape() -> None:
     w = World.create()
     assert len(w.facts) == 40 and len({f.key for f in w.facts}) == 40

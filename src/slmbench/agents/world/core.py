@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import functools
 import io
 import random
 from typing import Any
@@ -107,6 +108,10 @@ class World(BaseModel):
         (:mod:`slmbench.agents.world.generate`)."""
         if seed < 0:
             raise ValueError(f"a world seed is 0 or more, not {seed}")
+        return _pristine(seed).model_copy(deep=True)
+
+    @classmethod
+    def _build(cls, seed: int) -> World:
         parts = _curated() if seed == 0 else generate.draw(seed)
         sales = _draw_sales(seed, parts.products, parts.sales_reps)
         drawn = (dict(parts.slots) if seed == 0
@@ -206,3 +211,18 @@ class World(BaseModel):
         rows: list[BaseModel] = {"employees": self.employees, "products": self.products,
                                  "sales": self.sales}[name]
         return [r.model_dump(mode="json") for r in rows]
+
+
+@functools.lru_cache(maxsize=64)
+def _pristine(seed: int) -> World:
+    """The world of ``seed`` as built, never handed out: :meth:`World.create` returns a deep
+    copy (a copy costs about two thirds of a build, and a trial asks its world several times:
+    to run in, to score against, to diff)."""
+    return World._build(seed)
+
+
+@functools.lru_cache(maxsize=64)
+def fresh_snapshot(seed: int) -> dict[str, Any]:
+    """``World.create(seed).snapshot()``, kept per seed and shared: read it, never change it
+    (a trial diffs its world against it)."""
+    return _pristine(seed).snapshot()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -36,9 +38,37 @@ def _cell_f1(weights: np.ndarray, gold: np.ndarray, pred: np.ndarray) -> np.ndar
         return np.where(tp > 0, 2 * tp / (2 * tp + wrong), 0.0)
 
 
+_DIRICHLET_KEPT = 8  # the last draws kept (a page asks the same posterior several times)
+_DIRICHLET_KEPT_BYTES = 16 * 2 ** 20  # larger draws are not kept
+_dirichlet_kept: OrderedDict[tuple[bytes, int, tuple[int, ...]], np.ndarray] = OrderedDict()
+_dirichlet_lock = threading.Lock()
+
+
+def _dirichlet(alpha: np.ndarray, draws: int, seed: int | Sequence[int]) -> np.ndarray:
+    """``draws`` rows of Dirichlet(``alpha``) from numpy's generator seeded by ``seed``: a pure
+    function of its arguments, so the last few are kept and returned again (read-only) rather
+    than redrawn; a TOST at three sizes, its paired interval and its posterior p ask the same
+    draws (each 20,000 rows of gamma variates)."""
+    alpha = np.ascontiguousarray(alpha, dtype=float)
+    key = (alpha.tobytes(), int(draws), tuple(np.atleast_1d(seed).tolist()))
+    with _dirichlet_lock:
+        if key in _dirichlet_kept:
+            _dirichlet_kept.move_to_end(key)
+            return _dirichlet_kept[key]
+    out = np.random.default_rng(seed).dirichlet(alpha, size=draws)
+    out.flags.writeable = False
+    if out.nbytes <= _DIRICHLET_KEPT_BYTES:
+        with _dirichlet_lock:
+            _dirichlet_kept[key] = out
+            while len(_dirichlet_kept) > _DIRICHLET_KEPT:
+                _dirichlet_kept.popitem(last=False)
+    return out
+
+
 def _jeffreys_cells(counts: np.ndarray, draws: int, seed: int) -> np.ndarray:
-    """Posterior draws of cell probabilities: Dirichlet with ½ added to every cell (Jeffreys)."""
-    return np.random.default_rng(seed).dirichlet(counts + 0.5, size=draws)
+    """Posterior draws of cell probabilities: Dirichlet with ½ added to every cell (Jeffreys).
+    Read-only (:func:`_dirichlet` keeps the last few)."""
+    return _dirichlet(counts + 0.5, draws, seed)
 
 
 def _posterior_f1(columns: tuple[np.ndarray, ...], name: str, confidence: float, draws: int,

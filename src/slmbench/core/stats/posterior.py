@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats as sps
 
-from slmbench.core.stats.f1 import _jeffreys_cells
+from slmbench.core.stats.f1 import _dirichlet, _jeffreys_cells
 from slmbench.core.stats.mcnemar import _paired
 from slmbench.core.stats.proportions import _check_counts, wilson
 from slmbench.core.stats.results import (
@@ -83,8 +83,9 @@ def mean_of_draws(estimates: Sequence[float], draws: Sequence[Draws], *, n: int,
 
 def _task_weights(tasks: int, draws: int, seed: int | Sequence[int]) -> np.ndarray:
     """Bayesian-bootstrap weights (Rubin 1981): ``draws`` rows of Dirichlet(1, …, 1) over
-    ``tasks`` + 1 units, the last the pseudo-task, from numpy's seeded generator."""
-    return np.random.default_rng(seed).dirichlet(np.ones(tasks + 1), size=draws)
+    ``tasks`` + 1 units, the last the pseudo-task, from numpy's seeded generator. Read-only
+    (:func:`_dirichlet` keeps the last few: every interval of a design asks the same)."""
+    return _dirichlet(np.ones(tasks + 1), draws, seed)
 
 
 def _pseudo_task_sims(k: np.ndarray, n: np.ndarray, w: np.ndarray

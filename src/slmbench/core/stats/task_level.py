@@ -4,6 +4,7 @@ the design.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -115,6 +116,25 @@ def _icc_rows(k: np.ndarray, n: np.ndarray) -> np.ndarray:
     return icc if g >= 2 else np.full(k.shape[0], np.nan)
 
 
+def _bootstrap_sims(k: np.ndarray, n: np.ndarray, w: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The draws of the lower and upper bound of every row of (rows, tasks) arrays under the
+    weights ``w``, each row's tasks sorted by (trials, successes) first (see
+    :func:`_bootstrap_bounds`)."""
+    order = np.lexsort((k, n))
+    ks, ns = np.take_along_axis(k, order, axis=1), np.take_along_axis(n, order, axis=1)
+    return _pseudo_task_sims(ks, ns, w)
+
+
+def _bound_quantiles(lows: np.ndarray, highs: np.ndarray, confidence: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The interval's bounds from the draws of :func:`_bootstrap_sims` (rows along axis 0):
+    the ``(1 − confidence)/2`` quantile of the lower bound's draws and the
+    ``(1 + confidence)/2`` quantile of the upper's (numpy's linear interpolation)."""
+    tail = (1 - confidence) / 2 * 100
+    return np.percentile(lows, tail, axis=1), np.percentile(highs, 100 - tail, axis=1)
+
+
 def _bootstrap_bounds(k: np.ndarray, n: np.ndarray, confidence: float, draws: int, seed: int
                       ) -> tuple[np.ndarray, np.ndarray]:
     """The lower and upper bounds of the task-level interval of each row (see
@@ -127,13 +147,11 @@ def _bootstrap_bounds(k: np.ndarray, n: np.ndarray, confidence: float, draws: in
     rows, inverse = np.unique(np.hstack([ns, ks]), axis=0, return_inverse=True)
     g = k.shape[1]
     w = _task_weights(g, draws, [seed, 0])  # per_task_rate's weights (repeat_draws)
-    tail = (1 - confidence) / 2 * 100
     low, high = np.empty(len(rows)), np.empty(len(rows))
     for start in range(0, len(rows), _CHUNK):
         part = rows[start:start + _CHUNK]
-        lows, highs = _pseudo_task_sims(part[:, g:], part[:, :g], w)
-        low[start:start + len(part)] = np.percentile(lows, tail, axis=1)
-        high[start:start + len(part)] = np.percentile(highs, 100 - tail, axis=1)
+        bounds = _bound_quantiles(*_pseudo_task_sims(part[:, g:], part[:, :g], w), confidence)
+        low[start:start + len(part)], high[start:start + len(part)] = bounds
     return low[np.ravel(inverse)], high[np.ravel(inverse)]
 
 
@@ -192,6 +210,57 @@ def task_level_rate(counts: Sequence[tuple[int, int]], *, confidence: float = CO
         effective_n=row["neff"])
 
 
+def task_level_p_past(counts: Sequence[tuple[int, int]], bar: float, *, above: bool
+                      ) -> float:
+    """The one-sided p of a task-level rate past ``bar`` (``counts``: ``(trials n,
+    successes c)`` per task) on the scale of :func:`task_level_rate`'s interval: ``above``,
+    the p of "the rate is at most ``bar``" (small: shown above it), else of "at least
+    ``bar``" (small: shown below it).
+
+    It is the level at which that interval's one-sided bound reaches ``bar``: the interval at
+    ``1 − 2p`` is the last one past ``bar`` (a hair wider reaches it), so ``p ≤ 0.05``
+    exactly when the 90% interval lies past ``bar``. A bound is a quantile of the interval's
+    20,000 simulated draws, so ``p`` is read off those draws once: the share of the lower
+    bound's draws at or below ``bar`` (``above``; of the upper's at or above it, else), taken
+    on numpy's interpolated quantile scale, ``(j − 1 + f)/(N − 1)`` with ``j`` draws on the
+    far side and ``f`` where ``bar`` falls between the two draws around it. It is nudged up
+    until the interval at ``1 − 2p`` is past the bar on the same draws, as the interval
+    computes it. Between ``(1 − (1 − 10⁻⁹))/2`` and ``(1 − 10⁻⁹)/2``; 1 where the estimate
+    is not past ``bar`` (a claim of a stated size judged at that size) or even the
+    narrowest interval is not (the draws' centre can sit on the other side of the
+    estimate). It replaced a 40-step bisection over the confidence that redrew the
+    interval at each step (the same p to that bisection's resolution, 2⁻⁴¹).
+    """
+    k, n = _task_arrays(counts)
+    p = float(k.sum() / n.sum())
+    if p <= bar if above else p >= bar:
+        return 1.0
+    lows, highs = _bootstrap_sims(k, n, _task_weights(k.shape[1], N_DRAWS, [SEED, 0]))
+
+    def past(confidence: float) -> bool:  # as _task_level_rows clips, the estimate past bar
+        low, high = _bound_quantiles(lows, highs, confidence)
+        return bool(low[0] > bar) if above else bool(high[0] < bar)
+
+    # the lower bound's draws, or the upper's mirrored, past the bar: x > b
+    x, b = (np.sort(lows[0]), bar) if above else (np.sort(-highs[0]), -bar)
+    size, j = x.size, int(np.searchsorted(x, b, side="right"))  # j draws at or below b
+    if j == 0:
+        share = 0.0
+    elif j == size:
+        share = 1.0
+    else:  # the interpolated quantile crosses b between draws j - 1 and j
+        share = (j - 1 + (b - x[j - 1]) / (x[j] - x[j - 1])) / (size - 1)
+    narrowest, widest = (1.0 - (1 - 1e-9)) / 2, (1.0 - 1e-9) / 2  # the bisection's ends
+    if share <= narrowest and past(1 - 2 * narrowest):
+        return narrowest
+    if share >= widest or not past(1 - 2 * widest):
+        return 1.0
+    step = 1e-15
+    while not past(1 - 2 * share):  # the quantile sits on the bar at ``share`` itself
+        share, step = min(share + step, widest), step * 2
+    return share
+
+
 def _sign_p(ahead: np.ndarray, nonzero: np.ndarray) -> np.ndarray:
     """Two-sided exact sign test p-values (binomial at ½; equals ``scipy.stats.binomtest``),
     vectorised; 1 where no task differs."""
@@ -214,13 +283,20 @@ def minimum_detectable_difference(sd: float, tasks: int, *, alpha: float = MDD_A
     """The smallest true mean difference a two-sided paired t test on ``tasks`` per-task
     differences detects with ``power`` at ``alpha``: statsmodels' ``TTestPower`` effect size
     times ``sd``. None when it is undefined (fewer than 2 tasks, or no spread: ``sd`` 0)."""
-    from statsmodels.stats.power import TTestPower  # here: this section only appends
-
     if tasks < 2 or not sd > 0:
         return None
-    d = TTestPower().solve_power(effect_size=None, nobs=tasks, alpha=alpha, power=power,
-                                 alternative="two-sided")
-    return float(d) * sd
+    return _detectable_effect(int(tasks), float(alpha), float(power)) * sd
+
+
+@functools.lru_cache(maxsize=256)
+def _detectable_effect(tasks: int, alpha: float, power: float) -> float:
+    """statsmodels' ``TTestPower`` effect size for :func:`minimum_detectable_difference`: a
+    root search (about 13 power evaluations) that depends on the design only, so each design
+    is solved once."""
+    from statsmodels.stats.power import TTestPower  # here: this section only appends
+
+    return float(TTestPower().solve_power(effect_size=None, nobs=tasks, alpha=alpha,
+                                          power=power, alternative="two-sided"))
 
 
 def task_paired(differences: Sequence[float], *, cells: int | None = None,
@@ -304,8 +380,8 @@ def tost(differences: Sequence[float], margin: float, *, alpha: float = 0.05) ->
         raise StatsInputError("paired differences of rates or 0/1 outcomes lie in [−1, 1]",
                               "pass differences of per-task success rates or of 0/1 outcomes")
     n, ahead, behind = int(d.size), int(np.sum(d > 0)), int(np.sum(d < 0))
-    p_upper = float(sps.binom.cdf(ahead, n, margin))  # H0: mean >= margin
-    p_lower = float(sps.binom.cdf(behind, n, margin))  # H0: mean <= -margin
+    p_upper = _binom_cdf(ahead, n, margin)  # H0: mean >= margin
+    p_lower = _binom_cdf(behind, n, margin)  # H0: mean <= -margin
     p = max(p_upper, p_lower)
     return TostResult(mean_difference=float(d.mean()), margin=margin, p_value=p,
                       p_lower=p_lower, p_upper=p_upper, equivalent=bool(p < alpha),
@@ -364,9 +440,17 @@ def task_tost(differences: Sequence[float], margin: float, *, alpha: float = 0.0
                       note=exact.note)
 
 
+@functools.lru_cache(maxsize=4096)
+def _binom_cdf(k: int, n: int, p: float) -> float:
+    """``P(Bin(n, p) ≤ k)`` (scipy), kept: a TOST asks few (k, n) of a design, many times."""
+    return float(sps.binom.cdf(k, n, p))
+
+
+@functools.lru_cache(maxsize=4096)
 def _upper_share(k: int, n: int, alpha: float) -> float:
     """The exact one-sided (Clopper–Pearson) upper bound at ``alpha`` on a share seen k of n
-    times (statsmodels' two-sided ``beta`` interval at ``2·alpha``; 1 when k = n)."""
+    times (statsmodels' two-sided ``beta`` interval at ``2·alpha``; 1 when k = n). Kept per
+    (k, n, alpha): statsmodels' call is most of a :func:`tost`."""
     return float(proportion_confint(k, n, alpha=2 * alpha, method="beta")[1])
 
 
