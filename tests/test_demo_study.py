@@ -28,7 +28,11 @@ def test_the_shipped_demo_file_parses_and_plans_the_demo_grid() -> None:
     # base, one rewording of each kind, and every fault the harness can inject
     assert exp.variants == ["base", "paraphrase", "para1", *(f"fault:{k}" for k in FAULT_KINDS)]
     plan = plan_of(exp)
-    assert len(plan.trials) == 19
+    # 19 as before, and the level-1 trials of the two quick families whose base is harder
+    assert exp.levels == [1]
+    assert sorted((p.key.task, p.key.level) for p in plan.trials if p.key.level != "base") == [
+        ("CM-1", "1"), ("MR-1", "1")]
+    assert len(plan.trials) == 21
     assert sorted(p.key.variant for p in plan.trials if p.key.task == "RR-1") == [
         "base", "para1", "paraphrase"]
     [b] = study.part_b

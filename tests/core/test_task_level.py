@@ -19,6 +19,7 @@ from statsmodels.stats.power import TTestPower
 from statsmodels.stats.proportion import proportion_confint
 
 from slmbench.core import stats
+from slmbench.core.stats import pairs as paired_section
 from slmbench.core.stats import task_level
 
 TASKS = (8, 14, 31)
@@ -139,7 +140,7 @@ def test_sign_test_is_scipys_exact_binomial() -> None:
     for nz in range(1, 25):
         for ahead in range(nz + 1):
             ref = sps.binomtest(ahead, nz, 0.5).pvalue
-            assert task_level._sign_p(np.asarray(ahead), np.asarray(nz)) == pytest.approx(ref)
+            assert paired_section._sign_p(np.asarray(ahead), np.asarray(nz)) == pytest.approx(ref)
 
 
 def test_paired_task_test_keeps_its_false_positive_rate_at_no_difference() -> None:
@@ -152,7 +153,7 @@ def test_paired_task_test_keeps_its_false_positive_rate_at_no_difference() -> No
         p = _chances(rng, tasks, icc, mean, draws)
         d = (rng.binomial(m, p) - rng.binomial(m, p)) / m
         ahead, behind = (d > 0).sum(axis=1), (d < 0).sum(axis=1)
-        sign_fp[(tasks, m, icc, mean)] = float(np.mean(task_level._sign_p(ahead, ahead + behind)
+        sign_fp[(tasks, m, icc, mean)] = float(np.mean(paired_section._sign_p(ahead, ahead + behind)
                                                        < 0.05))
         sd = d.std(axis=1, ddof=1)
         with np.errstate(invalid="ignore", divide="ignore"):

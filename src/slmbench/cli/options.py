@@ -24,6 +24,9 @@ ItemSeed = Annotated[int, typer.Option("--seed", help="seed of the item sample")
 OutFolder = Annotated[Path, typer.Option("--out", help="output folder")]
 ReadingsStore = Annotated[Path | None, typer.Option(
     "--store", help=f"readings store, reused and resumed (default: OUT/{DEFAULT_NAME})")]
+Levels = Annotated[str | None, typer.Option(  # slmbench run and tasks validate
+    "--levels", help="levels of the difficulty ladder, comma-separated: 1,2,3 (docs/tasks.md, "
+    "\"Levels\"); run: each capability family also at these, beside its base instance")]
 RetryAttempts = Annotated[int | None, typer.Option(  # slmbench run and resume
     "--retry-attempts", min=1, max=50, help="tries of a model call with a transient fault "
     "(first included; a dead or hung Ray replica's call too); then the trial is stored as "

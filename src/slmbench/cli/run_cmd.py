@@ -19,7 +19,7 @@ from slmbench.agents.runner.executor import execute
 from slmbench.agents.runner.meta import saved_experiment
 from slmbench.agents.runner.progress import make_progress
 from slmbench.cli.console import wide_console
-from slmbench.cli.options import RetryAttempts
+from slmbench.cli.options import Levels, RetryAttempts
 from slmbench.cli.tables import print_summary
 
 
@@ -41,10 +41,7 @@ def register(app: typer.Typer) -> None:
         repeats: Annotated[int | None, typer.Option(help="runs of each trial cell")] = None,
         instances: Annotated[int | None, typer.Option(help="instances of each task: the worlds "
                              "0..N-1, seed 0 the curated task (default 1)")] = None,
-        levels: Annotated[str | None, typer.Option(
-            help="the difficulty ladder's levels each capability family also runs at, beside "
-                 "its base instance, comma-separated: 1,2,3 (docs/tasks.md, \"Levels\")")
-        ] = None,
+        levels: Levels = None,
         drawn_only: Annotated[bool, typer.Option(
             "--drawn-only", help="the drawn worlds 1..N only: leave the curated 0 out")] = False,
         out: Annotated[Path | None, typer.Option(
@@ -89,13 +86,11 @@ def register(app: typer.Typer) -> None:
             "models": model or None, "suites": suite or None, "tasks": task or None,
             "temperatures": parse_temperatures(temperature), "repeats": repeats, "out": out,
             "instances": instances, "include_curated": False if drawn_only else None,
-            "levels": levels,
-            "name": name, "scaffold": scaffold, "max_steps": max_steps,
-            "default_concurrency": concurrency, "cache": cache, "seed": seed,
-            "toolset": toolset, "skip_code_tasks": skip_code_tasks,
-            "refusal_judge": refusal_judge, "deterministic": deterministic or None,
-            "server_parallel_models": server_parallel_models, "executor": executor,
-            "ray_address": ray_address,
+            "levels": levels, "name": name, "scaffold": scaffold, "max_steps": max_steps,
+            "default_concurrency": concurrency, "cache": cache, "seed": seed, "toolset": toolset,
+            "skip_code_tasks": skip_code_tasks, "refusal_judge": refusal_judge,
+            "deterministic": deterministic or None, "executor": executor,
+            "server_parallel_models": server_parallel_models, "ray_address": ray_address,
             "retry": {"attempts": retry_attempts} if retry_attempts else None})
         _run(exp, exp.out_dir(), wait_ready_s=wait_ready, retry_errors=retry_errors)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -20,6 +19,7 @@ from slmbench.agents import power
 from slmbench.agents.humaneval import VARIANT
 from slmbench.agents.loading import load_trials
 from slmbench.agents.records import Trial, TrialKey
+from slmbench.agents.runner.config import Experiment
 from slmbench.agents.runner.plan import plan_of
 from slmbench.agents.store import DB_NAME, RunStore, read_trials
 from slmbench.agents.tasks.families.levels import level_number
@@ -259,7 +259,7 @@ def components_of(trials: list[Trial], temperatures: bool = False
     return power.sizing(pair, share), source
 
 
-def _design(block: str, exp: Any, keys: list[TrialKey], by_temperature: bool,
+def _design(block: str, exp: Experiment, keys: list[TrialKey], by_temperature: bool,
             sized: tuple[VarianceComponents, str]) -> BlockPower:
     """One design's row: ``keys`` (one model's capability cells, base variant) counted per
     family, instance (and temperature) and the MDD of a paired comparison over them."""

@@ -112,8 +112,7 @@ def _backend_error_trial(p: PlannedTrial, scaffold: str, exc: BackendError,
     return Trial(model=k.model, task_id=k.task, suite=p.suite, variant=k.variant,
                  scaffold=scaffold, temperature=k.temperature, seed=k.seed, repeat=k.repeat,
                  instance=k.instance, level=k.level, outcome=Outcome.BACKEND_ERROR,
-                 fault_plan=p.fault_plan,
-                 wall_s=wall_s, error=str(exc))
+                 fault_plan=p.fault_plan, wall_s=wall_s, error=str(exc))
 
 
 def _check_identity(trial: Trial, p: PlannedTrial) -> None:

@@ -52,6 +52,12 @@ from slmbench.core.stats.f1 import (
 from slmbench.core.stats.mcnemar import (
     mcnemar,
 )
+from slmbench.core.stats.pairs import (
+    minimum_detectable_difference,
+    task_paired,
+    task_tost,
+    tost,
+)
 from slmbench.core.stats.posterior import (
     Draws,
     bounded_mean,
@@ -119,13 +125,9 @@ from slmbench.core.stats.task_level import (
     TASK_LEVEL_METHOD,
     ClusteredEstimate,
     TaskComparison,
-    minimum_detectable_difference,
     task_level_p_past,
     task_level_rate,
     task_mean_interval,
-    task_paired,
-    task_tost,
-    tost,
     wider_of,
 )
 from slmbench.core.stats.variance import (

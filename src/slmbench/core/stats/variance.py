@@ -9,8 +9,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from slmbench.core.stats.pairs import minimum_detectable_difference
 from slmbench.core.stats.results import StatsInputError, _Record
-from slmbench.core.stats.task_level import MDD_ALPHA, MDD_POWER, minimum_detectable_difference
+from slmbench.core.stats.task_level import MDD_ALPHA, MDD_POWER
 
 # -- variance components and power planning (issue #39) ---------------------------------------
 # Nested one-way ANOVA by the method of moments (Searle, Casella & McCulloch, "Variance

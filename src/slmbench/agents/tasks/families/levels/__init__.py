@@ -23,7 +23,7 @@ level-``n`` request of a family whose base is level ``n`` is its base instance
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from slmbench.agents.tasks.families.levels import (
@@ -43,7 +43,7 @@ from slmbench.agents.world import World
 from slmbench.core.errors import ConfigError
 
 __all__ = ["BASE", "LADDERS", "Form", "Ladder", "ladder_of", "level_instance", "level_name",
-           "level_number", "levels_of", "parse_levels"]
+           "level_number", "levels_of", "parse_levels", "to_certify"]
 
 LADDERS: Mapping[str, Ladder] = {
     **information_retrieval.LADDERS, **scheduling.LADDERS, **data_analysis.LADDERS,
@@ -117,3 +117,18 @@ def level_instance(task: Task, seed: int, name: str) -> Task:
     return Task.model_validate({**base, "paraphrases": [], "evidence": [],
                                 "difficulty": min(int(name), 5), **filled,
                                 "world_seed": seed})
+
+
+def to_certify(task: Task, asked: Sequence[int] | None) -> list[tuple[str, str]]:
+    """(level name, label) pairs to certify for ``task``: its base alone without --levels,
+    else each asked level its ladder has ("1 (base)" where the base is that level)."""
+    if asked is None:
+        return [("base", "")]
+    if ladder_of(task) is None:
+        return [("base", "base")] if task.suite == "capability" else []
+    out = []
+    for n in asked:
+        name = level_name(task, n)
+        if name is not None:
+            out.append((name, f"{n} (base)" if name == "base" else str(n)))
+    return out
