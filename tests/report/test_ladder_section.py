@@ -181,3 +181,12 @@ def test_analyze_prints_the_ladder(runs: tuple[list[Trial], list[Trial]],
     assert res.exit_code == 0, res.output
     assert "Difficulty ladder" in res.output and "highest held" in res.output
     assert "level 2" in res.output
+
+
+def test_the_trial_browser_names_a_generated_level_and_only_then() -> None:
+    from slmbench.report.html import trial_row
+
+    base = _trial("IR-1", True)
+    level = base.model_copy(update={"level": "2"})
+    assert "level" not in trial_row(base)  # a run without levels: the rows as before
+    assert trial_row(level)["level"] == "2" and trial_row(level)["task"] == "IR-1"

@@ -103,6 +103,7 @@ def trial_row(t: Trial, found: StageReach | None = None) -> dict[str, Any]:
     """What the trial browser shows of one trial (``found``: its stages, agents.funnel)."""
     return {
         "model": t.model, "task": t.task_id, "variant": t.variant,
+        **({"level": t.level} if t.level != "base" else {}),  # a generated level of the ladder
         "temperature": t.temperature, "repeat": t.repeat, "seed": t.seed,
         "outcome": t.outcome.value, "answer": _clip(t.final_answer),
         "stage": stage_text(found),
