@@ -64,7 +64,7 @@ from slmbench.agents.funnel_rates import stage_funnels
 from slmbench.agents.funnel_reliability import stage_reliability
 from slmbench.agents.ladder_rates import level_ladders, split
 from slmbench.agents.loading import load_trials, registry_params, shipped_tasks
-from slmbench.agents.rates import by, passed, task_counts, task_rate
+from slmbench.agents.rates import by, in_accuracy_scope, passed, task_counts, task_rate
 from slmbench.agents.records import Outcome, Trial
 from slmbench.agents.summary import (
     AnalysisSummary,
@@ -80,8 +80,6 @@ from slmbench.agents.tasks import Task
 from slmbench.core import stats
 from slmbench.core.errors import ConfigError
 from slmbench.core.stats import ClusteredEstimate, FlipRate
-
-CAPABILITY = "capability"
 
 
 def _accuracy(model: str, trials: list[Trial], params: float | None) -> ModelAccuracy:
@@ -100,7 +98,7 @@ def _exclusion_bounds(trials: Sequence[Trial]) -> list[ExclusionBounds]:
     every one of them counted as a failure, and as a success (``trials``: before
     :func:`~slmbench.agents.exclusion.rated`; every trial when none is a capability trial,
     as the accuracy itself)."""
-    pool = [t for t in trials if _is_capability(t)] or list(trials)  # as accuracy counts
+    pool = [t for t in trials if in_accuracy_scope(t)] or list(trials)  # as accuracy counts
     out = []
     for model, ts in sorted(by(pool, lambda t: t.model).items()):
         excluded = sum(excluded_as(t) is not None for t in ts)
@@ -200,10 +198,6 @@ def _audit(all_trials: list[Trial], by_model: Mapping[str, list[Trial]]) -> Item
                      no_repeats=no_repeats)
 
 
-def _is_capability(t: Trial) -> bool:
-    return t.suite == CAPABILITY and t.variant == "base" and t.fault_plan is None
-
-
 # -- entry point ---------------------------------------------------------------------
 
 
@@ -248,7 +242,7 @@ def analyze(trials: Sequence[Trial], *, run_dir: str | Path = "",
         notes.append(f"tasks not in the given suites (no group, no dimension): "
                      f"{', '.join(unknown)}")
 
-    capability = [t for t in trials if _is_capability(t)]
+    capability = [t for t in trials if in_accuracy_scope(t)]
     scope = "capability suite, base variant, no injected fault"
     if not capability:
         capability = list(trials)

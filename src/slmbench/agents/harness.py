@@ -71,13 +71,12 @@ def _task_content(task: Any) -> Any:
 def _level_forms(tasks: Iterable[Any], levels: Iterable[str]) -> list[Any]:
     """The templates of the ladder's generated ``levels`` of ``tasks`` (their binders' code is
     pinned by GENERATOR_VERSION)."""
-    from slmbench.agents.tasks.families.levels import ladder_of
+    from slmbench.agents.tasks.families.levels import form_of
 
     out = []
     for task in tasks:
-        ladder = ladder_of(task.id) if isinstance(task, Task) else None
         for name in levels:
-            form = None if ladder is None or not name.isdigit() else ladder.forms.get(int(name))
+            form = form_of(task.id, name) if isinstance(task, Task) else None
             if form is not None:
                 out.append({"task": task.id, "level": name, "template": dict(form.template)})
     return sorted(out, key=lambda d: (d["task"], d["level"]))

@@ -24,16 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from slmbench.agents.exclusion import rated
-from slmbench.agents.rates import by, passed, task_rate
+from slmbench.agents.rates import by, in_accuracy_scope, passed, task_rate
 from slmbench.agents.records import Trial
 from slmbench.agents.summary import LevelLadder, LevelRate
 from slmbench.agents.tasks.families import levels
 from slmbench.agents.tasks.families.levels import BASE
 
 __all__ = ["held_level", "is_base", "level_ladder", "level_ladders", "split"]
-
-CAPABILITY = "capability"
-
 
 def is_base(trial: Trial) -> bool:
     """Whether ``trial`` ran its family's base instance (today's task): the only trials the
@@ -49,8 +46,7 @@ def split(trials: Sequence[Trial]) -> tuple[list[Trial], list[Trial]]:
 def _in_scope(t: Trial) -> bool:
     """A trial the ladder counts: the accuracy's scope (capability suite, base variant, no
     injected fault), of a family with a ladder."""
-    return (t.suite == CAPABILITY and t.variant == "base" and t.fault_plan is None
-            and levels.level_number(t.task_id, t.level) is not None)
+    return in_accuracy_scope(t) and levels.level_number(t.task_id, t.level) is not None
 
 
 def _level(t: Trial) -> int:

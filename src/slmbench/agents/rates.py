@@ -11,6 +11,13 @@ from slmbench.agents.records import Outcome, Trial
 from slmbench.core import stats
 from slmbench.core.stats import ClusteredEstimate
 
+CAPABILITY = "capability"
+
+
+def in_accuracy_scope(t: Trial) -> bool:
+    """A trial the accuracy counts: capability suite, base variant, no injected fault."""
+    return t.suite == CAPABILITY and t.variant == "base" and t.fault_plan is None
+
 K = TypeVar("K")
 
 

@@ -42,8 +42,8 @@ from slmbench.agents.tasks.model import Task
 from slmbench.agents.world import World
 from slmbench.core.errors import ConfigError
 
-__all__ = ["BASE", "LADDERS", "Form", "Ladder", "ladder_of", "level_instance", "level_name",
-           "level_number", "levels_of", "parse_levels", "to_certify"]
+__all__ = ["BASE", "LADDERS", "Form", "Ladder", "form_of", "ladder_of", "level_instance",
+           "level_name", "level_number", "levels_of", "parse_levels", "to_certify"]
 
 LADDERS: Mapping[str, Ladder] = {
     **information_retrieval.LADDERS, **scheduling.LADDERS, **data_analysis.LADDERS,
@@ -100,12 +100,18 @@ def parse_levels(text: str | Iterable[int | str], *, where: str = "--levels") ->
     return numbers
 
 
+def form_of(task_id: str, name: str) -> Form | None:
+    """The generated form a key's level ``name`` runs for family ``task_id`` (None: the base,
+    or a level the family lacks)."""
+    ladder = LADDERS.get(task_id)
+    return None if ladder is None or not name.isdigit() else ladder.forms.get(int(name))
+
+
 def level_instance(task: Task, seed: int, name: str) -> Task:
     """Level ``name`` (a generated form's number as text) of ``task``'s family in the world
     of ``seed``: the form's template filled from that world, over the family's other fields.
     The base level is ``families.instance``'s, not this function's."""
-    ladder = ladder_of(task)
-    form = None if ladder is None else ladder.forms.get(int(name)) if name.isdigit() else None
+    form = form_of(task.id, name)
     if form is None:
         raise ConfigError(f"{task.id} has no level {name!r}",
                           "`slmbench tasks list --levels` shows each family's levels")
